@@ -1,0 +1,110 @@
+"""The one home of every state, role and reason name NiceEval stores or prints."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class _Name(str, Enum):
+    """A string enum whose str()/format() is its stored value on every Python version."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class AssertionState(_Name):
+    MATCHED = "matched"
+    MISMATCHED = "mismatched"
+    MEASURED = "measured"
+    MET = "met"
+    BELOW = "below"
+    UNAVAILABLE = "unavailable"
+    ERRORED = "errored"
+
+
+class AttemptState(_Name):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    SCORED = "scored"
+    UNRANKABLE = "unrankable"
+
+
+class GateState(_Name):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNAVAILABLE = "unavailable"
+    NONE = "none"
+
+
+class Role(_Name):
+    GATE = "gate"
+    SCORE = "score"
+    GATE_SCORE = "gate+score"
+    RECORD = "record"
+
+
+class EvalKind(_Name):
+    PASS = "pass"
+    SCORE = "score"
+
+
+class RunStatus(_Name):
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    SETUP_ERROR = "setup-error"
+
+
+class Relation(_Name):
+    ORIGIN = "origin"
+    REFERENCE = "reference"
+
+
+class PlanReason(_Name):
+    NEW = "new"
+    FINGERPRINT_CHANGED = "fingerprint-changed"
+    TIMEOUT_CHANGED = "timeout-changed"
+    RERUN = "rerun"
+    PREVIOUS_ERRORED = "previous-errored"
+    PREVIOUS_UNRANKABLE = "previous-unrankable"
+    REUSED = "reused"
+
+
+class AttemptReason(_Name):
+    """Why an Attempt is `errored` (or `unrankable`)."""
+
+    ADAPTER_ERROR = "adapter-error"
+    EXCEPTION = "exception"
+    TIMEOUT = "timeout"
+    AUTHORING_ERROR = "authoring-error"
+    NO_ADAPTER = "no-adapter"
+    INTERRUPTED = "interrupted"
+    ASSERTION_ERRORED = "assertion-errored"
+    EVIDENCE_UNAVAILABLE = "evidence-unavailable"
+
+
+class UnavailableReason(_Name):
+    """Reasons NiceEval itself gives for `unavailable` results (Facts bring their own)."""
+
+    USAGE_UNREPORTED = "usage-unreported"
+    CAPTURE_LIMIT_EXCEEDED = "capture-limit-exceeded"
+    CANCELLED = "cancelled"
+    COUNT_UNCERTAIN = "count-uncertain"
+    JUDGE_MODEL_UNRESOLVED = "judge-model-unresolved"
+    JUDGE_KEY_UNRESOLVED = "judge-key-unresolved"
+    JUDGE_TIMEOUT = "judge-timeout"
+    JUDGE_RATE_LIMITED = "judge-rate-limited"
+    JUDGE_TRANSPORT_ERROR = "judge-transport-error"
+    MATERIAL_CAPACITY_EXCEEDED = "material-capacity-exceeded"
+
+
+class ErroredReason(_Name):
+    """Reasons for an `errored` AssertionResult."""
+
+    MATCH_ERROR = "match-error"
+    JUDGE_INVALID_RESPONSE = "judge-invalid-response"
+    JUDGE_EVALUATOR_ERROR = "judge-evaluator-error"
