@@ -1,0 +1,128 @@
+"""Attempt fingerprints: what must be equal for an earlier attempt to stand for a new one.
+
+Pure: the runner gathers the parts, this module only normalises and hashes them. What enters is
+exactly what can change a result; description, labels, concurrency, the attempt timeout (reuse
+checks the duration instead), `pass_rule` (it folds attempts, it does not change one) and
+`--rerun` never do. The strict JSON below refuses anything without one stable text, so a hash
+can never depend on a repr or a memory address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+# The top-level parts, in the order `changed_parts` reports them.
+PART_NAMES = (
+    "eval_id",
+    "eval_kind",
+    "source_sha256",
+    "eval_options",
+    "experiment_id",
+    "adapter",
+    "model",
+    "options",
+    "judge",
+    "judge_version",
+    "ordinal",
+)
+
+
+def eval_options_view(*, tags: Sequence[str], judge: bool | Mapping[str, object] | None) -> dict[str, Any]:
+    """The eval's own options that enter the fingerprint: its tags and its judge declaration."""
+    declared: object
+    if judge is None or judge is False:
+        declared = None
+    elif judge is True or (isinstance(judge, Mapping) and not judge):
+        declared = True  # `judge={}` declares the capability exactly like `judge=True`
+    else:
+        declared = judge
+    return {"tags": sorted(set(tags)), "judge": _plain(declared)}
+
+
+def fingerprint_parts(
+    *,
+    eval_id: str,
+    eval_kind: str,
+    source_sha256: str,
+    eval_options: Mapping[str, object],
+    experiment_id: str,
+    adapter_identity: Mapping[str, object],
+    model: str | None,
+    options: Mapping[str, object],
+    judge: Mapping[str, object] | None,
+    judge_version: str | None,
+    ordinal: int,
+) -> dict[str, Any]:
+    """The plain-JSON parts one attempt's fingerprint hashes (stored beside it for `run --dry`).
+
+    `judge` is `JudgeSettings.fingerprint_view()` (the key's env var NAME, never its value) or
+    None when the eval declares no judge; `adapter_identity` contributes its name and version.
+    """
+    return {
+        "eval_id": eval_id,
+        "eval_kind": _plain(eval_kind),
+        "source_sha256": source_sha256,
+        "eval_options": _plain(eval_options),
+        "experiment_id": experiment_id,
+        "adapter": {
+            "name": _plain(adapter_identity.get("name")),
+            "version": _plain(adapter_identity.get("version")),
+        },
+        "model": model,
+        "options": _plain(options),
+        "judge": None if judge is None else _plain(judge),
+        "judge_version": judge_version,
+        "ordinal": ordinal,
+    }
+
+
+def canonical_json(value: object) -> str:
+    """One text per value: sorted keys, no whitespace, UTF-8 kept; non-JSON values raise."""
+    plain = _plain(value)
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def fingerprint(parts: Mapping[str, object]) -> str:
+    """sha256 hex digest of the canonical JSON of `parts`."""
+    return hashlib.sha256(canonical_json(parts).encode("utf-8")).hexdigest()
+
+
+def changed_parts(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
+    """The top-level parts that differ (present in one only, or with another value)."""
+    names = [name for name in PART_NAMES if name in old or name in new]
+    names += sorted((set(old) | set(new)) - set(PART_NAMES))
+    return [
+        name
+        for name in names
+        if (name in old) != (name in new) or canonical_json(old.get(name)) != canonical_json(new.get(name))
+    ]
+
+
+def _plain(value: object) -> Any:
+    """Plain JSON data (dict/list/str/int/float/bool/None) or TypeError/ValueError."""
+    if isinstance(value, Enum):
+        return _plain(value.value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"a fingerprint part must be a finite number, got {value!r}")
+        return value
+    if isinstance(value, Mapping):
+        return {_key(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    raise TypeError(f"a fingerprint part must be plain JSON data, got {type(value).__name__}")
+
+
+def _key(key: object) -> str:
+    if isinstance(key, Enum):
+        key = key.value
+    if not isinstance(key, str):
+        raise TypeError(f"a fingerprint mapping key must be a string, got {type(key).__name__}")
+    return key

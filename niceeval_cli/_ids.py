@@ -1,0 +1,52 @@
+"""Ids and timestamps for runs, attempts and assertion results.
+
+Ids are ULID-style (26 characters of Crockford base32: a 48-bit millisecond timestamp then 80
+random bits) so that sorting ids sorts by creation time, which `view`, `query` and "the latest
+run" rely on. Within one process, ids made in the same millisecond still increase.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import datetime, timezone
+
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_RANDOM_BITS = 80
+_RANDOM_MAX = (1 << _RANDOM_BITS) - 1
+_LENGTH = 26
+
+_lock = threading.Lock()
+_last_ms = -1
+_last_random = 0
+
+
+def _encode(value: int) -> str:
+    chars = []
+    for _ in range(_LENGTH):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_id() -> str:
+    """A new 26-character, time-sortable id, strictly greater than the previous one in this process."""
+    global _last_ms, _last_random
+    with _lock:
+        ms = time.time_ns() // 1_000_000
+        if ms <= _last_ms:
+            # Same millisecond (or the clock stepped back): keep order by counting up.
+            ms, random_part = _last_ms, _last_random + 1
+            if random_part > _RANDOM_MAX:
+                ms, random_part = ms + 1, int.from_bytes(os.urandom(10), "big")
+        else:
+            random_part = int.from_bytes(os.urandom(10), "big")
+        _last_ms, _last_random = ms, random_part
+    return _encode((ms << _RANDOM_BITS) | random_part)
+
+
+def utc_now_iso() -> str:
+    """The current UTC time as ISO-8601 with milliseconds and a `Z` suffix (sorts as text)."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"

@@ -1,0 +1,160 @@
+"""`define_adapter`: the boundary to the system under test."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ._errors import AuthoringError
+from ._usage import Turn, UsageMeter
+
+#: Members of the test context an adapter assertion may not shadow.
+RESERVED_NAMES = frozenset({
+    "check", "score", "send", "facts", "usage", "elapsed_ms", "experiment", "group",
+    "closed_qa", "factuality", "summarizes",
+})
+
+
+@dataclass(frozen=True)
+class ExperimentInfo:
+    """The resolved experiment an Attempt runs under (read-only)."""
+
+    id: str
+    model: str | None = None
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass
+class AdapterContext:
+    """What `create` and `send` receive for one Attempt."""
+
+    eval_id: str
+    attempt: int
+    experiment: ExperimentInfo
+    deadline: float | None  # time.monotonic() seconds, or None
+    _usage: UsageMeter
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("niceeval.adapter"))
+
+    def record_usage(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
+        self._usage.record(input_tokens, output_tokens)
+
+
+async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    result = fn(*args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class Adapter:
+    """An adapter: `create` observes the system, `send` talks to it, `assertions` add domain checks."""
+
+    def __init__(
+        self,
+        name: str,
+        create: Callable[..., Any] | None = None,
+        send: Callable[..., Any] | None = None,
+        assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
+        version: str | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise AuthoringError("define_adapter(name=...) needs a non-empty name")
+        self.name = name
+        self.version = version
+        self._create = create
+        self._send = send
+        self._assertions = assertions
+        if assertions is not None:
+            _probe_assertion_names(self)
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    @property
+    def has_send(self) -> bool:
+        return self._send is not None
+
+    async def create(self, ctx: AdapterContext) -> Any:
+        if self._create is None:
+            return None
+        return await _call(self._create, ctx)
+
+    async def send(self, ctx: AdapterContext, message: str, **options: Any) -> Turn:
+        if self._send is None:
+            raise AuthoringError(f"adapter {self.name!r} does not implement send; t.send needs one that does")
+        reply = await _call(self._send, ctx, message, **options)
+        if isinstance(reply, str):
+            return Turn(input=message, message=reply)
+        if isinstance(reply, Turn):
+            return reply
+        raise TypeError(f"adapter {self.name!r} send returned {type(reply).__name__}; expected Turn or str")
+
+    def assertion_methods(self, check: Callable[..., Any]) -> Mapping[str, Callable[..., Any]]:
+        if self._assertions is None:
+            return {}
+        methods = self._assertions(check)
+        _validate_names(self.name, methods)
+        return methods
+
+    async def aclose(self) -> None:
+        """Release resources (built-in adapters override this)."""
+
+    def define_eval(self, test: Callable[..., Any] | None = None, **options: Any) -> Any:
+        from ._definition import define_eval
+
+        return define_eval(test, adapter=self, **options)
+
+    def define_score_eval(self, test: Callable[..., Any] | None = None, **options: Any) -> Any:
+        from ._definition import define_score_eval
+
+        return define_score_eval(test, adapter=self, **options)
+
+    def __repr__(self) -> str:
+        return f"<Adapter {self.name}>"
+
+
+def _validate_names(adapter_name: str, methods: object) -> None:
+    if not isinstance(methods, Mapping):
+        raise AuthoringError(
+            f"adapter {adapter_name!r}: assertions(check) must return a mapping of name → function, "
+            f"got {type(methods).__name__}"
+        )
+    clash = sorted(n for n in methods if n in RESERVED_NAMES)
+    if clash:
+        raise AuthoringError(
+            f"adapter {adapter_name!r}: assertion names {', '.join(clash)} clash with the test context's "
+            f"own members ({', '.join(sorted(RESERVED_NAMES))}); rename them"
+        )
+    bad = sorted(str(n) for n in methods if not isinstance(n, str) or not n.isidentifier())
+    if bad:
+        raise AuthoringError(f"adapter {adapter_name!r}: assertion names must be identifiers, got {bad}")
+
+
+def _probe_assertion_names(adapter: Adapter) -> None:
+    """Check names at definition time when `assertions(check)` can be called without effects."""
+
+    def probe_check(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    try:
+        methods = adapter._assertions(probe_check)  # type: ignore[misc]
+    except Exception:
+        return  # cannot probe; names are checked per attempt instead
+    _validate_names(adapter.name, methods)
+
+
+def define_adapter(
+    name: str,
+    create: Callable[..., Any] | None = None,
+    send: Callable[..., Any] | None = None,
+    assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
+    version: str | None = None,
+) -> Adapter:
+    """Define the boundary to a system under test (see docs/adapters.md)."""
+    return Adapter(name, create=create, send=send, assertions=assertions, version=version)
+

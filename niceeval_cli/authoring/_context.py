@@ -1,0 +1,313 @@
+"""The test context `t`: registers Assertions, talks to the adapter, exposes facts and usage."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from .._states import AssertionState, EvalKind, ErroredReason
+from ..expect._core import BooleanMatch, MatchResult, ScoreMatch, ThresholdedScoreMatch
+from ..expect._facts import FactUnavailable, Material, NumericMaterial, unavailable_reason, unwrap
+from ..expect._json import to_jsonable
+from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
+from ._errors import AuthoringError, SourceLocation, caller_location
+from ._registration import AssertionHandle, Registration
+from ._usage import Turn, UsageMeter, UsageView
+
+#: Grades a judge ScoreMatch over JSON material; provided by the runner. Must settle `reg` itself.
+JudgeScheduler = Callable[[Registration, Any, Any], Awaitable[None]]
+
+
+class NoAdapterError(Exception):
+    """`t.send` with no adapter configured: the Attempt is `errored`, reason `no-adapter`."""
+
+
+class AdapterFailure(Exception):
+    """An exception from the adapter's `create` or `send`: reason `adapter-error`."""
+
+
+def errored_result(exc: BaseException) -> MatchResult:
+    return MatchResult(
+        AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", ErroredReason.MATCH_ERROR
+    )
+
+
+class TestContext:
+    """`t`: what an eval's test function receives. Private state lives in `_`-prefixed slots."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        *,
+        kind: EvalKind,
+        eval_file: str | None,
+        experiment: ExperimentInfo,
+        adapter: Adapter | None,
+        adapter_ctx: AdapterContext,
+        facts: Any,
+        usage: UsageMeter,
+        judge_declared: bool,
+        schedule_judge: JudgeScheduler | None,
+        started: float,
+    ) -> None:
+        self._kind = kind
+        self._eval_file = eval_file
+        self._experiment = experiment
+        self._adapter = adapter
+        self._adapter_ctx = adapter_ctx
+        self._facts = facts
+        self._usage = usage
+        self._judge_declared = judge_declared
+        self._schedule_judge = schedule_judge
+        self._started = started
+        self._groups: list[str] = []
+        self._registrations: list[Registration] = []
+        self._assertion_methods: Mapping[str, Callable[..., Any]] | None = None
+
+    # -- read-only views -------------------------------------------------------------------
+    @property
+    def facts(self) -> Any:
+        return self._facts
+
+    @property
+    def usage(self) -> UsageView:
+        return self._usage.snapshot()
+
+    @property
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self._started) * 1000.0
+
+    @property
+    def experiment(self) -> ExperimentInfo:
+        return self._experiment
+
+    @property
+    def registrations(self) -> list[Registration]:
+        return self._registrations
+
+    def _location(self) -> SourceLocation:
+        return caller_location(self._eval_file)
+
+    @contextmanager
+    def group(self, name: str) -> Iterator[None]:
+        """Prefix the labels of Assertions registered inside (display only)."""
+        self._groups.append(str(name))
+        try:
+            yield
+        finally:
+            self._groups.pop()
+
+    # -- registration ------------------------------------------------------------------------
+    def check(self, *args: Any, **kwargs: Any) -> AssertionHandle:
+        """Register one Assertion: `t.check(subject, match)`."""
+        if kwargs or len(args) != 2:
+            raise AuthoringError(
+                f"t.check takes exactly two arguments (subject, match); got {len(args)} positional"
+                + (f" and keyword(s) {', '.join(kwargs)}" if kwargs else ""),
+                self._location(),
+            )
+        return self._register(args[0], args[1])
+
+    def _register(self, subject: Any, match: Any) -> AssertionHandle:
+        location = self._location()
+        if isinstance(match, (ThresholdedScoreMatch, ScoreMatch)):
+            is_score, thresholded = True, isinstance(match, ThresholdedScoreMatch)
+        elif isinstance(match, BooleanMatch):
+            is_score, thresholded = False, False
+        else:
+            raise AuthoringError(
+                f"the second argument of t.check must be a Match from niceeval_cli.expect, got "
+                f"{type(match).__name__}",
+                location,
+            )
+        reg = Registration(
+            ordinal=len(self._registrations),
+            match_name=match.name,
+            match_config=match.config,
+            match_kind="score" if is_score else "boolean",
+            thresholded=thresholded,
+            location=location,
+            group="/".join(self._groups) or None,
+        )
+        if getattr(match, "is_judge", False):
+            if not self._judge_declared:
+                raise AuthoringError(
+                    f"{match.name} is a judge assertion, but this eval does not declare judge; add "
+                    "judge=True (or judge={...}) to define_eval / define_score_eval",
+                    location,
+                )
+            self._registrations.append(reg)
+            self._start_judge(reg, subject, match)
+            return AssertionHandle(self, reg)
+        self._registrations.append(reg)
+        try:
+            result = match.evaluate(subject) if not is_score else match.measure(subject)
+        except FactUnavailable as exc:
+            result = MatchResult.unavailable(exc.reason, f"{match.describe()}: {exc}")
+        except Exception as exc:  # an exception inside a match is `errored`, never `mismatched`
+            result = errored_result(exc)
+        reg.result = result
+        reg.evidence = result.evidence if result.has_evidence else to_jsonable(subject)
+        return AssertionHandle(self, reg)
+
+    def _start_judge(self, reg: Registration, subject: Any, match: Any) -> None:
+        material = self._judge_material(subject)
+        if isinstance(material, MatchResult):
+            reg.result = material
+            reg.evidence = None
+            if isinstance(match, ThresholdedScoreMatch):
+                reg.result = match.apply_threshold(material)
+            return
+        reg.evidence = material
+        if self._schedule_judge is None:  # pragma: no cover - the runner always provides one
+            raise RuntimeError("judge assertions need the runner")
+        reg.pending = asyncio.ensure_future(self._schedule_judge(reg, match, material))
+
+    def _judge_material(self, subject: Any) -> Any:
+        """A judge subject: {"input","output"} text, a material match's captured items, or text."""
+        judge_material = getattr(subject, "judge_material", None)
+        if callable(judge_material):
+            try:
+                return judge_material(self._facts)
+            except FactUnavailable as exc:
+                return MatchResult.unavailable(exc.reason)
+            except Exception as exc:
+                return errored_result(exc)
+        reason = unavailable_reason(subject)
+        if reason is not None:
+            return MatchResult.unavailable(reason)
+        value = unwrap(subject)
+        if isinstance(value, str):
+            return {"output": value}
+        if isinstance(value, Material):
+            if value.state == "partial":
+                return MatchResult.unavailable(value.reason or "material-partial")
+            value = list(value.items)
+        return to_jsonable(value)
+
+    def score(self, value: Any, weight: float | None = None) -> AssertionHandle:
+        """A direct score contribution (score-style evals only)."""
+        location = self._location()
+        if self._kind is not EvalKind.SCORE:
+            raise AuthoringError("t.score(...) is only allowed in a score-style eval (define_score_eval)", location)
+        if weight is None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise AuthoringError(
+                    f"t.score(v) needs a finite number ≥ 0 (the points earned), got {value!r}; "
+                    "for a ratio or an unavailable value use t.score(value, weight=w)",
+                    location,
+                )
+            value, weight = 1.0, float(value)
+        elif isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+            raise AuthoringError(f"t.score(weight=...) needs a finite number ≥ 0, got {weight!r}", location)
+        reg = Registration(
+            ordinal=len(self._registrations),
+            match_name="score",
+            match_config={"weight": float(weight)},
+            match_kind="score",
+            thresholded=False,
+            location=location,
+            group="/".join(self._groups) or None,
+            direct_score=True,
+            weight=float(weight),
+        )
+        self._registrations.append(reg)
+        reg.evidence = to_jsonable(value)
+        reg.result = _direct_score_result(value)
+        return AssertionHandle(self, reg)
+
+    # -- the system under test ------------------------------------------------------------
+    async def send(self, message: str, **options: Any) -> Turn:
+        """Send one turn through the experiment's adapter."""
+        if self._adapter is None:
+            raise NoAdapterError(
+                f"t.send needs an adapter, but experiment {self._experiment.id!r} has none; set "
+                f"`adapter = ...` in [experiments.{self._experiment.id}] of niceeval.toml "
+                "(or define the eval through adapter.define_eval)"
+            )
+        if not self._adapter.has_send:
+            raise AuthoringError(
+                f"adapter {self._adapter.name!r} does not implement send, so t.send cannot be used",
+                self._location(),
+            )
+        started = time.monotonic()
+        try:
+            turn = await self._adapter.send(self._adapter_ctx, message, **options)
+        except (AuthoringError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise AdapterFailure(f"{type(exc).__name__}: {exc}") from exc
+        if turn.usage is not None:
+            self._usage.record(turn.usage.input_tokens, turn.usage.output_tokens)
+        if turn.elapsed_ms is None:
+            turn = Turn(turn.input, turn.message, turn.data, turn.usage, (time.monotonic() - started) * 1000)
+        return turn
+
+    # -- judge sugar ------------------------------------------------------------------------
+    def closed_qa(self, material: Any, question: str, **limits: Any) -> AssertionHandle:
+        from ..expect._judge import closed_qa
+
+        return self._register(material, closed_qa(question, **limits))
+
+    def factuality(self, material: Any, reference: str, **limits: Any) -> AssertionHandle:
+        from ..expect._judge import factuality
+
+        return self._register(material, factuality(reference, **limits))
+
+    def summarizes(self, material: Any, source: str, **limits: Any) -> AssertionHandle:
+        from ..expect._judge import summarizes
+
+        return self._register(material, summarizes(source, **limits))
+
+    # -- adapter assertions as attributes --------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        methods = self._adapter_methods()
+        if name in methods:
+            return methods[name]
+        offered = ", ".join(sorted(methods)) or "none"
+        adapter = self._adapter.name if self._adapter is not None else "(no adapter)"
+        raise AuthoringError(
+            f"t.{name} is not a member of the test context nor an assertion of adapter {adapter!r} "
+            f"(it offers: {offered})",
+            self._location(),
+        )
+
+    def _adapter_methods(self) -> Mapping[str, Callable[..., Any]]:
+        if self._assertion_methods is None:
+            self._assertion_methods = {}
+            if self._adapter is not None:
+                self._assertion_methods = self._adapter.assertion_methods(
+                    lambda match: self._register(self._facts, match)
+                )
+        return self._assertion_methods
+
+
+def _direct_score_result(value: Any) -> MatchResult:
+    reason = unavailable_reason(value)
+    if reason is not None:
+        return MatchResult.unavailable(reason, f"score unavailable: {reason}")
+    value = unwrap(value)
+    if isinstance(value, NumericMaterial):  # pragma: no cover - unwrap handles available ones
+        value = value.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return MatchResult(
+            AssertionState.ERRORED, f"t.score value must be a number in [0, 1], got {value!r}",
+            ErroredReason.MATCH_ERROR,
+        )
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        return MatchResult(
+            AssertionState.ERRORED,
+            f"t.score value {value!r} is outside [0, 1] (never clipped)",
+            ErroredReason.MATCH_ERROR,
+        )
+    return MatchResult.measured(float(value), f"{float(value):g} of the weight")
+
+
+__all__ = ["RESERVED_NAMES", "AdapterFailure", "NoAdapterError", "TestContext"]

@@ -1,0 +1,46 @@
+"""Authoring errors and the source locations they (and every assertion) carry."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    file: str | None
+    line: int | None
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return "<unknown location>"
+        return f"{self.file}:{self.line}"
+
+
+def caller_location(prefer_file: str | None = None) -> SourceLocation:
+    """The user's call site: a frame in `prefer_file` (the eval module) if any, else the first
+    frame outside this package. Adapter assertions therefore point at the eval, not the adapter."""
+    frame = sys._getframe(1)
+    first_outside: SourceLocation | None = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+            if prefer_file is None or filename == prefer_file:
+                return SourceLocation(filename, frame.f_lineno)
+            if first_outside is None:
+                first_outside = SourceLocation(filename, frame.f_lineno)
+        frame = frame.f_back  # type: ignore[assignment]
+    return first_outside or SourceLocation(None, None)
+
+
+class AuthoringError(Exception):
+    """A mistake in eval code, raised at the offending call; the Attempt becomes `errored`
+    with reason `authoring-error`."""
+
+    def __init__(self, message: str, location: SourceLocation | None = None) -> None:
+        self.location = location or caller_location()
+        self.detail = message
+        super().__init__(f"{self.location}: {message}")

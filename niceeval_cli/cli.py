@@ -1,0 +1,253 @@
+"""The `niceeval` command (typer). Thin: it parses, calls one library function, prints.
+
+Heavy imports (runner, store, rich, pydantic) happen inside the commands so that
+`niceeval --version` and `--help` stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .config import ProjectConfig
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 4
+
+app = typer.Typer(
+    name="niceeval",
+    help="Run evals for AI applications and agents; read honest results back from SQLite.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class UserError(Exception):
+    """A mistake the user can fix: printed as one paragraph, exit code 2."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"niceeval {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """NiceEval: run evals, then `niceeval view` to see why something failed."""
+
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this niceeval.toml.")]  # noqa: UP045
+StoreOpt = Annotated[Optional[Path], typer.Option("--store", help="Use this store file.")]  # noqa: UP045
+
+
+def _project(config: Path | None) -> ProjectConfig:
+    from .config import load_config, load_credentials
+
+    if config is not None and not config.is_file():
+        raise UserError(f"--config {config}: no such file; expected a niceeval.toml")
+    project = load_config(config, Path.cwd())
+    load_credentials(project.root)
+    return project
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def run(
+    prefixes: Annotated[Optional[list[str]], typer.Argument(help="Only evals whose id starts with one of these.")] = None,  # noqa: UP045
+    experiment: Annotated[Optional[list[str]], typer.Option("-e", "--experiment", help="Experiment id or id prefix (repeatable).")] = None,  # noqa: UP045
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only evals carrying this tag (repeatable).")] = None,  # noqa: UP045
+    attempts: Annotated[Optional[int], typer.Option("--attempts", min=1, help="Attempts per eval.")] = None,  # noqa: UP045
+    max_concurrency: Annotated[Optional[int], typer.Option("--max-concurrency", min=1, help="Attempts in flight at once.")] = None,  # noqa: UP045
+    timeout: Annotated[Optional[int], typer.Option("--timeout", min=1, help="Per-attempt timeout in ms.")] = None,  # noqa: UP045
+    rerun: Annotated[bool, typer.Option("--rerun", help="Run again what did not pass.")] = False,
+    rerun_all: Annotated[bool, typer.Option("--rerun-all", help="Run everything; reuse nothing.")] = False,
+    dry: Annotated[bool, typer.Option("--dry", help="Print the plan; run nothing.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,  # noqa: UP045
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Run evals: dispatch attempts, evaluate assertions, seal results into the store."""
+    from .config import RunOverrides
+    from .discovery import discover
+    from .reports import run_output
+    from .runner import RerunMode, RunRequest
+    from .runner import run as run_evals
+
+    if rerun and rerun_all:
+        raise UserError("--rerun and --rerun-all exclude each other; pick one")
+    project = _project(config)
+    evals = discover(project.eval_roots, project.root)
+    request = RunRequest(
+        project=project,
+        evals=evals,
+        eval_prefixes=tuple(prefixes or ()),
+        experiments=tuple(experiment or ()),
+        tags=tuple(tag or ()),
+        overrides=RunOverrides(attempts=attempts, max_concurrency=max_concurrency, timeout_ms=timeout),
+        mode=RerunMode.ALL if rerun_all else RerunMode.RERUN if rerun else RerunMode.DEFAULT,
+        dry=dry,
+        store_path=store,
+        argv=tuple(sys.argv[1:]),
+        version=__version__,
+    )
+    console = _console()
+    if dry:
+        code = run_output.run_dry(request, console, json_out=json_out)
+        raise typer.Exit(code)
+    outcome = run_output.run_with_output(request, console, json_out=json_out, junit=junit)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def view(
+    ref: Annotated[Optional[str], typer.Argument(metavar="[RUN_ID | @ATTEMPT_ID]", help="A run (default: the latest) or @attempt.")] = None,  # noqa: UP045
+    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", help="Only this experiment (repeatable).")] = None,  # noqa: UP045
+    eval_prefix: Annotated[Optional[list[str]], typer.Option("--eval", help="Only evals with this id prefix (repeatable).")] = None,  # noqa: UP045
+    state: Annotated[Optional[list[str]], typer.Option("--state", help="Only attempts in this state (repeatable).")] = None,  # noqa: UP045
+    show_all: Annotated[bool, typer.Option("--all", help="Expand passed attempts too.")] = False,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Show sealed results: failed and unavailable items first."""
+    from .reports import view as view_report
+
+    path = _store_path(store, config)
+    view_report.show(
+        path, ref, console=_console(), experiments=experiment or (), eval_prefixes=eval_prefix or (),
+        states=state or (), expand=show_all,
+    )
+
+
+@app.command()
+def query(
+    target: Annotated[str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")] = "assertions",
+    run_ref: Annotated[Optional[str], typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,  # noqa: UP045
+    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", help="Only this experiment (repeatable).")] = None,  # noqa: UP045
+    eval_prefix: Annotated[Optional[list[str]], typer.Option("--eval", help="Only evals with this id prefix (repeatable).")] = None,  # noqa: UP045
+    state: Annotated[Optional[list[str]], typer.Option("--state", help="Only rows in this state (repeatable; `failed` = mismatched + below for assertions).")] = None,  # noqa: UP045
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,  # noqa: UP045
+    fmt: Annotated[Optional[str], typer.Option("--format", help="json | ndjson | csv | table (default: table on a TTY, else ndjson).")] = None,  # noqa: UP045
+    sql: Annotated[Optional[str], typer.Option("--sql", help="Run a read-only SQL statement instead.")] = None,  # noqa: UP045
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Print sealed rows for scripts and pipelines, worst first."""
+    from .reports._formats import FORMATS, write_rows
+    from .store import Store
+
+    if target not in ("runs", "attempts", "assertions"):
+        raise UserError(f"query target {target!r} is not one of runs, attempts, assertions")
+    if fmt is None:
+        fmt = "table" if sys.stdout.isatty() else "ndjson"
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    path = _store_path(store, config)
+    with Store.open(path, readonly=True) as db:
+        if sql is not None:
+            columns, tuples = db.sql(sql)
+            rows = [dict(zip(columns, t)) for t in tuples]
+        else:
+            columns, rows = db.query(
+                target, run=run_ref, experiment=experiment or None, eval_prefix=eval_prefix or None,  # type: ignore[arg-type]
+                states=state or None, limit=limit,
+            )
+    write_rows(sys.stdout, columns, rows, fmt)
+
+
+@app.command("list")
+def list_evals(
+    json_out: Annotated[bool, typer.Option("--json", help="Print {\"evals\": [...], \"experiments\": [...]}.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """List discovered evals and configured experiments."""
+    from .reports import listing
+
+    project = _project(config)
+    listing.show(project, console=_console(), json_out=json_out)
+
+
+@app.command()
+def init() -> None:
+    """Write a minimal niceeval.toml and evals/example.py that run as-is (never overwrites)."""
+    from .reports import listing
+
+    listing.init_project(Path.cwd(), console=_console())
+
+
+def _store_path(store: Path | None, config: Path | None) -> Path:
+    if store is not None:
+        return store
+    return _project(config).store
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    from .config import ConfigError
+    from .discovery import DiscoveryError
+    from .store import StoreError
+
+    return (UserError, ConfigError, DiscoveryError, StoreError)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: user mistakes exit 2 with one paragraph; bugs exit 4 with a crash file."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = app(args=args, prog_name="niceeval", standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("niceeval: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.stderr.write("niceeval: aborted\n")
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        if isinstance(exc, _user_error_types()):
+            sys.stderr.write(f"niceeval: {exc}\n")
+            sys.exit(EXIT_USAGE)
+        crash = Path(tempfile.gettempdir()) / f"niceeval-crash-{os.getpid()}.txt"
+        try:
+            crash.write_text(traceback.format_exc(), encoding="utf-8")
+            where = f"the traceback is in {crash}"
+        except OSError:
+            where = "the traceback could not be written"
+        sys.stderr.write(
+            f"niceeval: internal error ({type(exc).__name__}: {exc}); this is a bug in NiceEval — {where}. "
+            "Results sealed before this point are kept in the store.\n"
+        )
+        sys.exit(EXIT_INTERNAL)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,150 @@
+"""Find eval modules under the eval roots, import them, and give every eval its id."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .authoring import AuthoringError, EvalDefinition
+
+
+class DiscoveryError(Exception):
+    """An eval module that cannot be imported, or ids that clash (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class DiscoveredEval:
+    id: str
+    definition: EvalDefinition
+    file: Path
+    source_sha256: str
+
+    @property
+    def kind(self) -> str:
+        return str(self.definition.kind)
+
+
+def _eval_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if any(part.startswith((".", "_")) for part in rel.parts):
+            continue  # private helpers (_util.py), __init__.py, __pycache__, hidden folders
+        found.append(path)
+    return found
+
+
+def _module_name(path: Path, project_root: Path) -> str | None:
+    """The dotted name under the project root, so eval modules import like project code."""
+    try:
+        rel = path.with_suffix("").relative_to(project_root)
+    except ValueError:
+        return None
+    parts = rel.parts
+    if parts and all(p.isidentifier() for p in parts):
+        return ".".join(parts)
+    return None
+
+
+def _import(path: Path, project_root: Path) -> object:
+    name = _module_name(path, project_root)
+    try:
+        if name is not None:
+            existing = sys.modules.get(name)
+            if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
+                return existing
+            return importlib.import_module(name)
+        spec = importlib.util.spec_from_file_location(f"_niceeval_eval_{abs(hash(path))}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+    except AuthoringError as exc:
+        raise DiscoveryError(f"eval module {_rel(path, project_root)} failed to load: {exc}") from None
+    except SyntaxError as exc:
+        where = f"{_rel(Path(exc.filename or path), project_root)}:{exc.lineno}"
+        raise DiscoveryError(
+            f"eval module {_rel(path, project_root)} has a syntax error at {where}: {exc.msg}"
+        ) from None
+    except Exception as exc:
+        frame = _innermost_user_frame(exc, project_root)
+        raise DiscoveryError(
+            f"eval module {_rel(path, project_root)} failed to import ({frame}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _innermost_user_frame(exc: BaseException, project_root: Path) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    for fs in reversed(frames):
+        if "importlib" not in fs.filename and "<frozen" not in fs.filename:
+            return f"{_rel(Path(fs.filename), project_root)}:{fs.lineno}"
+    return "unknown location"
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredEval]:
+    """Import every eval module under the roots; ids are `<module path>[/<name>]`."""
+    project_root = project_root.resolve()
+    root_str = str(project_root)
+    if root_str not in sys.path:
+        sys.path.insert(0, root_str)
+    importlib.invalidate_caches()
+    # First import everything, then give each definition to one module: the one it was defined
+    # in when that module is an eval module, else the first that holds it (an imported eval is
+    # not a second eval).
+    holders: dict[int, list[tuple[Path, Path, str, EvalDefinition]]] = {}
+    for root in eval_roots:
+        root = root.resolve()
+        if not root.exists():
+            raise DiscoveryError(
+                f"eval root {_rel(root, project_root)} does not exist; create it or fix `evals` in "
+                "[project] of niceeval.toml"
+            )
+        for path in _eval_files(root):
+            module = _import(path, project_root)
+            for attr, value in vars(module).items():
+                if isinstance(value, EvalDefinition):
+                    holders.setdefault(id(value), []).append((root, path, attr, value))
+    by_module: dict[Path, tuple[Path, list[tuple[str, EvalDefinition]]]] = {}
+    for candidates in holders.values():
+        defined_in = candidates[0][3].defined_at.file
+        chosen = next((c for c in candidates if str(c[1]) == defined_in), candidates[0])
+        by_module.setdefault(chosen[1], (chosen[0], []))[1].append((chosen[2], chosen[3]))
+    found: dict[str, DiscoveredEval] = {}
+    for path, (root, definitions) in sorted(by_module.items()):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        base = path.relative_to(root).with_suffix("").as_posix() if root.is_dir() else path.stem
+        names: dict[str, str] = {}
+        for attr, definition in definitions:
+            if definition.name in names:
+                raise DiscoveryError(
+                    f"eval module {_rel(path, project_root)} defines two evals named "
+                    f"{definition.name!r} ({names[definition.name]} and {attr}); give one a name= option"
+                )
+            names[definition.name] = attr
+        for _attr, definition in definitions:
+            eval_id = base if len(definitions) == 1 else f"{base}/{definition.name}"
+            if eval_id in found:
+                other = found[eval_id].file
+                raise DiscoveryError(
+                    f"eval id {eval_id!r} is defined twice: in {_rel(other, project_root)} and in "
+                    f"{_rel(path, project_root)}; rename one of them"
+                )
+            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest)
+    return sorted(found.values(), key=lambda e: e.id)

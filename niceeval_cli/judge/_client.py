@@ -1,0 +1,212 @@
+"""HTTP to an OpenAI-compatible judge endpoint: pooled clients, bounded concurrency, retries.
+
+One `Endpoint` (an httpx.AsyncClient plus a semaphore) per (base_url, max_concurrency) serves
+the whole run. A grading call holds one semaphore slot from its first request to its last retry,
+and its time budget (`timeout_ms`) starts when it gets that slot, so waiting behind other
+calls of the run never turns into a judge timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from .._states import UnavailableReason
+
+_DETAIL_CHARS = 300
+
+
+@dataclass
+class Endpoint:
+    """The shared client of one judge endpoint and the bound on its in-flight calls."""
+
+    base_url: str
+    client: httpx.AsyncClient
+    slots: asyncio.Semaphore
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+def open_endpoint(
+    base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None,
+) -> Endpoint:
+    limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
+    client = httpx.AsyncClient(transport=transport, limits=limits, follow_redirects=False)
+    return Endpoint(base_url, client, asyncio.Semaphore(max_concurrency))
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """How a grading call ended: a 2xx response, or why no usable response came back."""
+
+    requests: int
+    status: int | None = None
+    body: Any = None  # the parsed JSON body, else the raw text (2xx or the last failure)
+    failure: UnavailableReason | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: base·2^n seconds, capped, times a factor in [0.5, 1]."""
+
+    base_s: float = 0.2
+    cap_s: float = 8.0
+    rng: Callable[[], float] = random.random
+
+    def delay(self, retry: int) -> float:
+        return min(self.cap_s, self.base_s * 2**retry) * (0.5 + 0.5 * self.rng())
+
+
+def headers_for(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+
+def body_of(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return response.text
+
+
+def status_text(response: httpx.Response) -> str:
+    """`429 Too Many Requests: <the server's message>`."""
+    phrase = response.reason_phrase or httpx.codes.get_reason_phrase(response.status_code)
+    head = f"{response.status_code} {phrase}".strip()
+    detail = error_message(body_of(response))
+    return f"{head}: {detail}" if detail else head
+
+
+def error_message(body: Any) -> str:
+    """The human part of an error body (`{"error": {"message": ...}}` and friends), shortened."""
+    message: Any = body
+    if isinstance(body, Mapping):
+        error = body.get("error", body.get("detail", body.get("message")))
+        if isinstance(error, Mapping):
+            error = error.get("message", error)
+        message = error if error is not None else body
+    text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
+
+
+def retry_after_s(response: httpx.Response) -> float | None:
+    """`Retry-After` (seconds or an HTTP date) as seconds from now, or None."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+async def call(
+    endpoint: Endpoint,
+    body: Mapping[str, Any],
+    key: str,
+    *,
+    timeout_s: float,
+    max_retries: int,
+    backoff: Backoff,
+) -> CallOutcome:
+    """POST `body`, retrying 429 / 5xx / connection errors up to `max_retries` times, all
+    within `timeout_s`. A call that runs out of time is `judge-timeout`; one that runs out of
+    retries keeps its last failure (`judge-rate-limited` or `judge-transport-error`)."""
+    loop = asyncio.get_running_loop()
+    async with endpoint.slots:
+        deadline = loop.time() + timeout_s
+        requests = 0
+        while True:
+            remaining = deadline - loop.time()
+            requests += 1
+            retry_wait: float | None = None
+            try:
+                response = await asyncio.wait_for(
+                    endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
+                                         timeout=httpx.Timeout(remaining)),
+                    remaining,
+                )
+            except (asyncio.TimeoutError, httpx.TimeoutException):
+                return CallOutcome(requests, failure=UnavailableReason.JUDGE_TIMEOUT,
+                                   detail=_timed_out(timeout_s, requests, "no complete response"))
+            except httpx.TransportError as exc:
+                last = CallOutcome(requests, failure=UnavailableReason.JUDGE_TRANSPORT_ERROR,
+                                   detail=f"{type(exc).__name__}: {exc}".rstrip(": "))
+            else:
+                status = response.status_code
+                if status < 300:
+                    return CallOutcome(requests, status, body_of(response))
+                if status == 429:
+                    reason = UnavailableReason.JUDGE_RATE_LIMITED
+                    retry_wait = retry_after_s(response)
+                else:
+                    reason = UnavailableReason.JUDGE_TRANSPORT_ERROR
+                detail = f"HTTP {status_text(response)}"
+                last = CallOutcome(requests, status, body_of(response), reason, detail)
+                if status != 429 and status < 500:  # a client error: repeating it cannot help
+                    return last
+            if requests > max_retries:
+                return _with_detail(last, f"{last.detail} (after {requests} request(s))")
+            wait = retry_wait if retry_wait is not None else backoff.delay(requests - 1)
+            remaining = deadline - loop.time()
+            if wait >= remaining:
+                why = f"the next retry (in {wait:.1f}s) would not fit"
+                return CallOutcome(requests, last.status, last.body, UnavailableReason.JUDGE_TIMEOUT,
+                                   f"{_timed_out(timeout_s, requests, why)}; last failure: {last.detail}")
+            await asyncio.sleep(wait)
+
+
+def _timed_out(timeout_s: float, requests: int, what: str) -> str:
+    return f"{what} within timeout_ms={round(timeout_s * 1000)} ({requests} request(s) made)"
+
+
+def _with_detail(outcome: CallOutcome, detail: str) -> CallOutcome:
+    return CallOutcome(outcome.requests, outcome.status, outcome.body, outcome.failure, detail)
+
+
+async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float) -> str | None:
+    """A minimal chat completion (max_tokens 1): the cause when the endpoint refuses this
+    setting (cannot connect, 401/403, 404 / unknown model), else None. Transient answers
+    (429, 5xx, timeouts) and other 4xx are left to the grading calls to classify."""
+    body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    try:
+        async with endpoint.slots:
+            response = await asyncio.wait_for(
+                endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
+                                     timeout=httpx.Timeout(timeout_s)),
+                timeout_s,
+            )
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        return None
+    except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        return f"cannot connect to {endpoint.url}: {exc}"
+    except httpx.TransportError:
+        return None
+    status = response.status_code
+    if status in (401, 403, 404) or (status == 400 and _unknown_model(body_of(response))):
+        return status_text(response)
+    return None
+
+
+def _unknown_model(body: Any) -> bool:
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        if body["error"].get("code") in ("model_not_found", "invalid_model"):
+            return True
+    text = error_message(body).lower()
+    return "model" in text and any(s in text for s in ("not found", "does not exist", "unknown", "not exist"))

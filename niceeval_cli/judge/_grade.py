@@ -1,0 +1,195 @@
+"""The JudgeService: one per run; grades JudgeMatches and preflights judge endpoints.
+
+It never raises for a grading problem: every outcome is a JudgeGrade whose state is
+`measured`, `unavailable` (the evidence could not be obtained) or `errored` (the judge answered
+something unusable, or the evaluator itself failed). Everything it returns for storage is
+redacted (the key value never appears) and trimmed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from .._redact import redact, safe_json
+from .._states import AssertionState, ErroredReason, UnavailableReason
+from ..expect._facts import Fact, Material, NumericMaterial, unavailable_reason
+from ..expect._json import canonical_json, to_jsonable
+from ..expect._judge import JudgeMatch
+from ._client import Backoff, CallOutcome, Endpoint, call, open_endpoint, probe
+from ._parse import InvalidResponse, parse_grade, usage_tokens
+from ._prompts import request_body
+
+if TYPE_CHECKING:
+    from ..config import JudgeSettings
+
+#: Cap on the grading material kept as an assertion's evidence.
+EVIDENCE_MAX_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class JudgeGrade:
+    """What one judge assertion settled to (the runner turns it into an AssertionResult)."""
+
+    state: AssertionState  # MEASURED, UNAVAILABLE or ERRORED only
+    measurement: float | None
+    reason: str | None  # an UnavailableReason / ErroredReason value
+    explanation: str  # the judge's reasoning, or the failure detail (with the HTTP status)
+    audit: str | None  # JSON {"request": ..., "response": ...}, redacted, within max_audit_bytes
+    tokens: int  # judge total tokens (0 when no call was made)
+    evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class PreflightFailure:
+    """A judge setting the endpoint refused before dispatch: a setup error for its evals."""
+
+    settings: JudgeSettings
+    endpoint: str
+    cause: str  # e.g. "401 Unauthorized: invalid api key"
+
+
+_PreflightKey = tuple[Any, str, str]
+
+
+class JudgeService:
+    """Grades judge assertions for a whole run through bounded, shared endpoint clients."""
+
+    def __init__(
+        self, *, transport: httpx.AsyncBaseTransport | None = None, backoff: Backoff | None = None,
+    ) -> None:
+        self._transport = transport
+        self._backoff = backoff or Backoff()
+        self._endpoints: dict[tuple[str, int], Endpoint] = {}
+        self._preflights: dict[_PreflightKey, asyncio.Future[PreflightFailure | None]] = {}
+        self.total_tokens = 0  # judge tokens of every grade made by this service
+
+    # ----------------------------------------------------------------- resolution
+    def resolve_problem(self, settings: JudgeSettings | None) -> str | None:
+        """Why grading cannot even start (no network call is made), or None."""
+        if settings is None or not (settings.model or "").strip():
+            return UnavailableReason.JUDGE_MODEL_UNRESOLVED
+        if not _key(settings):
+            return UnavailableReason.JUDGE_KEY_UNRESOLVED
+        return None
+
+    def _endpoint(self, settings: JudgeSettings) -> Endpoint:
+        size = max(1, int(settings.max_concurrency))
+        key = (settings.base_url, size)
+        endpoint = self._endpoints.get(key)
+        if endpoint is None:
+            endpoint = self._endpoints[key] = open_endpoint(settings.base_url, size, self._transport)
+        return endpoint
+
+    # ------------------------------------------------------------------ preflight
+    async def preflight(self, settings: JudgeSettings) -> PreflightFailure | None:
+        """Check the endpoint once per distinct (model, base_url, api_key_env). Returns None when
+        nothing was refused, or when `resolve_problem` already explains why no call is made."""
+        if self.resolve_problem(settings) is not None:
+            return None
+        key: _PreflightKey = (settings.model, settings.base_url, settings.api_key_env)
+        future = self._preflights.get(key)
+        if future is None:
+            future = self._preflights[key] = asyncio.ensure_future(self._probe(settings))
+        return await asyncio.shield(future)
+
+    async def _probe(self, settings: JudgeSettings) -> PreflightFailure | None:
+        endpoint = self._endpoint(settings)
+        secret = _key(settings)
+        cause = await probe(endpoint, str(settings.model), secret, settings.timeout_ms / 1000)
+        if cause is None:
+            return None
+        return PreflightFailure(settings, endpoint.url, redact(cause, [secret]))
+
+    # -------------------------------------------------------------------- grading
+    async def grade(self, match: JudgeMatch, material: object, settings: JudgeSettings) -> JudgeGrade:
+        """Grade `material` with `match`'s judge; never raises for a grading problem."""
+        secret = _key(settings) if settings is not None else ""
+        try:
+            result = await self._grade(match, material, settings, secret)
+        except Exception as exc:  # the evaluator's own failure, kept as `errored`
+            detail = redact(f"{type(exc).__name__}: {exc}", [secret])
+            result = JudgeGrade(AssertionState.ERRORED, None, ErroredReason.JUDGE_EVALUATOR_ERROR,
+                                f"judge evaluator failed: {detail}", None, 0, None)
+        self.total_tokens += result.tokens
+        return result
+
+    async def _grade(self, match: JudgeMatch, material: object, settings: JudgeSettings,
+                     secret: str) -> JudgeGrade:
+        reason = unavailable_reason(material)
+        if reason is None and isinstance(material, Material) and material.state == "partial":
+            reason = material.reason or "partial"
+        if reason is not None:
+            return _unavailable(reason, f"{match.describe()}: the material is unavailable ({reason})")
+        value = _material_json(material)
+        evidence = safe_json(value, secrets=[secret], max_bytes=EVIDENCE_MAX_BYTES)
+        problem = self.resolve_problem(settings)
+        if problem is not None:
+            return _unavailable(problem, _problem_text(problem, settings), evidence)
+        size = len(canonical_json(value).encode("utf-8"))
+        if size > match.max_material_bytes:
+            return _unavailable(
+                UnavailableReason.MATERIAL_CAPACITY_EXCEEDED,
+                f"{match.describe()}: the material is {size} bytes of JSON, over "
+                f"max_material_bytes={match.max_material_bytes}; nothing was sent to the judge",
+                evidence,
+            )
+        body = request_body(match, value, str(settings.model))
+        outcome = await call(
+            self._endpoint(settings), body, secret, timeout_s=settings.timeout_ms / 1000,
+            max_retries=settings.max_retries, backoff=self._backoff,
+        )
+        audit = safe_json(
+            {"request": {"model": body["model"], "messages": body["messages"]}, "response": outcome.body},
+            secrets=[secret], max_bytes=match.max_audit_bytes,
+        )
+        return _settle(match, outcome, audit, evidence, secret)
+
+    async def aclose(self) -> None:
+        """Close every endpoint client (idempotent)."""
+        endpoints, self._endpoints = list(self._endpoints.values()), {}
+        for endpoint in endpoints:
+            await endpoint.client.aclose()
+
+
+def _key(settings: JudgeSettings) -> str:
+    return os.environ.get(settings.api_key_env, "")
+
+
+def _material_json(material: object) -> Any:
+    if isinstance(material, Material):
+        return to_jsonable(list(material.items))
+    if isinstance(material, (Fact, NumericMaterial)):
+        return to_jsonable(material.value)
+    return to_jsonable(material)
+
+
+def _problem_text(problem: str, settings: JudgeSettings | None) -> str:
+    if problem == UnavailableReason.JUDGE_MODEL_UNRESOLVED:
+        return "no judge model is configured ([judge] model, the experiment's judge table or judge={...})"
+    env = settings.api_key_env if settings is not None else "?"
+    return f"the judge key variable {env} is unset or empty; no request was sent"
+
+
+def _unavailable(reason: str, explanation: str, evidence: str | None = None) -> JudgeGrade:
+    return JudgeGrade(AssertionState.UNAVAILABLE, None, str(reason), explanation, None, 0, evidence)
+
+
+def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, secret: str) -> JudgeGrade:
+    tokens = usage_tokens(outcome.body) if outcome.failure is None else 0
+    if outcome.failure is not None:
+        return JudgeGrade(AssertionState.UNAVAILABLE, None, str(outcome.failure),
+                          redact(f"judge call failed: {outcome.detail}", [secret]), audit, tokens, evidence)
+    try:
+        parsed = parse_grade(outcome.body, match.choices)
+    except InvalidResponse as exc:
+        return JudgeGrade(AssertionState.ERRORED, None, str(ErroredReason.JUDGE_INVALID_RESPONSE),
+                          redact(f"invalid judge response: {exc}", [secret]), audit, tokens, evidence)
+    measurement = float(match.choices[parsed.choice])
+    reasoning = parsed.reasoning or "(the judge gave no reasoning)"
+    return JudgeGrade(AssertionState.MEASURED, measurement, None,
+                      redact(f"{parsed.choice}: {reasoning}", [secret]), audit, tokens, evidence)

@@ -1,0 +1,1 @@
+"""Reading surfaces: everything here reads sealed rows; nothing re-decides an outcome."""

@@ -1,0 +1,65 @@
+"""What the runner tells its audience (progress display, NDJSON, CI lines) as a run goes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .._records import AssertionResult, AttemptRecord
+    from ._plan import PlannedSlot
+
+
+@dataclass(frozen=True)
+class SetupFailure:
+    """A judge preflight that failed: the slots it affects were not dispatched."""
+
+    experiment_id: str
+    eval_ids: tuple[str, ...]
+    endpoint: str
+    model: str | None
+    cause: str
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str | None
+    status: str
+    exit_code: int
+    executed: int = 0
+    reused: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # attempt state (and gate-failed) → n
+    setup_failures: tuple[SetupFailure, ...] = ()
+    dry: bool = False
+
+
+class RunEvents(Protocol):
+    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None: ...
+    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None: ...
+    def started(self, run_id: str, slot: PlannedSlot) -> None: ...
+    def sealed(
+        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
+    ) -> None: ...
+    def finished(self, outcome: RunOutcome) -> None: ...
+
+
+class NullEvents:
+    """Tells no one (library use and tests)."""
+
+    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
+        pass
+
+    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
+        pass
+
+    def started(self, run_id: str, slot: PlannedSlot) -> None:
+        pass
+
+    def sealed(
+        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
+    ) -> None:
+        pass
+
+    def finished(self, outcome: RunOutcome) -> None:
+        pass

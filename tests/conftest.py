@@ -1,0 +1,26 @@
+"""Shared pytest fixtures. Each helper appends its own fixtures below; keep sections separate."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# --- judge: the loopback OpenAI-compatible server (tests/judge_server.py) ----------------------
+_TESTS_DIR = str(Path(__file__).resolve().parent)
+if _TESTS_DIR not in sys.path:  # lets tests `from judge_server import JudgeServer, Reply`
+    sys.path.append(_TESTS_DIR)
+
+from judge_server import JudgeServer  # noqa: E402
+
+
+@pytest.fixture
+def judge_server() -> Iterator[JudgeServer]:
+    """A running loopback judge endpoint (`.base_url`, `.default`, `.enqueue`, `.requests`)."""
+    server = JudgeServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

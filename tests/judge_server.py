@@ -1,0 +1,292 @@
+"""A real loopback HTTP server speaking OpenAI chat completions, standing in for a judge.
+
+Runs a ThreadingHTTPServer on 127.0.0.1 (ephemeral port) in a background thread: each
+connection gets its own thread, so many slow requests overlap instead of queueing. Replies are
+scripted with `Reply` values, chosen in this order: the FIFO queue (`enqueue`), then the first
+rule whose text occurs in the raw request body (`when`), then `default`.
+
+It records every request (`requests`), the most requests it ever had in flight at once
+(`max_in_flight`) and how many TCP connections clients opened (`connections`).
+
+    server.default = Reply.tool("Y", "clear answer")
+    server.enqueue(Reply.error(429, retry_after=0.1), Reply.content("N", "misses it"))
+    server.when("refund", Reply.tool("A", "subset"))
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. Build it with the class methods."""
+
+    status: int = 200
+    body: Any = None  # the JSON (or, when a str, the raw text) sent back
+    headers: tuple[tuple[str, str], ...] = ()
+    delay_s: float = 0.0
+    reset: bool = False  # abort the connection (RST) instead of answering
+
+    @staticmethod
+    def completion(message: dict[str, Any], *, usage: dict[str, int] | None = DEFAULT_USAGE,
+                   delay_s: float = 0.0, finish_reason: str = "stop") -> Reply:
+        body: dict[str, Any] = {
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "judge-test",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message},
+                         "finish_reason": finish_reason}],
+        }
+        if usage is not None:
+            body["usage"] = dict(usage)
+        return Reply(200, body, delay_s=delay_s)
+
+    @staticmethod
+    def tool(choice: str, reasoning: str = "tool reasoning", *, arguments: str | None = None,
+             usage: dict[str, int] | None = DEFAULT_USAGE, delay_s: float = 0.0) -> Reply:
+        """A forced `grade` tool call (`arguments` overrides the JSON text, e.g. to break it)."""
+        args = arguments if arguments is not None else json.dumps({"reasoning": reasoning, "choice": choice})
+        call = {"id": "call_1", "type": "function", "function": {"name": "grade", "arguments": args}}
+        return Reply.completion({"content": None, "tool_calls": [call]}, usage=usage, delay_s=delay_s,
+                                finish_reason="tool_calls")
+
+    @staticmethod
+    def content(choice: str, reasoning: str = "content reasoning", *, fenced: bool = False,
+                usage: dict[str, int] | None = DEFAULT_USAGE, delay_s: float = 0.0) -> Reply:
+        """The grade as a JSON object in the message content (optionally in a ``` fence)."""
+        text = json.dumps({"reasoning": reasoning, "choice": choice})
+        if fenced:
+            text = f"Here is my grade:\n```json\n{text}\n```"
+        return Reply.completion({"content": text}, usage=usage, delay_s=delay_s)
+
+    @staticmethod
+    def text(content: str, *, usage: dict[str, int] | None = DEFAULT_USAGE) -> Reply:
+        """A plain assistant message (no tool call)."""
+        return Reply.completion({"content": content}, usage=usage)
+
+    @staticmethod
+    def raw(body: Any, status: int = 200, *, delay_s: float = 0.0) -> Reply:
+        """Any body at all (a str is sent as text/plain)."""
+        return Reply(status, body, delay_s=delay_s)
+
+    @staticmethod
+    def error(status: int, message: str = "scripted error", *, retry_after: float | str | None = None,
+              delay_s: float = 0.0) -> Reply:
+        headers = (("Retry-After", str(retry_after)),) if retry_after is not None else ()
+        return Reply(status, {"error": {"message": message, "type": "test", "code": None}},
+                     headers, delay_s)
+
+    @staticmethod
+    def reset_connection(delay_s: float = 0.0) -> Reply:
+        return Reply(reset=True, delay_s=delay_s)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # lower-case names
+    json: Any  # the parsed body (None when it was not JSON)
+    started: float  # time.monotonic()
+    ended: float
+    connection: int  # which TCP connection (1-based, in order of opening)
+    status: int | None  # None when the connection was reset
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    queue: deque[Reply] = field(default_factory=deque)
+    rules: list[tuple[str, Reply]] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    connections: int = 0
+
+
+class JudgeServer:
+    """The loopback judge endpoint; `base_url` ends in `/v1` like OpenAI's."""
+
+    def __init__(self, *, latency_s: float = 0.0) -> None:
+        self.default: Reply = Reply.tool("Y", "default reasoning")
+        self.latency_s = latency_s  # added to every request, before the reply's own delay
+        self.api_key: str | None = None  # when set, other bearer tokens get 401
+        self.models: set[str] | None = None  # when set, other models get 404 model_not_found
+        self._state = _State()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.judge = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="judge-server", daemon=True)
+
+    # -- lifecycle
+    def start(self) -> JudgeServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> JudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting
+    def enqueue(self, *replies: Reply) -> None:
+        with self._state.lock:
+            self._state.queue.extend(replies)
+
+    def when(self, text: str, reply: Reply) -> None:
+        """Answer `reply` to every request whose raw body contains `text` (JSON-escaped form)."""
+        with self._state.lock:
+            self._state.rules.append((text, reply))
+
+    # -- observations
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def grading_requests(self) -> list[RecordedRequest]:
+        """Requests that carried the `grade` tool (preflight probes excluded)."""
+        return [r for r in self.requests if isinstance(r.json, dict) and "tools" in r.json]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self._state.max_in_flight
+
+    @property
+    def connections(self) -> int:
+        return self._state.connections
+
+    def clear_log(self) -> None:
+        with self._state.lock:
+            self._state.requests.clear()
+            self._state.max_in_flight = 0
+            self._state.connections = self._state.in_flight = 0
+
+    # -- used by the handler thread
+    def _pick(self, raw: str) -> Reply:
+        with self._state.lock:
+            if self._state.queue:
+                return self._state.queue.popleft()
+            for text, reply in self._state.rules:
+                if text in raw:
+                    return reply
+            return self.default
+
+    def _new_connection(self) -> int:
+        with self._state.lock:
+            self._state.connections += 1
+            return self._state.connections
+
+    def _enter(self) -> None:
+        with self._state.lock:
+            self._state.in_flight += 1
+            self._state.max_in_flight = max(self._state.max_in_flight, self._state.in_flight)
+
+    def _leave(self, record: RecordedRequest) -> None:
+        with self._state.lock:
+            self._state.in_flight -= 1
+            self._state.requests.append(record)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 256
+    judge: JudgeServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, so connection counts mean something
+    timeout = 10  # an idle keep-alive connection is dropped after this
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection_no = self.server.judge._new_connection()
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        judge = self.server.judge
+        started = time.monotonic()
+        judge._enter()
+        entered = True
+        try:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+            try:
+                body: Any = json.loads(raw)
+            except json.JSONDecodeError:
+                body = None
+            reply = self._choose(judge, raw, body)
+            time.sleep(judge.latency_s + reply.delay_s)
+            # Logged before answering, so a client that has its answer always finds its request.
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status = None if reply.reset else reply.status
+            entered = False
+            judge._leave(RecordedRequest(self.path, headers, body, started, time.monotonic(),
+                                         self.connection_no, status))
+            if reply.reset:
+                self._reset()
+            else:
+                self._send(reply)
+        finally:
+            if entered:  # the request broke before it was logged
+                judge._leave(RecordedRequest(self.path, {}, None, started, time.monotonic(),
+                                             self.connection_no, None))
+
+    def _choose(self, judge: JudgeServer, raw: str, body: Any) -> Reply:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            return Reply.error(404, f"no route {self.path}")
+        if judge.api_key is not None and self.headers.get("Authorization") != f"Bearer {judge.api_key}":
+            return Reply.error(401, "Incorrect API key provided")
+        model = body.get("model") if isinstance(body, dict) else None
+        if judge.models is not None and model not in judge.models:
+            return Reply(404, {"error": {"message": f"The model `{model}` does not exist",
+                                         "type": "invalid_request_error", "code": "model_not_found"}})
+        return judge._pick(raw)
+
+    def _send(self, reply: Reply) -> None:
+        if isinstance(reply.body, str):
+            payload, kind = reply.body.encode("utf-8"), "text/plain; charset=utf-8"
+        else:
+            payload, kind = json.dumps(reply.body).encode("utf-8"), "application/json"
+        self.send_response(reply.status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _reset(self) -> None:
+        """Close with SO_LINGER 0: the client sees a connection reset, not a response."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        except OSError:
+            pass

@@ -1,0 +1,102 @@
+"""Opening a store that cannot be used gives one clear message naming the file, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from niceeval_cli.store import Store, StoreError
+
+
+def _open_fails(path: Path, *, readonly: bool = False) -> str:
+    with pytest.raises(StoreError) as caught:
+        Store.open(path, readonly=readonly)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "\n" not in message
+    return message
+
+
+def test_writable_open_creates_missing_parent_directories(tmp_path):
+    path = tmp_path / "deep" / "er" / "results.db"
+    Store.open(path).close()
+    assert path.is_file()
+
+
+def test_reading_a_missing_store_says_to_run_first(tmp_path):
+    path = tmp_path / ".niceeval" / "results.db"
+    message = _open_fails(path, readonly=True)
+    assert "no results yet" in message.lower() and "niceeval run" in message
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_newer_schema_is_refused_with_an_upgrade_hint(project):
+    project.store.close()
+    with sqlite3.connect(project.path) as conn:
+        conn.execute("PRAGMA user_version = 7")
+    for readonly in (False, True):
+        message = _open_fails(project.path, readonly=readonly)
+        assert "newer NiceEval (schema 7)" in message and "schema 1" in message
+        assert "upgrade niceeval-cli" in message
+
+
+def test_a_file_of_garbage_bytes_is_not_a_store(tmp_path):
+    path = tmp_path / "results.db"
+    path.write_bytes(os.urandom(8192))
+    for readonly in (False, True):
+        assert "not a SQLite database" in _open_fails(path, readonly=readonly)
+
+
+def test_a_damaged_store_is_reported_as_damaged(tmp_path):
+    path = tmp_path / "results.db"
+    Store.open(path).close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # page 1 (the schema table) after the header
+    path.write_bytes(bytes(data))
+    assert "damaged" in _open_fails(path, readonly=True)
+    assert "damaged" in _open_fails(path)
+
+
+def test_a_sqlite_file_of_another_program_is_not_taken_over(tmp_path):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    assert "not a NiceEval results store" in _open_fails(path)
+    with sqlite3.connect(path) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["notes"]
+
+
+def test_a_store_path_below_a_regular_file_is_reported(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    assert "Cannot create the directory" in _open_fails(blocker / "results.db")
+
+
+def test_a_directory_is_not_a_store_path(tmp_path):
+    assert "is a directory" in _open_fails(tmp_path)
+
+
+def _chmod_is_enforced(directory: Path) -> bool:
+    probe = directory / "probe"
+    try:
+        probe.write_text("x")
+    except PermissionError:
+        return True
+    probe.unlink()
+    return False  # e.g. running as root: permissions are not enforced, the case cannot be built
+
+
+def test_an_unwritable_directory_is_named_in_the_error(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not _chmod_is_enforced(locked):
+            pytest.skip("file permissions are not enforced for this user (root?)")
+        message = _open_fails(locked / "results.db")
+        assert "not writable" in message or "Permission denied" in message
+    finally:
+        locked.chmod(0o700)

@@ -1,0 +1,96 @@
+"""The store file: contract tables and columns, version, WAL, insert-only sealed rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import pytest
+
+from niceeval_cli._records import AssertionResult, AttemptRecord
+from niceeval_cli.store import SCHEMA_VERSION, Store
+
+CONTRACT = {
+    "runs": ["id", "started_at", "ended_at", "status", "argv", "niceeval_version", "exit_code"],
+    "run_slots": ["run_id", "experiment_id", "eval_id", "ordinal", "attempt_id", "relation", "plan_reason"],
+    "attempts": [
+        "id", "run_id", "experiment_id", "eval_id", "ordinal", "kind", "state", "reason", "score",
+        "max_score", "unavailable_weight", "partial_score", "gate", "stop_cause", "error", "fingerprint",
+        "started_at", "ended_at", "duration_ms", "input_tokens", "output_tokens", "judge_tokens",
+    ],
+    "assertion_results": [
+        "id", "attempt_id", "ordinal", "key", "label", "group_name", "role", "weight", "contribution",
+        "state", "measurement", "threshold", "reason", "explanation", "match_name", "match_config",
+        "evidence", "source_file", "source_line", "or_stop", "judge_audit", "judge_tokens",
+    ],
+}
+
+
+def columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def test_new_store_has_every_contract_column(project):
+    with sqlite3.connect(project.path) as conn:
+        for table, wanted in CONTRACT.items():
+            assert set(wanted) <= set(columns(conn, table)), table
+
+
+def test_sealed_columns_are_exactly_the_record_fields(project):
+    with sqlite3.connect(project.path) as conn:
+        assert columns(conn, "attempts") == [f.name for f in dataclasses.fields(AttemptRecord)]
+        assert columns(conn, "assertion_results") == [f.name for f in dataclasses.fields(AssertionResult)]
+
+
+def test_schema_version_and_wal_are_recorded_in_the_file(project):
+    with sqlite3.connect(project.path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_indexes_cover_the_reads_view_and_query_make(project):
+    with sqlite3.connect(project.path) as conn:
+        indexed = {
+            (table, tuple(r[2] for r in conn.execute(f"PRAGMA index_info({name})")))
+            for table in CONTRACT
+            for _, name, *_ in conn.execute(f"PRAGMA index_list({table})")
+        }
+    assert ("attempts", ("run_id",)) in indexed
+    assert ("attempts", ("experiment_id", "eval_id", "ordinal", "ended_at")) in indexed
+    assert ("attempts", ("state",)) in indexed
+    assert ("assertion_results", ("attempt_id", "ordinal")) in indexed
+    assert ("run_slots", ("run_id",)) in indexed
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE attempts SET state = 'passed'",
+        "DELETE FROM attempts",
+        "UPDATE assertion_results SET state = 'matched'",
+        "DELETE FROM assertion_results",
+    ],
+)
+def test_sealed_rows_reject_update_and_delete(project, statement):
+    run_id = project.begin_run()
+    project.seal(project.attempt(run_id, state="failed"), ["mismatched"])
+    with sqlite3.connect(project.path) as conn, pytest.raises(sqlite3.DatabaseError, match="insert-only"):
+        conn.execute(statement)
+    (attempt,) = project.store.attempts_for_run(run_id)
+    assert attempt.state == "failed"
+    assert [r.state for r in project.store.assertions_for_attempt(attempt.id)] == ["mismatched"]
+
+
+def test_runs_rows_can_be_finished(project):
+    run_id = project.begin_run()
+    project.finish(run_id, exit_code=1)
+    run = project.store.resolve_run(run_id)
+    assert (run.status, run.exit_code, run.ended_at is not None) == ("finished", 1, True)
+
+
+def test_reopening_keeps_what_was_sealed(project):
+    run_id = project.begin_run()
+    attempt = project.seal(project.attempt(run_id), ["matched"])
+    project.store.close()
+    project.store = Store.open(project.path)
+    assert project.store.resolve_attempt(attempt.id).id == attempt.id
