@@ -6,11 +6,13 @@ Heavy imports (runner, store, rich, pydantic) happen inside the commands so that
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
 import traceback
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -35,6 +37,39 @@ app = typer.Typer(
 
 class UserError(Exception):
     """A mistake the user can fix: printed as one paragraph, exit code 2."""
+
+
+def _guard(fn: Callable[..., None]) -> Callable[..., None]:
+    """User mistakes → one paragraph on stderr, exit 2; bugs → short message + crash file, exit 4."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except (typer.Exit, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if isinstance(exc, _user_error_types()):
+                typer.echo(f"niceeval: {exc}", err=True)
+                raise typer.Exit(EXIT_USAGE) from None
+            _report_crash(exc)
+            raise typer.Exit(EXIT_INTERNAL) from None
+
+    return wrapper
+
+
+def _report_crash(exc: BaseException) -> None:
+    crash = Path(tempfile.gettempdir()) / f"niceeval-crash-{os.getpid()}.txt"
+    try:
+        crash.write_text(traceback.format_exc(), encoding="utf-8")
+        where = f"the traceback is in {crash}"
+    except OSError:
+        where = "the traceback could not be written"
+    typer.echo(
+        f"niceeval: internal error ({type(exc).__name__}: {exc}); this is a bug in NiceEval — {where}. "
+        "Results sealed before this point are kept in the store.",
+        err=True,
+    )
 
 
 def _version(value: bool) -> None:
@@ -74,6 +109,7 @@ def _console(stderr: bool = False) -> Any:
 
 
 @app.command()
+@_guard
 def run(
     prefixes: Annotated[Optional[list[str]], typer.Argument(help="Only evals whose id starts with one of these.")] = None,  # noqa: UP045
     experiment: Annotated[Optional[list[str]], typer.Option("-e", "--experiment", help="Experiment id or id prefix (repeatable).")] = None,  # noqa: UP045
@@ -122,6 +158,7 @@ def run(
 
 
 @app.command()
+@_guard
 def view(
     ref: Annotated[Optional[str], typer.Argument(metavar="[RUN_ID | @ATTEMPT_ID]", help="A run (default: the latest) or @attempt.")] = None,  # noqa: UP045
     experiment: Annotated[Optional[list[str]], typer.Option("--experiment", help="Only this experiment (repeatable).")] = None,  # noqa: UP045
@@ -142,6 +179,7 @@ def view(
 
 
 @app.command()
+@_guard
 def query(
     target: Annotated[str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")] = "assertions",
     run_ref: Annotated[Optional[str], typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,  # noqa: UP045
@@ -178,6 +216,7 @@ def query(
 
 
 @app.command("list")
+@_guard
 def list_evals(
     json_out: Annotated[bool, typer.Option("--json", help="Print {\"evals\": [...], \"experiments\": [...]}.")] = False,
     config: ConfigOpt = None,
@@ -190,6 +229,7 @@ def list_evals(
 
 
 @app.command()
+@_guard
 def init() -> None:
     """Write a minimal niceeval.toml and evals/example.py that run as-is (never overwrites)."""
     from .reports import listing
@@ -212,41 +252,8 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry: user mistakes exit 2 with one paragraph; bugs exit 4 with a crash file."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        code = app(args=args, prog_name="niceeval", standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        sys.stderr.write("niceeval: interrupted\n")
-        sys.exit(130)
-    except Exception as exc:
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            sys.stderr.write("niceeval: aborted\n")
-            sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(EXIT_USAGE)
-        if isinstance(exc, _user_error_types()):
-            sys.stderr.write(f"niceeval: {exc}\n")
-            sys.exit(EXIT_USAGE)
-        crash = Path(tempfile.gettempdir()) / f"niceeval-crash-{os.getpid()}.txt"
-        try:
-            crash.write_text(traceback.format_exc(), encoding="utf-8")
-            where = f"the traceback is in {crash}"
-        except OSError:
-            where = "the traceback could not be written"
-        sys.stderr.write(
-            f"niceeval: internal error ({type(exc).__name__}: {exc}); this is a bug in NiceEval — {where}. "
-            "Results sealed before this point are kept in the store.\n"
-        )
-        sys.exit(EXIT_INTERNAL)
+    """Console-script entry point (typer handles usage errors: exit 2)."""
+    app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 
 
 if __name__ == "__main__":  # pragma: no cover

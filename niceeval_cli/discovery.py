@@ -61,6 +61,7 @@ def _import(path: Path, project_root: Path) -> object:
             existing = sys.modules.get(name)
             if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
                 return existing
+            _forget_foreign(name.split(".")[0], project_root)
             return importlib.import_module(name)
         spec = importlib.util.spec_from_file_location(f"_niceeval_eval_{abs(hash(path))}", path)
         assert spec is not None and spec.loader is not None
@@ -81,6 +82,17 @@ def _import(path: Path, project_root: Path) -> object:
             f"eval module {_rel(path, project_root)} failed to import ({frame}): "
             f"{type(exc).__name__}: {exc}"
         ) from None
+
+
+def _forget_foreign(top: str, project_root: Path) -> None:
+    """Drop cached modules of the same top-level name from another project (tests, long sessions)."""
+    for mod_name, module in list(sys.modules.items()):
+        if mod_name != top and not mod_name.startswith(top + "."):
+            continue
+        locations = [getattr(module, "__file__", None), *list(getattr(module, "__path__", []) or [])]
+        paths = [Path(p).resolve() for p in locations if p]
+        if paths and not any(p == project_root or project_root in p.parents for p in paths):
+            del sys.modules[mod_name]
 
 
 def _innermost_user_frame(exc: BaseException, project_root: Path) -> str:

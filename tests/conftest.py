@@ -24,3 +24,13 @@ def judge_server() -> Iterator[JudgeServer]:
         yield server
     finally:
         server.stop()
+
+
+# --- projects: a throwaway NiceEval project driven through the CLI (tests/projects.py) -----------
+from projects import Project  # noqa: E402
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """An empty project folder; write evals/niceeval.toml into it and call `.run()` / `.query()`."""
+    return Project(tmp_path / "proj")

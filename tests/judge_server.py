@@ -123,7 +123,7 @@ class JudgeServer:
         self._state = _State()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.judge = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="judge-server", daemon=True)
 
     # -- lifecycle
@@ -220,6 +220,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, so connection counts mean something
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
     timeout = 10  # an idle keep-alive connection is dropped after this
     server: _Server
 

@@ -15,7 +15,7 @@ class StoreError(Exception):
 
 def describe_sqlite_error(path: Path, error: sqlite3.Error) -> str:
     """Turn SQLite's terse message into the cause a user can act on."""
-    message = str(error)
+    message = str(error).rstrip(".")
     lowered = message.lower()
     if "file is not a database" in lowered:
         return f"it is not a SQLite database ({message})"

@@ -48,7 +48,10 @@ def run_readonly(path: Path, statement: str) -> tuple[list[str], list[tuple[Any,
         columns = [d[0] for d in cursor.description or ()]
         rows = [tuple(row) for row in cursor.fetchall()]
     except (sqlite3.Error, sqlite3.Warning, ValueError) as error:
-        raise StoreError(f"The --sql statement failed on {path}: {error}.") from error
+        message = str(error).rstrip(".")
+        if "readonly" in message:
+            message = f"--sql is read-only and the statement tries to write ({message})"
+        raise StoreError(f"The --sql statement failed on {path}: {message}.") from error
     finally:
         conn.close()
     return columns, rows

@@ -186,7 +186,7 @@ class Store:
     def _resolve_prefix(self, table: str, what: str, ref: str) -> str:
         ref = ref.strip()
         if not ref:
-            raise StoreError(f"Give a {what} id (or the start of one).")
+            raise StoreError(f"Give the {what} id (or the start of one).")
         if self._rows(f"Finding {what} {ref}", f"SELECT id FROM {table} WHERE id = ?", [ref]):
             return ref
         # Ids are upper-case Crockford base32; people type them in any case.

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import functools
 import random
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,8 +43,15 @@ def open_endpoint(
     base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None,
 ) -> Endpoint:
     limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
-    client = httpx.AsyncClient(transport=transport, limits=limits, follow_redirects=False)
+    client = httpx.AsyncClient(transport=transport, limits=limits, follow_redirects=False,
+                               verify=_tls_context())
     return Endpoint(base_url, client, asyncio.Semaphore(max_concurrency))
+
+
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default verifying context, built once (loading the CA bundle is slow)."""
+    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import time
@@ -197,6 +198,7 @@ def _key(reg: Registration, rel_file: str | None, used: dict[str, int]) -> str:
     return base if n == 0 else f"{base}#{n + 1}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _relative(file: str | None, root: Path) -> str | None:
     if file is None:
         return None

@@ -11,6 +11,7 @@ from niceeval_cli._states import AssertionState, ErroredReason, UnavailableReaso
 from niceeval_cli.expect import Fact, Material, closed_qa, factuality, summarizes
 
 QA = {"input": "How long is the refund window?", "output": "You have 30 days."}
+TRANSPORT_ERROR = (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)
 
 
 @pytest.mark.parametrize(("letter", "value"), [("Y", 1.0), ("N", 0.0)])
@@ -36,7 +37,9 @@ async def test_summarizes_letters_map_to_one_and_zero(judge_server, service, mak
     assert (grade.state, grade.measurement) == (AssertionState.MEASURED, value)
 
 
-async def test_the_request_is_a_forced_grade_call_with_bearer_auth(judge_server, service, make_settings, judge_key):
+async def test_the_request_is_a_forced_grade_call_with_bearer_auth(
+    judge_server, service, make_settings, judge_key,
+):
     await service.grade(closed_qa("States the window?"), QA, make_settings())
     (request,) = judge_server.requests
     assert request.path == "/v1/chat/completions"
@@ -54,7 +57,9 @@ async def test_the_request_is_a_forced_grade_call_with_bearer_auth(judge_server,
     Reply.completion({"content": None, "function_call": {
         "name": "grade", "arguments": '{"reasoning": "same facts", "choice": "C"}'}}),
 ])
-async def test_content_json_and_legacy_function_call_are_accepted(judge_server, service, make_settings, reply):
+async def test_content_json_and_legacy_function_call_are_accepted(
+    judge_server, service, make_settings, reply,
+):
     judge_server.default = reply
     grade = await service.grade(factuality("r"), QA, make_settings())
     assert grade.state == AssertionState.MEASURED and grade.measurement == 1.0
@@ -62,7 +67,8 @@ async def test_content_json_and_legacy_function_call_are_accepted(judge_server, 
 
 
 async def test_token_usage_is_reported_per_grade(judge_server, service, make_settings):
-    judge_server.default = Reply.tool("Y", usage={"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12})
+    usage = {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
+    judge_server.default = Reply.tool("Y", usage=usage)
     grade = await service.grade(closed_qa("q"), QA, make_settings())
     assert grade.tokens == 12
     judge_server.default = Reply.tool("Y", usage={"prompt_tokens": 3, "completion_tokens": 4})
@@ -124,7 +130,7 @@ async def test_rate_limited_after_retries(judge_server, service, make_settings):
 async def test_server_errors_after_retries_are_transport_errors(judge_server, service, make_settings):
     judge_server.default = Reply.error(503, "overloaded")
     grade = await service.grade(closed_qa("q"), QA, make_settings(max_retries=1))
-    assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)
+    assert (grade.state, grade.reason) == TRANSPORT_ERROR
     assert "503" in grade.explanation and "overloaded" in grade.explanation
     assert len(judge_server.requests) == 2
 
@@ -132,7 +138,7 @@ async def test_server_errors_after_retries_are_transport_errors(judge_server, se
 async def test_connection_reset_is_a_transport_error(judge_server, service, make_settings):
     judge_server.default = Reply.reset_connection()
     grade = await service.grade(closed_qa("q"), QA, make_settings(max_retries=1))
-    assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)
+    assert (grade.state, grade.reason) == TRANSPORT_ERROR
     assert len(judge_server.requests) == 2
 
 
@@ -141,7 +147,7 @@ async def test_connection_refused_is_a_transport_error(service, make_settings, j
     judge_server.stop()
     grade = await service.grade(closed_qa("q"), QA, make_settings(base_url=f"http://127.0.0.1:{port}/v1",
                                                                   max_retries=0))
-    assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)
+    assert (grade.state, grade.reason) == TRANSPORT_ERROR
     assert "ConnectError" in grade.explanation
 
 
@@ -155,7 +161,7 @@ async def test_a_slow_judge_times_out(judge_server, service, make_settings):
 async def test_client_errors_during_grading_are_not_retried(judge_server, service, make_settings):
     judge_server.default = Reply.error(400, "tools are not supported")
     grade = await service.grade(closed_qa("q"), QA, make_settings())
-    assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)
+    assert (grade.state, grade.reason) == TRANSPORT_ERROR
     assert "400" in grade.explanation and "tools are not supported" in grade.explanation
     assert len(judge_server.requests) == 1
 
@@ -171,7 +177,9 @@ async def test_client_errors_during_grading_are_not_retried(judge_server, servic
     (Reply.raw({"choices": []}), "no choices"),
     (Reply.raw({"choices": [{"message": None}]}), "no message"),
 ])
-async def test_unusable_answers_are_errored_invalid_response(judge_server, service, make_settings, reply, says):
+async def test_unusable_answers_are_errored_invalid_response(
+    judge_server, service, make_settings, reply, says,
+):
     judge_server.default = reply
     grade = await service.grade(closed_qa("q"), QA, make_settings())
     assert (grade.state, grade.reason) == (AssertionState.ERRORED, ErroredReason.JUDGE_INVALID_RESPONSE)
@@ -207,7 +215,9 @@ async def test_unavailable_material_is_unavailable_with_its_own_reason(judge_ser
 
 # ---- capacity, audit, evidence and redaction -------------------------------------------------
 
-async def test_material_over_capacity_is_unavailable_and_nothing_is_sent(judge_server, service, make_settings):
+async def test_material_over_capacity_is_unavailable_and_nothing_is_sent(
+    judge_server, service, make_settings,
+):
     material = {"input": "q", "output": "é" * 60}  # 120 UTF-8 bytes of text alone
     grade = await service.grade(closed_qa("q", max_material_bytes=100), material, make_settings())
     assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE,
@@ -234,7 +244,9 @@ async def test_audit_holds_request_messages_and_raw_response(judge_server, servi
     assert json.loads(arguments)["reasoning"] == "misses the window"
 
 
-async def test_audit_is_trimmed_to_max_audit_bytes_but_the_request_is_not(judge_server, service, make_settings):
+async def test_audit_is_trimmed_to_max_audit_bytes_but_the_request_is_not(
+    judge_server, service, make_settings,
+):
     material = {"input": "q", "output": "long answer " * 2000}
     grade = await service.grade(closed_qa("q", max_audit_bytes=4000), material, make_settings())
     assert grade.state == AssertionState.MEASURED

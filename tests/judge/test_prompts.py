@@ -34,7 +34,8 @@ def test_closed_qa_prompt_shows_criterion_input_output_and_options() -> None:
 
 
 def test_factuality_prompt_lists_all_five_categories_with_the_reference() -> None:
-    user = render_messages(factuality("Refunds take 30 days."), {"input": "q", "output": "30 days"})[1]["content"]
+    messages = render_messages(factuality("Refunds take 30 days."), {"input": "q", "output": "30 days"})
+    user = messages[1]["content"]
     assert "<reference>\nRefunds take 30 days.\n</reference>" in user
     for letter in "ABCDE":
         assert f"\n{letter}: " in user

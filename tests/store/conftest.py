@@ -33,7 +33,9 @@ def timestamp() -> str:
     return f"2025-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}Z"
 
 
-def make_attempt(run_id: str, experiment_id: str = "exp", eval_id: str = "evals/a", **changes: Any) -> AttemptRecord:
+def make_attempt(
+    run_id: str, experiment_id: str = "exp", eval_id: str = "evals/a", **changes: Any
+) -> AttemptRecord:
     state = changes.pop("state", AttemptState.PASSED)
     kind = EvalKind.SCORE if state in (AttemptState.SCORED, AttemptState.UNRANKABLE) else EvalKind.PASS
     ended = timestamp()

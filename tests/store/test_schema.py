@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from niceeval_cli._records import AssertionResult, AttemptRecord
-from niceeval_cli.store import SCHEMA_VERSION, Store
+from niceeval_cli.store import SCHEMA_VERSION, Store, StoreError
 
 CONTRACT = {
     "runs": ["id", "started_at", "ended_at", "status", "argv", "niceeval_version", "exit_code"],
@@ -94,3 +94,8 @@ def test_reopening_keeps_what_was_sealed(project):
     project.store.close()
     project.store = Store.open(project.path)
     assert project.store.resolve_attempt(attempt.id).id == attempt.id
+
+
+def test_finishing_an_unknown_run_is_an_error_naming_it(project):
+    with pytest.raises(StoreError, match="Run NOPE is not in the results store"):
+        project.finish("NOPE")

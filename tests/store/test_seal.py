@@ -38,12 +38,14 @@ def test_a_sealed_attempt_reads_back_field_for_field(project):
 
     row = project.store.resolve_attempt(attempt.id)
     assert isinstance(row, AttemptRow)
-    assert AttemptRecord(**{f.name: getattr(row, f.name) for f in dataclasses.fields(AttemptRecord)}) == attempt
+    fields = dataclasses.fields(AttemptRecord)
+    assert AttemptRecord(**{f.name: getattr(row, f.name) for f in fields}) == attempt
     assert row.state is AttemptState.SCORED and row.gate is GateState.PASSED and row.origin_run_id == run_id
 
     rows = project.store.assertions_for_attempt(attempt.id)
     assert all(isinstance(r, AssertionRow) for r in rows)
-    as_records = [AssertionResult(**{f.name: getattr(r, f.name) for f in dataclasses.fields(r)}) for r in rows]
+    as_records = [AssertionResult(**{f.name: getattr(r, f.name) for f in dataclasses.fields(r)})
+                  for r in rows]
     assert as_records == results
     assert rows[0].or_stop is True and rows[1].or_stop is False
 
@@ -57,7 +59,8 @@ def test_chinese_labels_and_ids_round_trip(project):
     assert project.store.assertions_for_attempt(attempt.id)[0].label == label
     assert project.store.resolve_run(run_id).experiments == ("模型/甲",)
     _, rows = project.store.query("assertions", experiment="模型/甲", eval_prefix="退款/")
-    assert [(r["label"], r["explanation"], r["experiment_id"]) for r in rows] == [(label, "说明：完整", "模型/甲")]
+    got = [(r["label"], r["explanation"], r["experiment_id"]) for r in rows]
+    assert got == [(label, "说明：完整", "模型/甲")]
     _, sql_rows = project.store.sql("SELECT label FROM assertion_results")
     assert sql_rows == [(label,)]
 
@@ -93,7 +96,8 @@ def test_a_slot_that_does_not_describe_the_attempt_is_a_programming_error(projec
     with pytest.raises(ValueError):
         project.store.seal_attempt(attempt, [], other)
     with pytest.raises(ValueError):
-        project.store.seal_attempt(attempt, [], dataclasses.replace(project.slot(attempt), relation=Relation.REFERENCE))
+        reference = dataclasses.replace(project.slot(attempt), relation=Relation.REFERENCE)
+        project.store.seal_attempt(attempt, [], reference)
     assert _counts(project.path) == (0, 0, 0)
 
 
