@@ -1,25 +1,34 @@
 """NiceEval: write evals in Python, run them, read honest results back from SQLite.
 
-The public authoring API is what `__all__` lists here plus `niceeval_cli.expect`.
+The public authoring API is what `__all__` lists here plus `niceeval_cli.expect`. Names are
+imported on first use (PEP 562) so that `niceeval --version` does not pay for them.
 """
 
-from .authoring import (
-    Adapter,
-    AdapterContext,
-    AssertionHandle,
-    AuthoringError,
-    EvalDefinition,
-    ExperimentInfo,
-    TestContext,
-    Turn,
-    Usage,
-    define_adapter,
-    define_eval,
-    define_score_eval,
-)
-from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Adapter": ".authoring",
+    "AdapterContext": ".authoring",
+    "AssertionHandle": ".authoring",
+    "AuthoringError": ".authoring",
+    "EvalDefinition": ".authoring",
+    "ExperimentInfo": ".authoring",
+    "TestContext": ".authoring",
+    "Turn": ".authoring",
+    "Usage": ".authoring",
+    "define_adapter": ".authoring",
+    "define_eval": ".authoring",
+    "define_score_eval": ".authoring",
+    "Fact": ".expect._facts",
+    "FactUnavailable": ".expect._facts",
+    "Material": ".expect._facts",
+    "NumericMaterial": ".expect._facts",
+}
 
 __all__ = [
     "Adapter",
@@ -40,3 +49,33 @@ __all__ = [
     "define_eval",
     "define_score_eval",
 ]
+
+if TYPE_CHECKING:
+    from .authoring import (
+        Adapter,
+        AdapterContext,
+        AssertionHandle,
+        AuthoringError,
+        EvalDefinition,
+        ExperimentInfo,
+        TestContext,
+        Turn,
+        Usage,
+        define_adapter,
+        define_eval,
+        define_score_eval,
+    )
+    from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'niceeval_cli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -11,8 +11,8 @@ import os
 import sys
 import tempfile
 import traceback
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -87,8 +87,15 @@ def _root(
     """NiceEval: run evals, then `niceeval view` to see why something failed."""
 
 
+# Optional[...] (not `X | None`): typer reads these annotations at runtime on Python 3.10 too.
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this niceeval.toml.")]  # noqa: UP045
 StoreOpt = Annotated[Optional[Path], typer.Option("--store", help="Use this store file.")]  # noqa: UP045
+Names = Optional[list[str]]  # noqa: UP045
+Int = Optional[int]  # noqa: UP045
+Text = Optional[str]  # noqa: UP045
+ExperimentsOpt = Annotated[Names, typer.Option("-e", "--experiment", help="Experiment id or id prefix (repeatable).")]
+ExperimentFilter = Annotated[Names, typer.Option("--experiment", help="Only this experiment (repeatable).")]
+EvalFilter = Annotated[Names, typer.Option("--eval", help="Only evals with this id prefix (repeatable).")]
 
 
 def _project(config: Path | None) -> ProjectConfig:
@@ -111,12 +118,12 @@ def _console(stderr: bool = False) -> Any:
 @app.command()
 @_guard
 def run(
-    prefixes: Annotated[Optional[list[str]], typer.Argument(help="Only evals whose id starts with one of these.")] = None,  # noqa: UP045
-    experiment: Annotated[Optional[list[str]], typer.Option("-e", "--experiment", help="Experiment id or id prefix (repeatable).")] = None,  # noqa: UP045
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only evals carrying this tag (repeatable).")] = None,  # noqa: UP045
-    attempts: Annotated[Optional[int], typer.Option("--attempts", min=1, help="Attempts per eval.")] = None,  # noqa: UP045
-    max_concurrency: Annotated[Optional[int], typer.Option("--max-concurrency", min=1, help="Attempts in flight at once.")] = None,  # noqa: UP045
-    timeout: Annotated[Optional[int], typer.Option("--timeout", min=1, help="Per-attempt timeout in ms.")] = None,  # noqa: UP045
+    prefixes: Annotated[Names, typer.Argument(help="Only evals whose id starts with one of these.")] = None,
+    experiment: ExperimentsOpt = None,
+    tag: Annotated[Names, typer.Option("--tag", help="Only evals carrying this tag (repeatable).")] = None,
+    attempts: Annotated[Int, typer.Option("--attempts", min=1, help="Attempts per eval.")] = None,
+    max_concurrency: Annotated[Int, typer.Option("--max-concurrency", min=1, help="Attempts in flight.")] = None,
+    timeout: Annotated[Int, typer.Option("--timeout", min=1, help="Per-attempt timeout in ms.")] = None,
     rerun: Annotated[bool, typer.Option("--rerun", help="Run again what did not pass.")] = False,
     rerun_all: Annotated[bool, typer.Option("--rerun-all", help="Run everything; reuse nothing.")] = False,
     dry: Annotated[bool, typer.Option("--dry", help="Print the plan; run nothing.")] = False,
@@ -130,7 +137,6 @@ def run(
     from .discovery import discover
     from .reports import run_output
     from .runner import RerunMode, RunRequest
-    from .runner import run as run_evals
 
     if rerun and rerun_all:
         raise UserError("--rerun and --rerun-all exclude each other; pick one")
@@ -160,10 +166,12 @@ def run(
 @app.command()
 @_guard
 def view(
-    ref: Annotated[Optional[str], typer.Argument(metavar="[RUN_ID | @ATTEMPT_ID]", help="A run (default: the latest) or @attempt.")] = None,  # noqa: UP045
-    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", help="Only this experiment (repeatable).")] = None,  # noqa: UP045
-    eval_prefix: Annotated[Optional[list[str]], typer.Option("--eval", help="Only evals with this id prefix (repeatable).")] = None,  # noqa: UP045
-    state: Annotated[Optional[list[str]], typer.Option("--state", help="Only attempts in this state (repeatable).")] = None,  # noqa: UP045
+    ref: Annotated[
+        Text, typer.Argument(metavar="[RUN_ID | @ATTEMPT_ID]", help="A run (default: the latest) or @attempt.")
+    ] = None,
+    experiment: ExperimentFilter = None,
+    eval_prefix: EvalFilter = None,
+    state: Annotated[Names, typer.Option("--state", help="Only attempts in this state (repeatable).")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Expand passed attempts too.")] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
@@ -181,14 +189,21 @@ def view(
 @app.command()
 @_guard
 def query(
-    target: Annotated[str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")] = "assertions",
-    run_ref: Annotated[Optional[str], typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,  # noqa: UP045
-    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", help="Only this experiment (repeatable).")] = None,  # noqa: UP045
-    eval_prefix: Annotated[Optional[list[str]], typer.Option("--eval", help="Only evals with this id prefix (repeatable).")] = None,  # noqa: UP045
-    state: Annotated[Optional[list[str]], typer.Option("--state", help="Only rows in this state (repeatable; `failed` = mismatched + below for assertions).")] = None,  # noqa: UP045
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,  # noqa: UP045
-    fmt: Annotated[Optional[str], typer.Option("--format", help="json | ndjson | csv | table (default: table on a TTY, else ndjson).")] = None,  # noqa: UP045
-    sql: Annotated[Optional[str], typer.Option("--sql", help="Run a read-only SQL statement instead.")] = None,  # noqa: UP045
+    target: Annotated[
+        str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")
+    ] = "assertions",
+    run_ref: Annotated[Text, typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,
+    experiment: ExperimentFilter = None,
+    eval_prefix: EvalFilter = None,
+    state: Annotated[
+        Names, typer.Option("--state", help="Only rows in this state (repeatable; for assertions "
+                            "`failed` = mismatched + below).")
+    ] = None,
+    limit: Annotated[Int, typer.Option("--limit", min=1, help="At most N rows.")] = None,
+    fmt: Annotated[
+        Text, typer.Option("--format", help="json | ndjson | csv | table (default: table on a TTY, else ndjson).")
+    ] = None,
+    sql: Annotated[Text, typer.Option("--sql", help="Run a read-only SQL statement instead.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -206,7 +221,7 @@ def query(
     with Store.open(path, readonly=True) as db:
         if sql is not None:
             columns, tuples = db.sql(sql)
-            rows = [dict(zip(columns, t)) for t in tuples]
+            rows = [dict(zip(columns, t, strict=True)) for t in tuples]
         else:
             columns, rows = db.query(
                 target, run=run_ref, experiment=experiment or None, eval_prefix=eval_prefix or None,  # type: ignore[arg-type]
@@ -218,7 +233,7 @@ def query(
 @app.command("list")
 @_guard
 def list_evals(
-    json_out: Annotated[bool, typer.Option("--json", help="Print {\"evals\": [...], \"experiments\": [...]}.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments."""

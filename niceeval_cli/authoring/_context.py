@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from .._states import AssertionState, EvalKind, ErroredReason
+from .._states import AssertionState, ErroredReason, EvalKind
 from ..expect._core import BooleanMatch, MatchResult, ScoreMatch, ThresholdedScoreMatch
 from ..expect._facts import FactUnavailable, Material, NumericMaterial, unavailable_reason, unwrap
 from ..expect._json import to_jsonable
@@ -151,6 +152,8 @@ class TestContext:
             result = MatchResult.unavailable(exc.reason, f"{match.describe()}: {exc}")
         except Exception as exc:  # an exception inside a match is `errored`, never `mismatched`
             result = errored_result(exc)
+        if thresholded and result.threshold is None:  # the requirement is shown even when unknown
+            result = dataclasses.replace(result, threshold=match.threshold)  # type: ignore[union-attr]
         reg.result = result
         reg.evidence = result.evidence if result.has_evidence else to_jsonable(subject)
         return AssertionHandle(self, reg)
@@ -196,14 +199,14 @@ class TestContext:
         if self._kind is not EvalKind.SCORE:
             raise AuthoringError("t.score(...) is only allowed in a score-style eval (define_score_eval)", location)
         if weight is None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if not _finite_non_negative(value):
                 raise AuthoringError(
                     f"t.score(v) needs a finite number ≥ 0 (the points earned), got {value!r}; "
                     "for a ratio or an unavailable value use t.score(value, weight=w)",
                     location,
                 )
             value, weight = 1.0, float(value)
-        elif isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+        elif not _finite_non_negative(weight):
             raise AuthoringError(f"t.score(weight=...) needs a finite number ≥ 0, got {weight!r}", location)
         reg = Registration(
             ordinal=len(self._registrations),
@@ -287,6 +290,10 @@ class TestContext:
                     lambda match: self._register(self._facts, match)
                 )
         return self._assertion_methods
+
+
+def _finite_non_negative(x: object) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) and x >= 0
 
 
 def _direct_score_result(value: Any) -> MatchResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._states import EvalKind
@@ -28,7 +28,7 @@ class EvalDefinition:
     attempts: int | None = None
     pass_rule: Any = None
     adapter: Adapter | None = None
-    defined_at: SourceLocation = SourceLocation(None, None)
+    defined_at: SourceLocation = field(default_factory=lambda: SourceLocation(None, None))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.test(*args, **kwargs)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import functools
+import json
 import random
 import ssl
 import time

@@ -175,6 +175,8 @@ def print_summary(console: Console, store: Store, outcome: RunOutcome, *, limit:
             f"{outcome.reused} result(s) reused from earlier runs (same fingerprint); "
             "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything."
         ))
+    else:
+        console.print(Text("0 results reused (nothing sealed earlier had the same fingerprint)."))
     if any(_has_key_problem(store, a.id) for a in bad[:limit]):
         console.print(Text(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "

@@ -353,7 +353,7 @@ async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFail
         if settings is not None and judge.resolve_problem(settings) is None:
             distinct.setdefault((settings.model, settings.base_url, settings.api_key_env), settings)
     results = await asyncio.gather(*(judge.preflight(s) for s in distinct.values()))
-    failed = {key: r for key, r in zip(distinct, results) if r is not None}
+    failed = {key: r for key, r in zip(distinct, results, strict=True) if r is not None}
     failures = []
     by_experiment: dict[tuple[str, tuple[Any, ...]], list[str]] = {}
     for slot in slots:
