@@ -161,10 +161,10 @@ def _key(settings: JudgeSettings) -> str:
 
 
 def _material_json(material: object) -> Any:
+    if isinstance(material, (Fact, NumericMaterial)):
+        return _material_json(material.value)
     if isinstance(material, Material):
         return to_jsonable(list(material.items))
-    if isinstance(material, (Fact, NumericMaterial)):
-        return to_jsonable(material.value)
     return to_jsonable(material)
 
 

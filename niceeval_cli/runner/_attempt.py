@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 from .. import outcomes
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
-from .._redact import redact
+from .._redact import redact, safe_json
 from .._states import AssertionState, AttemptReason, UnavailableReason
 from ..authoring import (
     AdapterContext,
@@ -47,13 +46,6 @@ class _Progress:
     error: str | None = None
     stop_cause: str | None = None
     registrations: list[Registration] = field(default_factory=list)
-
-
-def trim(text: str, limit: int = EVIDENCE_LIMIT) -> str:
-    """Trim with a visible marker saying how much was left out (never silently)."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [+{len(text) - limit} chars]"
 
 
 async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterContext, usage: UsageMeter,
@@ -224,7 +216,7 @@ def _seal_results(
         elif reg.evidence is None:
             evidence = None
         else:
-            evidence = redact(trim(json.dumps(reg.evidence, ensure_ascii=False, default=repr)), secrets)
+            evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
         explanation = redact(result.explanation, secrets) if result.explanation else None
         results.append(AssertionResult(
             id=new_id(),

@@ -93,9 +93,9 @@ def _adapter_for(
 def _judge_version(settings: JudgeSettings | None) -> str | None:
     if settings is None:
         return None
-    from ..judge import PROMPT_VERSION
+    from ..judge import JUDGE_SCALE_VERSION, PROMPT_VERSION
 
-    return PROMPT_VERSION
+    return f"prompt-{PROMPT_VERSION}/scale-{JUDGE_SCALE_VERSION}"
 
 
 def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:

@@ -66,7 +66,7 @@ async def test_the_timeout_covers_all_retries(judge_server, service, make_settin
     grade = await service.grade(closed_qa("q"), QA, make_settings(timeout_ms=500, max_retries=50))
     elapsed = time.monotonic() - started
     assert (grade.state, grade.reason) == (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TIMEOUT)
-    assert 0.4 <= elapsed < 0.9
+    assert 0.4 <= elapsed < 1.2
     assert 2 <= len(judge_server.requests) <= 4
 
 
@@ -78,8 +78,8 @@ async def test_backoff_grows_exponentially_between_retries(judge_server, make_se
     finally:
         await service.aclose()
     r1, r2, r3 = judge_server.requests
-    assert 0.09 <= r2.started - r1.ended < 0.19
-    assert 0.19 <= r3.started - r2.ended < 0.35
+    assert 0.09 <= r2.started - r1.ended < 0.3
+    assert 0.19 <= r3.started - r2.ended < 0.5
 
 
 def test_backoff_jitter_stays_between_half_and_full_delay() -> None:

@@ -1,0 +1,117 @@
+"""The built-in `command` adapter: one subprocess per `t.send`, message on stdin, reply on stdout.
+
+    [experiments.cli-agent]
+    adapter = "command"
+    [experiments.cli-agent.options]
+    argv = ["python", "agent.py", "--quiet"]
+    timeout_ms = 30000        # default 60000; the process (group) is killed when it is exceeded
+    cwd = "agent"             # optional working directory (relative to where niceeval runs)
+
+The reply is stdout decoded as UTF-8 with trailing newlines removed. A non-zero exit raises an
+error carrying the exit code and the tail of stderr; the runner records it as the Attempt's
+`adapter-error`. A timeout raises too (the Attempt is `errored`, never `failed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ..authoring import Adapter, AdapterContext, Turn
+from ._options import AdapterOptions, load_error, parse_options, tail
+
+VERSION = "1"
+_POSIX = os.name == "posix"
+
+
+class CommandOptions(AdapterOptions):
+    argv: list[str] = Field(min_length=1)
+    timeout_ms: int = Field(default=60_000, gt=0)
+    cwd: str | None = None
+
+    @field_validator("argv")
+    @classmethod
+    def _non_empty_words(cls, value: list[str]) -> list[str]:
+        if any(not word for word in value):
+            raise ValueError("every word of argv must be non-empty text")
+        return value
+
+
+class CommandFailed(RuntimeError):
+    """The command exited non-zero or timed out (an `adapter-error`)."""
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the process we started (and, on POSIX, its own process group, by id)."""
+    if process.returncode is not None:
+        return
+    try:
+        if _POSIX:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            process.kill()
+    except ProcessLookupError:
+        pass
+
+
+class CommandAdapter(Adapter):
+    """Runs `argv` once per `t.send`."""
+
+    def __init__(self, options: CommandOptions) -> None:
+        super().__init__("command", send=self._send_message, version=VERSION)
+        self.options = options
+        self.secrets: list[str] = []
+        self._shown = shlex.join(options.argv)
+
+    async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
+        if send_options:
+            raise TypeError(
+                f"the command adapter takes no t.send options, got {', '.join(sorted(send_options))}"
+            )
+        timeout_s = self.options.timeout_ms / 1000
+        process = await asyncio.create_subprocess_exec(
+            *self.options.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=self.options.cwd,
+            start_new_session=_POSIX,  # its own group, so a timeout also ends its children
+        )
+        try:
+            out, err = await asyncio.wait_for(process.communicate(message.encode("utf-8")), timeout_s)
+        except asyncio.TimeoutError:
+            _kill(process)
+            await process.wait()
+            raise CommandFailed(
+                f"command `{self._shown}` did not finish within timeout_ms={self.options.timeout_ms} and "
+                "was killed"
+            ) from None
+        except BaseException:  # cancelled (attempt timeout, Ctrl-C): do not leave it running
+            _kill(process)
+            raise
+        code = process.returncode
+        if code != 0:
+            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+            stderr = tail(err.decode("utf-8", errors="replace"), self.secrets)
+            raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
+        return Turn(input=message, message=out.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+
+def build(options: Mapping[str, Any], experiment_id: str) -> CommandAdapter:
+    """The `command` adapter of one experiment (a program not on PATH is a load error)."""
+    parsed = parse_options(CommandOptions, options, experiment_id, "command")
+    program = parsed.argv[0]
+    if os.sep not in program and (os.altsep is None or os.altsep not in program):
+        if shutil.which(program) is None:
+            raise load_error(experiment_id, "command", "argv",
+                             f"the program {program!r} is not found on PATH")
+    if parsed.cwd is not None and not os.path.isdir(parsed.cwd):
+        raise load_error(experiment_id, "command", "cwd", f"{parsed.cwd!r} is not a directory")
+    return CommandAdapter(parsed)

@@ -1,0 +1,203 @@
+"""The built-in `http` adapter: `t.send(message)` POSTs JSON to your service and reads one field.
+
+    [experiments.staging]
+    adapter = "http"
+    [experiments.staging.options]
+    url = "https://staging.example.com/api/chat"
+    request_template = { input = "{message}", session = "eval" }    # "{message}" is replaced
+    response_path = "output.text"                                 # dotted; list items by index
+    headers = { Authorization = "Bearer {env:STAGING_TOKEN}", X-Team = "evals" }
+    timeout_ms = 30000
+
+Header values may name secrets as `env:NAME` (the whole value) or `{env:NAME}` inside text; the
+values are read from the environment (or `.env`) when the adapter loads and never stored or
+printed. Credential headers (`Authorization`, `Cookie`, `*api-key*`, `*token*`) must use an env
+reference, so a key cannot end up in `niceeval.toml` or in the stored fingerprint.
+Optional `input_tokens_path` / `output_tokens_path` read token usage from the reply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from pydantic import Field, field_validator
+
+from .._redact import redact
+from ..authoring import Adapter, AdapterContext, Turn, Usage
+from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail
+
+VERSION = "1"
+_ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_WHOLE_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
+_CREDENTIAL_HEADER = re.compile(r"(?i)^(?:proxy-)?authorization$|^cookie$|api[-_]?key|token|secret")
+
+
+class HttpOptions(AdapterOptions):
+    url: str
+    request_template: dict[str, Any] = Field(default_factory=lambda: {"message": "{message}"})
+    response_path: str = "message"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_ms: int = Field(default=60_000, gt=0)
+    input_tokens_path: str | None = None
+    output_tokens_path: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_url(value)
+
+    @field_validator("response_path", "input_tokens_path", "output_tokens_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and (not value or any(not part for part in value.split("."))):
+            raise ValueError(f"expected a dotted path such as 'choices.0.message.content', got {value!r}")
+        return value
+
+
+def fill_template(value: Any, message: str) -> Any:
+    """A copy of the JSON template with every "{message}" inside a string replaced."""
+    if isinstance(value, str):
+        return value.replace("{message}", message)
+    if isinstance(value, Mapping):
+        return {key: fill_template(item, message) for key, item in value.items()}
+    if isinstance(value, list):
+        return [fill_template(item, message) for item in value]
+    return value
+
+
+def read_path(document: Any, path: str) -> Any:
+    """The value at a dotted path ("choices.0.message.content"); KeyError naming where it stopped."""
+    current = document
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(current, list) and part.lstrip("-").isdigit():
+            index = int(part)
+            if not -len(current) <= index < len(current):
+                raise KeyError(f"{'.'.join(walked) or 'the reply'} has {len(current)} item(s), no index {part}")
+            current = current[index]
+        elif isinstance(current, Mapping) and part in current:
+            current = current[part]
+        else:
+            where = ".".join(walked) or "the reply"
+            kind = type(current).__name__
+            keys = f" (keys: {', '.join(map(str, list(current)[:10]))})" if isinstance(current, Mapping) else ""
+            raise KeyError(f"{where} is a {kind} without {part!r}{keys}")
+        walked.append(part)
+    return current
+
+
+def _resolve_header(name: str, value: str, experiment_id: str) -> tuple[str, list[str], list[str]]:
+    """(resolved value, secrets read, missing variable names)."""
+    whole = _WHOLE_ENV_REF.fullmatch(value)
+    template = "{env:" + whole.group(1) + "}" if whole else value
+    names = _ENV_REF.findall(template)
+    if not names and _CREDENTIAL_HEADER.search(name):
+        raise load_error(
+            experiment_id, "http", f"headers.{name}",
+            'a credential header must name its secret as "env:VAR_NAME" (or "Bearer {env:VAR_NAME}"), '
+            "so the key stays out of niceeval.toml and the stored results",
+        )
+    secrets, missing = [], []
+    for var in names:
+        found = read_env(var)
+        if found is None:
+            missing.append(var)
+        else:
+            secrets.append(found)
+    resolved = _ENV_REF.sub(lambda m: read_env(m.group(1)) or "", template)
+    return resolved, secrets, missing
+
+
+class HttpAdapter(Adapter):
+    """POSTs the filled request template to `url` once per `t.send`."""
+
+    def __init__(self, options: HttpOptions, headers: dict[str, str], secrets: list[str],
+                 missing: dict[str, list[str]]) -> None:
+        super().__init__("http", send=self._send_message, version=VERSION)
+        self.options = options
+        self.secrets: list[str] = secrets
+        self._headers = headers
+        self._missing = missing  # header → unset variables: every send fails with this
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.options.timeout_ms / 1000)
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
+        if send_options:
+            raise TypeError(f"the http adapter takes no t.send options, got {', '.join(sorted(send_options))}")
+        if self._missing:
+            detail = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
+            raise RuntimeError(
+                f"environment variable(s) unset or empty ({detail}); set them in the environment or in "
+                ".env beside niceeval.toml"
+            )
+        url = self.options.url
+        body = fill_template(self.options.request_template, message)
+        try:
+            response = await self._http().post(url, json=body, headers=self._headers)
+        except httpx.TimeoutException:
+            raise TimeoutError(f"POST {url} got no reply within timeout_ms={self.options.timeout_ms}") from None
+        except httpx.HTTPError as exc:
+            raise ConnectionError(self._redact(f"POST {url} failed: {type(exc).__name__}: {exc}")) from None
+        if not response.is_success:
+            raise RuntimeError(
+                f"POST {url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
+            )
+        try:
+            reply = response.json()
+        except json.JSONDecodeError:
+            raise ValueError(f"POST {url} answered non-JSON: {tail(response.text, self.secrets, 500)}") from None
+        try:
+            value = read_path(reply, self.options.response_path)
+        except KeyError as exc:
+            raise ValueError(
+                f"response_path {self.options.response_path!r} not found in the reply of {url}: {exc.args[0]}"
+            ) from None
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return Turn(input=message, message=text, data=reply, usage=self._usage(reply))
+
+    def _usage(self, reply: Any) -> Usage | None:
+        paths = (self.options.input_tokens_path, self.options.output_tokens_path)
+        if paths == (None, None):
+            return None
+        counts: list[int | None] = []
+        for path in paths:
+            if path is None:
+                counts.append(None)
+                continue
+            try:
+                n = read_path(reply, path)
+            except KeyError:
+                n = None  # not reported this time: unknown, never 0
+            counts.append(n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None)
+        return Usage(input_tokens=counts[0], output_tokens=counts[1])
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
+    """The `http` adapter of one experiment; header secrets are read from the environment now."""
+    parsed = parse_options(HttpOptions, options, experiment_id, "http")
+    headers: dict[str, str] = {}
+    secrets: list[str] = []
+    missing: dict[str, list[str]] = {}
+    for name, value in parsed.headers.items():
+        resolved, found, unset = _resolve_header(name, value, experiment_id)
+        headers[name] = resolved
+        secrets.extend(found)
+        if unset:
+            missing[name] = unset
+    return HttpAdapter(parsed, headers, secrets, missing)

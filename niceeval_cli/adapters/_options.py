@@ -1,0 +1,153 @@
+"""What every built-in adapter shares: validated options, reply shapes, secrets, error text.
+
+A built-in adapter is configured by the experiment's `[experiments.<id>.options]` table. Each
+one declares a pydantic model (`extra="forbid"`, no coercion) and `parse_options` turns any
+mistake into one `AdapterLoadError` paragraph naming that table and the key, so the CLI can
+print it as a configuration error (exit 2) without a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .._redact import redact
+from ..authoring import Turn, Usage
+from . import AdapterLoadError
+
+M = TypeVar("M", bound="AdapterOptions")
+
+#: How much of a failing process's stderr (or an HTTP error body) an error message keeps.
+TAIL_CHARS = 2000
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class AdapterOptions(BaseModel):
+    """Base of every built-in adapter's options: unknown keys and wrong types are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def options_table(experiment_id: str) -> str:
+    """`[experiments.<id>.options]` with the id quoted the way TOML needs it."""
+    shown = experiment_id if _BARE_KEY.fullmatch(experiment_id) else json.dumps(experiment_id, ensure_ascii=False)
+    return f"[experiments.{shown}.options]"
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "(the table)"
+
+
+def parse_options(model: type[M], options: Mapping[str, Any], experiment_id: str, adapter: str) -> M:
+    """Validate `options` for the built-in `adapter`; any mistake → one AdapterLoadError paragraph."""
+    table = options_table(experiment_id)
+    try:
+        return model.model_validate(dict(options))
+    except ValidationError as error:
+        problems = []
+        for item in error.errors(include_url=False):
+            key = _key_path(tuple(item["loc"]))
+            if item["type"] == "extra_forbidden":
+                problems.append(f"unknown key {key!r}")
+            elif item["type"] == "missing":
+                problems.append(f"key {key!r} is required")
+            else:
+                message = str(item["msg"]).removeprefix("Value error, ")
+                problems.append(f"key {key!r}: {message}")
+        allowed = ", ".join(model.model_fields)
+        raise AdapterLoadError(
+            f"{table} for the built-in {adapter!r} adapter: {'; '.join(problems)}. "
+            f"Allowed keys: {allowed}."
+        ) from None
+
+
+def load_error(experiment_id: str, adapter: str, key: str, problem: str) -> AdapterLoadError:
+    """A one-paragraph load error about one key of the options table."""
+    return AdapterLoadError(
+        f"{options_table(experiment_id)} for the built-in {adapter!r} adapter: key {key!r}: {problem}."
+    )
+
+
+def check_env_name(value: str) -> str:
+    if not _ENV_NAME.fullmatch(value):
+        raise ValueError("expected the NAME of an environment variable (letters, digits, _), not its value")
+    return value
+
+
+def check_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL")
+    return value
+
+
+def read_env(name: str) -> str | None:
+    """The variable's value, or None when it is unset or empty (a missing secret, never '')."""
+    return os.environ.get(name) or None
+
+
+def tail(text: str, secrets: list[str], limit: int = TAIL_CHARS) -> str:
+    """The redacted end of `text`, marked when something was cut off."""
+    text = redact(text.strip(), secrets)
+    if len(text) <= limit:
+        return text
+    return f"[… {len(text) - limit} chars before] {text[-limit:]}"
+
+
+def _usage(value: object, who: str) -> Usage:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{who}: 'usage' must be a mapping with input_tokens / output_tokens, got {value!r}")
+    unknown = sorted(set(value) - {"input_tokens", "output_tokens"})
+    if unknown:
+        raise TypeError(f"{who}: 'usage' has unknown key(s) {', '.join(map(str, unknown))}; "
+                        "expected input_tokens and output_tokens")
+    counts: dict[str, int | None] = {}
+    for name in ("input_tokens", "output_tokens"):
+        n = value.get(name)
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise TypeError(f"{who}: usage {name} must be a whole number ≥ 0, got {n!r}")
+        counts[name] = n
+    return Usage(input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"])
+
+
+def reply_to_turn(message: str, reply: object, who: str) -> Turn:
+    """A reply as text, a Turn, or a dict {"message", "usage"?, "data"?} → a Turn."""
+    if isinstance(reply, str):
+        return Turn(input=message, message=reply)
+    if isinstance(reply, Turn):
+        return reply
+    if isinstance(reply, Mapping):
+        unknown = sorted(str(k) for k in set(reply) - {"message", "usage", "data"})
+        if unknown:
+            raise TypeError(f"{who} returned a dict with unknown key(s) {', '.join(unknown)}; "
+                            "allowed: message, usage, data")
+        text = reply.get("message")
+        if not isinstance(text, str):
+            raise TypeError(f"{who} returned a dict whose 'message' is {type(text).__name__}, not text")
+        usage = _usage(reply["usage"], who) if reply.get("usage") is not None else None
+        return Turn(input=message, message=text, data=reply.get("data"), usage=usage)
+    raise TypeError(
+        f"{who} returned {type(reply).__name__}; expected text, a Turn or a dict "
+        '{"message": ..., "usage"?: {...}, "data"?: ...}'
+    )
+
+
+__all__ = [
+    "AdapterOptions",
+    "check_env_name",
+    "check_url",
+    "load_error",
+    "options_table",
+    "parse_options",
+    "read_env",
+    "reply_to_turn",
+    "tail",
+]
