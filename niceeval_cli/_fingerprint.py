@@ -89,7 +89,12 @@ def canonical_json(value: object) -> str:
 
 def fingerprint(parts: Mapping[str, object]) -> str:
     """sha256 hex digest of the canonical JSON of `parts`."""
-    return hashlib.sha256(canonical_json(parts).encode("utf-8")).hexdigest()
+    return digest(canonical_json(parts))
+
+
+def digest(canonical: str) -> str:
+    """The fingerprint of parts already in canonical JSON (saves encoding them twice)."""
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def changed_parts(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls except tab/newline, DEL, and Unicode bidi / zero-width tricks.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls except tab/newline, DEL, Unicode line/paragraph separators, and bidi /
+# zero-width / invisible-format tricks that can reorder or hide what a reader sees, and lone
+# surrogates (which a terminal encoder would choke on).
+_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ud800-\udfff\ufeff"
+    r"\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 _NAMED = {"\r": "\\r", "\x1b": "\\x1b", "\x00": "\\x00", "\x07": "\\x07", "\x08": "\\x08"}
 
 DEFAULT_LIMIT = 400
@@ -17,7 +22,9 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def visible(text: object, limit: int | None = DEFAULT_LIMIT, *, single_line: bool = False) -> str:

@@ -121,7 +121,8 @@ class LineEvents:
         line = f"{word:<10} {slot.experiment.id} · {slot.eval.id}#{slot.ordinal}{reason}"
         if extra:
             line += f"  {extra}"
-        self.console.print(Text(visible(line, 300, single_line=True)))
+        # Plain write, not rich: one line per attempt must stay cheap on a 10 000-attempt run.
+        self.console.file.write(visible(line, 300, single_line=True) + "\n")
 
     def finished(self, outcome: RunOutcome) -> None:
         pass

@@ -156,7 +156,7 @@ async def execute_attempt(
         stop_cause=decided.stop_cause,
         error=redact(progress.error, secrets) if progress.error else None,
         fingerprint=slot.fingerprint,
-        fingerprint_parts=canonical_json(slot.fingerprint_parts),
+        fingerprint_parts=slot.fingerprint_json,
         started_at=started_at,
         ended_at=utc_now_iso(),
         duration_ms=round((ended - started) * 1000, 3),

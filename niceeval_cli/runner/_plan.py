@@ -30,6 +30,7 @@ class PlannedSlot:
     adapter: Adapter | None
     fingerprint: str
     fingerprint_parts: dict[str, Any]
+    fingerprint_json: str  # canonical JSON of the parts, stored on the attempt
     reason: PlanReason
     reuse_attempt_id: str | None = None
     reuse_run_id: str | None = None

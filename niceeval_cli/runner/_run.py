@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import outcomes
-from .._fingerprint import eval_options_view, fingerprint, fingerprint_parts
+from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
 from .._ids import new_id, utc_now_iso
 from .._states import AssertionState, AttemptState, EvalKind, GateState, PlanReason, Relation, RunStatus
 from ..adapters import AdapterLoadError, load_adapter
@@ -135,9 +135,10 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
                     judge_version=_judge_version(settings.judge),
                     ordinal=ordinal,
                 )
-                digest = fingerprint(parts)
+                parts_json = canonical_json(parts)
+                fp = digest(parts_json)
                 previous = _previous(store, experiment.id, discovered.id, ordinal)
-                reason, changed = decide(previous, digest, parts, settings.timeout_ms, request.mode)
+                reason, changed = decide(previous, fp, parts, settings.timeout_ms, request.mode)
                 reuse = previous if reason is PlanReason.REUSED else None
                 slots.append(PlannedSlot(
                     experiment=experiment,
@@ -145,8 +146,9 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
                     ordinal=ordinal,
                     settings=settings,
                     adapter=adapter,
-                    fingerprint=digest,
+                    fingerprint=fp,
                     fingerprint_parts=parts,
+                    fingerprint_json=parts_json,
                     reason=reason,
                     reuse_attempt_id=reuse.id if reuse else None,
                     reuse_run_id=reuse.run_id if reuse else None,
