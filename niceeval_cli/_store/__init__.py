@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import sys
+from .._imports import import_without
 
+import_without("sqlite_utils", "numpy")
 
-def _import_sqlite_utils_without_numpy() -> None:
-    """sqlite-utils imports numpy (when installed) only to adapt numpy values on insert; the store
-    never inserts any, and numpy's import costs ~60 ms of every command's start-up."""
-    if "sqlite_utils" in sys.modules or "numpy" in sys.modules:
-        return
-    sys.modules["numpy"] = None  # type: ignore[assignment]
-    try:
-        import sqlite_utils  # noqa: F401
-    finally:
-        del sys.modules["numpy"]
-
-
-_import_sqlite_utils_without_numpy()
-
-from .errors import StoreError  # noqa: E402
-from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS  # noqa: E402
-from .rows import AssertionRow, AttemptRow, RunRow, SlotRecord, SlotRow  # noqa: E402
-from .schema import SCHEMA_VERSION  # noqa: E402
-from .store import ALL_RUNS, QueryTarget, Store  # noqa: E402
+from .errors import StoreError
+from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
+from .rows import AssertionRow, AttemptRow, RunRow, SlotRecord, SlotRow
+from .schema import SCHEMA_VERSION
+from .store import ALL_RUNS, QueryTarget, Store
 
 __all__ = [
     "ALL_RUNS",

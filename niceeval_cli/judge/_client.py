@@ -1,7 +1,7 @@
 """HTTP to an OpenAI-compatible judge endpoint: pooled clients, bounded concurrency, retries.
 
-One `Endpoint` (an httpx.AsyncClient plus a semaphore) per (base_url, max_concurrency) serves
-the whole run. A grading call holds one semaphore slot from its first request to its last retry,
+One `Endpoint` (max_concurrency single-connection lanes) per (base_url, max_concurrency) serves
+the whole run. A grading call holds one lane from its first request to its last retry,
 and its time budget (`timeout_ms`) starts when it gets that slot, so waiting behind other
 calls of the run never turns into a judge timeout.
 """
@@ -9,13 +9,14 @@ calls of the run never turns into a judge timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
 import random
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,26 +27,54 @@ from .._states import UnavailableReason
 _DETAIL_CHARS = 300
 
 
-@dataclass
 class Endpoint:
-    """The shared client of one judge endpoint and the bound on its in-flight calls."""
+    """The clients of one judge endpoint and the bound on its in-flight calls.
 
-    base_url: str
-    client: httpx.AsyncClient
-    slots: asyncio.Semaphore
+    `max_concurrency` lanes, each an AsyncClient with a single connection: holding a lane is
+    holding one call's slot. One big pool would do the same job, but httpcore's pool rescans
+    every connection for every queued request (quadratic in the pool size), which at 32
+    connections costs more CPU than the grading itself; single-connection lanes never queue
+    inside httpcore. Connections opened stay ≤ max_concurrency.
+    """
+
+    def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
+        self.base_url = base_url
+        self._size = max_concurrency
+        self._transport = transport
+        self._clients: list[httpx.AsyncClient] = []
+        self._free: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
 
     @property
     def url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
+    @contextlib.asynccontextmanager
+    async def lane(self) -> AsyncIterator[httpx.AsyncClient]:
+        """One call's slot: FIFO among waiting calls; lanes are opened on first need."""
+        if self._free.empty() and len(self._clients) < self._size:
+            client = httpx.AsyncClient(
+                transport=self._transport,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                follow_redirects=False,
+                verify=_tls_context(),
+            )
+            self._clients.append(client)
+        else:
+            client = await self._free.get()
+        try:
+            yield client
+        finally:
+            self._free.put_nowait(client)
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+
 
 def open_endpoint(
     base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None,
 ) -> Endpoint:
-    limits = httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency)
-    client = httpx.AsyncClient(transport=transport, limits=limits, follow_redirects=False,
-                               verify=_tls_context())
-    return Endpoint(base_url, client, asyncio.Semaphore(max_concurrency))
+    return Endpoint(base_url, max_concurrency, transport)
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,7 +167,7 @@ async def call(
     within `timeout_s`. A call that runs out of time is `judge-timeout`; one that runs out of
     retries keeps its last failure (`judge-rate-limited` or `judge-transport-error`)."""
     loop = asyncio.get_running_loop()
-    async with endpoint.slots:
+    async with endpoint.lane() as client:
         deadline = loop.time() + timeout_s
         requests = 0
         while True:
@@ -147,8 +176,8 @@ async def call(
             retry_wait: float | None = None
             try:
                 response = await asyncio.wait_for(
-                    endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
-                                         timeout=httpx.Timeout(remaining)),
+                    client.post(endpoint.url, json=body, headers=headers_for(key),
+                                timeout=httpx.Timeout(remaining)),
                     remaining,
                 )
             except (asyncio.TimeoutError, httpx.TimeoutException):
@@ -195,10 +224,9 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float) -> s
     (429, 5xx, timeouts) and other 4xx are left to the grading calls to classify."""
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     try:
-        async with endpoint.slots:
+        async with endpoint.lane() as client:
             response = await asyncio.wait_for(
-                endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
-                                     timeout=httpx.Timeout(timeout_s)),
+                client.post(endpoint.url, json=body, headers=headers_for(key), timeout=httpx.Timeout(timeout_s)),
                 timeout_s,
             )
     except (asyncio.TimeoutError, httpx.TimeoutException):

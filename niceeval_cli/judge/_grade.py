@@ -153,7 +153,7 @@ class JudgeService:
         """Close every endpoint client (idempotent)."""
         endpoints, self._endpoints = list(self._endpoints.values()), {}
         for endpoint in endpoints:
-            await endpoint.client.aclose()
+            await endpoint.aclose()
 
 
 def _key(settings: JudgeSettings) -> str:

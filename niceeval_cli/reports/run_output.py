@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
-from .._states import AssertionState, AttemptState, GateState
+from .._states import UnavailableReason
+from .._store.summary import outcome_groups
+from ..outcomes import PassRule, parse_pass_rule
+from . import _out
+from ._header import experiment_lines, multi_attempt_lines
+from ._render import attempt_lines, blank, counts_text, exit_text, line, score_text
 from ._safe import visible
+from ._tally import attempt_word, tally
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..runner import PlannedSlot, RunOutcome, SetupFailure
     from ..store import Store
 
-_NOT_OK = (AssertionState.ERRORED, AssertionState.MISMATCHED, AssertionState.BELOW, AssertionState.UNAVAILABLE)
+SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
+# Everything but passed and cleanly scored: the attempt filters of the store, as `view --state` takes them.
+_BAD_STATES = ("errored", "failed", "unrankable", "gate-failed", "gate-unavailable")
 
 
 def _plain(record: Any) -> dict[str, Any]:
@@ -68,33 +76,6 @@ class NdjsonEvents:
                    executed=outcome.executed, reused=outcome.reused, counts=outcome.counts)
 
 
-def attempt_word(state: str, gate: str | None) -> str:
-    if state == AttemptState.SCORED and gate == GateState.FAILED:
-        return "scored, gate failed"
-    if state == AttemptState.SCORED and gate == GateState.UNAVAILABLE:
-        return "scored, gate unavailable"
-    return state
-
-
-_STYLE = {
-    "passed": "green", "scored": "green", "failed": "red", "errored": "red bold",
-    "unrankable": "yellow", "scored, gate failed": "red", "scored, gate unavailable": "yellow",
-}
-
-
-def score_text(score: float | None, max_score: float | None, unavailable_weight: float | None,
-               partial: float | None = None) -> str:
-    def n(x: float | None) -> str:
-        return "?" if x is None else f"{x:g}"
-
-    if score is None:
-        return f"partial {n(partial)} of {n(max_score)} · not rankable" if partial is not None else ""
-    text = f"{n(score)} of {n(max_score)}"
-    if unavailable_weight:
-        text += f" · {n(unavailable_weight)} unavailable · not rankable"
-    return text
-
-
 class LineEvents:
     """Not a TTY (CI): one plain line per sealed attempt."""
 
@@ -115,8 +96,8 @@ class LineEvents:
 
     def sealed(self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord,
                results: Sequence[AssertionResult]) -> None:
-        word = attempt_word(str(attempt.state), str(attempt.gate) if attempt.gate else None)
-        extra = score_text(attempt.score, attempt.max_score, attempt.unavailable_weight, attempt.partial_score)
+        word = attempt_word(attempt.state, attempt.gate)
+        extra = score_text(attempt)
         reason = f" ({attempt.reason})" if attempt.reason else ""
         line = f"{word:<10} {slot.experiment.id} · {slot.eval.id}#{slot.ordinal}{reason}"
         if extra:
@@ -138,79 +119,77 @@ def print_setup_failures(console: Console, failures: Sequence[SetupFailure]) -> 
         ))
 
 
-def print_summary(console: Console, store: Store, outcome: RunOutcome, *, limit: int = 20) -> None:
-    """Failures first (with their failing and unavailable assertions), then totals and next steps."""
+def print_summary(
+    console: Console,
+    store: Store,
+    outcome: RunOutcome,
+    *,
+    limit: int = SUMMARY_LIMIT,
+    pass_rules: Mapping[tuple[str, str], PassRule] | None = None,
+) -> None:
+    """Failures first (the same renderer as `view`), then totals, the run id and next steps."""
     if outcome.run_id is None:
         return
     print_setup_failures(console, outcome.setup_failures)
-    attempts = store.attempts_for_run(outcome.run_id)
-    bad = [a for a in attempts if attempt_word(str(a.state), str(a.gate) if a.gate else None)
-           not in ("passed", "scored")]
-    if bad:
-        console.print()
-    for attempt in bad[:limit]:
-        word = attempt_word(str(attempt.state), str(attempt.gate) if attempt.gate else None)
-        head = Text()
-        head.append(f"{word.upper()}", style=_STYLE.get(word, ""))
-        head.append(f"  {attempt.experiment_id} · {attempt.eval_id}#{attempt.ordinal}")
-        extra = score_text(attempt.score, attempt.max_score, attempt.unavailable_weight, attempt.partial_score)
-        if extra:
-            head.append(f"  {extra}")
-        if str(attempt.relation) == "reference":
-            head.append(f"  (reused from run {attempt.run_id})", style="dim")
-        console.print(head)
-        if attempt.reason:
-            detail = attempt.reason + (f": {attempt.error}" if attempt.error else "")
-            console.print(Text("    " + visible(detail, 400, single_line=True)))
-        for result in store.assertions_for_attempt(attempt.id):
-            if result.state not in _NOT_OK:
-                continue
-            console.print(Text("    " + visible(_assertion_line(result), 300, single_line=True)))
-    if len(bad) > limit:
-        console.print(Text(f"… and {len(bad) - limit} more; see `niceeval view {outcome.run_id}`"))
-    console.print()
-    counts = ", ".join(f"{n} {state}" for state, n in sorted(outcome.counts.items()))
-    console.print(Text(f"run {outcome.run_id}: {counts or 'no attempts'} · exit {outcome.exit_code}"))
+    run = store.resolve_run(outcome.run_id)
+    groups = outcome_groups(store, run.id)
+    totals = tally(groups, run.experiments, pass_rules=pass_rules)
+    bad_count = sum(n for word, n in totals.words.items() if word not in ("passed", "scored"))
+    bad = store.attempts_for_run(run.id, states=list(_BAD_STATES), limit=limit)
+    key_problem = False
+    for attempt in bad:
+        results = store.assertions_for_attempt(attempt.id)
+        key_problem = key_problem or any(r.reason == UnavailableReason.JUDGE_KEY_UNRESOLVED for r in results)
+        _out.emit(console, [blank(), *attempt_lines(attempt, results, rest_limit=0, note_hidden=False)])
+    if bad_count > len(bad):
+        _out.emit(console, [line((f"… and {bad_count - len(bad)} more; see `niceeval view {run.id}`", "dim"))])
+    lines = []
+    for experiment in totals.experiments:
+        lines += [blank(), *experiment_lines(experiment)]
+    multi = totals.multi_attempt_evals()
+    if multi:
+        lines += [blank(), *multi_attempt_lines(multi, rules_known=totals.rules_known)]
+    lines.append(blank())
+    lines.append(line(("run ", "bold"), (run.id, "bold"),
+                      f": {counts_text(totals.words)} · {exit_text(outcome.exit_code)}"))
     if outcome.reused:
-        console.print(Text(
+        lines.append(line(
             f"{outcome.reused} result(s) reused from earlier runs (same fingerprint); "
             "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything."
         ))
-    else:
-        console.print(Text("0 results reused (nothing sealed earlier had the same fingerprint)."))
-    if any(_has_key_problem(store, a.id) for a in bad[:limit]):
-        console.print(Text(
+    if key_problem:
+        lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "
             "api_key_env (default OPENAI_API_KEY), e.g. in a .env file beside niceeval.toml."
         ))
-    console.print(Text(f"details: niceeval view {outcome.run_id}"))
+    lines.append(line(("details: ", "dim"), f"niceeval view {run.id}"))
+    _out.emit(console, lines)
 
 
-def _has_key_problem(store: Store, attempt_id: str) -> bool:
-    return any(r.reason == "judge-key-unresolved" for r in store.assertions_for_attempt(attempt_id))
+def pass_rules_for(request: Any) -> dict[tuple[str, str], PassRule] | None:
+    """Each (experiment, eval)'s pass_rule as the run resolved it (the store does not keep it)."""
+    from ..config import resolve_slot_settings, select_experiments
+
+    try:
+        rules: dict[tuple[str, str], PassRule] = {}
+        for experiment in select_experiments(request.project, request.experiments):
+            for discovered in request.evals:
+                d = discovered.definition
+                options = _EvalOptions(discovered.id, d.attempts, d.timeout_ms, d.pass_rule, d.judge)
+                settings = resolve_slot_settings(request.project, experiment, options, request.overrides)
+                rules[(experiment.id, discovered.id)] = parse_pass_rule(settings.pass_rule)
+        return rules
+    except Exception:  # the summary then folds under the default rule and says so
+        return None
 
 
-def _assertion_line(result: AssertionResult) -> str:
-    name = result.label or result.key
-    if result.group_name:
-        name = f"{result.group_name} / {name}"
-    parts = [f"{result.state}: {name}"]
-    if result.measurement is not None:
-        m = f"{result.measurement:.2f}"
-        if result.threshold is not None:
-            rel = "≥" if result.measurement >= result.threshold else "<"
-            m += f" {rel} {result.threshold:.2f} required"
-        parts.append(m)
-    if result.weight is not None:
-        c = "—" if result.contribution is None else f"{result.contribution:g}"
-        parts.append(f"{c} / {result.weight:g}")
-    if result.reason:
-        parts.append(f"reason: {result.reason}")
-    if result.explanation:
-        parts.append(result.explanation)
-    if result.source_file:
-        parts.append(f"at {result.source_file}:{result.source_line}")
-    return " · ".join(parts)
+@dataclass(frozen=True)
+class _EvalOptions:
+    id: str
+    attempts: int | None
+    timeout_ms: int | None
+    pass_rule: object | None
+    judge: Any
 
 
 def _events_for(console: Console, json_out: bool) -> Any:
@@ -233,7 +212,12 @@ def run_with_output(request: Any, console: Console, *, json_out: bool, junit: An
     from ..store import Store
 
     events = _events_for(console, json_out)
-    outcome = run(request, events)
+    try:
+        outcome = run(request, events)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()  # a live display must give the terminal back even when the run raised
     if outcome.run_id is not None and (junit is not None or not json_out):
         with Store.open(request.store_path or request.project.store, readonly=True) as store:
             if junit is not None:
@@ -241,7 +225,7 @@ def run_with_output(request: Any, console: Console, *, json_out: bool, junit: An
 
                 write_junit(store, outcome.run_id, junit)
             if not json_out:
-                print_summary(console, store, outcome)
+                print_summary(console, store, outcome, pass_rules=pass_rules_for(request))
     return outcome
 
 

@@ -1,0 +1,170 @@
+"""Per-experiment and per-eval totals for report headers, from grouped sealed outcomes.
+
+Pure: it reads `OutcomeGroup`s and asks `outcomes` (fold_pass_eval, summarize_scores) for every
+decision, so a header can never disagree with the rules. Nothing here re-decides an attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .. import outcomes
+from .._states import AttemptState, EvalKind, GateState, Relation
+from .._store.summary import OutcomeGroup
+
+#: The run's own pass_rule is not stored with its attempts; headers fold with the default.
+DEFAULT_PASS_RULE: outcomes.PassRule = "any"
+
+
+@lru_cache(maxsize=4096)
+def _fold(passed: int, failed: int, errored: int, rule: outcomes.PassRule) -> outcomes.EvalFold:
+    """fold_pass_eval depends only on the counts, so equal counts share one fold."""
+    states = [AttemptState.PASSED] * passed + [AttemptState.FAILED] * failed + [AttemptState.ERRORED] * errored
+    return outcomes.fold_pass_eval(states, rule)
+
+
+def attempt_word(state: AttemptState | str, gate: GateState | str | None) -> str:
+    """The one word a report uses for an attempt's outcome (a failed score gate is its own word)."""
+    state = AttemptState(state)
+    if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.FAILED:
+        return "gate failed"
+    if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.UNAVAILABLE:
+        return "gate unavailable"
+    return state.value
+
+
+def is_ok(state: AttemptState | str, gate: GateState | str | None) -> bool:
+    """Nothing to look at: passed, or scored with its gate passed or absent."""
+    return attempt_word(state, gate) in (AttemptState.PASSED.value, AttemptState.SCORED.value)
+
+
+@dataclass
+class EvalTally:
+    """One (experiment, eval): its attempts' outcomes, folded on demand."""
+
+    experiment_id: str
+    eval_id: str
+    kind: EvalKind
+    rule: outcomes.PassRule = DEFAULT_PASS_RULE
+    groups: list[OutcomeGroup] = field(default_factory=list)
+
+    @property
+    def attempts(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    def count(self, *states: AttemptState) -> int:
+        return sum(g.count for g in self.groups if g.state in states)
+
+    def fold(self) -> outcomes.EvalFold:
+        """The eval-level result of a pass-style eval under its pass_rule."""
+        return _fold(
+            self.count(AttemptState.PASSED), self.count(AttemptState.FAILED), self.count(AttemptState.ERRORED),
+            self.rule,
+        )
+
+    def scores(self) -> outcomes.ScoreSummary:
+        return outcomes.summarize_scores(_expand(self.groups))
+
+    @property
+    def severity(self) -> int:
+        """Worst first: an errored or failed eval, then an eval with undecidable or failed attempts."""
+        if self.kind is EvalKind.PASS:
+            result = self.fold().result
+            return {AttemptState.ERRORED: 0, AttemptState.FAILED: 1}.get(result, 4)
+        return min((outcomes.attempt_severity(g.state, g.gate) for g in self.groups), default=4)
+
+
+@dataclass
+class ExperimentTally:
+    experiment_id: str
+    evals: list[EvalTally] = field(default_factory=list)
+
+    def pass_evals(self) -> list[EvalTally]:
+        return [e for e in self.evals if e.kind is EvalKind.PASS]
+
+    def score_groups(self) -> list[OutcomeGroup]:
+        return [g for e in self.evals if e.kind is EvalKind.SCORE for g in e.groups]
+
+    def eval_results(self) -> dict[AttemptState, int]:
+        """How many pass-style evals passed, failed and errored (each folded under its rule)."""
+        counts = {AttemptState.PASSED: 0, AttemptState.FAILED: 0, AttemptState.ERRORED: 0}
+        for tally in self.pass_evals():
+            counts[tally.fold().result] += 1
+        return counts
+
+    def attempt_fold(self) -> outcomes.EvalFold | None:
+        """All pass-style attempts together: the attempt-level pass rate."""
+        evals = self.pass_evals()
+        if not evals:
+            return None
+        return _fold(
+            sum(e.count(AttemptState.PASSED) for e in evals),
+            sum(e.count(AttemptState.FAILED) for e in evals),
+            sum(e.count(AttemptState.ERRORED) for e in evals),
+            DEFAULT_PASS_RULE,  # only its pass_rate is read: passed / (passed + failed + errored)
+        )
+
+    def scores(self) -> outcomes.ScoreSummary | None:
+        groups = self.score_groups()
+        return outcomes.summarize_scores(_expand(groups)) if groups else None
+
+
+@dataclass
+class RunTally:
+    experiments: list[ExperimentTally]
+    attempts: int
+    reused: int
+    words: dict[str, int]  # attempt_word → count
+    rules_known: bool = False  # False: the run's pass_rules were not given, evals fold under "any"
+
+    def multi_attempt_evals(self) -> list[EvalTally]:
+        """Evals with several attempts in this run, worst first."""
+        found = [e for x in self.experiments for e in x.evals if e.attempts > 1]
+        return sorted(found, key=lambda e: (e.severity, e.experiment_id, e.eval_id))
+
+
+def _expand(groups: Iterable[OutcomeGroup]) -> list[OutcomeGroup]:
+    """One item per attempt, as `summarize_scores` counts them (the same group object repeated)."""
+    items: list[OutcomeGroup] = []
+    for group in groups:
+        items.extend([group] * group.count)
+    return items
+
+
+_WORD_ORDER = ("errored", "failed", "unrankable", "gate failed", "gate unavailable", "passed", "scored")
+
+
+def tally(
+    groups: Sequence[OutcomeGroup],
+    experiment_order: Sequence[str] = (),
+    *,
+    pass_rules: Mapping[tuple[str, str], outcomes.PassRule] | None = None,
+) -> RunTally:
+    """Gather grouped outcomes by experiment and eval (experiments in run order, then by id).
+
+    `pass_rules`: each (experiment, eval)'s rule when the caller knows it (the run itself does);
+    the store does not keep it, so `view` folds under the default "any" and says so.
+    """
+    rules = pass_rules or {}
+    experiments: dict[str, ExperimentTally] = {eid: ExperimentTally(eid) for eid in experiment_order}
+    evals: dict[tuple[str, str], EvalTally] = {}
+    words: dict[str, int] = {}
+    attempts = reused = 0
+    for group in groups:
+        key = (group.experiment_id, group.eval_id)
+        tally_ = evals.get(key)
+        if tally_ is None:
+            rule = outcomes.parse_pass_rule(rules.get(key, DEFAULT_PASS_RULE))
+            tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule)
+            experiments.setdefault(group.experiment_id, ExperimentTally(group.experiment_id)).evals.append(tally_)
+        tally_.groups.append(group)
+        attempts += group.count
+        reused += group.count if group.relation is Relation.REFERENCE else 0
+        word = attempt_word(group.state, group.gate)
+        words[word] = words.get(word, 0) + group.count
+    for experiment in experiments.values():
+        experiment.evals.sort(key=lambda e: e.eval_id)
+    ordered = {w: words[w] for w in _WORD_ORDER if w in words}
+    return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=pass_rules is not None)

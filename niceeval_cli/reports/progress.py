@@ -1,0 +1,156 @@
+"""`niceeval run` in a TTY: one live progress bar per experiment with its outcome counts.
+
+The runner calls these RunEvents from its event loop, so each call only updates numbers under
+rich's lock; rich's own refresh thread redraws at most `REFRESH_PER_SECOND` times a second. A
+run of 10 000 attempts therefore costs 10 000 dictionary updates, not 10 000 redraws. When the
+run ends the bars stay on screen as the final state (not transient), then the summary follows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TaskID,
+    TimeElapsedColumn,
+)
+from rich.text import Text
+
+from .._states import AttemptState, GateState
+from ._render import STYLES, name
+from ._tally import attempt_word
+
+if TYPE_CHECKING:
+    from .._records import AssertionResult, AttemptRecord
+    from ..runner import PlannedSlot, RunOutcome, SetupFailure
+
+REFRESH_PER_SECOND = 10
+BAR_WIDTH = 20
+#: Always shown, in this order (cli.md: "counts of passed / failed / errored / scored").
+ALWAYS = ("passed", "failed", "errored", "scored")
+#: Shown once they occur.
+SOMETIMES = ("unrankable", "gate failed", "gate unavailable", "reused", "not dispatched")
+
+
+class _Name(ProgressColumn):
+    """The experiment id as plain Text (never parsed as rich markup)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(task.description, style="bold", no_wrap=True, overflow="ellipsis")
+
+
+class _Counts(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        counts: Counter[str] = task.fields.get("counts", Counter())
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for word in (*ALWAYS, *SOMETIMES):
+            n = counts.get(word, 0)
+            if not n and word not in ALWAYS:
+                continue
+            if text:
+                text.append(" · ", style="dim")
+            text.append(f"{n} {word}", style=STYLES.get(word, "dim") if n else "dim")
+        return text
+
+
+class LiveProgress:
+    """RunEvents for a terminal: progress per experiment; call `close()` (idempotent) at the end."""
+
+    def __init__(self, console: Console, *, refresh_per_second: float = REFRESH_PER_SECOND) -> None:
+        self.console = console
+        self.progress = Progress(
+            SpinnerColumn(), _Name(), BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(), TimeElapsedColumn(), _Counts(),
+            console=console, refresh_per_second=refresh_per_second, transient=False, auto_refresh=True,
+        )
+        self._tasks: dict[str, TaskID] = {}
+        self._counts: dict[str, Counter[str]] = {}
+        self._slots: Counter[tuple[str, str]] = Counter()
+        self._live = False
+
+    # ── RunEvents ──────────────────────────────────────────────────────────────────────
+
+    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
+        by_experiment: dict[str, list[PlannedSlot]] = {}
+        for slot in slots:
+            by_experiment.setdefault(slot.experiment.id, []).append(slot)
+            self._slots[(slot.experiment.id, slot.eval.id)] += 1
+        for experiment_id, planned in by_experiment.items():
+            counts: Counter[str] = Counter()
+            for slot in planned:
+                if not slot.execute and slot.reuse_state is not None:
+                    counts[_word(slot.reuse_state, slot.reuse_gate)] += 1
+                    counts["reused"] += 1
+            self._counts[experiment_id] = counts
+            self._tasks[experiment_id] = self.progress.add_task(
+                name(experiment_id, 60), total=len(planned), completed=counts["reused"], counts=counts,
+            )
+        if not self._live:
+            self.progress.start()
+            self._live = True
+
+    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
+        for failure in failures:
+            skipped = sum(self._slots[(failure.experiment_id, e)] for e in failure.eval_ids)
+            task = self._tasks.get(failure.experiment_id)
+            if task is None:
+                continue
+            counts = self._counts[failure.experiment_id]
+            counts["not dispatched"] += skipped
+            total = self.progress.tasks[_index(self.progress, task)].total or 0
+            self.progress.update(task, total=max(0, total - skipped), counts=counts)
+            self.progress.console.print(Text(
+                f"setup error: judge preflight failed for {name(failure.experiment_id)} "
+                f"({name(failure.endpoint)}): {name(failure.cause, 200)}; {skipped} attempt(s) not dispatched",
+                style="red",
+            ))
+
+    def started(self, run_id: str, slot: PlannedSlot) -> None:
+        pass  # the bar moves when an attempt is sealed
+
+    def sealed(
+        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
+    ) -> None:
+        experiment_id = slot.experiment.id
+        counts = self._counts.get(experiment_id)
+        task = self._tasks.get(experiment_id)
+        if counts is None or task is None:
+            return
+        counts[_word(attempt.state, attempt.gate)] += 1
+        self.progress.update(task, advance=1, counts=counts)
+
+    def finished(self, outcome: RunOutcome) -> None:
+        self.close()
+
+    # ── lifetime ───────────────────────────────────────────────────────────────────────
+
+    def close(self) -> None:
+        """Stop the live display (leaving its last frame); safe to call more than once."""
+        if self._live:
+            self._live = False
+            self.progress.stop()
+
+    def __enter__(self) -> LiveProgress:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _word(state: AttemptState | str, gate: GateState | str | None) -> str:
+    return attempt_word(state, gate)
+
+
+def _index(progress: Progress, task: TaskID) -> int:
+    return next(i for i, t in enumerate(progress.tasks) if t.id == task)

@@ -1,0 +1,243 @@
+"""`niceeval run` (cli.md): NDJSON events, exit codes, and the human summary that lists what
+went wrong first."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+MIXED = """
+from niceeval_cli import Fact, define_eval, define_score_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def a_passes(t):
+    t.check(1, equals(1)).label("fine")
+
+
+@define_eval()
+def b_fails(t):
+    t.check("refund in 14 days", equals("refund in 30 days")).label("Mentions 30 days")
+    t.check(1, equals(1)).label("fine too")
+
+
+@define_score_eval()
+def c_scores(t):
+    t.check(1, equals(1)).score(5).label("Participation")
+    t.score(Fact.unavailable("completion-unobserved"), weight=50).label("Completion")
+"""
+
+
+@pytest.fixture(autouse=True)
+def _forget_project_modules(project) -> Iterator[None]:
+    yield
+    root = str(project.root.resolve())
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(root):
+            del sys.modules[name]
+
+
+def events_of(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_json_prints_one_event_per_line_each_with_event_and_run_id(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/mixed.py", MIXED)
+    result = project.run("--json")
+    assert result.exit_code == 1
+    events = events_of(result.stdout)
+    names = [e["event"] for e in events]
+    assert names[0] == "run.planned"
+    assert names[-1] == "run.finished"
+    assert names.count("attempt.started") == 3
+    assert names.count("attempt.sealed") == 3
+    run_id = project.query("runs")[0]["id"]
+    assert all(e["run_id"] == run_id for e in events)
+    assert events[-1]["exit_code"] == 1
+
+
+def test_json_events_carry_the_plan_the_sealed_rows_and_the_counts(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/mixed.py", MIXED)
+    events = events_of(project.run("--json").stdout)
+    planned = events[0]
+    assert len(planned["slots"]) == 3
+    sealed = {e["attempt"]["eval_id"]: e for e in events if e["event"] == "attempt.sealed"}
+    assert set(sealed) == {"mixed/a_passes", "mixed/b_fails", "mixed/c_scores"}
+    fails = sealed["mixed/b_fails"]
+    assert fails["attempt"]["state"] == "failed"
+    assert [r["label"] for r in fails["assertions"]] == ["Mentions 30 days", "fine too"]
+    assert fails["assertions"][0]["state"] == "mismatched"
+    scores = sealed["mixed/c_scores"]["attempt"]
+    assert (scores["state"], scores["score"], scores["unavailable_weight"]) == ("unrankable", 5, 50)
+    stored = {a["eval_id"]: a["id"] for a in project.attempts()}
+    assert {k: e["attempt"]["id"] for k, e in sealed.items()} == stored
+    started = [i for i, e in enumerate(events) if e["event"] == "attempt.started" and e["eval_id"] == "mixed/b_fails"]
+    sealed_at = [i for i, e in enumerate(events)
+                 if e["event"] == "attempt.sealed" and e["attempt"]["eval_id"] == "mixed/b_fails"]
+    assert started[0] < sealed_at[0]
+
+
+def test_json_output_is_only_ndjson(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/mixed.py", MIXED)
+    result = project.run("--json")
+    for line in result.stdout.splitlines():
+        assert isinstance(json.loads(line), dict)
+
+
+def test_summary_lists_failed_and_undecided_attempts_with_their_assertions_first(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/mixed.py", MIXED)
+    result = project.run()
+    assert result.exit_code == 1
+    out = result.stdout
+    run_id = project.query("runs")[0]["id"]
+    assert "mixed/b_fails" in out
+    assert "Mentions 30 days" in out
+    assert "mixed/c_scores" in out
+    assert "Completion" in out and "completion-unobserved" in out
+    assert "not rankable" in out
+    assert run_id in out
+    assert f"niceeval view {run_id}" in out
+    # the failure detail comes before the totals line that names the run
+    assert out.index("Mentions 30 days") < out.rindex(run_id)
+    assert "fine too" not in out  # passing assertions are not listed
+
+
+def test_summary_shows_measurement_against_threshold_and_reason(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/measured.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import similarity
+
+        @define_eval()
+        def measured(t):
+            t.check("abcd", similarity("abxy").at_least(0.8)).gate().label("Close to reference")
+    """)
+    result = project.run()
+    assert result.exit_code == 1
+    assert "Close to reference" in result.stdout
+    assert "0.50" in result.stdout and "0.80" in result.stdout
+
+
+def test_exit_0_when_everything_passed(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval, define_score_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        def passes(t):
+            t.check(1, equals(1))
+
+        @define_score_eval()
+        def scores(t):
+            t.check(1, equals(2)).score(5)
+            t.check(1, equals(1)).gate()
+    """)
+    assert project.run().exit_code == 0
+
+
+def test_exit_5_when_nothing_failed_but_something_could_not_be_decided(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/undecided.py", """
+        from niceeval_cli import Fact, define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        def passes(t):
+            t.check(1, equals(1))
+
+        @define_eval()
+        def unknown(t):
+            t.check(Fact.unavailable("log-missing"), equals(1))
+    """)
+    assert project.run().exit_code == 5
+    states = {a["eval_id"]: (a["state"], a["reason"]) for a in project.attempts()}
+    assert states["undecided/unknown"] == ("errored", "evidence-unavailable")
+
+
+def test_unknown_flag_is_a_usage_error(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    result = project.run("--no-such-flag")
+    assert result.exit_code == 2
+    assert "--no-such-flag" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args", [("--attempts", "0"), ("--max-concurrency", "zero"), ("--timeout", "-5")])
+def test_invalid_flag_values_are_usage_errors(project, args):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    assert project.run(*args).exit_code == 2
+
+
+def test_prefix_tag_and_experiment_select_what_runs(project):
+    project.write("niceeval.toml", """
+        [experiments."models/a"]
+        model = "a"
+        [experiments."models/b"]
+        model = "b"
+        [experiments.other]
+        model = "c"
+    """)
+    project.write("evals/support/refund.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval(tags=["smoke"])
+        def refund(t):
+            pass
+    """)
+    project.write("evals/billing.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def billing(t):
+            pass
+    """)
+    assert project.run("support/", "-e", "models/").exit_code == 0
+    assert sorted((a["experiment_id"], a["eval_id"]) for a in project.attempts()) == [
+        ("models/a", "support/refund"), ("models/b", "support/refund"),
+    ]
+    assert project.run("--tag", "smoke", "-e", "other").exit_code == 0
+    assert [(a["experiment_id"], a["eval_id"]) for a in project.attempts()] == [("other", "support/refund")]
+
+
+def test_nothing_selected_is_a_usage_error(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    for args in (("no-such-prefix/",), ("--tag", "missing"), ("-e", "no-such-experiment")):
+        result = project.run(*args)
+        assert result.exit_code == 2, args
+        assert "Traceback" not in result.stderr
+    assert project.cli("query", "runs", "--format", "json").stdout.strip() in ("", "[]")
+
+
+def test_version_flag(project):
+    result = project.cli("--version")
+    assert result.exit_code == 0
+    assert "niceeval" in result.stdout

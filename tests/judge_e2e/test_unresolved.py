@@ -1,0 +1,61 @@
+"""Judge settings that cannot even start a call: no model, no key (judge.md, first two rows of
+the failure table). Neither sends anything to the endpoint."""
+
+from __future__ import annotations
+
+import pytest
+from judge_e2e_support import KEY_ENV
+
+GATED = """
+    @define_eval(judge=True)
+    def gated(t):
+        t.check(QA, closed_qa("Names the capital?").at_least(1)).gate().label("capital")
+"""
+
+
+def test_no_model_anywhere_is_unavailable_model_unresolved_without_a_request(judged):
+    judged.setup(GATED, toml="[project]\n" + judged.judge_table(model=None))
+
+    run = judged.run()
+
+    assert run.exit_code == 5
+    row = judged.result("capital")
+    assert (row["state"], row["reason"], row["measurement"], row["judge_tokens"]) == (
+        "unavailable", "judge-model-unresolved", None, 0)
+    attempt = judged.one_attempt()
+    assert (attempt["state"], attempt["reason"], attempt["judge_tokens"]) == ("errored", "evidence-unavailable", 0)
+    assert judged.server.requests == []
+    assert judged.sql("SELECT status, exit_code FROM runs") == [{"status": "finished", "exit_code": 5}]
+
+
+@pytest.mark.parametrize("key", [None, ""], ids=["unset", "empty"])
+def test_an_unset_or_empty_key_is_unavailable_key_unresolved_without_a_request(judged, key):
+    judged.setup(GATED)
+
+    run = judged.run(key=key)
+
+    assert run.exit_code == 5
+    row = judged.result("capital")
+    assert (row["state"], row["reason"]) == ("unavailable", "judge-key-unresolved")
+    assert KEY_ENV in row["explanation"]  # the variable's name is what the user must fix
+    assert judged.one_attempt()["reason"] == "evidence-unavailable"
+    assert judged.server.requests == []
+
+
+def test_the_default_key_variable_is_openai_api_key(judged):
+    judged.setup(GATED, toml="[project]\n" + judged.judge_table(api_key_env=None))
+
+    judged.run(env={"OPENAI_API_KEY": None})
+
+    row = judged.result("capital")
+    assert (row["state"], row["reason"]) == ("unavailable", "judge-key-unresolved")
+    assert "OPENAI_API_KEY" in row["explanation"]
+    assert judged.server.requests == []
+
+
+def test_the_default_key_variable_is_read_when_set(judged):
+    judged.setup(GATED, toml="[project]\n" + judged.judge_table(api_key_env=None))
+
+    assert judged.run(env={"OPENAI_API_KEY": "sk-test-defaultKeyVariable0123456"}).exit_code == 0
+    assert {r.headers["authorization"] for r in judged.server.requests} == {
+        "Bearer sk-test-defaultKeyVariable0123456"}

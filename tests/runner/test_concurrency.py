@@ -1,0 +1,53 @@
+"""`max_concurrency` (config.md): at most that many attempts are in flight at once — and the
+runner does use that many. Measured with a counter shared by the attempts in the eval module."""
+
+from __future__ import annotations
+
+import pytest
+
+BUSY = """
+import asyncio
+from pathlib import Path
+from niceeval_cli import define_eval
+
+STATE = {"now": 0, "peak": 0}
+PEAK = Path(__file__).resolve().parent.parent / "peak.txt"
+
+
+async def busy(t):
+    STATE["now"] += 1
+    STATE["peak"] = max(STATE["peak"], STATE["now"])
+    PEAK.write_text(str(STATE["peak"]))
+    await asyncio.sleep(0.05)
+    STATE["now"] -= 1
+
+
+first = define_eval(test=busy, name="first", attempts=4)
+second = define_eval(test=busy, name="second", attempts=4)
+"""
+
+
+@pytest.mark.parametrize(
+    ("toml", "args", "peak"),
+    [
+        ("[project]\nmax_concurrency = 1\n", (), 1),
+        ("[project]\nmax_concurrency = 3\n", (), 3),
+        ("[project]\nmax_concurrency = 6\n", ("--max-concurrency", "2"), 2),
+        ("[project]\n", ("--max-concurrency", "8"), 8),
+    ],
+    ids=["project-1", "project-3", "flag-overrides-project", "flag-8"],
+)
+def test_max_concurrency_bounds_attempts_in_flight(project, toml, args, peak):
+    project.write("niceeval.toml", toml)
+    project.write("evals/busy.py", BUSY)
+    assert project.run(*args).exit_code == 0
+    assert len(project.attempts()) == 8
+    assert int((project.root / "peak.txt").read_text()) == peak
+
+
+def test_default_max_concurrency_runs_attempts_concurrently_but_bounded(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/busy.py", BUSY)
+    assert project.run().exit_code == 0
+    peak = int((project.root / "peak.txt").read_text())
+    assert 1 < peak < 8

@@ -1,0 +1,95 @@
+"""Ctrl-C / SIGTERM (cli.md): stop dispatching, seal in-flight attempts `errored` with reason
+`interrupted`, record nothing for attempts that had not started, mark the run `interrupted`,
+exit 130 — and lose nothing sealed earlier. Driven through a real `niceeval run` subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+EVALS = """
+import asyncio
+from niceeval_cli import define_eval, define_score_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def a_fast(t):
+    t.check(1, equals(1)).label("quick")
+
+
+@define_eval()
+async def b_slow(t):
+    t.check(1, equals(1)).label("before the wait")
+    await asyncio.sleep(60)
+
+
+@define_score_eval()
+async def c_slow_score(t):
+    t.check(1, equals(1)).score(2).label("earned")
+    await asyncio.sleep(60)
+
+
+@define_eval()
+async def d_never_started(t):
+    await asyncio.sleep(60)
+"""
+
+
+def _read_events_until(proc: subprocess.Popen[str], done) -> list[dict]:
+    events = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip():
+            events.append(json.loads(line))
+            if done(events):
+                return events
+    raise AssertionError(f"run ended before the expected events: {events}")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_seals_in_flight_attempts_as_interrupted_and_exits_130(project, sig):
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
+    project.write("evals/work.py", EVALS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "niceeval_cli.cli", "run", "--json"],
+        cwd=project.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        def both_slow_started(events):
+            sealed = {e["attempt"]["eval_id"] for e in events if e["event"] == "attempt.sealed"}
+            started = {e["eval_id"] for e in events if e["event"] == "attempt.started"}
+            return "work/a_fast" in sealed and {"work/b_slow", "work/c_slow_score"} <= started
+
+        before = _read_events_until(proc, both_slow_started)
+        proc.send_signal(sig)
+        rest, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    events = before + [json.loads(line) for line in rest.splitlines() if line.strip()]
+    assert events[-1]["event"] == "run.finished"
+    assert events[-1]["exit_code"] == 130
+
+    [run] = project.query("runs")
+    assert run["status"] == "interrupted"
+    assert run["exit_code"] == 130
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert set(attempts) == {"work/a_fast", "work/b_slow", "work/c_slow_score"}  # d never started
+    assert attempts["work/a_fast"]["state"] == "passed"
+    for eval_id in ("work/b_slow", "work/c_slow_score"):
+        assert (attempts[eval_id]["state"], attempts[eval_id]["reason"]) == ("errored", "interrupted")
+    assert attempts["work/c_slow_score"]["partial_score"] == 2
+    labels = {r["label"]: r["state"] for r in project.assertions()}
+    assert labels == {"quick": "matched", "before the wait": "matched", "earned": "matched"}
