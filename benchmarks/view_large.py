@@ -12,6 +12,7 @@ unavailable evidence, half of them score-style.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
@@ -123,7 +124,7 @@ def build(path: Path, attempts: int, per_attempt: int) -> str:
         )
     rows = _attempt_rows(run_id, attempts, per_attempt, rng)
     while True:
-        batch = [item for _, item in zip(range(BATCH), rows)]
+        batch = list(itertools.islice(rows, BATCH))
         if not batch:
             break
         with conn:

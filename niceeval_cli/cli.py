@@ -46,8 +46,11 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             fn(*args, **kwargs)
-        except (typer.Exit, SystemExit, KeyboardInterrupt):
+        except (typer.Exit, SystemExit):
             raise
+        except KeyboardInterrupt:
+            typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
+            raise typer.Exit(130) from None
         except Exception as exc:
             if isinstance(exc, _user_error_types()):
                 typer.echo(f"niceeval: {exc}", err=True)

@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from .authoring import AuthoringError, EvalDefinition
 
@@ -84,6 +85,38 @@ def _import(path: Path, project_root: Path) -> object:
         ) from None
 
 
+def _local_file(module: object, project_root: Path) -> Path | None:
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = Path(file).resolve()
+    if project_root not in path.parents or "site-packages" in path.parts or path.suffix != ".py":
+        return None
+    return path
+
+
+def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
+    """sha256 of the eval module's source and of the project modules it uses (transitively,
+    through the names its globals hold), so editing a helper module is a fingerprint change."""
+    seen: dict[Path, ModuleType] = {path: module}
+    todo = [module]
+    while todo:
+        current = todo.pop()
+        for value in list(vars(current).values()):
+            dep = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
+            if dep is None or not isinstance(dep, ModuleType):
+                continue
+            dep_path = _local_file(dep, project_root)
+            if dep_path is not None and dep_path not in seen:
+                seen[dep_path] = dep
+                todo.append(dep)
+    h = hashlib.sha256(path.read_bytes())
+    for dep_path in sorted(p for p in seen if p != path):
+        h.update(b"\0" + dep_path.relative_to(project_root).as_posix().encode() + b"\0")
+        h.update(dep_path.read_bytes())
+    return h.hexdigest()
+
+
 def _forget_foreign(top: str, project_root: Path) -> None:
     """Drop cached modules of the same top-level name from another project (tests, long sessions)."""
     for mod_name, module in list(sys.modules.items()):
@@ -121,6 +154,7 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
     # in when that module is an eval module, else the first that holds it (an imported eval is
     # not a second eval).
     holders: dict[int, list[tuple[Path, Path, str, EvalDefinition]]] = {}
+    modules: dict[Path, ModuleType] = {}
     for root in eval_roots:
         root = root.resolve()
         if not root.exists():
@@ -129,7 +163,7 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
                 "[project] of niceeval.toml"
             )
         for path in _eval_files(root):
-            module = _import(path, project_root)
+            module = modules[path] = _import(path, project_root)
             for attr, value in vars(module).items():
                 if isinstance(value, EvalDefinition):
                     holders.setdefault(id(value), []).append((root, path, attr, value))
@@ -140,7 +174,7 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
         by_module.setdefault(chosen[1], (chosen[0], []))[1].append((chosen[2], chosen[3]))
     found: dict[str, DiscoveredEval] = {}
     for path, (root, definitions) in sorted(by_module.items()):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = _source_digest(path, modules[path], project_root)
         base = path.relative_to(root).with_suffix("").as_posix() if root.is_dir() else path.stem
         names: dict[str, str] = {}
         for attr, definition in definitions:

@@ -39,6 +39,7 @@ class Utterance:
     actor_id: str
     recipient_id: str | None
     formal: bool  # spoken ("say"), as opposed to an emote
+    act: str  # speech act tagged by the dialogue system: greeting, ask-route, give-route, ...
     text: str
     delivered: bool
     model_origin: Literal["verified", "unknown"]
@@ -97,8 +98,9 @@ def _switches(options: Any) -> Switches:
 
 def _correlation(logs: Logs) -> Fact[bool]:
     """Available only when every record carries this run's trace id and every cause exists."""
-    records = [*logs.conversation, *logs.actions, *logs.outcomes]
-    foreign = sorted({r.trace_id for r in records if r.trace_id != logs.trace_id})
+    trace_ids = {r.trace_id for r in logs.conversation} | {r.trace_id for r in logs.actions} \
+        | {r.trace_id for r in logs.outcomes}
+    foreign = trace_ids - {logs.trace_id}
     action_ids = {a.id for a in logs.actions}
     dangling = [o.id for o in logs.outcomes if o.caused_by not in action_ids]
     if foreign or dangling:
@@ -109,8 +111,8 @@ def _correlation(logs: Logs) -> Fact[bool]:
 def facts_from_logs(logs: Logs) -> DirectionsFacts:
     correlated = _correlation(logs)
     conversation = Material.complete(
-        Utterance(line.id, line.tick, line.actor_id, line.recipient_id, line.channel == "say", line.text,
-                  line.heard, "verified" if line.origin == "model" else "unknown")
+        Utterance(line.id, line.tick, line.actor_id, line.recipient_id, line.channel == "say", line.act,
+                  line.text, line.heard, "verified" if line.origin == "model" else "unknown")
         for line in logs.conversation
     )
     actions = Material.complete(
@@ -146,6 +148,10 @@ def delivered() -> BooleanMatch:
     return map_value("delivered", lambda u: u.delivered, is_true())
 
 
+def speech_act(act: str) -> BooleanMatch:
+    return map_value("speech act", lambda u: u.act, equals(act))
+
+
 def formal() -> BooleanMatch:
     return map_value("formal speech", lambda u: u.formal, is_true())
 
@@ -167,7 +173,10 @@ def outcome(kind: str) -> BooleanMatch:
 
 
 def involves(*actor_ids: str) -> BooleanMatch:
-    return and_(*(map_value(f"involves {a}", lambda o, a=a: a in o.actors, is_true()) for a in actor_ids))
+    def one(actor_id: str) -> BooleanMatch:
+        return map_value(f"involves {actor_id}", lambda o: actor_id in o.actors, is_true())
+
+    return and_(*(one(a) for a in actor_ids))
 
 
 def at_place(place: str) -> BooleanMatch:

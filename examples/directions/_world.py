@@ -90,6 +90,7 @@ class Line:
     text: str
     heard: bool
     origin: Literal["model", "dialogue-fallback"]  # the fallback's lines cannot be traced to a model call
+    act: str = "remark"  # speech act tagged by the dialogue system: greeting, ask-route, give-route, ...
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ class _Run:
         self.outcome_trace = trace_id if switches.correlated_records else "session-7f3a-restarted"
 
     def say(self, actor: str, recipient: str | None, text: str, *, channel: Literal["say", "emote"] = "say",
-            origin: Literal["model", "dialogue-fallback"] = "model") -> None:
+            origin: Literal["model", "dialogue-fallback"] = "model", act: str = "remark") -> None:
         heard = (
             channel == "say" and recipient is not None
             and _distance(self.pos[actor], self.pos[recipient]) <= SPEAKING_RANGE
@@ -163,7 +164,7 @@ class _Run:
         if actor == "A" and origin == "model":
             self.tokens_in, self.tokens_out = self.tokens_in + 220, self.tokens_out + 25
         line = Line(f"u{len(self.logs.conversation) + 1}", self.logs.trace_id, self.tick, actor, recipient,
-                    channel, text, heard, origin)
+                    channel, text, heard, origin, act)
         self.logs.conversation.append(line)
 
     def move(self, actor: str, direction: str, decided_by: Literal["model", "player", "script"],
@@ -200,18 +201,20 @@ class _Run:
         self.logs.outcomes.append(Event(event_id, self.outcome_trace, self.tick, kind, actors, pos, place, cause))
 
     def play(self) -> Logs:
-        self.say("A", "B", "Hello there.", origin="dialogue-fallback")
+        self.say("A", "B", "Hello there.", origin="dialogue-fallback", act="greeting")
         self.tick += 1
-        self.say("A", "B", "Excuse me, I'm trying to find the old well. Could you tell me how to get there?")
+        self.say("A", "B", "Excuse me, I'm trying to find the old well. Could you tell me how to get there?",
+                 act="ask-route")
         b_knows_a_needs_help = self.switches.b_hears_question
         if b_knows_a_needs_help:
             self.say("B", "A", "Of course! Walk east along the lane until you reach the bakery, then turn north "
                                "and follow the path past the fountain. The old well is at the end of that path. "
-                               "I'll meet you there.")
-            self.say("A", "B", "East to the bakery, then north past the fountain. Thank you, see you at the well!")
+                               "I'll meet you there.", act="give-route")
+            self.say("A", "B", "East to the bakery, then north past the fountain. Thank you, see you at the well!",
+                     act="acknowledge")
             plan, b_plan = list(TOLD_ROUTE), list(B_ROUTE)
         else:
-            self.say("A", None, "*looks around, unsure which way to go*", channel="emote")
+            self.say("A", None, "*looks around, unsure which way to go*", channel="emote", act="emote")
             plan, b_plan = list(WANDER), []
         called_out = False
         while self.tick < self.switches.deadline_ticks:
@@ -231,10 +234,10 @@ class _Run:
                 self.logs.ended_by = "task-ended"
                 break
             if not called_out and b_knows_a_needs_help and _distance(self.pos["A"], self.pos["B"]) > SPEAKING_RANGE:
-                self.say("A", "B", "B, wait for me at the well!")  # too far away by now: nobody hears it
+                self.say("A", "B", "B, wait for me at the well!", act="call-out")  # too far away by now: nobody hears it
                 called_out = True
             elif not b_knows_a_needs_help and not plan and not called_out:
-                self.say("A", "B", "Hello? Is anyone there? Which way is the old well?")
+                self.say("A", "B", "Hello? Is anyone there? Which way is the old well?", act="ask-route")
                 called_out = True
         self.logs.model_tokens = (self.tokens_in, self.tokens_out)
         return self.logs

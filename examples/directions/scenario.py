@@ -20,6 +20,7 @@ from examples.directions._review import (
     recipient,
     route_information,
     speech,
+    speech_act,
 )
 from niceeval_cli.expect import and_, every, is_true
 
@@ -39,8 +40,10 @@ async def ask_for_directions(t):
     await t.records_ready().gate().label("Prerequisite: records complete and correlated").or_stop()
 
     with t.group("Checkpoint 1"):
-        # One and the same utterance must satisfy actor, recipient and delivery.
-        t.said(and_(actor("A"), recipient("B"), delivered())).gate().label("A delivered a request to B")
+        # One and the same utterance must be A's request for directions, addressed to B, and delivered.
+        # (Separate checks could be satisfied by different lines: a greeting B heard, a question B missed.)
+        t.said(and_(actor("A"), speech_act("ask-route"), recipient("B"), delivered())) \
+            .gate().label("A delivered a request for directions to B")
 
     with t.group("Checkpoint 2"):
         # Expression: all of A's formal speech — unheard, incorrect and unverified-origin lines included.

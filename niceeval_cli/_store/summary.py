@@ -8,8 +8,7 @@ readers expand them where `outcomes` needs one item per attempt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .._states import AttemptState, EvalKind, GateState, Relation
 from .errors import translated
@@ -29,9 +28,12 @@ _GROUP_COLUMNS = (
 )
 
 
-@dataclass(frozen=True)
-class OutcomeGroup:
-    """`count` attempts of one (experiment, eval) that share every outcome column."""
+class OutcomeGroup(NamedTuple):
+    """`count` attempts of one (experiment, eval) that share every outcome column.
+
+    A NamedTuple, not a dataclass: a large run has tens of thousands of groups, and tuples are
+    built in C.
+    """
 
     experiment_id: str
     eval_id: str
@@ -43,7 +45,7 @@ class OutcomeGroup:
     unavailable_weight: float | None
     partial_score: float | None
     relation: Relation
-    count: int
+    total: int  # attempts in the group (not `count`: that is a tuple method)
 
 
 def outcome_groups(
@@ -60,10 +62,7 @@ def outcome_groups(
     with translated(store.path, "Counting a run's attempts"):
         cursor = store._db.conn.execute(sql, where.params)
         return [
-            OutcomeGroup(
-                experiment_id=e, eval_id=v, kind=_KIND[k], state=_STATE[st],
-                gate=None if g is None else _GATE[g], score=sc, max_score=ms, unavailable_weight=uw,
-                partial_score=ps, relation=_RELATION[rel], count=n,
-            )
+            OutcomeGroup(e, v, _KIND[k], _STATE[st], None if g is None else _GATE[g], sc, ms, uw, ps,
+                         _RELATION[rel], n)
             for e, v, k, st, g, sc, ms, uw, ps, rel, n in cursor
         ]

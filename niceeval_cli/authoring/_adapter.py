@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -44,8 +45,12 @@ class AdapterContext:
 
 
 async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    result = fn(*args, **kwargs)
-    if inspect.isawaitable(result):
+    """Await an async callable; run a plain one in a worker thread, so that a slow or blocking
+    adapter neither stalls the other attempts nor escapes the attempt's timeout."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        return await fn(*args, **kwargs)
+    result = await asyncio.to_thread(fn, *args, **kwargs)
+    if inspect.isawaitable(result):  # a plain function that returned a coroutine
         result = await result
     return result
 

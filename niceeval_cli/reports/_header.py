@@ -29,7 +29,7 @@ from ._render import (
     took,
     when,
 )
-from ._tally import DEFAULT_PASS_RULE, EvalTally, ExperimentTally, RunTally
+from ._tally import DEFAULT_PASS_RULE, ExperimentTally, RunTally
 
 MULTI_LIMIT = 20  # evals with several attempts listed in the header
 _LABEL_W = 10
@@ -62,10 +62,9 @@ def run_lines(run: RunRow, tally: RunTally, *, filters: str = "") -> list[Line]:
     for experiment in tally.experiments:
         out.append(blank())
         out += experiment_lines(experiment)
-    multi = tally.multi_attempt_evals()
+    multi = multi_attempt_lines(tally)
     if multi:
-        out.append(blank())
-        out += multi_attempt_lines(multi, rules_known=tally.rules_known)
+        out += [blank(), *multi]
     return out
 
 
@@ -96,7 +95,8 @@ def score_lines(summary: outcomes.ScoreSummary) -> list[Line]:
     """`45 of 100 · 50 unavailable · not rankable (1 unrankable)`, then mean/min/max."""
     problems = [f"{summary.unrankable} unrankable" if summary.unrankable else "",
                 f"{summary.errored} errored, without a score" if summary.errored else ""]
-    rankable = ("rankable", "green") if not any(problems) else (f"not rankable ({', '.join(p for p in problems if p)})", "yellow")
+    listed = ", ".join(p for p in problems if p)
+    rankable = (f"not rankable ({listed})", "yellow") if listed else ("rankable", "green")
     totals = f"{num(summary.earned)} of {num(summary.max_score)}"
     if summary.errored == summary.attempts:
         totals = "no score"
@@ -125,23 +125,26 @@ def _labelled(label: str, parts: Sequence[str | tuple[str, str]]) -> Line:
     return line(*pieces, indent=2)
 
 
-def multi_attempt_lines(
-    evals: Sequence[EvalTally], *, rules_known: bool = False, limit: int = MULTI_LIMIT
-) -> list[Line]:
-    """Evals with several attempts: eval-level result and attempt pass rate, or score spread."""
-    note = "worst first" if rules_known else f"worst first; folded under pass_rule {DEFAULT_PASS_RULE}"
-    out = [line(("Evals with several attempts", "bold"), (f" ({note})", "dim"))]
-    shown = evals[:limit]
+def multi_attempt_lines(run_tally: RunTally, *, limit: int = MULTI_LIMIT) -> list[Line]:
+    """Evals with several attempts where not every attempt passed: eval-level result and attempt
+    pass rate, or the score spread. Empty when the run has no eval with several attempts."""
+    evals, total = run_tally.multi_attempt_evals()
+    if not total:
+        return []
+    if not evals:
+        return [line(("Evals with several attempts: ", "bold"),
+                     f"{plural(total, 'eval')}, every attempt passed (or scored cleanly)")]
+    note = "worst first" if run_tally.rules_known else f"worst first; folded under pass_rule {DEFAULT_PASS_RULE}"
+    out = [line(("Evals with several attempts, not all passing", "bold"), (f" ({note})", "dim"))]
     rows = []
-    for tally in shown:
+    for tally in evals[:limit]:
         slot = f"{name(tally.experiment_id)} · {name(tally.eval_id)}"
         if tally.kind is EvalKind.PASS:
             fold = tally.fold()
             decided = fold.passed + fold.failed + fold.errored
-            word, detail = fold.result.value, (
-                f"{fold.passed} of {decided} attempts passed ({percent(fold.pass_rate)})"
-            )
-            if rules_known:
+            word = fold.result.value
+            detail = f"{fold.passed} of {decided} attempts passed ({percent(fold.pass_rate)})"
+            if run_tally.rules_known:
                 detail += f" · pass_rule {tally.rule}"
         else:
             summary = tally.scores()
@@ -152,6 +155,7 @@ def multi_attempt_lines(
                 f"{summary.unrankable} unrankable" if summary.unrankable else "",
                 f"{summary.errored} errored" if summary.errored else "",
                 f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
+                f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else "",
             ])
         rows.append((word, slot, detail))
     word_w = max(cell_len(r[0]) for r in rows)
@@ -160,5 +164,9 @@ def multi_attempt_lines(
         out.append(line((pad(word, word_w), STYLES.get(word, "")), "  ", pad(slot, slot_w), "  ", detail,
                         indent=2))
     if len(evals) > limit:
-        out.append(line((f"… {len(evals) - limit} more evals with several attempts", "dim"), indent=2))
+        out.append(line((f"… {len(evals) - limit} more evals with several attempts, not all passing", "dim"),
+                        indent=2))
+    passing = total - len(evals)
+    if passing:
+        out.append(line((f"{passing} more eval(s) with several attempts passed every attempt", "dim"), indent=2))
     return out

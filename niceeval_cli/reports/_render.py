@@ -18,8 +18,7 @@ from rich.text import Text
 
 from .. import outcomes
 from .._records import AssertionResult, AttemptRecord
-from .._states import AssertionState, AttemptState, EvalKind, GateState, Relation, Role
-from ..expect._judge import JUDGE_CHOICES
+from .._states import AssertionState, AttemptState, EvalKind, GateState, Relation
 from ._safe import visible
 from ._tally import attempt_word, is_ok
 
@@ -201,7 +200,7 @@ def collapsed_lines(attempts: Sequence[AttemptRecord]) -> list[Line]:
     name_w = min(max(cell_len(n) for n in names), 70)
     score_w = max(cell_len(s) for s in scores)
     lines = []
-    for attempt, word, slot, score in zip(attempts, words, names, scores):
+    for attempt, word, slot, score in zip(attempts, words, names, scores, strict=True):
         parts: list[str | tuple[str, str]] = [(pad(word, word_w), STYLES.get(word, "")), "  ", pad(slot, name_w)]
         if score_w:
             parts += ["  ", pad(score, score_w)]
@@ -216,8 +215,12 @@ def collapsed_lines(attempts: Sequence[AttemptRecord]) -> list[Line]:
 # ── assertion results ────────────────────────────────────────────────────────────────────
 
 
+_JUDGE_MATCHES = frozenset({"closed_qa", "factuality", "summarizes"})  # expect._judge.JUDGE_CHOICES
+
+
 def is_judge(result: AssertionResult) -> bool:
-    return result.match_name in JUDGE_CHOICES and "scale_version" in (result.match_config or "")
+    """A judge assertion: its match config carries the judge scale version (expect._judge)."""
+    return result.match_name in _JUDGE_MATCHES and '"scale_version"' in (result.match_config or "")
 
 
 def result_name(result: AssertionResult) -> str:
@@ -261,9 +264,14 @@ def _explanation(result: AssertionResult) -> str | None:
     shown = measurement_text(result)
     if shown and text.startswith(shown):
         text = text[len(shown):].lstrip("; ").strip()
-    if not text or text == result.reason:
+    if not text or _restates(text, result.reason):
         return None
     return text
+
+
+def _restates(text: str, reason: str | None) -> bool:
+    """`score unavailable: completion-unobserved` says nothing the `reason:` line does not."""
+    return bool(reason) and reason in text and len(text) <= len(reason or "") + 24 and "\n" not in text
 
 
 def assertion_lines(result: AssertionResult, *, text_limit: int | None = TEXT_LIMIT) -> list[Line]:

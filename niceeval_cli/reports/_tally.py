@@ -18,6 +18,13 @@ from .._store.summary import OutcomeGroup
 DEFAULT_PASS_RULE: outcomes.PassRule = "any"
 
 
+_REST_SEVERITY = outcomes.attempt_severity(AttemptState.PASSED, None)
+_FOLD_SEVERITY = {
+    AttemptState.ERRORED: outcomes.attempt_severity(AttemptState.ERRORED, None),
+    AttemptState.FAILED: outcomes.attempt_severity(AttemptState.FAILED, None),
+}
+
+
 @lru_cache(maxsize=4096)
 def _fold(passed: int, failed: int, errored: int, rule: outcomes.PassRule) -> outcomes.EvalFold:
     """fold_pass_eval depends only on the counts, so equal counts share one fold."""
@@ -25,6 +32,7 @@ def _fold(passed: int, failed: int, errored: int, rule: outcomes.PassRule) -> ou
     return outcomes.fold_pass_eval(states, rule)
 
 
+@lru_cache(maxsize=64)
 def attempt_word(state: AttemptState | str, gate: GateState | str | None) -> str:
     """The one word a report uses for an attempt's outcome (a failed score gate is its own word)."""
     state = AttemptState(state)
@@ -40,40 +48,50 @@ def is_ok(state: AttemptState | str, gate: GateState | str | None) -> bool:
     return attempt_word(state, gate) in (AttemptState.PASSED.value, AttemptState.SCORED.value)
 
 
-@dataclass
+@dataclass(eq=False)
 class EvalTally:
-    """One (experiment, eval): its attempts' outcomes, folded on demand."""
+    """One (experiment, eval): its attempts' outcome counts, folded on demand."""
 
     experiment_id: str
     eval_id: str
     kind: EvalKind
     rule: outcomes.PassRule = DEFAULT_PASS_RULE
     groups: list[OutcomeGroup] = field(default_factory=list)
+    attempts: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    severity: int = _REST_SEVERITY  # of its worst attempt (outcomes.attempt_severity)
+    _fold: outcomes.EvalFold | None = field(default=None, repr=False)
 
-    @property
-    def attempts(self) -> int:
-        return sum(g.count for g in self.groups)
-
-    def count(self, *states: AttemptState) -> int:
-        return sum(g.count for g in self.groups if g.state in states)
+    def add(self, group: OutcomeGroup, severity: int) -> None:
+        self.groups.append(group)
+        self.attempts += group.total
+        if group.state is AttemptState.PASSED:
+            self.passed += group.total
+        elif group.state is AttemptState.FAILED:
+            self.failed += group.total
+        elif group.state is AttemptState.ERRORED:
+            self.errored += group.total
+        if severity < self.severity:
+            self.severity = severity
+        self._fold = None
 
     def fold(self) -> outcomes.EvalFold:
         """The eval-level result of a pass-style eval under its pass_rule."""
-        return _fold(
-            self.count(AttemptState.PASSED), self.count(AttemptState.FAILED), self.count(AttemptState.ERRORED),
-            self.rule,
-        )
+        if self._fold is None:
+            self._fold = _fold(self.passed, self.failed, self.errored, self.rule)
+        return self._fold
 
     def scores(self) -> outcomes.ScoreSummary:
         return outcomes.summarize_scores(_expand(self.groups))
 
     @property
-    def severity(self) -> int:
+    def eval_severity(self) -> int:
         """Worst first: an errored or failed eval, then an eval with undecidable or failed attempts."""
         if self.kind is EvalKind.PASS:
-            result = self.fold().result
-            return {AttemptState.ERRORED: 0, AttemptState.FAILED: 1}.get(result, 4)
-        return min((outcomes.attempt_severity(g.state, g.gate) for g in self.groups), default=4)
+            return _FOLD_SEVERITY.get(self.fold().result, self.severity)
+        return self.severity
 
 
 @dataclass
@@ -100,9 +118,9 @@ class ExperimentTally:
         if not evals:
             return None
         return _fold(
-            sum(e.count(AttemptState.PASSED) for e in evals),
-            sum(e.count(AttemptState.FAILED) for e in evals),
-            sum(e.count(AttemptState.ERRORED) for e in evals),
+            sum(e.passed for e in evals),
+            sum(e.failed for e in evals),
+            sum(e.errored for e in evals),
             DEFAULT_PASS_RULE,  # only its pass_rate is read: passed / (passed + failed + errored)
         )
 
@@ -119,17 +137,24 @@ class RunTally:
     words: dict[str, int]  # attempt_word → count
     rules_known: bool = False  # False: the run's pass_rules were not given, evals fold under "any"
 
-    def multi_attempt_evals(self) -> list[EvalTally]:
-        """Evals with several attempts in this run, worst first."""
-        found = [e for x in self.experiments for e in x.evals if e.attempts > 1]
-        return sorted(found, key=lambda e: (e.severity, e.experiment_id, e.eval_id))
+    def multi_attempt_evals(self) -> tuple[list[EvalTally], int]:
+        """Evals with several attempts where not every attempt passed (or scored cleanly), worst
+        first; and how many evals with several attempts there are in all."""
+        multi = [e for x in self.experiments for e in x.evals if e.attempts > 1]
+        mixed = [e for e in multi if e.severity < _REST_SEVERITY]
+        return sorted(mixed, key=lambda e: (e.eval_severity, e.experiment_id, e.eval_id)), len(multi)
+
+
+@lru_cache(maxsize=64)
+def _severity(state: AttemptState, gate: GateState | None) -> int:
+    return outcomes.attempt_severity(state, gate)
 
 
 def _expand(groups: Iterable[OutcomeGroup]) -> list[OutcomeGroup]:
     """One item per attempt, as `summarize_scores` counts them (the same group object repeated)."""
     items: list[OutcomeGroup] = []
     for group in groups:
-        items.extend([group] * group.count)
+        items.extend([group] * group.total)
     return items
 
 
@@ -159,11 +184,11 @@ def tally(
             rule = outcomes.parse_pass_rule(rules.get(key, DEFAULT_PASS_RULE))
             tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule)
             experiments.setdefault(group.experiment_id, ExperimentTally(group.experiment_id)).evals.append(tally_)
-        tally_.groups.append(group)
-        attempts += group.count
-        reused += group.count if group.relation is Relation.REFERENCE else 0
+        tally_.add(group, _severity(group.state, group.gate))
+        attempts += group.total
+        reused += group.total if group.relation is Relation.REFERENCE else 0
         word = attempt_word(group.state, group.gate)
-        words[word] = words.get(word, 0) + group.count
+        words[word] = words.get(word, 0) + group.total
     for experiment in experiments.values():
         experiment.evals.sort(key=lambda e: e.eval_id)
     ordered = {w: words[w] for w in _WORD_ORDER if w in words}

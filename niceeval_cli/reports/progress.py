@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..runner import PlannedSlot, RunOutcome, SetupFailure
 
 REFRESH_PER_SECOND = 10
-BAR_WIDTH = 20
+BAR_WIDTH = 16
 #: Always shown, in this order (cli.md: "counts of passed / failed / errored / scored").
 ALWAYS = ("passed", "failed", "errored", "scored")
 #: Shown once they occur.
@@ -58,7 +58,7 @@ class _Counts(ProgressColumn):
             if not n and word not in ALWAYS:
                 continue
             if text:
-                text.append(" · ", style="dim")
+                text.append(", ", style="dim")
             text.append(f"{n} {word}", style=STYLES.get(word, "dim") if n else "dim")
         return text
 
@@ -69,7 +69,8 @@ class LiveProgress:
     def __init__(self, console: Console, *, refresh_per_second: float = REFRESH_PER_SECOND) -> None:
         self.console = console
         self.progress = Progress(
-            SpinnerColumn(), _Name(), BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(), TimeElapsedColumn(), _Counts(),
+            SpinnerColumn(finished_text="•"), _Name(), BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(),
+            TimeElapsedColumn(), _Counts(),
             console=console, refresh_per_second=refresh_per_second, transient=False, auto_refresh=True,
         )
         self._tasks: dict[str, TaskID] = {}

@@ -146,17 +146,19 @@ def print_summary(
     lines = []
     for experiment in totals.experiments:
         lines += [blank(), *experiment_lines(experiment)]
-    multi = totals.multi_attempt_evals()
+    multi = multi_attempt_lines(totals)
     if multi:
-        lines += [blank(), *multi_attempt_lines(multi, rules_known=totals.rules_known)]
+        lines += [blank(), *multi]
     lines.append(blank())
     lines.append(line(("run ", "bold"), (run.id, "bold"),
                       f": {counts_text(totals.words)} · {exit_text(outcome.exit_code)}"))
-    if outcome.reused:
+    if outcome.reused:  # config.md: run output always says how many results were reused and how to rerun
         lines.append(line(
             f"{outcome.reused} result(s) reused from earlier runs (same fingerprint); "
             "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything."
         ))
+    else:
+        lines.append(line("0 results reused (nothing sealed earlier had the same fingerprint)."))
     if key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "
@@ -220,12 +222,20 @@ def run_with_output(request: Any, console: Console, *, json_out: bool, junit: An
             close()  # a live display must give the terminal back even when the run raised
     if outcome.run_id is not None and (junit is not None or not json_out):
         with Store.open(request.store_path or request.project.store, readonly=True) as store:
+            if not json_out:
+                print_summary(console, store, outcome, pass_rules=pass_rules_for(request))
             if junit is not None:
                 from .junit import write_junit
 
-                write_junit(store, outcome.run_id, junit)
-            if not json_out:
-                print_summary(console, store, outcome, pass_rules=pass_rules_for(request))
+                try:
+                    write_junit(store, outcome.run_id, junit)
+                except OSError as error:
+                    from ..cli import UserError
+
+                    raise UserError(
+                        f"--junit {junit}: could not write the JUnit XML ({error.strerror or error}); "
+                        f"the results are sealed in run {outcome.run_id}"
+                    ) from error
     return outcome
 
 

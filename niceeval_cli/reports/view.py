@@ -112,7 +112,7 @@ def build_page(
             expanded.append((attempt, attempt_lines(attempt, results)))
         else:
             collapsed.append(attempt)
-    matching = sum(g.count for g in groups if _matches(g, states))
+    matching = sum(g.total for g in groups if _matches(g, states))
     return RunPage(run, run_tally, expanded, collapsed, matching)
 
 

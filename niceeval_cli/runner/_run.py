@@ -343,9 +343,13 @@ def _counts(lights: Sequence[_Light]) -> dict[str, int]:
     return counts
 
 
-def _judge_secrets(slots: Sequence[PlannedSlot]) -> list[str]:
+def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
+    """Values never stored or printed: judge keys and what adapters read from the environment."""
     names = {s.settings.judge.api_key_env for s in slots if s.settings.judge is not None}
-    return [value for name in sorted(names) if (value := os.environ.get(name))]
+    values = [value for name in sorted(names) if (value := os.environ.get(name))]
+    adapters = {id(s.adapter): s.adapter for s in slots if s.adapter is not None}
+    values += [v for a in adapters.values() for v in getattr(a, "secrets", ()) if v]
+    return values
 
 
 async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
@@ -409,7 +413,7 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
             events.planned(run_id, slots)
             if failures:
                 events.setup_failed(run_id, failures)
-            dispatcher = _Dispatcher(request, store, run_id, events, judge, _judge_secrets(executing))
+            dispatcher = _Dispatcher(request, store, run_id, events, judge, _secrets(executing))
             dispatcher.lights.extend(_reference_light(s, store) for s in reused)
             await dispatcher.dispatch(dispatchable)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -101,7 +102,8 @@ async def test_a_missing_response_path_says_where_it_stopped(
     app_server.reply_body = {"output": {"txt": "hi"}}
     adapter = load_adapter("http", {"url": app_server.url, "response_path": "output.text"}, "exp")
     try:
-        with pytest.raises(ValueError, match=r"'output.text' not found .*output is a dict without 'text' \(keys: txt\)"):
+        expected = r"'output.text' not found .*output is a dict without 'text' \(keys: txt\)"
+        with pytest.raises(ValueError, match=expected):
             await adapter.send(make_ctx(), "ping")
     finally:
         await adapter.aclose()
@@ -123,7 +125,7 @@ async def test_token_paths_report_usage_and_a_missing_count_stays_unknown(
 async def test_an_unreachable_service_raises_a_connection_error(make_ctx: Callable[..., AdapterContext]) -> None:
     adapter = load_adapter("http", {"url": "http://127.0.0.1:9/api", "timeout_ms": 2000}, "exp")
     try:
-        with pytest.raises(ConnectionError, match="POST http://127.0.0.1:9/api failed"):
+        with pytest.raises(ConnectionError, match=re.escape("POST http://127.0.0.1:9/api failed")):
             await adapter.send(make_ctx(), "ping")
     finally:
         await adapter.aclose()

@@ -204,3 +204,50 @@ def test_keys_are_stable_across_runs_and_distinct_per_entry(project):
     assert len(set(first)) == 5
     assert first[4] == "explicit"
     assert all(first)
+
+
+# ── what decides ──────────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("subject", "state"),
+    [('"abcd", similarity("wxyz").at_least(0.9)', "below"), ('Fact.unavailable("gone"), similarity("x")', "unavailable")],
+)
+def test_an_ungated_measurement_is_recorded_only_in_a_pass_eval(run_one, subject, state):
+    sealed = run_one(f"""
+        from niceeval_cli import Fact, define_eval
+        from niceeval_cli.expect import equals, similarity
+
+        @define_eval()
+        def recorded(t):
+            t.check({subject}).label("measurement")
+            t.check(1, equals(1)).label("boolean")
+    """)
+    row = sealed.by_label("measurement")
+    assert (row["role"], row["state"]) == ("record", state)
+    assert sealed.attempt["state"] == "passed"
+
+
+def test_every_boolean_assertion_decides_a_pass_eval_without_gate(run_one):
+    sealed = run_one("""
+        from niceeval_cli import Fact, define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        def booleans(t):
+            t.check(Fact.unavailable("gone"), equals(1)).label("unknown")
+    """)
+    assert (sealed.attempt["state"], sealed.attempt["reason"]) == ("errored", "evidence-unavailable")
+
+
+def test_an_unavailable_record_does_not_make_a_score_eval_unrankable(run_one):
+    sealed = run_one("""
+        from niceeval_cli import Fact, define_score_eval
+        from niceeval_cli.expect import equals
+
+        @define_score_eval()
+        def scored(t):
+            t.check(1, equals(1)).score(2).label("earned")
+            t.check(Fact.unavailable("gone"), equals(1)).label("record only")
+    """)
+    assert (sealed.attempt["state"], sealed.attempt["score"], sealed.attempt["gate"]) == ("scored", 2, "none")

@@ -23,6 +23,7 @@ def ok(t):
 def _forget_project_modules(project) -> Iterator[None]:
     yield
     root = str(project.root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != root]
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(root):
             del sys.modules[name]

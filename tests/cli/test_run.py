@@ -36,6 +36,7 @@ def c_scores(t):
 def _forget_project_modules(project) -> Iterator[None]:
     yield
     root = str(project.root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != root]
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(root):
             del sys.modules[name]
@@ -241,3 +242,113 @@ def test_version_flag(project):
     result = project.cli("--version")
     assert result.exit_code == 0
     assert "niceeval" in result.stdout
+
+
+def test_summary_makes_control_characters_visible_and_trims_long_text(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/nasty.py", r"""
+        from niceeval_cli import define_adapter
+
+        def create(ctx):
+            raise RuntimeError("bad \x1b[2J\r" + "y" * 3000)
+
+        adapter = define_adapter(name="nasty", create=create)
+
+        @adapter.define_eval()
+        def nasty(t):
+            pass
+    """)
+    result = project.run()
+    assert result.exit_code == 5
+    assert "\x1b" not in result.stdout and "\r" not in result.stdout
+    assert "\\x1b" in result.stdout
+    assert "y" * 3000 not in result.stdout
+    assert "[+" in result.stdout and "chars]" in result.stdout
+    [attempt] = project.attempts()
+    assert attempt["error"] == "RuntimeError: bad \x1b[2J\r" + "y" * 3000  # machine formats: unchanged
+
+
+def test_summary_lists_attempts_worst_first(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/order.py", """
+        from niceeval_cli import Fact, define_eval, define_score_eval
+        from niceeval_cli.expect import equals
+
+        @define_score_eval()
+        def a_gate_failed(t):
+            t.check(1, equals(2)).gate().label("gate label")
+
+        @define_score_eval()
+        def b_unrankable(t):
+            t.score(Fact.unavailable("unknown-ratio"), weight=5).label("ratio label")
+
+        @define_eval()
+        def c_failed(t):
+            t.check(1, equals(2)).label("failed label")
+
+        @define_eval()
+        def d_errored(t):
+            raise ValueError("errored text")
+
+        @define_eval()
+        def e_passed(t):
+            t.check(1, equals(1)).label("passed label")
+    """)
+    out = project.run().stdout
+    positions = [out.index(text) for text in ("errored text", "failed label", "ratio label", "gate label")]
+    assert positions == sorted(positions)
+    assert "passed label" not in out
+
+
+def test_store_flag_writes_and_reads_another_store(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    assert project.run("--store", "elsewhere/other.db").exit_code == 0
+    assert (project.root / "elsewhere/other.db").exists()
+    assert not (project.root / ".niceeval/results.db").exists()
+    rows = project.cli("query", "attempts", "--format", "json", "--store", "elsewhere/other.db")
+    assert [a["eval_id"] for a in json.loads(rows.stdout)] == ["ok"]
+
+
+def test_store_setting_in_niceeval_toml_is_relative_to_the_file(project):
+    project.write("niceeval.toml", '[project]\nstore = "data/evals.db"\n')
+    project.write("evals/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    assert project.run().exit_code == 0
+    assert (project.root / "data/evals.db").exists()
+    assert [a["eval_id"] for a in project.attempts()] == ["ok"]
+
+
+def test_niceeval_toml_is_found_by_walking_up_and_config_flag_points_elsewhere(project, monkeypatch):
+    from typer.testing import CliRunner
+
+    from niceeval_cli.cli import app
+
+    project.write("niceeval.toml", "[experiments.walked]\n")
+    project.write("alt.toml", "[experiments.flagged]\n")
+    project.write("evals/deep/ok.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    monkeypatch.chdir(project.root / "evals" / "deep")
+    walked = CliRunner().invoke(app, ["run"], catch_exceptions=False)
+    assert walked.exit_code == 0, walked.output
+    flagged = CliRunner().invoke(app, ["run", "--config", str(project.root / "alt.toml")], catch_exceptions=False)
+    assert flagged.exit_code == 0, flagged.output
+    monkeypatch.chdir(project.root)
+    experiments = sorted(a["experiment_id"] for a in project.attempts("--run", "all"))
+    assert experiments == ["flagged", "walked"]

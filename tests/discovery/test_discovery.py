@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import pytest
+
 PASSING = """
 from niceeval_cli import define_eval
 from niceeval_cli.expect import equals
@@ -193,3 +199,59 @@ def test_a_broken_module_runs_nothing_no_partial_silent_skip(project):
     assert "zz_broken.py:1" in result.stderr
     assert "half-written eval" in result.stderr
     assert [r["id"] for r in project.query("runs")] == [before["id"]]
+
+
+@pytest.mark.xfail(
+    reason="BUG: eval modules are imported by dotted name, so evals/support.py shadows the folder "
+    "evals/support/ and evals/support/review.py fails to import, blamed on niceeval_cli/discovery.py",
+    strict=True,
+)
+def test_a_module_and_a_folder_of_the_same_name_are_both_discovered(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/support.py", PASSING.format(name="shared"))
+    project.write("evals/support/review.py", PASSING.format(name="review"))
+    result = project.run()
+    assert result.exit_code == 0, result.stderr
+    assert eval_ids(project) == ["support", "support/review"]
+
+
+@pytest.mark.xfail(
+    reason="BUG: with evals/support/__init__.py present, `import evals.support` returns the package, "
+    "so the evals in evals/support.py are silently skipped",
+    strict=True,
+)
+def test_a_package_folder_does_not_silently_hide_a_module_of_the_same_name(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/support.py", PASSING.format(name="shared"))
+    project.write("evals/support/__init__.py", "")
+    project.write("evals/support/review.py", PASSING.format(name="review"))
+    result = project.run()
+    assert result.exit_code == 0, result.stderr
+    assert eval_ids(project) == ["support", "support/review"]
+
+
+@pytest.mark.xfail(
+    reason="BUG: eval modules are imported by dotted name (`evals.smoke`), so an installed package named "
+    "`evals` (e.g. openai/evals) shadows the project's eval folder and every eval fails to import",
+    strict=True,
+)
+def test_an_installed_package_named_like_the_eval_root_does_not_shadow_it(project, tmp_path):
+    site = tmp_path / "site"
+    (site / "evals").mkdir(parents=True)
+    (site / "evals" / "__init__.py").write_text("")
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/smoke.py", PASSING.format(name="smoke"))
+    result = subprocess.run(
+        [sys.executable, "-m", "niceeval_cli.cli", "run"],
+        cwd=project.root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_folders_and_files_that_are_not_python_identifiers_still_give_ids(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/my-suite/smoke-test.py", PASSING.format(name="smoke"))
+    project.write("evals/my-suite/2nd.py", PASSING.format(name="second"))
+    assert project.run().exit_code == 0
+    assert eval_ids(project) == ["my-suite/2nd", "my-suite/smoke-test"]

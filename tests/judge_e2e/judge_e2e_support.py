@@ -38,6 +38,7 @@ Row = dict[str, Any]
 class Judged:
     project: Project
     server: JudgeServer
+    _results: list[Row] | None = None  # every stored assertion row, read once per run
 
     def judge_table(self, **fields: Any) -> str:
         """A `[judge]` table aimed at the loopback server (fields override / add keys)."""
@@ -62,6 +63,7 @@ class Judged:
         """`niceeval run ARGS` with the judge key in JK (`key=None` unsets it)."""
         full: dict[str, Any] = {KEY_ENV: key, "OPENAI_API_KEY": None, "NO_COLOR": "1"}
         full.update(env or {})
+        self._results = None
         return self.project.run(*args, env=full)
 
     def attempts(self, *args: str) -> list[Row]:
@@ -82,7 +84,9 @@ class Judged:
 
     def result(self, label: str, eval_id: str | None = None) -> Row:
         """The one stored assertion row with this label (in this eval)."""
-        rows = [r for r in self.assertions("--run", "all")
+        if self._results is None:
+            self._results = self.assertions("--run", "all")
+        rows = [r for r in self._results
                 if r["label"] == label and (eval_id is None or r["eval_id"] == eval_id)]
         assert len(rows) == 1, (label, rows)
         return rows[0]
@@ -123,3 +127,9 @@ def wait_for_requests(server: JudgeServer, n: int, timeout_s: float = 5.0) -> li
     while len(server.requests) < n and time.monotonic() < deadline:
         time.sleep(0.01)
     return server.requests
+
+
+def line_of(judged: Judged, text: str, module: str = "e") -> int:
+    """1-based line of the first line of evals/<module>.py containing `text`."""
+    lines = (judged.project.root / "evals" / f"{module}.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)

@@ -61,3 +61,26 @@ def test_an_invalid_answer_in_a_score_eval_errors_it_and_keeps_the_partial_score
     assert (bad["state"], bad["measurement"], bad["contribution"]) == ("errored", None, None)
     attempt = judged.one_attempt()
     assert (attempt["state"], attempt["score"], attempt["partial_score"]) == ("errored", None, 6.0)
+
+
+def test_an_exception_inside_the_judge_evaluator_is_errored_judge_evaluator_error(judged, monkeypatch):
+    import niceeval_cli.judge._grade as grade_module
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("prompt renderer exploded")
+
+    monkeypatch.setattr(grade_module, "request_body", broken)  # the CLI runs in this process
+    judged.setup("""
+        @define_eval(judge=True)
+        def gated(t):
+            t.check(QA, closed_qa("Names the capital?").at_least(1)).gate().label("capital")
+    """)
+
+    run = judged.run()
+
+    assert run.exit_code == 5
+    row = judged.result("capital")
+    assert (row["state"], row["reason"], row["measurement"]) == ("errored", "judge-evaluator-error", None)
+    assert "prompt renderer exploded" in row["explanation"]
+    assert judged.one_attempt()["reason"] == "assertion-errored"
+    assert judged.grading == []

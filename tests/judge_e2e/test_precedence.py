@@ -122,3 +122,15 @@ def test_the_key_value_and_judge_concurrency_do_not_change_the_fingerprint(judge
 
     assert _slots(judged) == [("new", "origin"), ("reused", "reference")]
     assert len(judged.grading) == 1
+
+
+def test_defaults_are_three_retries_and_the_default_key_variable(judged):
+    judged.setup(_module("inherits", "judge=True"),
+                 toml="[project]\n" + judged.judge_table(api_key_env=None))
+    judged.server.default = Reply.error(429, "busy", retry_after=0)
+
+    judged.run(env={"OPENAI_API_KEY": KEY2})
+
+    assert len(judged.grading) == 4  # the first request and 3 retries
+    assert judged.result("capital")["reason"] == "judge-rate-limited"
+    assert {r.headers["authorization"] for r in judged.server.requests} == {f"Bearer {KEY2}"}

@@ -112,7 +112,8 @@ def test_a_failed_judge_gate_in_a_score_eval_keeps_the_earned_points(judged):
 
     assert run.exit_code == 1
     attempt = judged.one_attempt()
-    assert (attempt["state"], attempt["gate"], attempt["score"], attempt["max_score"]) == ("scored", "failed", 8.0, 20.0)
+    assert (attempt["state"], attempt["gate"], attempt["score"], attempt["max_score"]) == (
+        "scored", "failed", 8.0, 20.0)
 
 
 def test_an_unavailable_scoring_judge_makes_the_attempt_unrankable_not_zero(judged):

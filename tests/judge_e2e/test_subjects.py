@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_e2e_support import user_message
+from judge_e2e_support import line_of, user_message
 
 CHAT_APP = """
 from niceeval_cli import Material, define_adapter
@@ -65,7 +65,7 @@ def test_a_judge_assertion_without_a_judge_declaration_is_an_authoring_error_at_
     attempt = judged.one_attempt()
     assert (attempt["state"], attempt["reason"]) == ("errored", "authoring-error")
     assert "judge=True" in attempt["error"]
-    assert "evals/e.py:10" in attempt["error"]  # HEADER is 5 lines, the call is on line 10
+    assert f"evals/e.py:{line_of(judged, 'Names the capital')}" in attempt["error"]
     assert judged.server.requests == []
 
 
@@ -117,3 +117,40 @@ def test_material_over_max_material_bytes_is_unavailable_and_never_sent(judged, 
     assert judged.result("fits")["state"] == "met"
     assert len(judged.grading) == 1, "only the material that fits is sent"
     assert judged.one_attempt()["reason"] == "evidence-unavailable"
+
+
+def test_the_audit_is_trimmed_to_max_audit_bytes_but_the_judge_gets_everything(judged):
+    judged.setup("""
+        BIG = {"input": "Summarise the log", "output": "line of the log " * 5000 + "marker-end-of-log"}
+
+        @define_eval(judge=True)
+        def audited(t):
+            t.check(BIG, summarizes("the source log", max_audit_bytes=4096)).label("summary")
+    """)
+
+    assert judged.run().exit_code == 0
+    row = judged.result("summary")
+    audit = row["judge_audit"]
+    assert len(audit.encode()) <= 4096
+    assert set(json.loads(audit)) == {"request", "response"}  # still valid JSON, trimmed inside
+    assert set(json.loads(audit)["request"]) == {"model", "messages"}
+    assert "trimmed" in audit
+    assert row["measurement"] == 1.0
+    evidence = row["evidence"]  # the ~80 KB material, kept within 64 KiB
+    assert len(evidence.encode()) <= 64 * 1024 and "trimmed" in evidence
+    (request,) = judged.grading
+    assert "marker-end-of-log" in user_message(request)  # what is sent is never trimmed
+
+
+def test_max_concurrency_cannot_be_set_per_eval(judged):
+    judged.setup("""
+        @define_eval(judge={"max_concurrency": 4})
+        def per_eval(t):
+            t.check(QA, closed_qa("Names the capital?")).label("capital")
+    """)
+
+    run = judged.run()
+
+    assert run.exit_code == 2
+    assert "max_concurrency" in run.stderr
+    assert judged.server.requests == []

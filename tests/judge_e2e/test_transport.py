@@ -29,20 +29,20 @@ def _unavailable(judged, reason: str) -> dict:
 
 
 def test_a_judge_slower_than_timeout_ms_is_judge_timeout(judged):
-    judged.setup(_gated('{"timeout_ms": 300, "max_retries": 0}'))
-    judged.server.enqueue(OK, Reply.tool("Y", "too late", delay_s=0.8))  # the preflight, then the grade
+    judged.setup(_gated('{"timeout_ms": 200, "max_retries": 0}'))
+    judged.server.enqueue(OK, Reply.tool("Y", "too late", delay_s=0.5))  # the preflight, then the grade
 
     run = judged.run()
 
     assert run.exit_code == 5
     row = _unavailable(judged, "judge-timeout")
-    assert "timeout_ms=300" in row["explanation"]
+    assert "timeout_ms=200" in row["explanation"]
     assert len(wait_for_requests(judged.server, 2)) == 2  # the slow one is logged when it answers
 
 
 def test_timeout_ms_covers_the_retries_too(judged):
-    judged.setup(_gated('{"timeout_ms": 700, "max_retries": 20}'))
-    judged.server.default = Reply.error(500, "still broken", delay_s=0.15)
+    judged.setup(_gated('{"timeout_ms": 400, "max_retries": 20}'))
+    judged.server.default = Reply.error(500, "still broken", delay_s=0.1)
 
     judged.run()
 
@@ -111,7 +111,7 @@ def test_max_retries_zero_sends_exactly_one_grading_request(judged, failure, rea
 
 def test_a_429_then_success_is_retried_after_retry_after(judged):
     judged.setup(_gated('{"max_retries": 3}'))
-    judged.server.enqueue(OK, Reply.error(429, "wait a bit", retry_after=0.6), Reply.tool("Y", "second try"))
+    judged.server.enqueue(OK, Reply.error(429, "wait a bit", retry_after=0.4), Reply.tool("Y", "second try"))
 
     run = judged.run()
 
@@ -120,7 +120,7 @@ def test_a_429_then_success_is_retried_after_retry_after(judged):
     assert (row["state"], row["measurement"]) == ("met", 1.0)
     assert row["explanation"].endswith("Y: second try")
     first, second = judged.grading
-    assert second.started - first.ended >= 0.55  # the default backoff alone would wait ≤ 0.2 s
+    assert second.started - first.ended >= 0.38  # the default backoff alone would wait ≤ 0.2 s
     assert row["judge_tokens"] == 120  # only the answer that graded reports usage
 
 
@@ -131,3 +131,14 @@ def test_a_5xx_then_success_is_retried(judged):
     assert judged.run().exit_code == 0
     assert judged.result("capital")["state"] == "met"
     assert len(judged.grading) == 2
+
+
+def test_a_request_the_server_rejects_is_judge_transport_error_without_retries(judged):
+    judged.setup(_gated('{"max_retries": 3}'))
+    judged.server.enqueue(OK, Reply.error(400, "context length exceeded"), OK)
+
+    judged.run()
+
+    row = _unavailable(judged, "judge-transport-error")
+    assert "400" in row["explanation"] and "context length exceeded" in row["explanation"]
+    assert len(judged.grading) == 1

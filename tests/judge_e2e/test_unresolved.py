@@ -59,3 +59,14 @@ def test_the_default_key_variable_is_read_when_set(judged):
     assert judged.run(env={"OPENAI_API_KEY": "sk-test-defaultKeyVariable0123456"}).exit_code == 0
     assert {r.headers["authorization"] for r in judged.server.requests} == {
         "Bearer sk-test-defaultKeyVariable0123456"}
+
+
+def test_the_key_can_come_from_a_dotenv_file_without_overriding_the_environment(judged):
+    judged.setup(GATED, files={".env": f"{KEY_ENV}=sk-test-fromTheDotEnvFile000000000\n"})
+
+    assert judged.run(key=None).exit_code == 0
+    assert judged.run("--rerun-all", key="sk-test-fromTheEnvironment11111111").exit_code == 0
+
+    keys = [r.headers["authorization"] for r in judged.server.requests]
+    assert keys[0] == "Bearer sk-test-fromTheDotEnvFile000000000"
+    assert keys[-1] == "Bearer sk-test-fromTheEnvironment11111111"

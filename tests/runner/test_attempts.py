@@ -158,3 +158,23 @@ def test_a_definite_failure_outranks_an_undecided_result(project):
             raise RuntimeError("boom")
     """)
     assert project.run().exit_code == 1
+
+
+def test_eval_attempts_override_the_experiment_and_the_project(project):
+    project.write("niceeval.toml", "[project]\nattempts = 4\n[experiments.local]\nattempts = 2\n")
+    project.write("evals/counted.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval(attempts=3)
+        def by_eval(t):
+            pass
+
+        @define_eval()
+        def by_experiment(t):
+            pass
+    """)
+    assert project.run().exit_code == 0
+    counts: dict[str, int] = {}
+    for attempt in project.attempts():
+        counts[attempt["eval_id"]] = counts.get(attempt["eval_id"], 0) + 1
+    assert counts == {"counted/by_eval": 3, "counted/by_experiment": 2}

@@ -51,3 +51,37 @@ def test_default_max_concurrency_runs_attempts_concurrently_but_bounded(project)
     assert project.run().exit_code == 0
     peak = int((project.root / "peak.txt").read_text())
     assert 1 < peak < 8
+
+
+def test_sync_create_functions_also_run_concurrently(project):
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 4\n")
+    project.write("blocking_app.py", """
+        import threading
+        import time
+        from pathlib import Path
+        from niceeval_cli import define_adapter
+
+        LOCK = threading.Lock()
+        STATE = {"now": 0, "peak": 0}
+        PEAK = Path(__file__).resolve().parent / "peak.txt"
+
+        def create(ctx):
+            with LOCK:
+                STATE["now"] += 1
+                STATE["peak"] = max(STATE["peak"], STATE["now"])
+                PEAK.write_text(str(STATE["peak"]))
+            time.sleep(0.1)
+            with LOCK:
+                STATE["now"] -= 1
+
+        adapter = define_adapter(name="blocking", create=create)
+    """)
+    project.write("evals/observe.py", """
+        from blocking_app import adapter
+
+        @adapter.define_eval(attempts=4)
+        def observe(t):
+            pass
+    """)
+    assert project.run().exit_code == 0
+    assert int((project.root / "peak.txt").read_text()) == 4

@@ -287,3 +287,51 @@ def test_a_new_attempt_ordinal_is_planned_new(project):
         {"ordinal": 0, "relation": "reference", "plan_reason": "reused"},
         {"ordinal": 1, "relation": "origin", "plan_reason": "new"},
     ]
+
+
+def test_changing_the_adapter_version_changes_the_fingerprint(project):
+    import sys
+
+    project.write("niceeval.toml", "[project]\n")
+    app = """
+        from niceeval_cli import define_adapter
+
+        adapter = define_adapter(name="app", version="{version}", create=lambda ctx: None)
+    """
+    project.write("versioned_app.py", app.replace("{version}", "1"))
+    project.write("evals/versioned.py", """
+        from versioned_app import adapter
+
+        @adapter.define_eval()
+        def versioned(t):
+            pass
+    """)
+    assert project.run().exit_code == 0
+    assert project.run().exit_code == 0
+    assert slots(project)["versioned"]["relation"] == "reference"
+    project.write("versioned_app.py", app.replace("{version}", "2"))
+    for name in ("versioned_app", "evals.versioned", "evals"):  # a new process would import afresh
+        sys.modules.pop(name, None)
+    dry = project.run("--dry")
+    assert "fingerprint-changed" in dry.stdout and "adapter" in dry.stdout
+    project.run()
+    assert slots(project)["versioned"]["plan_reason"] == "fingerprint-changed"
+
+
+def test_json_plan_event_names_each_slots_decision(project, seeded):
+    result = project.run("--json")
+    planned = json.loads(result.stdout.splitlines()[0])
+    assert planned["event"] == "run.planned"
+    by_eval = {s["eval_id"].rsplit("/", 1)[-1]: s for s in planned["slots"]}
+    assert set(by_eval) == ALL
+    assert by_eval["passes"]["decision"] == "reuse"
+    assert by_eval["passes"]["attempt_id"] == seeded["passes"]["id"]
+    assert by_eval["errors"]["decision"] == "execute"
+    assert by_eval["errors"]["plan_reason"] == "previous-errored"
+    finished = json.loads(result.stdout.splitlines()[-1])
+    assert finished["event"] == "run.finished"
+    assert finished["exit_code"] == 1
+    sealed = [json.loads(line) for line in result.stdout.splitlines() if '"attempt.sealed"' in line]
+    assert sorted(e["attempt"]["eval_id"].rsplit("/", 1)[-1] for e in sealed) == sorted(
+        ["errors", "unrankable", "gate_unavailable"]
+    )

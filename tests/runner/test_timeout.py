@@ -106,3 +106,48 @@ def test_an_attempt_within_its_timeout_is_unaffected(project):
     """)
     assert project.run().exit_code == 0
     assert _only_attempt(project)["state"] == "passed"
+
+
+@pytest.mark.xfail(
+    reason="BUG: a plain `def` test runs on the event loop, so wait_for cannot fire while it blocks; "
+    "an attempt that took 1000 ms against timeout_ms=200 is sealed `passed`",
+    strict=True,
+)
+def test_a_blocking_sync_test_over_its_timeout_is_errored_timeout(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/blocking.py", """
+        import time
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval(timeout_ms=200)
+        def blocking(t):
+            t.check(1, equals(1)).label("before the wait")
+            time.sleep(1.0)
+    """)
+    project.run()
+    attempt = _only_attempt(project)
+    assert (attempt["state"], attempt["reason"]) == ("errored", "timeout")
+
+
+def test_a_blocking_sync_create_over_its_timeout_is_errored_timeout(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("blocking_app.py", """
+        import time
+        from niceeval_cli import define_adapter
+
+        def create(ctx):
+            time.sleep(1.0)
+
+        adapter = define_adapter(name="blocking", create=create)
+    """)
+    project.write("evals/observe.py", """
+        from blocking_app import adapter
+
+        @adapter.define_eval(timeout_ms=200)
+        def observe(t):
+            pass
+    """)
+    project.run()
+    attempt = _only_attempt(project)
+    assert (attempt["state"], attempt["reason"]) == ("errored", "timeout")

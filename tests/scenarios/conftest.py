@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from projects import Project
@@ -13,7 +13,18 @@ from projects import Project
 def _forget_project_modules(project: Project) -> Iterator[None]:
     """Drop modules imported from this test's project, so a later test's `app.py` is fresh."""
     yield
+    forget(project)
+
+
+def forget(project: Project) -> None:
+    """Module-scoped projects clean up the same way (the autouse fixture is per test)."""
     root = str(project.root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != root]
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(root):
             del sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def forget_project() -> Callable[[Project], None]:
+    return forget

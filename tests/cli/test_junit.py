@@ -1,0 +1,179 @@
+"""`run --junit PATH` (cli.md, "JUnit"): parsed back with xml.etree, as a CI system reads it."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "reports"))  # the store builders
+
+from view_builders import Runs, result  # noqa: E402
+
+from niceeval_cli._states import AttemptState, GateState, Role  # noqa: E402
+from niceeval_cli.reports.junit import write_junit  # noqa: E402
+from niceeval_cli.store import Store  # noqa: E402
+
+
+@pytest.fixture
+def runs(tmp_path: Path):
+    store = Store.open(tmp_path / "results.db")
+    try:
+        yield Runs(tmp_path / "results.db", store)
+    finally:
+        store.close()
+
+
+def mixed_run(runs: Runs) -> str:
+    run = runs.begin(["a", "b"])
+    ok = runs.attempt(run, "e/ok", experiment="a", duration_ms=1500.0)
+    runs.seal(ok, result(ok, 0, "matched", "fine"))
+    for ordinal, state in enumerate([AttemptState.FAILED, AttemptState.PASSED]):
+        flaky = runs.attempt(run, "e/flaky", state, experiment="a", ordinal=ordinal)
+        runs.seal(flaky, result(flaky, 0, "mismatched" if state is AttemptState.FAILED else "matched",
+                                "Mentions 30 days"), result(flaky, 1, "mismatched", "Polite"))
+    crashed = runs.attempt(run, "e/crash", AttemptState.ERRORED, experiment="a", reason="exception",
+                           error="ValueError: boom \x1b[2J")
+    runs.seal(crashed)
+    unrankable = runs.attempt(run, "s/partial", AttemptState.UNRANKABLE, experiment="b", score=5.0,
+                              max_score=55.0, unavailable_weight=50.0, reason="completion-unobserved")
+    runs.seal(unrankable, result(unrankable, 0, "unavailable", "Done", role=Role.SCORE, weight=50.0,
+                                 reason="completion-unobserved"))
+    gate_failed = runs.attempt(run, "s/rude", AttemptState.SCORED, experiment="b", score=7.0, max_score=10.0,
+                               unavailable_weight=0.0, gate=GateState.FAILED)
+    runs.seal(gate_failed, result(gate_failed, 0, "mismatched", "No insults", role=Role.GATE),
+              result(gate_failed, 1, "mismatched", "Offered help", role=Role.SCORE, weight=3.0, contribution=0.0))
+    gate_unknown = runs.attempt(run, "s/unsure", AttemptState.SCORED, experiment="b", score=10.0,
+                                max_score=10.0, unavailable_weight=0.0, gate=GateState.UNAVAILABLE)
+    runs.seal(gate_unknown, result(gate_unknown, 0, "unavailable", "Judge gate", role=Role.GATE,
+                                   reason="judge-timeout"))
+    scored = runs.attempt(run, "s/good", AttemptState.SCORED, experiment="b", score=9.0, max_score=10.0,
+                          unavailable_weight=0.0, gate=GateState.PASSED)
+    runs.seal(scored)
+    runs.finish(run)
+    return run
+
+
+def cases(root: ET.Element) -> dict[str, ET.Element]:
+    return {f"{c.get('classname')}::{c.get('name')}": c for c in root.iter("testcase")}
+
+
+def test_one_testcase_per_attempt_named_by_experiment_and_eval(runs: Runs, tmp_path: Path) -> None:
+    run = mixed_run(runs)
+    path = write_junit(runs.store, run, tmp_path / "out" / "junit.xml")
+    root = ET.parse(path).getroot()
+    assert set(cases(root)) == {
+        "a::e/ok", "a::e/flaky#0", "a::e/flaky#1", "a::e/crash",
+        "b::s/partial", "b::s/rude", "b::s/unsure", "b::s/good",
+    }
+    assert cases(root)["a::e/ok"].get("time") == "1.500"
+    assert [s.get("name") for s in root.iter("testsuite")] == ["a", "b"]
+    assert root.get("tests") == "8" and root.get("failures") == "2" and root.get("errors") == "3"
+
+
+def test_failures_name_the_failing_labels_and_errors_the_reasons(runs: Runs, tmp_path: Path) -> None:
+    run = mixed_run(runs)
+    got = cases(ET.parse(write_junit(runs.store, run, tmp_path / "j.xml")).getroot())
+    failed = got["a::e/flaky#0"].find("failure")
+    assert failed is not None and failed.get("message") == "Mentions 30 days, Polite"
+    assert got["a::e/flaky#1"].find("failure") is None  # its record-only mismatch did not fail it
+    gate = got["b::s/rude"].find("failure")
+    assert gate is not None and gate.get("message") == "No insults" and gate.get("type") == "gate failed"
+    crash = got["a::e/crash"].find("error")
+    assert crash is not None and crash.get("message") == "exception: ValueError: boom \\x1b[2J"
+    partial = got["b::s/partial"].find("error")
+    assert partial is not None and "Done: unavailable (completion-unobserved)" in (partial.get("message") or "")
+    unsure = got["b::s/unsure"].find("error")
+    assert unsure is not None and "judge-timeout" in (unsure.get("message") or "")
+    for clean in ("a::e/ok", "b::s/good"):
+        assert got[clean].find("failure") is None and got[clean].find("error") is None
+    assert "score: 9 of 10" in (got["b::s/good"].findtext("system-out") or "")
+
+
+def test_the_failure_body_is_the_view_text_of_the_attempt(runs: Runs, tmp_path: Path) -> None:
+    run = mixed_run(runs)
+    got = cases(ET.parse(write_junit(runs.store, run, tmp_path / "j.xml")).getroot())
+    body = got["a::e/flaky#0"].findtext("failure") or ""
+    assert body.startswith("FAILED  a · e/flaky#0")
+    assert "✗ mismatched   Mentions 30 days" in body
+
+
+def test_reused_attempts_are_testcases_that_say_where_they_came_from(runs: Runs, tmp_path: Path) -> None:
+    first = runs.begin()
+    old = runs.seal(runs.attempt(first, "e/old", AttemptState.FAILED), )
+    runs.finish(first)
+    second = runs.begin()
+    runs.reuse(second, old)
+    runs.finish(second)
+    got = cases(ET.parse(write_junit(runs.store, second, tmp_path / "j.xml")).getroot())
+    assert f"reused from run {first}" in (got["exp::e/old"].findtext("system-out") or "")
+    assert got["exp::e/old"].find("failure") is not None
+
+
+def test_written_atomically_replacing_the_old_file_and_leaving_no_temp_files(runs: Runs, tmp_path: Path) -> None:
+    run = mixed_run(runs)
+    target = tmp_path / "junit.xml"
+    target.write_text("old contents", encoding="utf-8")
+    write_junit(runs.store, run, target)
+    assert ET.parse(target).getroot().tag == "testsuites"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert target.stat().st_mode & 0o044  # an ordinary readable report, not a private temp file
+
+
+def test_text_that_xml_cannot_hold_still_gives_a_parseable_file(runs: Runs, tmp_path: Path) -> None:
+    run = runs.begin()
+    bad = runs.attempt(run, "e/\x00nul", AttemptState.FAILED)
+    runs.seal(bad, result(bad, 0, "mismatched", "x\x01y\x1b[2J\ufffe", explanation="\x0b\x0c\x1f"))
+    runs.finish(run)
+    root = ET.parse(write_junit(runs.store, run, tmp_path / "j.xml")).getroot()
+    failure = next(root.iter("failure"))
+    assert failure.get("message") == "x\\x01y\\x1b[2J\\ufffe"
+
+
+FAILING = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+@define_eval(attempts=2)
+def refund(t):
+    t.check("14 days", equals("30 days")).label("Mentions 30 days")
+
+@define_eval()
+def ok(t):
+    t.check(1, equals(1)).label("fine")
+"""
+
+
+@pytest.fixture
+def _forget_project_modules(project):
+    yield
+    root = str(project.root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != root]
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(root):
+            del sys.modules[name]
+
+
+@pytest.mark.usefixtures("_forget_project_modules")
+def test_run_junit_writes_the_report_and_keeps_the_exit_code(project) -> None:
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/support.py", FAILING)
+    result = project.run("--junit", "reports/junit.xml")
+    assert result.exit_code == 1
+    root = ET.parse(project.root / "reports" / "junit.xml").getroot()
+    names = sorted(c.get("name") or "" for c in root.iter("testcase"))
+    assert names == ["support/ok", "support/refund#0", "support/refund#1"]
+    assert [f.get("message") for f in root.iter("failure")] == ["Mentions 30 days", "Mentions 30 days"]
+
+
+@pytest.mark.usefixtures("_forget_project_modules")
+def test_run_junit_to_an_unwritable_place_is_a_usage_error_after_sealing(project) -> None:
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/support.py", FAILING)
+    (project.root / "taken").mkdir()
+    result = project.run("--junit", "taken")
+    assert result.exit_code == 2
+    assert "--junit taken" in result.stderr and "sealed in run" in result.stderr
+    assert len(project.attempts()) == 3

@@ -1,0 +1,56 @@
+"""`niceeval run` at the repository root, on a fresh machine: no judge key, no network."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FIX_LINE = "judge items are unavailable (judge-key-unresolved): set the API key variable"
+
+
+def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_their_gates(examples: Any) -> None:
+    run = examples.run()
+    assert run.exit_code == 1, run.output
+    assert FIX_LINE in run.output
+
+    states = {(a["experiment_id"], a["eval_id"]): (a["state"], a["gate"]) for a in examples.query("attempts")}
+    assert states == {
+        ("quickstart", "quickstart/basics/greeting"): ("passed", None),
+        ("quickstart", "quickstart/basics/refund_window"): ("errored", None),
+        ("judged", "quickstart/basics/greeting"): ("passed", None),
+        ("judged", "quickstart/basics/refund_window"): ("errored", None),
+        ("support", "support/review"): ("unrankable", "passed"),
+        ("support/unobserved-completion", "support/review"): ("unrankable", "passed"),
+        ("npc_world", "npc_world/raid"): ("scored", "passed"),
+        ("npc_world/fog", "npc_world/raid"): ("scored", "unavailable"),
+        ("directions/success", "directions/scenario"): ("unrankable", "passed"),
+        ("directions/unheard", "directions/scenario"): ("unrankable", "failed"),
+        ("directions/player-moves", "directions/scenario"): ("unrankable", "failed"),
+        ("directions/uncorrelated", "directions/scenario"): ("unrankable", "unavailable"),
+    }
+
+
+def test_without_a_key_every_judge_item_is_unavailable_and_keeps_its_weight(examples: Any) -> None:
+    examples.run()
+    judged = [r for r in examples.query("assertions") if r["match_name"] == "closed_qa"]
+    assert len(judged) == 2 + 1 + 1 + 2 * 3  # quickstart ×2 experiments, support ×2, directions ×3 (not uncorrelated)
+    assert {(r["state"], r["reason"], r["contribution"]) for r in judged} == {
+        ("unavailable", "judge-key-unresolved", None)
+    }
+    assert {r["judge_tokens"] or 0 for r in judged} == {0}  # no request was sent
+    local = [r for r in judged if r["experiment_id"] == "judged"]
+    assert "LOCAL_JUDGE_API_KEY" in local[0]["explanation"]
+
+    support = examples.attempt("support")
+    assert (support["score"], support["max_score"], support["unavailable_weight"]) == (42.5, 100, 45)
+    success = examples.attempt("directions/success")
+    assert (success["score"], success["max_score"], success["unavailable_weight"]) == (5, 10, 5)
+
+
+def test_a_second_run_reuses_the_decided_attempts_and_reruns_the_undecided_ones(examples: Any) -> None:
+    examples.run()
+    again = examples.run()
+    assert again.exit_code == 1, again.output
+    relations = {(a["experiment_id"], a["eval_id"]): a["relation"] for a in examples.query("attempts")}
+    assert relations[("npc_world", "npc_world/raid")] == "reference"  # scored, gate passed: reused
+    assert relations[("quickstart", "quickstart/basics/greeting")] == "reference"
+    assert relations[("support", "support/review")] == "origin"  # unrankable: never reused
