@@ -234,10 +234,12 @@ class _Run:
                 self.logs.ended_by = "task-ended"
                 break
             if not called_out and b_knows_a_needs_help and _distance(self.pos["A"], self.pos["B"]) > SPEAKING_RANGE:
-                self.say("A", "B", "B, wait for me at the well!", act="call-out")  # too far away by now: nobody hears it
+                # Too far away by now: nobody hears it.
+                self.say("A", "B", "B, wait for me at the well!", act="call-out")
                 called_out = True
             elif not b_knows_a_needs_help and not plan and not called_out:
-                self.say("A", "B", "Hello? Is anyone there? Which way is the old well?", act="ask-route")
+                self.say("A", "B", "Hello? Is anyone there? Which way is the old well?",
+                         act="ask-route")
                 called_out = True
         self.logs.model_tokens = (self.tokens_in, self.tokens_out)
         return self.logs

@@ -47,7 +47,8 @@ class AdapterContext:
 async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Await an async callable; run a plain one in a worker thread, so that a slow or blocking
     adapter neither stalls the other attempts nor escapes the attempt's timeout."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+    call_method = type(fn).__call__ if not inspect.isfunction(fn) else None
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call_method):
         return await fn(*args, **kwargs)
     result = await asyncio.to_thread(fn, *args, **kwargs)
     if inspect.isawaitable(result):  # a plain function that returned a coroutine
