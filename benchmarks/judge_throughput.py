@@ -9,11 +9,14 @@ gated `closed_qa(...).at_least(1)`), `[project] max_concurrency` and `[judge] ma
 as given, and runs through the real CLI in a subprocess (`python -m niceeval_cli.cli run`).
 The server (tests/judge_server.py, imported by path) answers every request after the latency.
 
-Printed: wall time of the CLI process and of the run (runs.started_at → ended_at), the grading
-span (first grading request in → last out), achieved average in-flight concurrency
-(Σ request durations / grading span) and the server's maximum, connections opened, requests
-(grading + preflight), and each time as a ratio of the ideal. Target: the run ≤ 1.25 × ideal
-and connections ≤ judge max_concurrency. `--profile` runs the CLI under pyinstrument, prints
+Printed: wall time of the CLI process and of the run (runs.started_at → ended_at, i.e. after
+discovery, planning and the preflight), the grading span (first grading request in → last out),
+each as a ratio of the ideal; CPU time of the CLI (in total, and during the grading span from
+/proc samples, per judge assertion — the ideal leaves latency / max_concurrency of CPU per
+assertion to a single-threaded runner) and of the server; achieved average in-flight
+concurrency (Σ request durations / grading span) and the server's maximum, connections opened
+and requests (grading + preflight). Target: the run ≤ 1.25 × ideal and connections ≤ judge
+max_concurrency. `--profile` runs the CLI under pyinstrument, prints
 its call tree and the wall time of the CLI process split into buckets (HTTP client stack,
 redaction, sealing, start-up, ...), each sample charged to the innermost matching frame.
 """

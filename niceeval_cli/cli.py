@@ -163,7 +163,19 @@ def run(
         code = run_output.run_dry(request, console, json_out=json_out)
         raise typer.Exit(code)
     outcome = run_output.run_with_output(request, console, json_out=json_out, junit=junit)
+    _exit_now_if_threads_linger(outcome.exit_code)
     raise typer.Exit(outcome.exit_code)
+
+
+def _exit_now_if_threads_linger(code: int) -> None:
+    """A plain-function adapter or test abandoned by a timeout or Ctrl-C may still be running in a
+    worker thread; everything is sealed and printed, so exit now instead of waiting for it."""
+    import threading
+
+    if _console_script and any(t.name.startswith("niceeval-worker") and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 @app.command()
@@ -230,7 +242,7 @@ def query(
                 target, run=run_ref, experiment=experiment or None, eval_prefix=eval_prefix or None,  # type: ignore[arg-type]
                 states=state or None, limit=limit,
             )
-    write_rows(sys.stdout, columns, rows, fmt)
+    write_rows(sys.stdout, columns, rows, fmt, target=None if sql is not None else target)
 
 
 @app.command("list")
@@ -269,8 +281,13 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     return (UserError, ConfigError, DiscoveryError, StoreError)
 
 
+_console_script = False  # set by main(): only a real process may exit without joining threads
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (typer handles usage errors: exit 2)."""
+    global _console_script
+    _console_script = True
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 
 

@@ -55,34 +55,46 @@ def _module_name(path: Path, project_root: Path) -> str | None:
     return None
 
 
-def _import(path: Path, project_root: Path) -> object:
+def _import(path: Path, project_root: Path) -> ModuleType:
+    """Import an eval module by its file path (never by searching sys.path, so an installed package
+    or a sibling package of the same name cannot hide it). It is registered under its dotted name
+    below the project root when that name is free, so project code importing it by that name gets
+    the same module object; otherwise under a private name."""
     name = _module_name(path, project_root)
+    existing = sys.modules.get(name) if name is not None else None
+    if existing is not None and _file_of(existing) == path:
+        return existing
+    if name is None or existing is not None:
+        name = f"_niceeval_eval_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
+        raise DiscoveryError(f"eval module {_rel(path, project_root)} cannot be loaded")
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = name.rpartition(".")[0]  # relative imports resolve against the folder
+    sys.modules[name] = module
     try:
-        if name is not None:
-            existing = sys.modules.get(name)
-            if existing is not None and Path(getattr(existing, "__file__", "") or "").resolve() == path:
-                return existing
-            _forget_foreign(name.split(".")[0], project_root)
-            return importlib.import_module(name)
-        spec = importlib.util.spec_from_file_location(f"_niceeval_eval_{abs(hash(path))}", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-        return module
-    except AuthoringError as exc:
-        raise DiscoveryError(f"eval module {_rel(path, project_root)} failed to load: {exc}") from None
-    except SyntaxError as exc:
-        where = f"{_rel(Path(exc.filename or path), project_root)}:{exc.lineno}"
-        raise DiscoveryError(
-            f"eval module {_rel(path, project_root)} has a syntax error at {where}: {exc.msg}"
-        ) from None
-    except Exception as exc:
+    except BaseException as exc:
+        sys.modules.pop(name, None)
+        if isinstance(exc, AuthoringError):
+            raise DiscoveryError(f"eval module {_rel(path, project_root)} failed to load: {exc}") from None
+        if isinstance(exc, SyntaxError):
+            where = f"{_rel(Path(exc.filename or path), project_root)}:{exc.lineno}"
+            raise DiscoveryError(
+                f"eval module {_rel(path, project_root)} has a syntax error at {where}: {exc.msg}"
+            ) from None
+        if isinstance(exc, (KeyboardInterrupt,)):
+            raise
         frame = _innermost_user_frame(exc, project_root)
         raise DiscoveryError(
-            f"eval module {_rel(path, project_root)} failed to import ({frame}): "
-            f"{type(exc).__name__}: {exc}"
+            f"eval module {_rel(path, project_root)} failed to import ({frame}): {type(exc).__name__}: {exc}"
         ) from None
+    return module
+
+
+def _file_of(module: object) -> Path | None:
+    file = getattr(module, "__file__", None)
+    return Path(file).resolve() if file else None
 
 
 def _local_file(module: object, project_root: Path) -> Path | None:
@@ -117,21 +129,12 @@ def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
     return h.hexdigest()
 
 
-def _forget_foreign(top: str, project_root: Path) -> None:
-    """Drop cached modules of the same top-level name from another project (tests, long sessions)."""
-    for mod_name, module in list(sys.modules.items()):
-        if mod_name != top and not mod_name.startswith(top + "."):
-            continue
-        locations = [getattr(module, "__file__", None), *list(getattr(module, "__path__", []) or [])]
-        paths = [Path(p).resolve() for p in locations if p]
-        if paths and not any(p == project_root or project_root in p.parents for p in paths):
-            del sys.modules[mod_name]
-
-
 def _innermost_user_frame(exc: BaseException, project_root: Path) -> str:
+    """Where the user's code raised: the innermost frame outside importlib and NiceEval itself."""
+    package = str(Path(__file__).resolve().parent)
     frames = traceback.extract_tb(exc.__traceback__)
     for fs in reversed(frames):
-        if "importlib" not in fs.filename and "<frozen" not in fs.filename:
+        if "importlib" not in fs.filename and "<frozen" not in fs.filename and not fs.filename.startswith(package):
             return f"{_rel(Path(fs.filename), project_root)}:{fs.lineno}"
     return "unknown location"
 

@@ -125,7 +125,10 @@ def filter_assertion_states(where: Where, states: Names) -> None:
             expanded += [AssertionState.MISMATCHED.value, AssertionState.BELOW.value]
         else:
             expanded.append(state)
-    where.any_of([f"r.state = {where.param(s)}" for s in dict.fromkeys(expanded)])
+    if expanded:
+        # IN, not OR: SQLite can then use the (state, attempt_id) index for each state.
+        wanted_states = ", ".join(where.param(s) for s in dict.fromkeys(expanded))
+        where.add(f"r.state IN ({wanted_states})")
 
 
 def filter_run_statuses(where: Where, states: Names) -> None:

@@ -105,6 +105,8 @@ _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("experiment_id", "eval_id", "ordinal", "ended_at"), "attempts_by_slot"),
     ("attempts", ("state",), "attempts_by_state"),
     ("assertion_results", ("attempt_id", "ordinal"), "assertion_results_by_attempt"),
+    # `query --state failed|errored|unavailable`: the few problem rows first, not every result of a run.
+    ("assertion_results", ("state", "attempt_id"), "assertion_results_by_state"),
     ("run_slots", ("run_id",), "run_slots_by_run"),
     ("run_slots", ("attempt_id",), "run_slots_by_attempt"),
 )

@@ -136,9 +136,11 @@ def _validate_names(adapter_name: str, methods: object) -> None:
             f"adapter {adapter_name!r}: assertion names {', '.join(clash)} clash with the test context's "
             f"own members ({', '.join(sorted(RESERVED_NAMES))}); rename them"
         )
-    bad = sorted(str(n) for n in methods if not isinstance(n, str) or not n.isidentifier())
+    bad = sorted(str(n) for n in methods if not isinstance(n, str) or not n.isidentifier() or n.startswith("_"))
     if bad:
-        raise AuthoringError(f"adapter {adapter_name!r}: assertion names must be identifiers, got {bad}")
+        raise AuthoringError(
+            f"adapter {adapter_name!r}: assertion names must be identifiers not starting with '_', got {bad}"
+        )
 
 
 def _probe_assertion_names(adapter: Adapter) -> None:

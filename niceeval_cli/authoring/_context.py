@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,7 +20,7 @@ from ._registration import AssertionHandle, Registration
 from ._usage import Turn, UsageMeter, UsageView
 
 #: Grades a judge ScoreMatch over JSON material; provided by the runner. Must settle `reg` itself.
-JudgeScheduler = Callable[[Registration, Any, Any], Awaitable[None]]
+JudgeScheduler = Callable[[Registration, Any, Any], Coroutine[Any, Any, None]]
 
 
 class NoAdapterError(Exception):
@@ -66,6 +66,7 @@ class TestContext:
         self._judge_declared = judge_declared
         self._schedule_judge = schedule_judge
         self._started = started
+        self._loop = asyncio.get_running_loop()
         self._groups: list[str] = []
         self._registrations: list[Registration] = []
         self._assertion_methods: Mapping[str, Callable[..., Any]] | None = None
@@ -86,10 +87,6 @@ class TestContext:
     @property
     def experiment(self) -> ExperimentInfo:
         return self._experiment
-
-    @property
-    def registrations(self) -> list[Registration]:
-        return self._registrations
 
     def _location(self) -> SourceLocation:
         return caller_location(self._eval_file)
@@ -169,7 +166,11 @@ class TestContext:
         reg.evidence = material
         if self._schedule_judge is None:  # pragma: no cover - the runner always provides one
             raise RuntimeError("judge assertions need the runner")
-        reg.pending = asyncio.ensure_future(self._schedule_judge(reg, match, material))
+        coro = self._schedule_judge(reg, match, material)
+        if _running_loop() is self._loop:
+            reg.pending = asyncio.ensure_future(coro)
+        else:  # a plain `def` test runs in a worker thread: grade on the run's loop
+            reg.pending = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[assignment]
 
     def _judge_material(self, subject: Any) -> Any:
         """A judge subject: {"input","output"} text, a material match's captured items, or text."""
@@ -290,6 +291,13 @@ class TestContext:
                     lambda match: self._register(self._facts, match)
                 )
         return self._assertion_methods
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _finite_non_negative(x: object) -> bool:

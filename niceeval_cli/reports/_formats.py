@@ -11,9 +11,29 @@ from ._safe import visible
 
 FORMATS = ("json", "ndjson", "csv", "table")
 
+#: What `--format table` shows of each target: a table is for reading, and 25 columns in a
+#: terminal are unreadable. Machine formats (json, ndjson, csv) carry every column.
+TABLE_COLUMNS = {
+    "runs": ("id", "started_at", "status", "exit_code", "experiments"),
+    "attempts": (
+        "id", "experiment_id", "eval_id", "ordinal", "state", "reason", "score", "max_score",
+        "unavailable_weight", "gate", "duration_ms", "relation",
+    ),
+    "assertions": (
+        "attempt_id", "eval_id", "ordinal", "label", "state", "measurement", "threshold", "contribution",
+        "weight", "reason", "explanation",
+    ),
+}
+
 
 def write_rows(
-    out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], fmt: str, *, width: int | None = None
+    out: IO[str],
+    columns: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    fmt: str,
+    *,
+    width: int | None = None,
+    target: str | None = None,
 ) -> None:
     if fmt == "json":
         json.dump([dict(r) for r in rows], out, ensure_ascii=False)
@@ -32,11 +52,24 @@ def write_rows(
         from rich.table import Table
         from rich.text import Text
 
-        console = Console(file=out, width=width, soft_wrap=False)
+        console = Console(file=out, width=width)
+        if not console.is_terminal and width is None:
+            console.width = 200  # piped: wide enough to read, rows still one per line mostly
+        if target in TABLE_COLUMNS:
+            columns = [c for c in TABLE_COLUMNS[target] if c in columns]
         table = Table(*columns, show_lines=False, highlight=False)
         for row in rows:
-            table.add_row(*(Text(visible(row.get(c), 120, single_line=True)) for c in columns))
+            table.add_row(*(Text(visible(_cell(row.get(c)), 120, single_line=True)) for c in columns))
         console.print(table)
-        console.print(f"{len(rows)} row(s)", style="dim")
+        hidden = " (selected columns; --format json shows them all)" if target in TABLE_COLUMNS else ""
+        console.print(f"{len(rows)} row(s){hidden}", style="dim")
     else:  # pragma: no cover - typer validates the choice
         raise ValueError(fmt)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

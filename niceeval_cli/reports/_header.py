@@ -104,7 +104,7 @@ def score_lines(summary: outcomes.ScoreSummary) -> list[Line]:
         totals += f" · {num(summary.unavailable_weight)} unavailable"
     out = [_labelled("score", [totals, rankable])]
     spread = (f"mean {num(summary.mean)} · min {num(summary.min)} · max {num(summary.max)} over "
-              f"{plural(summary.rankable, 'rankable attempt')}")
+              f"{plural(summary.rankable, 'rankable attempt')}") if summary.rankable else "no rankable attempt"
     gates = [f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
              f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else ""]
     out.append(_labelled("", [spread, (join(gates), "bold red" if summary.gate_failed else "yellow")]))

@@ -271,7 +271,7 @@ def _explanation(result: AssertionResult) -> str | None:
 
 def _restates(text: str, reason: str | None) -> bool:
     """`score unavailable: completion-unobserved` says nothing the `reason:` line does not."""
-    return bool(reason) and reason in text and len(text) <= len(reason or "") + 24 and "\n" not in text
+    return reason is not None and reason in text and len(text) <= len(reason) + 24 and "\n" not in text
 
 
 def assertion_lines(result: AssertionResult, *, text_limit: int | None = TEXT_LIMIT) -> list[Line]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import inspect
 import time
@@ -54,9 +55,9 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
     adapter = slot.adapter
     try:
         facts = await adapter.create(adapter_ctx) if adapter is not None else None
-    except (AuthoringError, asyncio.CancelledError):
+    except (AuthoringError, asyncio.CancelledError, KeyboardInterrupt):
         raise
-    except Exception as exc:
+    except BaseException as exc:
         progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, f"{type(exc).__name__}: {exc}"
         return
     ctx = TestContext(
@@ -72,11 +73,16 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         started=started,
     )
     progress.ctx = ctx
-    progress.registrations = ctx.registrations
+    progress.registrations = ctx._registrations
     try:
-        result = definition.test(ctx)
-        if inspect.isawaitable(result):
-            await result
+        if inspect.iscoroutinefunction(definition.test):
+            await definition.test(ctx)
+        else:
+            # A plain `def` test runs in a worker thread so that a blocking test cannot stall the
+            # other attempts and still meets its timeout (the thread is abandoned, not killed).
+            result = await asyncio.to_thread(definition.test, ctx)
+            if inspect.isawaitable(result):
+                await result
     except StopContinuation as stop:
         progress.stop_cause = stop.cause
     except AuthoringError as exc:
@@ -87,9 +93,14 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         progress.reason, progress.error = AttemptReason.NO_ADAPTER, str(exc)
     except FactUnavailable as exc:
         progress.reason, progress.error = AttemptReason.EXCEPTION, f"FactUnavailable: {exc}"
-    except Exception as exc:
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # SystemExit in eval code too: it must not end the run
         progress.reason, progress.error = AttemptReason.EXCEPTION, f"{type(exc).__name__}: {exc}"
-    pending = [r.pending for r in ctx.registrations if r.pending is not None and not r.pending.done()]
+    for reg in ctx._registrations:  # judge calls started from a worker thread
+        if isinstance(reg.pending, concurrent.futures.Future):
+            reg.pending = asyncio.wrap_future(reg.pending)
+    pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
 
@@ -134,8 +145,9 @@ async def execute_attempt(
     except AuthoringError as exc:  # raised by adapter.create through the context
         progress.reason, progress.error = AttemptReason.AUTHORING_ERROR, str(exc)
     ended = time.monotonic()
-    _settle_unfinished(progress.registrations)
-    results = _seal_results(attempt_id, progress.registrations, project_root, secrets)
+    registrations = list(progress.registrations)  # an abandoned worker thread may still append
+    _settle_unfinished(registrations)
+    results = _seal_results(attempt_id, registrations, project_root, secrets)
     execution = outcomes.Execution(reason=progress.reason, error=progress.error, stop_cause=progress.stop_cause)
     decided = outcomes.decide_attempt(slot.eval.definition.kind, results, execution)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import signal
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,7 +439,23 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
 
 
 def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
-    """Synchronous entry point (the CLI's)."""
-    if sys.platform == "win32":  # pragma: no cover
-        asyncio.set_event_loop_policy(asyncio.WindowsSelectorEventLoopPolicy())  # type: ignore[attr-defined]
-    return asyncio.run(run_async(request, events))
+    """Synchronous entry point (the CLI's).
+
+    Plain-function adapters and tests run in worker threads. Unlike `asyncio.run`, this does not
+    wait for them at the end: a thread abandoned by a timeout or an interrupt must not hold the
+    run open (the CLI exits without waiting for it either).
+    """
+    workers = max(32, (request.overrides.max_concurrency or request.project.max_concurrency) + 4)
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="niceeval-worker")
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(executor)
+    try:
+        return loop.run_until_complete(run_async(request, events))
+    finally:
+        try:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+            loop.close()

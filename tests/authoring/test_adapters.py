@@ -320,12 +320,6 @@ adapter = define_adapter(
 """
 
 
-@pytest.mark.xfail(
-    reason="BUG: TestContext has a public `registrations` property that is not a reserved name, so "
-    "define_adapter accepts an assertion named `registrations` but `t.registrations` returns the "
-    "internal list (TypeError: 'list' object is not callable)",
-    strict=True,
-)
 def test_an_accepted_assertion_name_is_reachable_even_if_the_context_has_an_internal_member(run_one):
     sealed = run_one(
         """
@@ -341,24 +335,12 @@ def test_an_accepted_assertion_name_is_reachable_even_if_the_context_has_an_inte
     assert sealed.by_label("three signups")["state"] == "matched"
 
 
-@pytest.mark.xfail(
-    reason="BUG: define_adapter accepts an assertion name starting with `_`, but t.__getattr__ refuses "
-    "every `_` name, so `t._name(...)` raises AttributeError (errored `exception`, no authoring error)",
-    strict=True,
-)
-def test_every_assertion_name_define_adapter_accepts_is_reachable_on_t(run_one):
-    sealed = run_one(
-        """
-        from niceeval_cli.expect import equals
-        from signup_app_private import adapter
+def test_define_adapter_rejects_assertion_names_t_cannot_offer():
+    from niceeval_cli import AuthoringError, define_adapter
 
-        @adapter.define_eval()
-        def signups(t):
-            t._registrations(equals(3)).label("three signups")
-        """,
-        files={"signup_app_private.py": SIGNUP_APP.replace("{name}", "_registrations")},
-    )
-    assert sealed.by_label("three signups")["state"] == "matched"
+    for name in ("_registrations", "check", "not an identifier"):
+        with pytest.raises(AuthoringError, match="assertion names"):
+            define_adapter(name="signups", assertions=lambda check, n=name: {n: lambda match: check(match)})
 
 
 def test_send_passes_options_through_to_the_adapter(run_one):

@@ -211,7 +211,10 @@ def test_keys_are_stable_across_runs_and_distinct_per_entry(project):
 
 @pytest.mark.parametrize(
     ("subject", "state"),
-    [('"abcd", similarity("wxyz").at_least(0.9)', "below"), ('Fact.unavailable("gone"), similarity("x")', "unavailable")],
+    [
+        ('"abcd", similarity("wxyz").at_least(0.9)', "below"),
+        ('Fact.unavailable("gone"), similarity("x")', "unavailable"),
+    ],
 )
 def test_an_ungated_measurement_is_recorded_only_in_a_pass_eval(run_one, subject, state):
     sealed = run_one(f"""

@@ -10,11 +10,11 @@ import pytest
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "reports"))  # the store builders
 
-from view_builders import Runs, result  # noqa: E402
+from view_builders import Runs, result
 
-from niceeval_cli._states import AttemptState, GateState, Role  # noqa: E402
-from niceeval_cli.reports.junit import write_junit  # noqa: E402
-from niceeval_cli.store import Store  # noqa: E402
+from niceeval_cli._states import AttemptState, GateState, Role
+from niceeval_cli.reports.junit import write_junit
+from niceeval_cli.store import Store
 
 
 @pytest.fixture

@@ -198,11 +198,6 @@ def test_table_format_lists_the_rows(ran):
     assert "status" in result.stdout
 
 
-@pytest.mark.xfail(
-    reason="BUG: `query --format table` squeezes all columns of attempts/assertions into the console width "
-    "(80 when piped), so every cell is blank or cut to nothing; the rows are unreadable",
-    strict=True,
-)
 def test_table_format_shows_attempt_values(ran):
     result = ran.cli("query", "attempts", "--format", "table")
     assert result.exit_code == 0

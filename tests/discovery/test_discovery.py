@@ -201,11 +201,6 @@ def test_a_broken_module_runs_nothing_no_partial_silent_skip(project):
     assert [r["id"] for r in project.query("runs")] == [before["id"]]
 
 
-@pytest.mark.xfail(
-    reason="BUG: eval modules are imported by dotted name, so evals/support.py shadows the folder "
-    "evals/support/ and evals/support/review.py fails to import, blamed on niceeval_cli/discovery.py",
-    strict=True,
-)
 def test_a_module_and_a_folder_of_the_same_name_are_both_discovered(project):
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/support.py", PASSING.format(name="shared"))
@@ -215,11 +210,6 @@ def test_a_module_and_a_folder_of_the_same_name_are_both_discovered(project):
     assert eval_ids(project) == ["support", "support/review"]
 
 
-@pytest.mark.xfail(
-    reason="BUG: with evals/support/__init__.py present, `import evals.support` returns the package, "
-    "so the evals in evals/support.py are silently skipped",
-    strict=True,
-)
 def test_a_package_folder_does_not_silently_hide_a_module_of_the_same_name(project):
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/support.py", PASSING.format(name="shared"))
@@ -230,11 +220,6 @@ def test_a_package_folder_does_not_silently_hide_a_module_of_the_same_name(proje
     assert eval_ids(project) == ["support", "support/review"]
 
 
-@pytest.mark.xfail(
-    reason="BUG: eval modules are imported by dotted name (`evals.smoke`), so an installed package named "
-    "`evals` (e.g. openai/evals) shadows the project's eval folder and every eval fails to import",
-    strict=True,
-)
 def test_an_installed_package_named_like_the_eval_root_does_not_shadow_it(project, tmp_path):
     site = tmp_path / "site"
     (site / "evals").mkdir(parents=True)

@@ -1,5 +1,5 @@
-"""Helpers of the end-to-end judge tests: a project on disk, `niceeval run` through the real CLI (in process),
-and the loopback OpenAI-compatible server (`judge_server`) standing in for the judge model.
+"""Helpers of the end-to-end judge tests: a project on disk, `niceeval run` through the real
+CLI (in process), and the loopback OpenAI-compatible server standing in for the judge model.
 
 `judged` bundles the two: `judged.setup(evals=..., toml=...)` writes the project with a
 `[judge]` table aimed at the server, `judged.run()` runs it with the judge key in `JK`, and
@@ -113,11 +113,6 @@ def user_message(request: RecordedRequest) -> str:
     """The user prompt text of a grading request."""
     messages = request.json["messages"]
     return str(next(m["content"] for m in messages if m["role"] == "user"))
-
-
-def flat(text: str) -> str:
-    """Output with runs of whitespace folded, so line breaks never split what a test looks for."""
-    return " ".join(text.split())
 
 
 def wait_for_requests(server: JudgeServer, n: int, timeout_s: float = 5.0) -> list[RecordedRequest]:

@@ -79,14 +79,11 @@ def test_max_retries_resolves_eval_over_experiment_over_project(judged):
 
     judged.run()
 
-    counts: dict[tuple[str, str], int] = {}
-    for r in judged.grading:
-        name = "by_eval" if "marker-inherits" in json.dumps(r.json) else "by_experiment"
-        auth_free = r.json["model"]
-        counts[(name, auth_free)] = counts.get((name, auth_free), 0) + 1
-    total = {name: sum(n for (k, _), n in counts.items() if k == name) for name in ("by_eval", "by_experiment")}
-    # by_eval: 0 retries in both experiments → 1 + 1; by_experiment: x → 1 retry (2), y → project's 2 (3)
-    assert total == {"by_eval": 2, "by_experiment": 5}
+    sent = [json.dumps(r.json) for r in judged.grading]
+    by_eval = sum("marker-inherits" in body for body in sent)
+    by_experiment = sum("marker-own_model" in body for body in sent)
+    assert by_eval == 1 + 1  # judge={"max_retries": 0} wins in both experiments: one request each
+    assert by_experiment == 2 + 3  # x: its own max_retries = 1; y: the project's max_retries = 2
     assert {a["reason"] for a in judged.assertions()} == {"judge-transport-error"}
 
 

@@ -65,20 +65,31 @@ def test_judge_time_counts_against_the_attempt_timeout(judged):
     wait_for_requests(judged.server, 2)  # let the abandoned request finish before the server stops
 
 
-@pytest.mark.parametrize("bound", [3, None], ids=["max_concurrency-3", "default-8"])
-def test_all_attempts_share_one_client_bounded_by_judge_max_concurrency(judged, bound):
+BOUNDS = {
+    # where max_concurrency is set → ([judge] max_concurrency, experiment judge tables, the bound)
+    "project-judge-table": (3, "", 3),
+    "default": (None, "", 8),
+    "experiment-judge-tables": (None, "[experiments.a.judge]\nmax_concurrency = 2\n"
+                                      "[experiments.b.judge]\nmax_concurrency = 2\n", 2),
+}
+
+
+@pytest.mark.parametrize("where", BOUNDS)
+def test_all_attempts_share_one_client_bounded_by_judge_max_concurrency(judged, where):
+    project_bound, experiment_tables, bound = BOUNDS[where]
     judged.server.latency_s = 0.05
+    toml = ("[project]\nmax_concurrency = 16\n" + judged.judge_table(max_concurrency=project_bound)
+            + "[experiments.a]\n[experiments.b]\n" + experiment_tables)
     judged.setup("""
         @define_eval(judge=True)
         def many(t):
             t.check(QA, closed_qa("first").at_least(1)).gate().label("first")
             t.check(QA, closed_qa("second").at_least(1)).gate().label("second")
-    """, toml="[project]\nmax_concurrency = 16\n" + judged.judge_table(max_concurrency=bound))
+    """, toml=toml)
 
-    run = judged.run("--attempts", "12")
+    run = judged.run("--attempts", "6")  # × 2 experiments × 2 judge calls
 
-    expected = bound or 8
     assert run.exit_code == 0
     assert len(judged.grading) == 24
-    assert judged.server.max_in_flight == expected  # bounded, and the bound is actually reached
-    assert judged.server.connections <= expected  # one bounded client for the whole run, not one per attempt
+    assert judged.server.max_in_flight == bound  # bounded across experiments, and the bound is reached
+    assert judged.server.connections <= bound  # one bounded client for the run, not one per attempt

@@ -137,6 +137,25 @@ def test_an_unavailable_scoring_judge_makes_the_attempt_unrankable_not_zero(judg
     assert "not rankable" in run.stdout
 
 
+def test_an_unavailable_gate_only_judge_in_a_score_eval_leaves_the_gate_unavailable(judged):
+    # outcomes.md: a gate-only entry decides `gate`, not the state (judge.md's "scores or gates
+    # makes a score eval unrankable" reads otherwise for gates; reported to the lead).
+    judged.setup("""
+        @define_score_eval(judge={"max_retries": 0})
+        def gated_score(t):
+            t.check(QA, closed_qa("gate marker-down").at_least(1)).gate().label("gate")
+            t.check(QA, closed_qa("points marker-up")).score(5).label("points")
+    """)
+    judged.server.when("marker-down", Reply.error(500, "down"))
+
+    run = judged.run()
+
+    assert run.exit_code == 5
+    attempt = judged.one_attempt()
+    assert (attempt["state"], attempt["gate"], attempt["score"], attempt["unavailable_weight"]) == (
+        "scored", "unavailable", 5.0, 0.0)
+
+
 def test_an_unavailable_gating_judge_makes_a_pass_eval_errored_evidence_unavailable(judged):
     judged.setup("""
         @define_eval(judge={"max_retries": 0})

@@ -134,7 +134,7 @@ def test_the_audit_is_trimmed_to_max_audit_bytes_but_the_judge_gets_everything(j
     assert len(audit.encode()) <= 4096
     assert set(json.loads(audit)) == {"request", "response"}  # still valid JSON, trimmed inside
     assert set(json.loads(audit)["request"]) == {"model", "messages"}
-    assert "trimmed" in audit
+    assert "bytes trimmed]" in audit  # the visible marker
     assert row["measurement"] == 1.0
     evidence = row["evidence"]  # the ~80 KB material, kept within 64 KiB
     assert len(evidence.encode()) <= 64 * 1024 and "trimmed" in evidence

@@ -5,6 +5,8 @@ Run and attempt ids are normalised to <ID1>, <ID2>, ... in order of appearance; 
 fixed by the builders.
 """
 
+# ruff: noqa: E501  (snapshots hold real output lines, some of them long on purpose)
+
 from __future__ import annotations
 
 import pytest

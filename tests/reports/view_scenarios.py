@@ -138,7 +138,7 @@ def hostile(runs: Runs) -> str:
     )
     chinese = runs.attempt(run, "支持/退款", AttemptState.FAILED)
     runs.seal(chinese, result(chinese, 0, "mismatched", "提到三十天"), result(chinese, 1, "matched", "礼貌"))
-    for ordinal, eval_id in enumerate(["支持/问候语", "support/ok"]):
+    for eval_id in ("支持/问候语", "support/ok"):
         attempt = runs.attempt(run, eval_id, ordinal=0)
         runs.seal(attempt, result(attempt, 0, "matched", "ok"))
     runs.finish(run, 1)

@@ -37,11 +37,6 @@ def test_an_exception_in_test_code_is_errored_and_other_attempts_still_run(proje
     assert attempts["ex/a_passes"]["state"] == attempts["ex/c_passes"]["state"] == "passed"
 
 
-@pytest.mark.xfail(
-    reason="BUG: SystemExit from eval code escapes the runner: `niceeval run` exits with the eval's "
-    "code (0 here, despite a failed eval), nothing is sealed and the run stays `running`",
-    strict=True,
-)
 def test_sys_exit_in_test_code_is_an_errored_attempt_not_the_run_exit_code(project):
     project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
     project.write("evals/ex.py", """

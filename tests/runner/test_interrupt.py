@@ -99,12 +99,6 @@ def test_interrupt_seals_in_flight_attempts_as_interrupted_and_exits_130(project
     assert labels == {"quick": "matched", "before the wait": "matched", "earned": "matched"}
 
 
-@pytest.mark.xfail(
-    reason="BUG: a sync adapter `create` runs in a worker thread that asyncio.run waits for at exit, "
-    "so after Ctrl-C `niceeval run` only exits when the blocking call returns (run.finished is "
-    "printed at once, the process lingers)",
-    strict=True,
-)
 def test_interrupt_exits_promptly_while_a_sync_adapter_blocks(project):
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/blocking.py", """

@@ -108,11 +108,6 @@ def test_an_attempt_within_its_timeout_is_unaffected(project):
     assert _only_attempt(project)["state"] == "passed"
 
 
-@pytest.mark.xfail(
-    reason="BUG: a plain `def` test runs on the event loop, so wait_for cannot fire while it blocks; "
-    "an attempt that took 1000 ms against timeout_ms=200 is sealed `passed`",
-    strict=True,
-)
 def test_a_blocking_sync_test_over_its_timeout_is_errored_timeout(project):
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/blocking.py", """
