@@ -51,6 +51,11 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
         except KeyboardInterrupt:
             typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
             raise typer.Exit(130) from None
+        except BrokenPipeError:  # `niceeval query ... | head`: the reader has what it wanted
+            from .reports.run_output import silence_stdout
+
+            silence_stdout()
+            raise typer.Exit(0) from None
         except Exception as exc:
             if isinstance(exc, _user_error_types()):
                 typer.echo(f"niceeval: {exc}", err=True)

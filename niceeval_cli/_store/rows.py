@@ -28,6 +28,7 @@ class SlotRecord:
     attempt_id: str | None
     relation: Relation
     plan_reason: PlanReason
+    pass_rule: str | None = None
 
 
 SlotRow = SlotRecord  # read back exactly as written
@@ -92,6 +93,7 @@ def slot_row(row: Mapping[str, Any]) -> SlotRow:
         attempt_id=row["attempt_id"],
         relation=Relation(row["relation"]),
         plan_reason=PlanReason(row["plan_reason"]),
+        pass_rule=row.get("pass_rule"),
     )
 
 

@@ -32,6 +32,7 @@ SLOT_COLUMNS: Mapping[str, type] = {
     "attempt_id": str,
     "relation": str,
     "plan_reason": str,
+    "pass_rule": str,  # the eval's pass rule in this run ("any", "all" or a rate), so readers fold alike
 }
 SLOT_KEY = ("run_id", "experiment_id", "eval_id", "ordinal")
 

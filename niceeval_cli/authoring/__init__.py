@@ -3,7 +3,7 @@
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo, define_adapter
 from ._context import AdapterFailure, NoAdapterError, TestContext
 from ._definition import EvalDefinition, define_eval, define_score_eval
-from ._errors import AuthoringError, SourceLocation, caller_location
+from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
 from ._registration import AssertionHandle, Registration, StopContinuation
 from ._usage import Turn, Usage, UsageMeter, UsageView
 
@@ -29,4 +29,5 @@ __all__ = [
     "define_adapter",
     "define_eval",
     "define_score_eval",
+    "raised_at",
 ]

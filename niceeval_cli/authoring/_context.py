@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
@@ -14,6 +13,7 @@ from .._states import AssertionState, ErroredReason, EvalKind
 from ..expect._core import BooleanMatch, MatchResult, ScoreMatch, ThresholdedScoreMatch
 from ..expect._facts import FactUnavailable, Material, NumericMaterial, unavailable_reason, unwrap
 from ..expect._json import to_jsonable
+from ..expect._material import ContextMatch, MaterialMatch
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._errors import AuthoringError, SourceLocation, caller_location
 from ._registration import AssertionHandle, Registration
@@ -131,6 +131,7 @@ class TestContext:
             thresholded=thresholded,
             location=location,
             group="/".join(self._groups) or None,
+            threshold=match.threshold if isinstance(match, ThresholdedScoreMatch) else None,
         )
         if getattr(match, "is_judge", False):
             if not self._judge_declared:
@@ -149,10 +150,13 @@ class TestContext:
             result = MatchResult.unavailable(exc.reason, f"{match.describe()}: {exc}")
         except Exception as exc:  # an exception inside a match is `errored`, never `mismatched`
             result = errored_result(exc)
-        if thresholded and result.threshold is None:  # the requirement is shown even when unknown
-            result = dataclasses.replace(result, threshold=match.threshold)  # type: ignore[union-attr]
         reg.result = result
-        reg.evidence = result.evidence if result.has_evidence else to_jsonable(subject)
+        if result.has_evidence:
+            reg.evidence = result.evidence
+        elif not isinstance(match, (ContextMatch, MaterialMatch)):
+            reg.evidence = to_jsonable(subject)
+        # else: a match over the adapter's facts that selected nothing storable (e.g. over its
+        # capture limits) keeps no evidence: the whole facts object is never stored instead.
         return AssertionHandle(self, reg)
 
     def _start_judge(self, reg: Registration, subject: Any, match: Any) -> None:

@@ -17,7 +17,15 @@ class SourceLocation:
     def __str__(self) -> str:
         if self.file is None:
             return "<unknown location>"
-        return f"{self.file}:{self.line}"
+        return f"{_display_path(self.file)}:{self.line}"
+
+
+def _display_path(file: str) -> str:
+    """Relative to the working directory (the project, usually) when the file is below it."""
+    try:
+        return Path(file).resolve().relative_to(Path.cwd()).as_posix()
+    except (ValueError, OSError):
+        return file
 
 
 def caller_location(prefer_file: str | None = None) -> SourceLocation:
@@ -44,3 +52,24 @@ class AuthoringError(Exception):
         self.location = location or caller_location()
         self.detail = message
         super().__init__(f"{self.location}: {message}")
+
+
+def raised_at(exc: BaseException) -> SourceLocation | None:
+    """Where user code raised `exc`: the innermost traceback frame outside NiceEval, asyncio and
+    the thread machinery (None when there is none)."""
+    tb = exc.__traceback__
+    found: SourceLocation | None = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) and not _is_machinery(filename):
+            found = SourceLocation(filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _is_machinery(filename: str) -> bool:
+    name = Path(filename).name
+    return filename.startswith("<") or (
+        name in {"threading.py", "thread.py", "events.py", "base_events.py", "tasks.py", "futures.py"}
+        and ("asyncio" in filename or "concurrent" in filename or "threading" in name)
+    )

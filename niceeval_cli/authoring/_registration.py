@@ -51,6 +51,7 @@ class Registration:
     judge_audit: str | None = None
     judge_tokens: int | None = None
     judge_evidence: str | None = None
+    threshold: float | None = None  # the required value of a thresholded measurement, shown even when unknown
 
     @property
     def role(self) -> Role:

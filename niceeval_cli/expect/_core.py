@@ -36,8 +36,11 @@ class Interval:
         return self.lo == self.hi
 
     def __str__(self) -> str:
-        hi = "∞" if math.isinf(self.hi) else _num(self.hi)
-        return f"[{_num(self.lo)}, {hi}]" if not self.exact else _num(self.lo)
+        if self.exact:
+            return _num(self.lo)
+        if math.isinf(self.hi):
+            return f"[{_num(self.lo)}, ∞)"
+        return f"[{_num(self.lo)}, {_num(self.hi)}]"
 
 
 def _num(x: float) -> str:

@@ -52,10 +52,19 @@ class NdjsonEvents:
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
+        self.closed = False
 
     def _emit(self, event: str, run_id: str | None, **fields: Any) -> None:
-        self.out.write(json.dumps({"event": event, "run_id": run_id, **fields}, ensure_ascii=False) + "\n")
-        self.out.flush()
+        if self.closed:
+            return
+        try:
+            self.out.write(json.dumps({"event": event, "run_id": run_id, **fields}, ensure_ascii=False) + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            # The reader went away (`niceeval run --json | head`): the run goes on and seals
+            # everything; only the events stop.
+            self.closed = True
+            silence_stdout()
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         self._emit("run.planned", run_id, slots=[_slot_json(s) for s in slots])
@@ -264,3 +273,16 @@ def run_dry(request: Any, console: Console, *, json_out: bool) -> int:
     console.print(Text(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
                        "nothing was run (--dry)"))
     return 0
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null after a broken pipe, so later writes and the final flush at exit
+    do not raise again (the Python docs' recipe for SIGPIPE)."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -99,6 +99,8 @@ def build_page(
     groups = outcome_groups(store, run.id, experiment=list(experiments) or None,
                             eval_prefix=list(eval_prefixes) or None)
     order = [e for e in run.experiments if not experiments or any(_selects(p, e) for p in experiments)]
+    if pass_rules is None:
+        pass_rules = {key: outcomes.parse_pass_rule(_rule(v)) for key, v in store.pass_rules(run.id).items()} or None
     run_tally = tally(groups, order, pass_rules=pass_rules)
     rows = store.attempts_for_run(
         run.id, experiment=list(experiments) or None, eval_prefix=list(eval_prefixes) or None,
@@ -160,3 +162,11 @@ def _filters_text(experiments: Sequence[str], eval_prefixes: Sequence[str], stat
     parts += [f"--eval {name(e)}" for e in eval_prefixes]
     parts += [f"--state {name(s)}" for s in states]
     return " ".join(parts)
+
+
+def _rule(text: str) -> object:
+    """A stored pass rule: "any", "all", or a rate written as text."""
+    try:
+        return float(text)
+    except ValueError:
+        return text

@@ -27,6 +27,7 @@ from ..authoring import (
     StopContinuation,
     TestContext,
     UsageMeter,
+    raised_at,
 )
 from ..expect._core import MatchResult
 from ..expect._facts import FactUnavailable
@@ -58,7 +59,7 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
     except (AuthoringError, asyncio.CancelledError, KeyboardInterrupt):
         raise
     except BaseException as exc:
-        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, f"{type(exc).__name__}: {exc}"
+        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc)
         return
     ctx = TestContext(
         kind=definition.kind,
@@ -96,13 +97,20 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except BaseException as exc:  # SystemExit in eval code too: it must not end the run
-        progress.reason, progress.error = AttemptReason.EXCEPTION, f"{type(exc).__name__}: {exc}"
+        progress.reason, progress.error = AttemptReason.EXCEPTION, _describe(exc)
     for reg in ctx._registrations:  # judge calls started from a worker thread
         if isinstance(reg.pending, concurrent.futures.Future):
             reg.pending = asyncio.wrap_future(reg.pending)
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _describe(exc: BaseException) -> str:
+    """`KeyError: 'missing' (at evals/x.py:12)`: the exception and where user code raised it."""
+    text = f"{type(exc).__name__}: {exc}"
+    where = raised_at(exc)
+    return f"{text} (at {where})" if where is not None else text
 
 
 async def execute_attempt(
@@ -242,7 +250,7 @@ def _seal_results(
             contribution=contribution,
             state=AssertionState(result.state),
             measurement=result.measurement,
-            threshold=result.threshold,
+            threshold=result.threshold if result.threshold is not None else reg.threshold,
             reason=str(result.reason) if result.reason is not None else None,
             explanation=explanation,
             match_name=reg.match_name,

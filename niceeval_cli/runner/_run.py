@@ -265,6 +265,7 @@ class _Dispatcher:
             attempt_id=attempt.id,
             relation=Relation.ORIGIN,
             plan_reason=slot.reason,
+            pass_rule=_rule_text(slot.settings.pass_rule),
         ))
         self.lights.append(_Light(
             slot.experiment.id, slot.eval.id, str(attempt.kind), str(attempt.state),
@@ -304,6 +305,10 @@ class _Dispatcher:
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
+
+
+def _rule_text(rule: object) -> str:
+    return rule if isinstance(rule, str) else f"{float(rule):g}"  # type: ignore[arg-type]
 
 
 def _reference_light(slot: PlannedSlot, store: Store) -> _Light:
@@ -407,7 +412,7 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
             )
             store.add_reference_slots([
                 SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                           Relation.REFERENCE, PlanReason.REUSED)
+                           Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
                 for s in reused
             ])
             events.planned(run_id, slots)

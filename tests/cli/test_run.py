@@ -265,7 +265,7 @@ def test_summary_makes_control_characters_visible_and_trims_long_text(project):
     assert "y" * 3000 not in result.stdout
     assert "[+" in result.stdout and "chars]" in result.stdout
     [attempt] = project.attempts()
-    assert attempt["error"] == "RuntimeError: bad \x1b[2J\r" + "y" * 3000  # machine formats: unchanged
+    assert attempt["error"] == "RuntimeError: bad \x1b[2J\r" + "y" * 3000 + " (at evals/nasty.py:4)"  # unchanged
 
 
 def test_summary_lists_attempts_worst_first(project):

@@ -124,7 +124,7 @@ def test_partial_collection_count_is_open_ended(aggregate: BooleanMatch, state: 
     seen = Material.partial([True, True, False], "observation-deadline")
     result = count_where(is_true(), aggregate).evaluate(seen)
     assert result.state == state
-    assert "counted [2, ∞]" in result.explanation
+    assert "counted [2, ∞)" in result.explanation
     assert "observation-deadline" in result.explanation
 
 

@@ -134,7 +134,7 @@ def test_numeric_match_answers_for_an_interval(
 
 def test_uncertain_interval_explanation_names_the_interval_and_the_match() -> None:
     result = equals(3).evaluate(Interval(3, INF))
-    assert "[3, ∞]" in result.explanation and "equals(3)" in result.explanation
+    assert "[3, ∞)" in result.explanation and "equals(3)" in result.explanation
 
 
 @pytest.mark.parametrize("value", [True, False, "3", None, [3], {"n": 3}])
