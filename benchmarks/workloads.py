@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -206,7 +205,7 @@ def determinism(runs: int = 20, n: int = 20, concurrency: int = 32) -> None:
         root = _project(Path(tmp), JUDGED, n, _judge_toml(server.base_url, concurrency))
         for _ in range(runs):
             _wall, _rss, code, _out = _run_fresh(root, env)
-            q = subprocess.run(NICEEVAL + ["query", "assertions", "--format", "json"], cwd=root,
+            q = subprocess.run([*NICEEVAL, "query", "assertions", "--format", "json"], cwd=root,
                                capture_output=True, text=True, check=True)
             rows = tuple(sorted((r["eval_id"], r["state"], r["measurement"]) for r in json.loads(q.stdout)))
             seen.add((code, rows))

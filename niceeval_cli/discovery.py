@@ -111,13 +111,15 @@ def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
     """sha256 of the eval module's source and of the project modules it uses (transitively,
     through the names its globals hold), so editing a helper module is a fingerprint change."""
     seen: dict[Path, ModuleType] = {path: module}
+    checked: set[str] = {module.__name__}
     todo = [module]
     while todo:
         current = todo.pop()
         for value in list(vars(current).values()):
             dep = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
-            if dep is None or not isinstance(dep, ModuleType):
+            if dep is None or not isinstance(dep, ModuleType) or dep.__name__ in checked:
                 continue
+            checked.add(dep.__name__)
             dep_path = _local_file(dep, project_root)
             if dep_path is not None and dep_path not in seen:
                 seen[dep_path] = dep

@@ -161,6 +161,17 @@ class Store:
         )
         return attempt_row(rows[0]) if rows else None
 
+    def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], AttemptRow]:
+        """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
+        (planning a run of thousands of slots must not make thousands of lookups)."""
+        rows = self._rows(
+            "Looking up previous attempts",
+            "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY eval_id, ordinal "
+            "ORDER BY ended_at DESC, id DESC) AS newest FROM attempts WHERE experiment_id = ?) WHERE newest = 1",
+            [experiment_id],
+        )
+        return {(row["eval_id"], row["ordinal"]): attempt_row(row) for row in rows}
+
     def latest_run_id(self) -> str | None:
         rows = self._rows(
             "Finding the latest run", "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"

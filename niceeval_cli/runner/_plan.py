@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -56,7 +57,7 @@ class PreviousAttempt:
     state: str
     gate: str | None
     fingerprint: str
-    fingerprint_parts: dict[str, Any]
+    fingerprint_json: str  # parsed only when the fingerprint changed (to name the changed parts)
     duration_ms: float
 
 
@@ -75,7 +76,8 @@ def decide(
     if mode is RerunMode.ALL:
         return PlanReason.RERUN, ()
     if previous.fingerprint != fingerprint:
-        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(previous.fingerprint_parts, parts))
+        old_parts = json.loads(previous.fingerprint_json)
+        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, parts))
     if previous.state == AttemptState.ERRORED:
         return PlanReason.PREVIOUS_ERRORED, ()
     if previous.state == AttemptState.UNRANKABLE or previous.gate == GateState.UNAVAILABLE:

@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from ..config import (
 )
 from ..discovery import DiscoveredEval
 from ..expect._core import MatchResult, ThresholdedScoreMatch
-from ..store import SlotRecord, Store
+from ..store import AttemptRow, SlotRecord, Store
 from ._attempt import execute_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
 from ._plan import PlannedSlot, PreviousAttempt, RerunMode, decide
@@ -105,6 +105,7 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
     adapters: dict[str, Adapter | None] = {}
     slots: list[PlannedSlot] = []
     for experiment in experiments:
+        previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
         for discovered in request.evals:
             definition = discovered.definition
             if request.eval_prefixes and not any(discovered.id.startswith(p) for p in request.eval_prefixes):
@@ -137,7 +138,7 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
                 )
                 parts_json = canonical_json(parts)
                 fp = digest(parts_json)
-                previous = _previous(store, experiment.id, discovered.id, ordinal)
+                previous = _previous(previous_by_slot, discovered.id, ordinal)
                 reason, changed = decide(previous, fp, parts, settings.timeout_ms, request.mode)
                 reuse = previous if reason is PlanReason.REUSED else None
                 slots.append(PlannedSlot(
@@ -168,21 +169,17 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
 RequestLike = RunRequest
 
 
-def _previous(store: Store | None, experiment_id: str, eval_id: str, ordinal: int) -> PreviousAttempt | None:
-    if store is None:
-        return None
-    row = store.latest_attempt_for_slot(experiment_id, eval_id, ordinal)
+def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordinal: int) -> PreviousAttempt | None:
+    row = latest.get((eval_id, ordinal))
     if row is None:
         return None
-    import json
-
     return PreviousAttempt(
         id=row.id,
         run_id=row.run_id,
         state=str(row.state),
         gate=str(row.gate) if row.gate is not None else None,
         fingerprint=row.fingerprint,
-        fingerprint_parts=json.loads(row.fingerprint_parts or "{}"),
+        fingerprint_json=row.fingerprint_parts or "{}",
         duration_ms=row.duration_ms,
     )
 
@@ -257,7 +254,7 @@ class _Dispatcher:
             raise
         finally:
             self.inflight.discard(task)
-        self.store.seal_attempt(attempt, results, SlotRecord(
+        record = SlotRecord(
             run_id=self.run_id,
             experiment_id=slot.experiment.id,
             eval_id=slot.eval.id,
@@ -266,7 +263,8 @@ class _Dispatcher:
             relation=Relation.ORIGIN,
             plan_reason=slot.reason,
             pass_rule=_rule_text(slot.settings.pass_rule),
-        ))
+        )
+        self.store.seal_attempt(attempt, results, record)  # one transaction: the attempt is sealed
         self.lights.append(_Light(
             slot.experiment.id, slot.eval.id, str(attempt.kind), str(attempt.state),
             str(attempt.gate) if attempt.gate is not None else None,

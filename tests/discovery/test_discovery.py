@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 PASSING = """
 from niceeval_cli import define_eval
 from niceeval_cli.expect import equals
