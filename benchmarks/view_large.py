@@ -102,7 +102,7 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
         error, "f" * 64, '{"model":"m"}', "2025-01-01T00:00:00.000Z", "2025-01-01T00:00:01.000Z",
         1000.0, 100, 50, 0,
     )
-    slot = (run_id, experiment, eval_id, ordinal, attempt_id, "origin", "new")
+    slot = (run_id, experiment, eval_id, ordinal, attempt_id, "origin", "new", "any")
     return attempt, results, slot
 
 

@@ -36,8 +36,9 @@ def new_id() -> str:
     with _lock:
         ms = time.time_ns() // 1_000_000
         if ms <= _last_ms:
-            # Same millisecond (or the clock stepped back): keep order by counting up.
-            ms, random_part = _last_ms, _last_random + 1
+            # Same millisecond (or the clock stepped back): keep order by stepping up by a random
+            # amount, so ids made together still differ early (a short prefix stays unique).
+            ms, random_part = _last_ms, _last_random + 1 + int.from_bytes(os.urandom(8), "big")
             if random_part > _RANDOM_MAX:
                 ms, random_part = ms + 1, int.from_bytes(os.urandom(10), "big")
         else:

@@ -33,7 +33,7 @@ _SECRET_KEYS = re.compile(r"(?i)^(?:proxy-)?(?:authorization|x-api-key|api[-_]?k
 
 # Every pattern above needs one of these words; one scan for them skips the three
 # substitutions on the (usual) text that has none. Redaction runs on every stored string.
-_MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|sk-")
+_MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk-")
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:

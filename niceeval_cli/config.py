@@ -599,10 +599,9 @@ class RunOverrides:
 
 
 class SlotSettings(_Frozen):
-    """The settings one (experiment, eval) pair runs with, frozen before dispatch."""
+    """The settings one (experiment, eval) pair runs with, frozen before dispatch. A value: pairs
+    that resolve alike may share one object (a run of 10 000 evals holds a handful)."""
 
-    experiment_id: str
-    eval_id: str
     attempts: AtLeastOne
     timeout_ms: PositiveMs | None  # None = no deadline
     pass_rule: PassRuleValue
@@ -636,8 +635,6 @@ def resolve_slot_settings(
             fields.update(layer.given())
         judge = JudgeSettings.model_validate(fields)
     return SlotSettings(
-        experiment_id=experiment.id,
-        eval_id=eval_opts.id,
         attempts=_first(flags.attempts, own.attempts, experiment.attempts, project.attempts),
         timeout_ms=_first(flags.timeout_ms, own.timeout_ms, experiment.timeout_ms, project.timeout_ms),
         pass_rule=_first(own.pass_rule, experiment.pass_rule, project.pass_rule),

@@ -14,7 +14,7 @@ from .. import outcomes
 from .._states import AttemptState, EvalKind, GateState, Relation
 from .._store.summary import OutcomeGroup
 
-#: The run's own pass_rule is not stored with its attempts; headers fold with the default.
+#: The fold used when a run recorded no pass rule on its slots (stores written before it did).
 DEFAULT_PASS_RULE: outcomes.PassRule = "any"
 
 

@@ -22,7 +22,7 @@ class RerunMode(str, Enum):
     ALL = "all"  # run everything
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedSlot:
     experiment: ExperimentConfig
     eval: DiscoveredEval
@@ -30,7 +30,6 @@ class PlannedSlot:
     settings: SlotSettings
     adapter: Adapter | None
     fingerprint: str
-    fingerprint_parts: dict[str, Any]
     fingerprint_json: str  # canonical JSON of the parts, stored on the attempt
     reason: PlanReason
     reuse_attempt_id: str | None = None

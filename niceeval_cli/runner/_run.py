@@ -23,6 +23,7 @@ from ..config import (
     JudgeSettings,
     ProjectConfig,
     RunOverrides,
+    SlotSettings,
     experiment_selects_eval,
     resolve_max_concurrency,
     resolve_slot_settings,
@@ -62,7 +63,7 @@ class _EvalOptions:
     judge: Any
 
 
-@dataclass
+@dataclass(slots=True)
 class _Light:
     """Just what the exit code and totals need of one attempt (kept per slot, not per result)."""
 
@@ -103,6 +104,7 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
     project = request.project
     experiments = select_experiments(project, request.experiments)
     adapters: dict[str, Adapter | None] = {}
+    settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
     slots: list[PlannedSlot] = []
     for experiment in experiments:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
@@ -117,7 +119,11 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
             options = _EvalOptions(
                 discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
             )
-            settings = resolve_slot_settings(project, experiment, options, request.overrides)
+            key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
+                   repr(definition.judge))
+            settings = settings_cache.get(key)
+            if settings is None:
+                settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
             try:
                 adapter = _adapter_for(experiment, discovered, adapters)
             except AdapterLoadError as exc:
@@ -148,7 +154,6 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
                     settings=settings,
                     adapter=adapter,
                     fingerprint=fp,
-                    fingerprint_parts=parts,
                     fingerprint_json=parts_json,
                     reason=reason,
                     reuse_attempt_id=reuse.id if reuse else None,
