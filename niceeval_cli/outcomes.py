@@ -447,39 +447,48 @@ class ScoreSummary:
 _SCORE_STATES = frozenset({AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED})
 
 
-def summarize_scores(attempts: Sequence[ScoreAttemptLike]) -> ScoreSummary:
-    """Mean/min/max of rankable scores, the counts around them, and the earned/max totals."""
-    rankable: list[float] = []
-    counted: list[ScoreAttemptLike] = []
-    unrankable = errored = gate_failed = gate_unavailable = 0
-    for a in attempts:
+def summarize_scores(
+    attempts: Sequence[ScoreAttemptLike], counts: Sequence[int] | None = None
+) -> ScoreSummary:
+    """Mean/min/max of rankable scores, the counts around them, and the earned/max totals.
+
+    `counts[i]` says how many attempts `attempts[i]` stands for (readers that group identical
+    outcomes pass one item per group); default one each.
+    """
+    weights: Iterable[int] = counts if counts is not None else [1] * len(attempts)
+    rankable: list[tuple[float, int]] = []
+    counted: list[tuple[ScoreAttemptLike, int]] = []
+    total = unrankable = errored = gate_failed = gate_unavailable = 0
+    for a, n in zip(attempts, weights, strict=True):
+        total += n
         state = AttemptState(a.state)
         if state not in _SCORE_STATES:
             raise ValueError(f"{state} is not a score-style attempt state")
         if state is AttemptState.ERRORED:
-            errored += 1
+            errored += n
         else:
-            counted.append(a)
+            counted.append((a, n))
             if state is AttemptState.UNRANKABLE:
-                unrankable += 1
+                unrankable += n
             elif a.score is None:
                 raise ValueError("a scored attempt needs a score")
             else:
-                rankable.append(a.score)
+                rankable.append((a.score, n))
         gate = GateState(a.gate) if a.gate is not None else GateState.NONE
-        gate_failed += gate is GateState.FAILED
-        gate_unavailable += gate is GateState.UNAVAILABLE
+        gate_failed += n if gate is GateState.FAILED else 0
+        gate_unavailable += n if gate is GateState.UNAVAILABLE else 0
+    ranked = sum(n for _, n in rankable)
     return ScoreSummary(
-        attempts=len(attempts),
-        rankable=len(rankable),
+        attempts=total,
+        rankable=ranked,
         unrankable=unrankable,
         errored=errored,
-        mean=_round(math.fsum(rankable) / len(rankable)) if rankable else None,
-        min=min(rankable) if rankable else None,
-        max=max(rankable) if rankable else None,
-        earned=_sum(a.score or 0.0 for a in counted),
-        max_score=_sum(a.max_score or 0.0 for a in counted),
-        unavailable_weight=_sum(a.unavailable_weight or 0.0 for a in counted),
+        mean=_round(math.fsum(s * n for s, n in rankable) / ranked) if ranked else None,
+        min=min(s for s, _ in rankable) if ranked else None,
+        max=max(s for s, _ in rankable) if ranked else None,
+        earned=_sum((a.score or 0.0) * n for a, n in counted),
+        max_score=_sum((a.max_score or 0.0) * n for a, n in counted),
+        unavailable_weight=_sum((a.unavailable_weight or 0.0) * n for a, n in counted),
         gate_failed=gate_failed,
         gate_unavailable=gate_unavailable,
     )

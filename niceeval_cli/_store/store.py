@@ -229,16 +229,6 @@ class Store:
         )
         return [slot_row(row) for row in rows]
 
-    def pass_rules(self, run_id: str) -> dict[tuple[str, str], str]:
-        """Each (experiment, eval)'s pass rule in a run, as recorded on its slots."""
-        rows = self._rows(
-            "Reading a run's pass rules",
-            "SELECT DISTINCT experiment_id, eval_id, pass_rule FROM run_slots"
-            " WHERE run_id = ? AND pass_rule IS NOT NULL",
-            [run_id],
-        )
-        return {(r["experiment_id"], r["eval_id"]): r["pass_rule"] for r in rows}
-
     def attempts_for_run(
         self,
         run_id: str,

@@ -24,7 +24,7 @@ _RELATION = {r.value: r for r in Relation}
 
 _GROUP_COLUMNS = (
     "s.experiment_id", "s.eval_id", "a.kind", "a.state", "a.gate", "a.score", "a.max_score",
-    "a.unavailable_weight", "a.partial_score", "COALESCE(s.relation, 'origin')",
+    "a.unavailable_weight", "a.partial_score", "COALESCE(s.relation, 'origin')", "s.pass_rule",
 )
 
 
@@ -45,6 +45,7 @@ class OutcomeGroup(NamedTuple):
     unavailable_weight: float | None
     partial_score: float | None
     relation: Relation
+    pass_rule: str | None  # the eval's pass rule in this run, as recorded on its slots
     total: int  # attempts in the group (not `count`: that is a tuple method)
 
 
@@ -63,6 +64,6 @@ def outcome_groups(
         cursor = store._db.conn.execute(sql, where.params)
         return [
             OutcomeGroup(e, v, _KIND[k], _STATE[st], None if g is None else _GATE[g], sc, ms, uw, ps,
-                         _RELATION[rel], n)
-            for e, v, k, st, g, sc, ms, uw, ps, rel, n in cursor
+                         _RELATION[rel], rule, n)
+            for e, v, k, st, g, sc, ms, uw, ps, rel, rule, n in cursor
         ]

@@ -6,7 +6,7 @@ decision, so a header can never disagree with the rules. Nothing here re-decides
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -84,7 +84,7 @@ class EvalTally:
         return self._fold
 
     def scores(self) -> outcomes.ScoreSummary:
-        return outcomes.summarize_scores(_expand(self.groups))
+        return outcomes.summarize_scores(self.groups, [g.total for g in self.groups])
 
     @property
     def eval_severity(self) -> int:
@@ -126,7 +126,7 @@ class ExperimentTally:
 
     def scores(self) -> outcomes.ScoreSummary | None:
         groups = self.score_groups()
-        return outcomes.summarize_scores(_expand(groups)) if groups else None
+        return outcomes.summarize_scores(groups, [g.total for g in groups]) if groups else None
 
 
 @dataclass
@@ -135,7 +135,7 @@ class RunTally:
     attempts: int
     reused: int
     words: dict[str, int]  # attempt_word → count
-    rules_known: bool = False  # False: the run's pass_rules were not given, evals fold under "any"
+    rules_known: bool = False  # False: some slots carry no pass rule (older stores): folded under "any"
 
     def multi_attempt_evals(self) -> tuple[list[EvalTally], int]:
         """Evals with several attempts where not every attempt passed (or scored cleanly), worst
@@ -150,38 +150,26 @@ def _severity(state: AttemptState, gate: GateState | None) -> int:
     return outcomes.attempt_severity(state, gate)
 
 
-def _expand(groups: Iterable[OutcomeGroup]) -> list[OutcomeGroup]:
-    """One item per attempt, as `summarize_scores` counts them (the same group object repeated)."""
-    items: list[OutcomeGroup] = []
-    for group in groups:
-        items.extend([group] * group.total)
-    return items
-
-
 _WORD_ORDER = ("errored", "failed", "unrankable", "gate failed", "gate unavailable", "passed", "scored")
 
 
-def tally(
-    groups: Sequence[OutcomeGroup],
-    experiment_order: Sequence[str] = (),
-    *,
-    pass_rules: Mapping[tuple[str, str], outcomes.PassRule] | None = None,
-) -> RunTally:
+def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) -> RunTally:
     """Gather grouped outcomes by experiment and eval (experiments in run order, then by id).
 
-    `pass_rules`: each (experiment, eval)'s rule when the caller knows it (the run itself does);
-    the store does not keep it, so `view` folds under the default "any" and says so.
+    Each eval folds under the pass rule its run recorded on its slots (stores written before
+    slots carried it fold under "any", and the header says so).
     """
-    rules = pass_rules or {}
     experiments: dict[str, ExperimentTally] = {eid: ExperimentTally(eid) for eid in experiment_order}
     evals: dict[tuple[str, str], EvalTally] = {}
     words: dict[str, int] = {}
     attempts = reused = 0
+    rules_known = True
     for group in groups:
         key = (group.experiment_id, group.eval_id)
         tally_ = evals.get(key)
         if tally_ is None:
-            rule = outcomes.parse_pass_rule(rules.get(key, DEFAULT_PASS_RULE))
+            rules_known = rules_known and group.pass_rule is not None
+            rule = _rule(group.pass_rule)
             tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule)
             experiments.setdefault(group.experiment_id, ExperimentTally(group.experiment_id)).evals.append(tally_)
         tally_.add(group, _severity(group.state, group.gate))
@@ -192,4 +180,15 @@ def tally(
     for experiment in experiments.values():
         experiment.evals.sort(key=lambda e: e.eval_id)
     ordered = {w: words[w] for w in _WORD_ORDER if w in words}
-    return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=pass_rules is not None)
+    return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known)
+
+
+@lru_cache(maxsize=32)
+def _rule(stored: str | None) -> outcomes.PassRule:
+    """A stored pass rule ("any", "all" or a rate as text); None folds under the default."""
+    if stored is None:
+        return DEFAULT_PASS_RULE
+    try:
+        return outcomes.parse_pass_rule(float(stored))
+    except ValueError:
+        return outcomes.parse_pass_rule(stored)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -12,7 +12,6 @@ from rich.text import Text
 
 from .._states import UnavailableReason
 from .._store.summary import outcome_groups
-from ..outcomes import PassRule, parse_pass_rule
 from . import _out
 from ._header import experiment_lines, multi_attempt_lines
 from ._render import attempt_lines, blank, counts_text, exit_text, line, score_text
@@ -134,7 +133,6 @@ def print_summary(
     outcome: RunOutcome,
     *,
     limit: int = SUMMARY_LIMIT,
-    pass_rules: Mapping[tuple[str, str], PassRule] | None = None,
 ) -> None:
     """Failures first (the same renderer as `view`), then totals, the run id and next steps."""
     if outcome.run_id is None:
@@ -142,7 +140,7 @@ def print_summary(
     print_setup_failures(console, outcome.setup_failures)
     run = store.resolve_run(outcome.run_id)
     groups = outcome_groups(store, run.id)
-    totals = tally(groups, run.experiments, pass_rules=pass_rules)
+    totals = tally(groups, run.experiments)
     bad_count = sum(n for word, n in totals.words.items() if word not in ("passed", "scored"))
     bad = store.attempts_for_run(run.id, states=list(_BAD_STATES), limit=limit)
     key_problem = False
@@ -177,32 +175,6 @@ def print_summary(
     _out.emit(console, lines)
 
 
-def pass_rules_for(request: Any) -> dict[tuple[str, str], PassRule] | None:
-    """Each (experiment, eval)'s pass_rule as the run resolved it (the store does not keep it)."""
-    from ..config import resolve_slot_settings, select_experiments
-
-    try:
-        rules: dict[tuple[str, str], PassRule] = {}
-        for experiment in select_experiments(request.project, request.experiments):
-            for discovered in request.evals:
-                d = discovered.definition
-                options = _EvalOptions(discovered.id, d.attempts, d.timeout_ms, d.pass_rule, d.judge)
-                settings = resolve_slot_settings(request.project, experiment, options, request.overrides)
-                rules[(experiment.id, discovered.id)] = parse_pass_rule(settings.pass_rule)
-        return rules
-    except Exception:  # the summary then folds under the default rule and says so
-        return None
-
-
-@dataclass(frozen=True)
-class _EvalOptions:
-    id: str
-    attempts: int | None
-    timeout_ms: int | None
-    pass_rule: object | None
-    judge: Any
-
-
 def _events_for(console: Console, json_out: bool) -> Any:
     import sys
 
@@ -232,7 +204,7 @@ def run_with_output(request: Any, console: Console, *, json_out: bool, junit: An
     if outcome.run_id is not None and (junit is not None or not json_out):
         with Store.open(request.store_path or request.project.store, readonly=True) as store:
             if not json_out:
-                print_summary(console, store, outcome, pass_rules=pass_rules_for(request))
+                print_summary(console, store, outcome)
             if junit is not None:
                 from .junit import write_junit
 

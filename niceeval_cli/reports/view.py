@@ -7,13 +7,12 @@ only the attempts on the page have their assertion results read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
-from .. import outcomes
 from .._store.rows import AttemptRow, RunRow
 from .._store.summary import OutcomeGroup, outcome_groups
 from ..store import Store, StoreError
@@ -93,15 +92,12 @@ def build_page(
     states: Sequence[str] = (),
     expand: bool = False,
     limit: int | None = DEFAULT_PAGE,
-    pass_rules: Mapping[tuple[str, str], outcomes.PassRule] | None = None,
 ) -> RunPage:
     """Read what the page needs: grouped counts for the header, at most `limit` attempts to list."""
     groups = outcome_groups(store, run.id, experiment=list(experiments) or None,
                             eval_prefix=list(eval_prefixes) or None)
     order = [e for e in run.experiments if not experiments or any(_selects(p, e) for p in experiments)]
-    if pass_rules is None:
-        pass_rules = {key: outcomes.parse_pass_rule(_rule(v)) for key, v in store.pass_rules(run.id).items()} or None
-    run_tally = tally(groups, order, pass_rules=pass_rules)
+    run_tally = tally(groups, order)
     rows = store.attempts_for_run(
         run.id, experiment=list(experiments) or None, eval_prefix=list(eval_prefixes) or None,
         states=list(states) or None, limit=None if limit is None else limit,
@@ -163,10 +159,3 @@ def _filters_text(experiments: Sequence[str], eval_prefixes: Sequence[str], stat
     parts += [f"--state {name(s)}" for s in states]
     return " ".join(parts)
 
-
-def _rule(text: str) -> object:
-    """A stored pass rule: "any", "all", or a rate written as text."""
-    try:
-        return float(text)
-    except ValueError:
-        return text

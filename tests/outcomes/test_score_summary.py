@@ -73,3 +73,23 @@ def test_mean_is_rounded_to_avoid_float_noise() -> None:
 def test_pass_style_states_are_rejected(state: AttemptState) -> None:
     with pytest.raises(ValueError, match="not a score-style"):
         summarize_scores([AttemptOutcome(state, None, None, None, None, None, None, None)])
+
+
+def test_counted_items_summarize_like_the_attempts_they_stand_for(entry):
+    from niceeval_cli.outcomes import summarize_scores
+    from niceeval_cli._states import AttemptState, GateState
+
+    class A:
+        def __init__(self, state, score, max_score, uw, gate):
+            self.state, self.score, self.max_score, self.unavailable_weight = state, score, max_score, uw
+            self.partial_score, self.gate = None, gate
+
+    items = [
+        A(AttemptState.SCORED, 7.5, 10.0, 0.0, GateState.PASSED),
+        A(AttemptState.SCORED, 2.0, 10.0, 0.0, GateState.FAILED),
+        A(AttemptState.UNRANKABLE, 4.0, 10.0, 5.0, GateState.UNAVAILABLE),
+        A(AttemptState.ERRORED, None, 10.0, 0.0, GateState.NONE),
+    ]
+    counts = [3, 2, 4, 1]
+    expanded = [item for item, n in zip(items, counts) for _ in range(n)]
+    assert summarize_scores(items, counts) == summarize_scores(expanded)
