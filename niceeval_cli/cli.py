@@ -173,7 +173,7 @@ def run(
 
 
 def _exit_now_if_threads_linger(code: int) -> None:
-    """A plain-function adapter or test abandoned by a timeout or Ctrl-C may still be running in a
+    """A plain-function adapter abandoned by a timeout or Ctrl-C may still be running in a
     worker thread; everything is sealed and printed, so exit now instead of waiting for it."""
     import threading
 

@@ -66,7 +66,6 @@ class TestContext:
         self._judge_declared = judge_declared
         self._schedule_judge = schedule_judge
         self._started = started
-        self._loop = asyncio.get_running_loop()
         self._groups: list[str] = []
         self._registrations: list[Registration] = []
         self._assertion_methods: Mapping[str, Callable[..., Any]] | None = None
@@ -170,11 +169,7 @@ class TestContext:
         reg.evidence = material
         if self._schedule_judge is None:  # pragma: no cover - the runner always provides one
             raise RuntimeError("judge assertions need the runner")
-        coro = self._schedule_judge(reg, match, material)
-        if _running_loop() is self._loop:
-            reg.pending = asyncio.ensure_future(coro)
-        else:  # a plain `def` test runs in a worker thread: grade on the run's loop
-            reg.pending = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[assignment]
+        reg.pending = asyncio.ensure_future(self._schedule_judge(reg, match, material))
 
     def _judge_material(self, subject: Any) -> Any:
         """A judge subject: {"input","output"} text, a material match's captured items, or text."""
@@ -295,13 +290,6 @@ class TestContext:
                     lambda match: self._register(self._facts, match)
                 )
         return self._assertion_methods
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _finite_non_negative(x: object) -> bool:

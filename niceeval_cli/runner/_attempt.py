@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import functools
 import inspect
 import time
@@ -76,14 +75,12 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
     progress.ctx = ctx
     progress.registrations = ctx._registrations
     try:
-        if inspect.iscoroutinefunction(definition.test):
-            await definition.test(ctx)
-        else:
-            # A plain `def` test runs in a worker thread so that a blocking test cannot stall the
-            # other attempts and still meets its timeout (the thread is abandoned, not killed).
-            result = await asyncio.to_thread(definition.test, ctx)
-            if inspect.isawaitable(result):
-                await result
+        # A plain `def` test runs on the loop, between other attempts' steps: checks are quick,
+        # and a thread hop per attempt would cost more than most tests. Slow I/O belongs in the
+        # adapter (plain adapter functions do run in worker threads) or in an `async def` test.
+        result = definition.test(ctx)
+        if inspect.isawaitable(result):
+            await result
     except StopContinuation as stop:
         progress.stop_cause = stop.cause
     except AuthoringError as exc:
@@ -98,9 +95,6 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         raise
     except BaseException as exc:  # SystemExit in eval code too: it must not end the run
         progress.reason, progress.error = AttemptReason.EXCEPTION, _describe(exc)
-    for reg in ctx._registrations:  # judge calls started from a worker thread
-        if isinstance(reg.pending, concurrent.futures.Future):
-            reg.pending = asyncio.wrap_future(reg.pending)
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
@@ -153,7 +147,14 @@ async def execute_attempt(
     except AuthoringError as exc:  # raised by adapter.create through the context
         progress.reason, progress.error = AttemptReason.AUTHORING_ERROR, str(exc)
     ended = time.monotonic()
-    registrations = list(progress.registrations)  # an abandoned worker thread may still append
+    if timeout_ms and progress.reason is None and (ended - started) * 1000 > timeout_ms:
+        # Finished, but after its deadline (a plain `def` test that blocked cannot be cut short):
+        # still over its timeout, and said so; what it registered is kept.
+        progress.reason = AttemptReason.TIMEOUT
+        progress.error = (
+            f"the attempt took {(ended - started) * 1000:.0f} ms, over its timeout of {timeout_ms} ms"
+        )
+    registrations = list(progress.registrations)
     _settle_unfinished(registrations)
     results = _seal_results(attempt_id, registrations, project_root, secrets)
     execution = outcomes.Execution(reason=progress.reason, error=progress.error, stop_cause=progress.stop_cause)

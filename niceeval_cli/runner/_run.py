@@ -449,7 +449,7 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
 def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
     """Synchronous entry point (the CLI's).
 
-    Plain-function adapters and tests run in worker threads. Unlike `asyncio.run`, this does not
+    Plain-function adapters run in worker threads. Unlike `asyncio.run`, this does not
     wait for them at the end: a thread abandoned by a timeout or an interrupt must not hold the
     run open (the CLI exits without waiting for it either).
     """
