@@ -50,17 +50,27 @@ class Endpoint:
     def url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
+    def _new_client(self) -> httpx.AsyncClient:
+        client = httpx.AsyncClient(
+            transport=self._transport,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            follow_redirects=False,
+            verify=_tls_context(),
+        )
+        self._clients.append(client)
+        return client
+
+    def open_lanes(self) -> None:
+        """Create every lane's client now (no connection yet) — done while the preflight waits
+        for its answer, so the first grading wave does not pay for it."""
+        while len(self._clients) < self._size:
+            self._free.put_nowait(self._new_client())
+
     @contextlib.asynccontextmanager
     async def lane(self) -> AsyncIterator[httpx.AsyncClient]:
         """One call's slot: FIFO among waiting calls; lanes are opened on first need."""
         if self._free.empty() and len(self._clients) < self._size:
-            client = httpx.AsyncClient(
-                transport=self._transport,
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                follow_redirects=False,
-                verify=_tls_context(),
-            )
-            self._clients.append(client)
+            client = self._new_client()
         else:
             client = await self._free.get()
         try:

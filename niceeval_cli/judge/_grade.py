@@ -100,7 +100,10 @@ class JudgeService:
     async def _probe(self, settings: JudgeSettings) -> PreflightFailure | None:
         endpoint = self._endpoint(settings)
         secret = _key(settings)
-        cause = await probe(endpoint, str(settings.model), secret, settings.timeout_ms / 1000)
+        probing = asyncio.ensure_future(probe(endpoint, str(settings.model), secret, settings.timeout_ms / 1000))
+        await asyncio.sleep(0)  # the probe is on its way: open the other lanes while it waits
+        endpoint.open_lanes()
+        cause = await probing
         if cause is None:
             return None
         return PreflightFailure(settings, endpoint.url, redact(cause, [secret]))
