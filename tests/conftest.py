@@ -31,6 +31,16 @@ from projects import Project  # noqa: E402
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    """An empty project folder; write evals/niceeval.toml into it and call `.run()` / `.query()`."""
-    return Project(tmp_path / "proj")
+def project(tmp_path: Path) -> Iterator[Project]:
+    """An empty project folder; write evals/niceeval.toml into it and call `.run()` / `.query()`.
+
+    The CLI runs in-process, so afterwards the project's root leaves sys.path and the modules
+    imported from it are forgotten: a later test's `app.py` is never served from this one's cache.
+    """
+    proj = Project(tmp_path / "proj")
+    yield proj
+    root = str(proj.root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != root]
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(root):
+            del sys.modules[name]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,17 +32,6 @@ class Sealed:
 
 RunOne = Callable[..., Sealed]
 
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project: Project) -> Iterator[None]:
-    """The CLI runs in-process here: drop modules imported from this project afterwards, so a
-    later test's `app.py` is not served from this one's import cache."""
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 @pytest.fixture

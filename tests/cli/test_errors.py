@@ -4,8 +4,6 @@ exit code 2, no traceback — and nothing sealed earlier is lost."""
 from __future__ import annotations
 
 import sqlite3
-import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,15 +16,6 @@ def ok(t):
     t.check(1, equals(1)).label("kept")
 """
 
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project) -> Iterator[None]:
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 @pytest.fixture

@@ -146,17 +146,6 @@ def ok(t):
 """
 
 
-@pytest.fixture
-def _forget_project_modules(project):
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
-
-
-@pytest.mark.usefixtures("_forget_project_modules")
 def test_run_junit_writes_the_report_and_keeps_the_exit_code(project) -> None:
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/support.py", FAILING)
@@ -168,7 +157,6 @@ def test_run_junit_writes_the_report_and_keeps_the_exit_code(project) -> None:
     assert [f.get("message") for f in root.iter("failure")] == ["Mentions 30 days", "Mentions 30 days"]
 
 
-@pytest.mark.usefixtures("_forget_project_modules")
 def test_run_junit_to_an_unwritable_place_is_a_usage_error_after_sealing(project) -> None:
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/support.py", FAILING)

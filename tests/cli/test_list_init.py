@@ -6,19 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-
-import pytest
-
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project) -> Iterator[None]:
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 def test_init_writes_a_config_and_an_example_that_run_and_pass(project) -> None:

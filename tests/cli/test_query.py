@@ -6,8 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -55,15 +53,6 @@ def u_scored(t):
 ATTEMPT_SEVERITY = {"errored": 0, "failed": 1, "unrankable": 2}
 ASSERTION_SEVERITY = {"errored": 0, "mismatched": 1, "below": 1, "unavailable": 2}
 
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project) -> Iterator[None]:
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 @pytest.fixture

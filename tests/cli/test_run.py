@@ -4,8 +4,6 @@ went wrong first."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -31,15 +29,6 @@ def c_scores(t):
     t.score(Fact.unavailable("completion-unobserved"), weight=50).label("Completion")
 """
 
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project) -> Iterator[None]:
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 def events_of(stdout: str) -> list[dict]:

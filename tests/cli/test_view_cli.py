@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -33,15 +32,6 @@ def review(t):
     t.score(Fact.unavailable("completion-unobserved"), weight=50).label("Completion")
 """
 
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project) -> Iterator[None]:
-    yield
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,5 @@ from judge_e2e_support import Judged  # noqa: E402
 @pytest.fixture
 def judged(project: Project, judge_server: JudgeServer) -> Judged:
     return Judged(project, judge_server)
-
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project: Project) -> Iterator[None]:
-    """The CLI runs in process: drop modules imported from this project afterwards, so the next
-    test's `evals/e.py` is not served from this one's import cache."""
-    yield
-    root = str(project.root.resolve())
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
 
 

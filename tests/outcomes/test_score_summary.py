@@ -76,8 +76,8 @@ def test_pass_style_states_are_rejected(state: AttemptState) -> None:
 
 
 def test_counted_items_summarize_like_the_attempts_they_stand_for(entry):
-    from niceeval_cli.outcomes import summarize_scores
     from niceeval_cli._states import AttemptState, GateState
+    from niceeval_cli.outcomes import summarize_scores
 
     class A:
         def __init__(self, state, score, max_score, uw, gate):
@@ -91,5 +91,5 @@ def test_counted_items_summarize_like_the_attempts_they_stand_for(entry):
         A(AttemptState.ERRORED, None, 10.0, 0.0, GateState.NONE),
     ]
     counts = [3, 2, 4, 1]
-    expanded = [item for item, n in zip(items, counts) for _ in range(n)]
+    expanded = [item for item, n in zip(items, counts, strict=True) for _ in range(n)]
     assert summarize_scores(items, counts) == summarize_scores(expanded)

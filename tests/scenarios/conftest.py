@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from projects import Project
-
-
-@pytest.fixture(autouse=True)
-def _forget_project_modules(project: Project) -> Iterator[None]:
-    """Drop modules imported from this test's project, so a later test's `app.py` is fresh."""
-    yield
-    forget(project)
 
 
 def forget(project: Project) -> None:
