@@ -29,7 +29,6 @@ from ..authoring import (
     raised_at,
 )
 from ..expect._core import MatchResult
-from ..expect._facts import FactUnavailable
 from ..expect._json import canonical_json
 from ._plan import PlannedSlot
 
@@ -89,8 +88,6 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, str(exc)
     except NoAdapterError as exc:
         progress.reason, progress.error = AttemptReason.NO_ADAPTER, str(exc)
-    except FactUnavailable as exc:
-        progress.reason, progress.error = AttemptReason.EXCEPTION, f"FactUnavailable: {exc}"
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except BaseException as exc:  # SystemExit in eval code too: it must not end the run
