@@ -1,7 +1,7 @@
 """HTTP to an OpenAI-compatible judge endpoint: pooled clients, bounded concurrency, retries.
 
-One `Endpoint` (max_concurrency single-connection lanes) per (base_url, max_concurrency) serves
-the whole run. A grading call holds one lane from its first request to its last retry,
+One `Endpoint` (an httpx.AsyncClient plus a semaphore) per (base_url, max_concurrency) serves
+the whole run. A grading call holds one semaphore slot from its first request to its last retry,
 and its time budget (`timeout_ms`) starts when it gets that slot, so waiting behind other
 calls of the run never turns into a judge timeout.
 """
@@ -9,7 +9,6 @@ calls of the run never turns into a judge timeout.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import functools
 import json
@@ -17,70 +16,40 @@ import random
 import ssl
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
 
 from .._states import UnavailableReason
+from ._lanes import LaneTransport
 
 _DETAIL_CHARS = 300
 T = TypeVar("T")
 
 
 class Endpoint:
-    """The clients of one judge endpoint and the bound on its in-flight calls.
-
-    `max_concurrency` lanes, each an AsyncClient with a single connection: holding a lane is
-    holding one call's slot. One big pool would do the same job, but httpcore's pool rescans
-    every connection for every queued request (quadratic in the pool size), which at 32
-    connections costs more CPU than the grading itself; single-connection lanes never queue
-    inside httpcore. Connections opened stay ≤ max_concurrency.
-    """
+    """The shared client of one judge endpoint and the bound on its in-flight calls."""
 
     def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
         self.base_url = base_url
-        self._size = max_concurrency
-        self._transport = transport
-        self._clients: list[httpx.AsyncClient] = []
-        self._free: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
+        self._lanes = LaneTransport(max_concurrency, _tls_context()) if transport is None else None
+        self.client = httpx.AsyncClient(transport=transport or self._lanes, follow_redirects=False)
+        self.slots = asyncio.Semaphore(max_concurrency)
 
     @property
     def url(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
-    def _new_client(self) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(
-            transport=self._transport,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            follow_redirects=False,
-            verify=_tls_context(),
-        )
-        self._clients.append(client)
-        return client
-
     def open_lanes(self) -> None:
-        """Create every lane's client now (no connection yet) — done while the preflight waits
-        for its answer, so the first grading wave does not pay for it."""
-        while len(self._clients) < self._size:
-            self._free.put_nowait(self._new_client())
-
-    @contextlib.asynccontextmanager
-    async def lane(self) -> AsyncIterator[httpx.AsyncClient]:
-        """One call's slot: FIFO among waiting calls; lanes are opened on first need."""
-        if self._free.empty() and len(self._clients) < self._size:
-            client = self._new_client()
-        else:
-            client = await self._free.get()
-        try:
-            yield client
-        finally:
-            self._free.put_nowait(client)
+        """Create the connections' transports now — while the preflight waits for its answer,
+        so the first grading wave does not pay for them."""
+        if self._lanes is not None:
+            self._lanes.open_all()
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
+        await self.client.aclose()
 
 
 def open_endpoint(
@@ -179,7 +148,7 @@ async def call(
     within `timeout_s`. A call that runs out of time is `judge-timeout`; one that runs out of
     retries keeps its last failure (`judge-rate-limited` or `judge-transport-error`)."""
     loop = asyncio.get_running_loop()
-    async with endpoint.lane() as client:
+    async with endpoint.slots:
         deadline = loop.time() + timeout_s
         requests = 0
         while True:
@@ -188,8 +157,8 @@ async def call(
             retry_wait: float | None = None
             try:
                 response = await _within(
-                    client.post(endpoint.url, json=body, headers=headers_for(key),
-                                timeout=httpx.Timeout(remaining)),
+                    endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
+                                         timeout=httpx.Timeout(remaining)),
                     remaining,
                 )
             except (asyncio.TimeoutError, httpx.TimeoutException):
@@ -250,9 +219,10 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float) -> s
     (429, 5xx, timeouts) and other 4xx are left to the grading calls to classify."""
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     try:
-        async with endpoint.lane() as client:
+        async with endpoint.slots:
             response = await _within(
-                client.post(endpoint.url, json=body, headers=headers_for(key), timeout=httpx.Timeout(timeout_s)),
+                endpoint.client.post(endpoint.url, json=body, headers=headers_for(key),
+                                     timeout=httpx.Timeout(timeout_s)),
                 timeout_s,
             )
     except (asyncio.TimeoutError, httpx.TimeoutException):
