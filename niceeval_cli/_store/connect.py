@@ -6,6 +6,7 @@ the writer writes, and the busy timeout makes the rare wait a wait, not "databas
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -130,6 +131,14 @@ def open_database(path: Path, *, readonly: bool) -> Database:
         with translated(path, "Opening"):
             conn = connect(path, readonly=readonly)
             db = Database(conn, execute_plugins=False)
+            if readonly and 0 < _user_version(db) < SCHEMA_VERSION and os.access(path, os.W_OK):
+                # A reader meeting an older store upgrades it first (a short write transaction),
+                # so `view` / `query` work right after an upgrade of NiceEval.
+                conn.close()
+                conn = None
+                open_database(path, readonly=False).close()
+                conn = connect(path, readonly=True)
+                db = Database(conn, execute_plugins=False)
             if readonly:
                 check_readable(path, db)
             else:

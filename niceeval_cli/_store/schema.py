@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 from sqlite_utils import Database
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -154,8 +154,17 @@ def create_schema(db: Database) -> None:
             )
 
 
-# version → the step that upgrades a store of that version to version + 1. Empty until schema 2.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {}
+def _to_2(db: Database) -> None:
+    """Schema 2: run_slots.pass_rule (so `view` folds as the run did) and the assertion-state index."""
+    if "pass_rule" not in db.table("run_slots").columns_dict:
+        db.table("run_slots").add_column("pass_rule", str)
+    db.table("assertion_results").create_index(
+        ("state", "attempt_id"), index_name="assertion_results_by_state", if_not_exists=True
+    )
+
+
+# version → the step that upgrades a store of that version to version + 1.
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2}
 
 
 def migrate(db: Database, from_version: int) -> None:

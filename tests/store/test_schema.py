@@ -44,7 +44,7 @@ def test_sealed_columns_are_exactly_the_record_fields(project):
 
 def test_schema_version_and_wal_are_recorded_in_the_file(project):
     with sqlite3.connect(project.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -99,3 +99,19 @@ def test_reopening_keeps_what_was_sealed(project):
 def test_finishing_an_unknown_run_is_an_error_naming_it(project):
     with pytest.raises(StoreError, match="Run NOPE is not in the results store"):
         project.finish("NOPE")
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_schema_1_store_is_migrated_when_opened(tmp_path, readonly) -> None:
+    path = tmp_path / "results.db"
+    Store.open(path).close()
+    with sqlite3.connect(path) as conn:  # make it look like a store written by schema 1
+        conn.execute("DROP INDEX assertion_results_by_state")
+        conn.execute("ALTER TABLE run_slots DROP COLUMN pass_rule")
+        conn.execute("PRAGMA user_version = 1")
+    Store.open(path, readonly=readonly).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert "pass_rule" in columns(conn, "run_slots")
+        indexes = {row[1] for row in conn.execute("PRAGMA index_list(assertion_results)")}
+        assert "assertion_results_by_state" in indexes

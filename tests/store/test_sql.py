@@ -56,7 +56,7 @@ def test_anything_that_could_write_is_refused_and_changes_nothing(project, seale
     assert str(project.path) in str(caught.value)
     assert _table_counts(project.path) == before
     with sqlite3.connect(project.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
