@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from niceeval_cli.store import Store, StoreError
+from niceeval_cli.store import SCHEMA_VERSION, Store, StoreError
 
 
 def _open_fails(path: Path, *, readonly: bool = False) -> str:
@@ -39,7 +39,7 @@ def test_newer_schema_is_refused_with_an_upgrade_hint(project):
         conn.execute("PRAGMA user_version = 7")
     for readonly in (False, True):
         message = _open_fails(project.path, readonly=readonly)
-        assert "newer NiceEval (schema 7)" in message and "schema 1" in message
+        assert "newer NiceEval (schema 7)" in message and f"schema {SCHEMA_VERSION}" in message
         assert "upgrade niceeval-cli" in message
 
 
