@@ -151,16 +151,6 @@ class Store:
         with translated(self.path, doing):
             return list(self._db.query(sql, params))
 
-    def latest_attempt_for_slot(self, experiment_id: str, eval_id: str, ordinal: int) -> AttemptRow | None:
-        """The latest sealed attempt of a slot (by `ended_at`, then id): the reuse candidate."""
-        rows = self._rows(
-            "Looking up the previous attempt",
-            "SELECT * FROM attempts WHERE experiment_id = ? AND eval_id = ? AND ordinal = ? "
-            "ORDER BY ended_at DESC, id DESC LIMIT 1",
-            [experiment_id, eval_id, ordinal],
-        )
-        return attempt_row(rows[0]) if rows else None
-
     def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], AttemptRow]:
         """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
         (planning a run of thousands of slots must not make thousands of lookups)."""

@@ -33,11 +33,6 @@ class EvalDefinition:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.test(*args, **kwargs)
 
-    def options_for_fingerprint(self) -> dict[str, Any]:
-        """Options that can change a result (description and concurrency cannot)."""
-        judge: Any = dict(self.judge) if isinstance(self.judge, Mapping) else bool(self.judge)
-        return {"kind": str(self.kind), "name": self.name, "tags": list(self.tags), "judge": judge}
-
 
 def _validate(where: SourceLocation, **options: Any) -> None:
     tags = options["tags"]

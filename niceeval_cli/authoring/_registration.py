@@ -63,10 +63,6 @@ class Registration:
             return Role.SCORE
         return Role.RECORD
 
-    @property
-    def settled(self) -> bool:
-        return self.result is not None
-
     def describe(self) -> str:
         name = self.label or self.key or self.match_name
         return f"{name!r} ({self.location})"

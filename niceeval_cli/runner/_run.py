@@ -99,7 +99,7 @@ def _judge_version(settings: JudgeSettings | None) -> str | None:
     return f"prompt-{PROMPT_VERSION}/scale-{JUDGE_SCALE_VERSION}"
 
 
-def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
+def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
     project = request.project
     experiments = select_experiments(project, request.experiments)
@@ -170,8 +170,6 @@ def plan(request: RequestLike, store: Store | None) -> list[PlannedSlot]:
         )
     return slots
 
-
-RequestLike = RunRequest
 
 
 def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordinal: int) -> PreviousAttempt | None:

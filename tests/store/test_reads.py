@@ -171,17 +171,18 @@ def test_query_all_runs_lists_each_sealed_attempt_once(project):
     ]
 
 
-def test_latest_attempt_for_slot_is_the_last_sealed(project):
+def test_latest_attempts_are_the_last_sealed_of_each_slot(project):
     first = project.begin_run()
     project.seal(project.attempt(first), ["matched"])
-    project.seal(project.attempt(first, ordinal=1), ["matched"])
+    older_ordinal_1 = project.seal(project.attempt(first, ordinal=1), ["matched"])
     second = project.begin_run()
     newer = project.seal(project.attempt(second, state="failed"), ["mismatched"])
 
-    latest = project.store.latest_attempt_for_slot("exp", "evals/a", 0)
-    assert latest is not None and latest.id == newer.id and latest.state == "failed"
-    assert project.store.latest_attempt_for_slot("exp", "evals/a", 2) is None
-    assert project.store.latest_attempt_for_slot("other", "evals/a", 0) is None
+    latest = project.store.latest_attempts("exp")
+    assert set(latest) == {("evals/a", 0), ("evals/a", 1)}
+    assert latest[("evals/a", 0)].id == newer.id and latest[("evals/a", 0)].state == "failed"
+    assert latest[("evals/a", 1)].id == older_ordinal_1.id
+    assert project.store.latest_attempts("other") == {}
 
 
 def test_runs_are_listed_newest_first_and_the_latest_is_the_default(project):
