@@ -23,9 +23,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 from pydantic import Field, field_validator
 
+from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail

@@ -22,9 +22,9 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 from pydantic import Field, field_validator
 
+from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_env_name, check_url, options_table, parse_options, read_env, tail

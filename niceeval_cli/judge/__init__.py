@@ -4,10 +4,6 @@ The factories that build judge matches live in `niceeval_cli.expect` (pure); thi
 the I/O. The runner owns one `JudgeService` per run.
 """
 
-from .._imports import import_without
-
-import_without("httpx", "trio")
-
 from ..expect._judge import JUDGE_CHOICES, JUDGE_SCALE_VERSION, JudgeMatch
 from ._client import Backoff
 from ._grade import EVIDENCE_MAX_BYTES, JudgeGrade, JudgeService, PreflightFailure

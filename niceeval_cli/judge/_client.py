@@ -20,8 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
-
+from .._httpx import httpx
 from .._states import UnavailableReason
 from ._lanes import LaneTransport
 

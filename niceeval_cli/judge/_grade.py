@@ -13,8 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
+from .._httpx import httpx
 from .._redact import redact, safe_json
 from .._states import AssertionState, ErroredReason, UnavailableReason
 from ..expect._facts import Fact, Material, NumericMaterial, unavailable_reason

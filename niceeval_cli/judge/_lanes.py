@@ -13,7 +13,7 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator
 
-import httpx
+from .._httpx import httpx
 
 
 class _Releasing(httpx.AsyncByteStream):

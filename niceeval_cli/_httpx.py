@@ -1,0 +1,15 @@
+"""httpx, imported without httpcore's optional trio backend (see `_imports`).
+
+Every module that speaks HTTP imports `httpx` from here, so the ~50 ms trio import is skipped
+wherever HTTP is first used (httpx imports httpcore lazily, on its first transport).
+"""
+
+from __future__ import annotations
+
+from ._imports import import_without
+
+import_without("httpcore", "trio")
+
+import httpx  # noqa: E402
+
+__all__ = ["httpx"]
