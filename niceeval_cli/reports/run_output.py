@@ -225,8 +225,12 @@ def run_dry(request: Any, console: Console, *, json_out: bool) -> int:
     from ..runner import plan
     from ..store import Store
 
-    with Store.open(request.store_path or request.project.store) as store:
-        slots = plan(request, store)
+    path = request.store_path or request.project.store
+    if path.exists():
+        with Store.open(path, readonly=True) as store:
+            slots = plan(request, store)
+    else:  # nothing sealed yet: every slot is new, and --dry creates no store
+        slots = plan(request, None)
     if json_out:
         import sys
 
