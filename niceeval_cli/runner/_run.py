@@ -187,6 +187,14 @@ def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordina
     )
 
 
+#: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
+#: judge) together, its replies come back in one burst, and every next request waits for the
+#: whole burst to be processed — a wave that repeats for the rest of the run. Started a
+#: millisecond apart, replies come back spread out and each attempt turns around on its own.
+#: Costs at most max_concurrency milliseconds, once per run.
+WORKER_STAGGER_S = 0.001
+
+
 class _Dispatcher:
     """Bounded asyncio dispatch of the executing slots, with Ctrl-C / SIGTERM handling."""
 
@@ -284,7 +292,9 @@ class _Dispatcher:
         }
         queue: Iterator[PlannedSlot] = iter(slots)
 
-        async def worker() -> None:
+        async def worker(index: int) -> None:
+            if index:
+                await asyncio.sleep(index * WORKER_STAGGER_S)
             for slot in queue:
                 if self.stopping:
                     return
@@ -302,7 +312,7 @@ class _Dispatcher:
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
                 pass
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, min(total, len(slots))))))
+            await asyncio.gather(*(worker(i) for i in range(max(1, min(total, len(slots))))))
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
