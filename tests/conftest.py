@@ -44,3 +44,10 @@ def project(tmp_path: Path) -> Iterator[Project]:
     for name, module in list(sys.modules.items()):
         if (getattr(module, "__file__", None) or "").startswith(root):
             del sys.modules[name]
+
+
+# --- hermetic: no test may reach a real judge with a developer's or CI's key ----------------------
+@pytest.fixture(autouse=True)
+def _no_real_judge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "LOCAL_JUDGE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
