@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
 from .._states import AttemptState, GateState, PlanReason
-
-if TYPE_CHECKING:
-    from ..authoring import Adapter
-    from ..config import ExperimentConfig, SlotSettings
-    from ..discovery import DiscoveredEval
+from ..adapters import AdapterLoadError, load_adapter
+from ..authoring import Adapter
+from ..config import (
+    ConfigError,
+    ExperimentConfig,
+    JudgeSettings,
+    ProjectConfig,
+    RunOverrides,
+    SlotSettings,
+    experiment_selects_eval,
+    resolve_slot_settings,
+    select_experiments,
+)
+from ..discovery import DiscoveredEval
+from ..store import AttemptRow, Store
 
 
 class RerunMode(str, Enum):
@@ -96,3 +108,138 @@ def count_by_reason(slots: Sequence[PlannedSlot]) -> dict[str, int]:
     for slot in slots:
         counts[str(slot.reason)] = counts.get(str(slot.reason), 0) + 1
     return counts
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    project: ProjectConfig
+    evals: Sequence[DiscoveredEval]
+    eval_prefixes: tuple[str, ...] = ()
+    experiments: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    overrides: RunOverrides = field(default_factory=RunOverrides)
+    mode: RerunMode = RerunMode.DEFAULT
+    dry: bool = False
+    store_path: Path | None = None
+    argv: tuple[str, ...] = ()
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class _EvalOptions:
+    """An eval's own options as config precedence reads them."""
+
+    id: str
+    attempts: int | None
+    timeout_ms: int | None
+    pass_rule: object | None
+    judge: Any
+
+
+def _adapter_for(
+    experiment: ExperimentConfig, discovered: DiscoveredEval, cache: dict[str, Adapter | None]
+) -> Adapter | None:
+    if discovered.definition.adapter is not None:
+        return discovered.definition.adapter
+    if experiment.id not in cache:
+        cache[experiment.id] = (
+            load_adapter(experiment.adapter, experiment.options_dict(), experiment.id)
+            if experiment.adapter else None
+        )
+    return cache[experiment.id]
+
+
+def _judge_version(settings: JudgeSettings | None) -> str | None:
+    if settings is None:
+        return None
+    from ..judge import JUDGE_SCALE_VERSION, PROMPT_VERSION
+
+    return f"prompt-{PROMPT_VERSION}/scale-{JUDGE_SCALE_VERSION}"
+
+
+def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
+    """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
+    project = request.project
+    experiments = select_experiments(project, request.experiments)
+    adapters: dict[str, Adapter | None] = {}
+    settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
+    slots: list[PlannedSlot] = []
+    for experiment in experiments:
+        previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
+        for discovered in request.evals:
+            definition = discovered.definition
+            if request.eval_prefixes and not any(discovered.id.startswith(p) for p in request.eval_prefixes):
+                continue
+            if request.tags and not any(tag in definition.tags for tag in request.tags):
+                continue
+            if not experiment_selects_eval(experiment, discovered.id, definition.tags):
+                continue
+            options = _EvalOptions(
+                discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
+            )
+            key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
+                   repr(definition.judge))
+            settings = settings_cache.get(key)
+            if settings is None:
+                settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
+            try:
+                adapter = _adapter_for(experiment, discovered, adapters)
+            except AdapterLoadError as exc:
+                raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
+            for ordinal in range(settings.attempts):
+                parts = fingerprint_parts(
+                    eval_id=discovered.id,
+                    eval_kind=str(definition.kind),
+                    source_sha256=discovered.source_sha256,
+                    eval_options=eval_options_view(tags=definition.tags, judge=definition.judge),
+                    experiment_id=experiment.id,
+                    adapter_identity=adapter.identity if adapter is not None else {},
+                    model=experiment.model,
+                    options=experiment.options_dict(),
+                    judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
+                    judge_version=_judge_version(settings.judge),
+                    ordinal=ordinal,
+                )
+                parts_json = canonical_json(parts)
+                fp = digest(parts_json)
+                previous = _previous(previous_by_slot, discovered.id, ordinal)
+                reason, changed = decide(previous, fp, parts, settings.timeout_ms, request.mode)
+                reuse = previous if reason is PlanReason.REUSED else None
+                slots.append(PlannedSlot(
+                    experiment=experiment,
+                    eval=discovered,
+                    ordinal=ordinal,
+                    settings=settings,
+                    adapter=adapter,
+                    fingerprint=fp,
+                    fingerprint_json=parts_json,
+                    reason=reason,
+                    reuse_attempt_id=reuse.id if reuse else None,
+                    reuse_run_id=reuse.run_id if reuse else None,
+                    reuse_state=reuse.state if reuse else None,
+                    reuse_gate=reuse.gate if reuse else None,
+                    changed=changed,
+                ))
+    if not slots:
+        raise ConfigError(
+            "nothing selected: no eval matches the given experiments, prefixes and tags "
+            f"(discovered {len(request.evals)} eval(s) under "
+            f"{', '.join(str(r) for r in project.eval_roots)}); check `niceeval list`"
+        )
+    return slots
+
+
+
+def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordinal: int) -> PreviousAttempt | None:
+    row = latest.get((eval_id, ordinal))
+    if row is None:
+        return None
+    return PreviousAttempt(
+        id=row.id,
+        run_id=row.run_id,
+        state=str(row.state),
+        gate=str(row.gate) if row.gate is not None else None,
+        fingerprint=row.fingerprint,
+        fingerprint_json=row.fingerprint_parts or "{}",
+        duration_ms=row.duration_ms,
+    )
