@@ -41,8 +41,9 @@ class _Light:
 #: judge) together, its replies come back in one burst, and every next request waits for the
 #: whole burst to be processed — a wave that repeats for the rest of the run. Started a
 #: millisecond apart, replies come back spread out and each attempt turns around on its own.
-#: Costs at most max_concurrency milliseconds, once per run.
+#: The spread is capped, so it costs at most 50 ms once per run whatever max_concurrency is.
 WORKER_STAGGER_S = 0.001
+WORKER_STAGGER_MAX_S = 0.05
 
 
 class _Dispatcher:
@@ -142,9 +143,12 @@ class _Dispatcher:
         }
         queue: Iterator[PlannedSlot] = iter(slots)
 
+        workers = max(1, min(total, len(slots)))
+        gap = min(WORKER_STAGGER_S, WORKER_STAGGER_MAX_S / workers)
+
         async def worker(index: int) -> None:
             if index:
-                await asyncio.sleep(index * WORKER_STAGGER_S)
+                await asyncio.sleep(index * gap)
             for slot in queue:
                 if self.stopping:
                     return
@@ -162,7 +166,7 @@ class _Dispatcher:
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
                 pass
         try:
-            await asyncio.gather(*(worker(i) for i in range(max(1, min(total, len(slots))))))
+            await asyncio.gather(*(worker(i) for i in range(workers)))
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
