@@ -201,7 +201,8 @@ class Store:
             )
         ]
         if not matches:
-            raise StoreError(f"No {what} with id {ref!r} in {self.path}.")
+            listing = "niceeval query runs" if table == "runs" else "niceeval query attempts --run all"
+            raise StoreError(f"No {what} with id {ref!r} in {self.path}; `{listing}` lists them.")
         if len(matches) > 1:
             more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
             shown = ", ".join(matches[:_AMBIGUOUS_SHOWN]) + more
