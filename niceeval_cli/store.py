@@ -21,13 +21,10 @@ from ._store import (
     StoreError,
 )
 
-DEFAULT_STORE_PATH = ".niceeval/results.db"
-
 __all__ = [
     "ALL_RUNS",
     "ASSERTION_STATE_FILTERS",
     "ATTEMPT_STATE_FILTERS",
-    "DEFAULT_STORE_PATH",
     "RUN_STATUS_FILTERS",
     "SCHEMA_VERSION",
     "AssertionRow",
