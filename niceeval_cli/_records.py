@@ -35,6 +35,9 @@ class AssertionResult:
     match_kind: str  # "boolean" or "score": pass-style verdicts count every Boolean assertion
     judge_audit: str | None = None  # JSON text, trimmed and redacted
     judge_tokens: int | None = None
+    # Per-measurement extras (JSON object text) that are not judge-specific: e.g. the tool calls
+    # an agent assertion pointed at ({"calls": [[turn_ordinal, seq], ...]}), sandbox diff stats.
+    extras: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,48 @@ class AttemptRecord:
     input_tokens: int | None
     output_tokens: int | None
     judge_tokens: int
+    # What an attempt produces besides assertion results (schema 3). All optional, so a record
+    # built by older code still seals.
+    case_id: str | None = None  # datasets.md: NULL for evals without cases
+    case_value: str | None = None  # canonical JSON of the case value, trimmed at the text bound
+    cost_usd: float | None = None  # reported by the provider (agents.md); never mixed with estimates
+    estimated_cost_usd: float | None = None  # from [prices."MODEL"]
+    sandbox: str | None = None  # JSON: kind, image, kept location (sandbox.md)
+    traceback: str | None = None  # trimmed traceback of an exception in eval code (project frames kept)
+    notes: str | None = None  # JSON list of what sealing changed: replaced code points, unreported usage
+    turns: tuple[TurnRecord, ...] = ()  # sealed with the attempt, in one transaction (not a column)
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn of an attempt's transcript (agents.md, table `turns`)."""
+
+    attempt_id: str
+    session: str  # the session's id
+    ordinal: int  # 0-based across sessions, in sending order
+    input: str | None
+    message: str | None
+    status: str  # completed | failed | waiting
+    observed: str  # JSON list drawn from ["messages", "tool_calls"]
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    elapsed_ms: float | None = None
+    data: str | None = None  # JSON
+    events: tuple[EventRecord, ...] = ()  # not a column: rows of table `events`
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One event of a turn (agents.md, table `events`)."""
+
+    attempt_id: str
+    turn_ordinal: int
+    seq: int  # 0-based within the turn
+    kind: str  # message | tool_call | error | a custom kind
+    name: str | None = None
+    role: str | None = None
+    input: str | None = None  # JSON text
+    output: str | None = None  # JSON text
+    status: str | None = None
+    text: str | None = None

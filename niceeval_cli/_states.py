@@ -57,6 +57,8 @@ class RunStatus(_Name):
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
     SETUP_ERROR = "setup-error"
+    BUDGET_EXHAUSTED = "budget-exhausted"
+    ABANDONED = "abandoned"  # never stored: shown by readers for a `running` run whose owner is gone
 
 
 class Relation(_Name):
