@@ -1,0 +1,86 @@
+"""The seam: a `SandboxKind` makes a live `Workspace` for one attempt (sandbox.md, "Lifecycle")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ._spec import Command, SandboxSpec
+
+__all__ = ["CommandResult", "FileState", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace"]
+
+#: Files up to this size keep their bytes in a snapshot (to be diffed); larger ones keep a digest only.
+DIFFABLE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What `t.sandbox.run` returns: a non-zero exit is a result, not an exception."""
+
+    exit_code: int | None  # None when killed by the timeout
+    stdout: str
+    stderr: str
+    duration_ms: float
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class FileState:
+    digest: str  # sha256 of the bytes (or of the link target, for a symlink)
+    data: bytes | None  # kept when small enough to diff
+    size: int
+
+
+Snapshot = Mapping[str, FileState]  # workspace-relative POSIX path → state
+
+
+class SandboxSetupError(Exception):
+    """A kind cannot work on this machine (daemon unreachable, image missing): found before dispatch."""
+
+
+class Workspace(Protocol):
+    """One attempt's live workspace. Every path is relative to `workdir`."""
+
+    kind: str
+    workdir: str  # the workspace path (inside the container for docker)
+
+    async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None, input: str | None = None,
+                  timeout_ms: int | None = None) -> CommandResult: ...
+
+    async def read_bytes(self, path: str) -> bytes: ...
+
+    async def write_bytes(self, path: str, data: bytes) -> None: ...
+
+    def snapshot(self) -> Snapshot:
+        """The workspace now (synchronous: assertions read it at the call)."""
+        ...
+
+    def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
+        """The host argv that runs `argv` inside the workspace (adapters spawn it themselves)."""
+        ...
+
+    async def teardown(self, *, keep: bool) -> str | None:
+        """Kill what runs in it; remove it unless `keep`. Returns where a kept one is."""
+        ...
+
+    def info(self) -> dict[str, object]:
+        """What `attempts.sandbox` stores: kind, image, location when kept."""
+        ...
+
+
+class SandboxKind(Protocol):
+    """A registered implementation: `local`, `docker`."""
+
+    name: str
+
+    async def check(self, spec: SandboxSpec) -> str | None:
+        """A setup problem (exit 3, naming the image or socket and the fix), or None."""
+        ...
+
+    def identity(self, spec: SandboxSpec) -> str | None:
+        """What enters the fingerprint besides the spec (docker: the image id)."""
+        ...
+
+    async def create(self, spec: SandboxSpec, *, label: str) -> Workspace: ...
