@@ -167,7 +167,8 @@ class DockerKind:
         except subprocess.TimeoutExpired:
             return f"the Docker daemon at {host} did not answer within 30 s; check that it is running"
         if version.returncode != 0:
-            return (f"the Docker daemon at {host} is not reachable ({version.stderr.decode(errors='replace').strip()}); "
+            why = version.stderr.decode(errors="replace").strip()
+            return (f"the Docker daemon at {host} is not reachable ({why}); "
                     "start it (`dockerd`, or `systemctl start docker`) or use a local sandbox")
         if self.identity(spec) is None:
             return (f"the image {spec.image!r} is not present locally; build it first (`docker build -t {spec.image} "

@@ -13,7 +13,7 @@ from ._proc import kill_group, run_host
 from ._spec import Command, SandboxSpec
 from ._workspace import DIFFABLE_BYTES, CommandResult, FileState, Snapshot
 
-__all__ = ["LocalKind", "LocalWorkspace", "PREFIX"]
+__all__ = ["PREFIX", "LocalKind", "LocalWorkspace"]
 
 PREFIX = "niceeval-sandbox-"
 
