@@ -102,7 +102,7 @@ def _build(kind: str, base_dir: Path | None, **given: Any) -> SandboxSpec:
     declared = {name for name, value in given.items() if value is not _UNSET}
     values = {name: (None if value is _UNSET else value) for name, value in given.items()}
     if values.get("template") is not None:
-        path = Path(os.fspath(values["template"]))
+        path = Path(os.fspath(str(values["template"])))
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
         values["template"] = str(path)
