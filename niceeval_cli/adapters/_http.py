@@ -29,6 +29,7 @@ from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail
+from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
 VERSION = "1"
 _ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -181,6 +182,13 @@ class HttpAdapter(Adapter):
                 n = None  # not reported this time: unknown, never 0
             counts.append(n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None)
         return Usage(input_tokens=counts[0], output_tokens=counts[1])
+
+    async def preflight(self) -> str | None:
+        """OPTIONS `url` with the configured headers: refused or 401/403/404 is a cause. OPTIONS
+        triggers nothing in the service; a route that exists answers 2xx or 405, a wrong one 404."""
+        return await probe_url("OPTIONS", self.options.url, headers=self._headers, secrets=self.secrets,
+                               timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
+                               refused_hint=" (check the credential headers in [experiments.<id>.options])")
 
     async def aclose(self) -> None:
         if self._client is not None:
