@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ._errors import ExitCode, NiceEvalError
 from .authoring import AuthoringError, EvalDefinition
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(NiceEvalError):
     """An eval module that cannot be imported, or ids that clash (exit code 2)."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)
