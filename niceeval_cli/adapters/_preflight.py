@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
-from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter
 
@@ -23,6 +22,8 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
                     secrets: Sequence[str] = (), timeout_s: float = PREFLIGHT_TIMEOUT_S,
                     refused_hint: str = "") -> str | None:
     """One cheap request: the cause when it cannot connect or is answered 401/403/404, else None."""
+    from .._httpx import httpx  # only adapters that speak HTTP pay for importing it
+
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.request(method, url, headers=dict(headers or {}))
