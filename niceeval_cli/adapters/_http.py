@@ -28,6 +28,7 @@ from pydantic import Field, field_validator
 from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
+from ..config import looks_like_secret
 from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
@@ -96,10 +97,11 @@ def _resolve_header(name: str, value: str, experiment_id: str) -> tuple[str, lis
     whole = _WHOLE_ENV_REF.fullmatch(value)
     template = "{env:" + whole.group(1) + "}" if whole else value
     names = _ENV_REF.findall(template)
-    if not names and _CREDENTIAL_HEADER.search(name):
+    if not names and (_CREDENTIAL_HEADER.search(name) or looks_like_secret(value)):
+        what = "a credential header" if _CREDENTIAL_HEADER.search(name) else "this looks like a key: a header"
         raise load_error(
             experiment_id, "http", f"headers.{name}",
-            'a credential header must name its secret as "env:VAR_NAME" (or "Bearer {env:VAR_NAME}"), '
+            f'{what} must name its secret as "env:VAR_NAME" (or "Bearer {{env:VAR_NAME}}"), '
             "so the key stays out of niceeval.toml and the stored results",
         )
     secrets, missing = [], []

@@ -77,3 +77,32 @@ def test_a_name_that_is_not_an_identifier_is_still_shown(write_config: Write) ->
     with pytest.raises(ConfigError) as caught:
         load_config(cwd=write_config('[judge]\napi_key_env = "MY KEY"\n'))
     assert 'got "MY KEY"' in str(caught.value)
+
+
+@pytest.mark.parametrize("header", ["X-Custom", "X-Team"])
+def test_a_key_pasted_into_any_http_header_must_be_an_env_reference_and_is_not_repeated(header: str) -> None:
+    with pytest.raises(AdapterLoadError) as caught:
+        load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {header: KEYS[0]}}, "a")
+    message = str(caught.value)
+    assert f"key 'headers.{header}'" in message and "env:VAR_NAME" in message
+    assert KEYS[0][:10] not in message
+
+
+def test_an_ordinary_header_value_is_kept() -> None:
+    adapter = load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {"X-Team": "evals"}}, "a")
+    assert adapter.secrets == []
+
+
+@pytest.mark.parametrize("command", [["list"], ["run"]])
+def test_the_cli_exits_2_without_printing_a_pasted_key(write_config: Write, command: list[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from niceeval_cli.cli import app
+
+    folder = write_config(f'[experiments.a.judge]\napi_key_env = "{KEYS[0]}"\n')
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 2
+    assert "this looks like a key, not the NAME of a variable" in result.output
+    assert KEYS[0][:10] not in result.output
