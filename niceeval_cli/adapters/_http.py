@@ -29,7 +29,7 @@ from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ..config import looks_like_secret
-from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail
+from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
 VERSION = "1"
@@ -119,12 +119,13 @@ class HttpAdapter(Adapter):
     """POSTs the filled request template to `url` once per `t.send`."""
 
     def __init__(self, options: HttpOptions, headers: dict[str, str], secrets: list[str],
-                 missing: dict[str, list[str]]) -> None:
+                 missing: dict[str, list[str]], experiment_id: str = "<id>") -> None:
         super().__init__("http", send=self._send_message, version=VERSION)
         self.options = options
         self.secrets: list[str] = secrets
         self._headers = headers
         self._missing = missing  # header → unset variables: every send fails with this
+        self.experiment_id = experiment_id
         self._client: httpx.AsyncClient | None = None
 
     def _http(self) -> httpx.AsyncClient:
@@ -188,9 +189,15 @@ class HttpAdapter(Adapter):
     async def preflight(self) -> str | None:
         """OPTIONS `url` with the configured headers: refused or 401/403/404 is a cause. OPTIONS
         triggers nothing in the service; a route that exists answers 2xx or 405, a wrong one 404."""
-        return await probe_url("OPTIONS", self.options.url, headers=self._headers, secrets=self.secrets,
+        if self._missing:
+            unset = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
+            hint = f" (environment variable(s) unset or empty: {unset})"
+        else:
+            hint = f" (check the headers in {options_table(self.experiment_id)})"
+        headers = {name: value for name, value in self._headers.items() if name not in self._missing}
+        return await probe_url("OPTIONS", self.options.url, headers=headers, secrets=self.secrets,
                                timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
-                               refused_hint=" (check the credential headers in [experiments.<id>.options])")
+                               refused_hint=hint)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -210,4 +217,4 @@ def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
         secrets.extend(found)
         if unset:
             missing[name] = unset
-    return HttpAdapter(parsed, headers, secrets, missing)
+    return HttpAdapter(parsed, headers, secrets, missing, experiment_id)

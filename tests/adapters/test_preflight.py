@@ -174,3 +174,19 @@ async def test_a_custom_preflight_that_raises_is_a_cause_and_a_plain_one_passes(
 async def test_adapters_without_a_preflight_pass() -> None:
     assert await preflight_adapters([("x", define_adapter("plain", send=lambda ctx, m: m))]) == {}
     assert await preflight_adapters([]) == {}
+
+
+async def test_a_refusal_names_the_unset_header_variable(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STAGING_TOKEN", raising=False)
+    endpoint.status = 401
+    url = f"{endpoint.base}/api/chat"
+    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
+    causes = await preflight_adapters([("s", adapter)])
+    assert causes["s"] == (f"OPTIONS {url} answered HTTP 401 (unauthorized) (environment variable(s) unset "
+                           "or empty: header Authorization needs STAGING_TOKEN)")
+
+
+async def test_a_refusal_with_the_headers_set_points_to_the_options_table(endpoint: Endpoint) -> None:
+    endpoint.status = 403
+    causes = await preflight_adapters([("models/x", load_adapter("http", {"url": endpoint.base}, "models/x"))])
+    assert causes["models/x"].endswith('(check the headers in [experiments."models/x".options])')
