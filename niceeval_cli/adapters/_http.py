@@ -126,6 +126,7 @@ class HttpAdapter(Adapter):
         self._headers = headers
         self._missing = missing  # header → unset variables: every send fails with this
         self.experiment_id = experiment_id
+        self.endpoint = options.url
         self._client: httpx.AsyncClient | None = None
 
     def _http(self) -> httpx.AsyncClient:

@@ -67,6 +67,7 @@ class OpenAIChatAdapter(Adapter):
         self.experiment_id = experiment_id
         self._key = read_env(options.api_key_env)
         self.secrets: list[str] = [self._key] if self._key else []
+        self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
         self._histories: dict[int, list[dict[str, str]]] = {}  # id(AdapterContext) → messages
 

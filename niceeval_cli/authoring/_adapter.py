@@ -66,6 +66,8 @@ class Adapter:
 
     #: Values never stored or printed (keys read from the environment); redacted everywhere.
     secrets: Sequence[str] = ()
+    #: The URL of the system under test when the adapter knows it (shown with a failed preflight).
+    endpoint: str | None = None
 
     def __init__(
         self,

@@ -190,3 +190,9 @@ async def test_a_refusal_with_the_headers_set_points_to_the_options_table(endpoi
     endpoint.status = 403
     causes = await preflight_adapters([("models/x", load_adapter("http", {"url": endpoint.base}, "models/x"))])
     assert causes["models/x"].endswith('(check the headers in [experiments."models/x".options])')
+
+
+def test_the_builtin_http_adapters_name_their_endpoint_for_the_setup_error() -> None:
+    assert _http("http://127.0.0.1:9/api/chat").endpoint == "http://127.0.0.1:9/api/chat"
+    assert _openai("http://127.0.0.1:9/v1/").endpoint == "http://127.0.0.1:9/v1"
+    assert define_adapter("plain").endpoint is None
