@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from .._credentials import looks_like_secret
 from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
-from ..config import looks_like_secret
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 

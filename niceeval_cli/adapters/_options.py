@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._credentials import env_name_problem
 from .._redact import redact
 from ..authoring import Turn, Usage
-from ..config import env_name_problem
 from . import AdapterLoadError
 
 M = TypeVar("M", bound="AdapterOptions")
