@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ._workspace import FileState, Snapshot
 
-__all__ = ["Change", "added_lines", "changes", "diff_text", "is_binary"]
+__all__ = ["ADDED", "DELETED", "MODIFIED", "STATUSES", "Change", "added_lines", "changes", "diff_text", "is_binary"]
 
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
 STATUSES = (ADDED, MODIFIED, DELETED)

@@ -9,7 +9,6 @@ NiceEval never pulls: a missing image is a setup error.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import itertools
 import os
@@ -22,7 +21,7 @@ from pathlib import PurePosixPath
 from ._local import argv_of
 from ._proc import run_host
 from ._spec import Command, SandboxSpec
-from ._workspace import DIFFABLE_BYTES, CommandResult, FileState, Snapshot
+from ._workspace import CommandResult, FileState, Snapshot
 
 __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 
@@ -56,13 +55,10 @@ def _tar_states(data: bytes) -> dict[str, FileState]:
                 continue
             rel = PurePosixPath(*parts).as_posix()
             if member.issym() or member.islnk():
-                target = member.linkname.encode("utf-8", "surrogateescape")
-                states[rel] = FileState(hashlib.sha256(b"L" + target).hexdigest(), None, len(target))
+                states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
             elif member.isfile():
                 handle = archive.extractfile(member)
-                content = handle.read() if handle is not None else b""
-                states[rel] = FileState(hashlib.sha256(content).hexdigest(),
-                                        content if len(content) <= DIFFABLE_BYTES else None, len(content))
+                states[rel] = FileState.of(handle.read() if handle is not None else b"")
     return states
 
 
@@ -103,8 +99,9 @@ class DockerWorkspace:
                              (time.monotonic() - started) * 1000, result.timed_out)
 
     async def _kill(self, pidfile: str) -> None:
+        """Kill the command's process group: `docker exec` starts each command in its own session."""
         process = await asyncio.create_subprocess_exec(
-            docker(), "exec", self.container, "sh", "-c", f"kill -KILL $(cat {pidfile}) 2>/dev/null",
+            docker(), "exec", self.container, "sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null",
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
         await process.wait()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -11,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from ._proc import kill_group, run_host
 from ._spec import Command, SandboxSpec
-from ._workspace import DIFFABLE_BYTES, CommandResult, FileState, Snapshot
+from ._workspace import CommandResult, FileState, Snapshot
 
 __all__ = ["PREFIX", "LocalKind", "LocalWorkspace"]
 
@@ -61,20 +60,17 @@ class LocalWorkspace:
         states: dict[str, FileState] = {}
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames.sort()
-            for name in filenames:
+            linked = [name for name in dirnames if (Path(dirpath) / name).is_symlink()]  # listed, not followed
+            for name in [*filenames, *linked]:
                 full = Path(dirpath) / name
                 rel = full.relative_to(self.root).as_posix()
-                if full.is_symlink():
-                    target = os.readlink(full).encode("utf-8", "surrogateescape")
-                    states[rel] = FileState(hashlib.sha256(b"L" + target).hexdigest(), None, len(target))
-                    continue
                 try:
-                    size = full.stat().st_size
-                    data = full.read_bytes() if size <= DIFFABLE_BYTES else None
-                    digest = hashlib.sha256(data if data is not None else full.read_bytes()).hexdigest()
+                    if full.is_symlink():
+                        states[rel] = FileState.link(os.readlink(full).encode("utf-8", "surrogateescape"))
+                    elif full.is_file():
+                        states[rel] = FileState.of(full.read_bytes())
                 except OSError:
                     continue  # vanished or unreadable between the walk and the read
-                states[rel] = FileState(digest, data, size)
         return states
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -30,6 +31,16 @@ class FileState:
     digest: str  # sha256 of the bytes (or of the link target, for a symlink)
     data: bytes | None  # kept when small enough to diff
     size: int
+
+    @staticmethod
+    def of(data: bytes) -> FileState:
+        """The state of a regular file holding `data`."""
+        return FileState(hashlib.sha256(data).hexdigest(), data if len(data) <= DIFFABLE_BYTES else None, len(data))
+
+    @staticmethod
+    def link(target: bytes) -> FileState:
+        """The state of a symlink: its target, never followed, never diffed."""
+        return FileState(hashlib.sha256(b"L" + target).hexdigest(), None, len(target))
 
 
 Snapshot = Mapping[str, FileState]  # workspace-relative POSIX path → state
