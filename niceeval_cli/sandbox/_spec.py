@@ -20,6 +20,9 @@ Command = str | tuple[str, ...]
 
 _UNSET: Any = object()
 
+#: The fields only a docker sandbox has.
+DOCKER_ONLY = ("image", "network", "cpus", "memory", "user", "workdir")
+
 
 class SandboxSpecError(ValueError):
     """A sandbox declaration that cannot work (raised where it is declared, naming the field)."""
@@ -54,12 +57,15 @@ class SandboxSpec:
     def resolved(self) -> SandboxSpec:
         """Defaults filled in; checked for what can be checked without I/O."""
         kind = self.kind or "local"
+        if kind == "local":  # what a docker layer below set does not apply to a local sandbox
+            return replace(self, kind=kind, prepare=tuple(self.prepare or ()),
+                           **{name: None for name in DOCKER_ONLY})
         spec = replace(
             self,
             kind=kind,
             prepare=tuple(self.prepare or ()),
             network=self.network or "none",
-            workdir=self.workdir or ("/workspace" if kind == "docker" else None),
+            workdir=self.workdir or "/workspace",
         )
         if kind == "docker" and not spec.image:
             raise SandboxSpecError("a docker sandbox needs `image` (a local image name or id)")
@@ -98,7 +104,7 @@ def _commands(prepare: object) -> tuple[Command, ...]:
     return tuple(_command(c, f"prepare[{i}]") for i, c in enumerate(prepare))
 
 
-def _build(kind: str, base_dir: Path | None, **given: Any) -> SandboxSpec:
+def _build(kind: str | None, base_dir: Path | None, **given: Any) -> SandboxSpec:
     declared = {name for name, value in given.items() if value is not _UNSET}
     values = {name: (None if value is _UNSET else value) for name, value in given.items()}
     if values.get("template") is not None:
@@ -117,7 +123,7 @@ def _build(kind: str, base_dir: Path | None, **given: Any) -> SandboxSpec:
     for name in ("memory", "user", "workdir", "image"):
         if values.get(name) is not None and (not isinstance(values[name], str) or not values[name]):
             raise SandboxSpecError(f"{name}: expected non-empty text, got {values[name]!r}")
-    return SandboxSpec(kind=kind, declared=frozenset(declared | {"kind"}), **values)
+    return SandboxSpec(kind=kind, declared=frozenset(declared | ({"kind"} if kind else set())), **values)
 
 
 def local_sandbox(template: str | os.PathLike[str] | None = _UNSET, prepare: Sequence[Any] | str = _UNSET,
@@ -135,13 +141,15 @@ def docker_sandbox(image: str, template: str | os.PathLike[str] | None = _UNSET,
 
 
 def spec_from_mapping(table: Mapping[str, Any], base_dir: Path) -> SandboxSpec:
-    """`[experiments.<id>.sandbox]` → a spec (keys already validated by the config models)."""
+    """A sandbox table (`[sandbox]`, `[experiments.<id>.sandbox]`) → a spec naming only its keys.
+
+    Without `kind` the table is partial: it overrides fields of the sandbox it is merged over.
+    """
     given = dict(table)
-    kind = given.pop("kind", "local")
-    if kind not in ("local", "docker"):
+    kind = given.pop("kind", None)
+    if kind not in (None, "local", "docker"):
         raise SandboxSpecError(f"kind: expected 'local' or 'docker', got {kind!r}")
-    allowed = {"template", "prepare"} | ({"image", "network", "cpus", "memory", "user", "workdir"}
-                                         if kind == "docker" else set())
+    allowed = {"template", "prepare"} | (set(DOCKER_ONLY) if kind != "local" else set())
     unknown = sorted(set(given) - allowed)
     if unknown:
         raise SandboxSpecError(f"unknown key(s) {', '.join(unknown)} for kind {kind!r}; allowed: "
