@@ -58,8 +58,8 @@ class SandboxSpec:
         """Defaults filled in; checked for what can be checked without I/O."""
         kind = self.kind or "local"
         if kind == "local":  # what a docker layer below set does not apply to a local sandbox
-            return replace(self, kind=kind, prepare=tuple(self.prepare or ()),
-                           **{name: None for name in DOCKER_ONLY})
+            return replace(self, kind=kind, prepare=tuple(self.prepare or ()), image=None, network=None,
+                           cpus=None, memory=None, user=None, workdir=None)
         spec = replace(
             self,
             kind=kind,
