@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from docker_support import need_docker
 
 from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.authoring._sandbox_api import EVIDENCE_CHARS
@@ -169,3 +170,12 @@ async def test_file_changed_rejects_an_unknown_status(make_harness, spec):
     h = await make_harness(spec)
     with pytest.raises(AuthoringError, match="added, modified, deleted"):
         h.sandbox.file_changed("README.md", status="renamed")
+
+
+def test_a_docker_test_skips_outside_ci_and_fails_inside(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="needs Docker"):
+        need_docker("niceeval-test/no-such-image")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI needs Docker"):
+        need_docker("niceeval-test/no-such-image")
