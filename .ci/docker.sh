@@ -7,11 +7,15 @@
 #                              niceeval-test/busybox  busybox-static as /bin/sh and its applets
 #                              niceeval-test/python   the same plus the host's Python (binary, shared
 #                                                     libraries found by ldd, stdlib, pytest)
+#                              niceeval-example/coding-agent  the python image plus
+#                                                     examples/coding_agent/_agent.py as coding-agent
 #
 # Outside CI nothing here is required: tests that need Docker skip with the reason.
 
 NICEEVAL_SHELL_IMAGE="${NICEEVAL_TEST_SHELL_IMAGE:-niceeval-test/busybox}"
 NICEEVAL_PYTHON_IMAGE="${NICEEVAL_TEST_PYTHON_IMAGE:-niceeval-test/python}"
+NICEEVAL_EXAMPLE_IMAGE="${NICEEVAL_EXAMPLE_IMAGE:-niceeval-example/coding-agent}"
+NICEEVAL_REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NICEEVAL_DOCKERD_LOG="${NICEEVAL_DOCKERD_LOG:-/tmp/niceeval-dockerd.log}"
 NICEEVAL_DOCKERD_PIDFILE="${NICEEVAL_DOCKERD_PIDFILE:-/tmp/niceeval-dockerd.pid}"
 
@@ -56,12 +60,12 @@ niceeval_docker_up() {
 # A root filesystem with busybox as /bin/sh and every applet linked beside it.
 _niceeval_busybox_root() {
   local root="$1"
-  mkdir -p "$root/bin" "$root/tmp" "$root/workspace" "$root/etc"
+  mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/tmp" "$root/workspace" "$root/etc"
   chmod 1777 "$root/tmp"
   cp /bin/busybox "$root/bin/busybox"
   local applet
-  for applet in $("$root/bin/busybox" --list); do
-    [ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+  for applet in $("$root/bin/busybox" --list-full); do  # at their usual paths: /usr/bin/env for shebangs
+    [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
   done
   echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
   echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
@@ -139,6 +143,17 @@ niceeval_test_images() {
       return 1
     }
     echo "docker.sh: built $NICEEVAL_PYTHON_IMAGE" >&2
+  fi
+  # The example's agent changes with the repository: always rebuilt (a second, cached, build is quick).
+  mkdir -p "$context/example"
+  cp "$NICEEVAL_REPO_DIR/examples/coding_agent/_agent.py" "$context/example/coding-agent"
+  chmod 755 "$context/example/coding-agent"
+  printf 'FROM %s\nCOPY coding-agent /usr/local/bin/coding-agent\n' "$NICEEVAL_PYTHON_IMAGE" \
+    >"$context/example/Dockerfile"
+  if ! docker build -q -t "$NICEEVAL_EXAMPLE_IMAGE" "$context/example" >"$context/example.log" 2>&1; then
+    echo "docker.sh: building $NICEEVAL_EXAMPLE_IMAGE failed:" >&2
+    tail -n 20 "$context/example.log" >&2
+    return 1
   fi
 }
 
