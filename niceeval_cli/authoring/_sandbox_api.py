@@ -20,7 +20,7 @@ from ..sandbox._workspace import CommandResult, FileState, Snapshot, Workspace
 from ._errors import AuthoringError, caller_location
 from ._registration import AssertionHandle
 
-__all__ = ["EVIDENCE_CHARS", "Register", "SandboxAPI", "trim_diff"]
+__all__ = ["EVIDENCE_CHARS", "Register", "SandboxAPI", "SandboxFiles", "trim_diff"]
 
 #: Registers one Assertion for `(subject, match)` (the test context's `_register`).
 Register = Callable[[Any, BooleanMatch], AssertionHandle]
@@ -60,22 +60,14 @@ def _listing(found: Sequence[Change]) -> list[dict[str, Any]]:
     return [{"path": c.path, "status": c.status, **({"binary": True} if c.binary else {})} for c in found]
 
 
-class SandboxAPI:
-    """What `t.sandbox` is. `register` files one Assertion (wiring is one line in the context)."""
+class SandboxFiles:
+    """The workspace's files and commands: what adapters get as `ctx.sandbox` / `sandbox=`."""
 
-    __slots__ = ("_baseline", "_eval_file", "_register", "_started", "_workspace")
+    __slots__ = ("_eval_file", "_workspace")
 
-    def __init__(self, workspace: Workspace, baseline: Snapshot, register: Register,
-                 eval_file: str | None = None) -> None:
+    def __init__(self, workspace: Workspace, eval_file: str | None = None) -> None:
         self._workspace = workspace
-        self._baseline: dict[str, FileState] = dict(baseline)
-        self._register = register
         self._eval_file = eval_file
-        self._started = False
-
-    def _mark_started(self) -> None:
-        """The adapter was called: from now on the test's own writes count as changes."""
-        self._started = True
 
     def _error(self, message: str) -> AuthoringError:
         return AuthoringError(message, caller_location(self._eval_file))
@@ -89,7 +81,11 @@ class SandboxAPI:
                               f"({self.workdir}) and stay inside it")
         return rel.as_posix()
 
-    # -- files and commands -------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """`local` or `docker`."""
+        return self._workspace.kind
+
     @property
     def workdir(self) -> str:
         """The workspace path (inside the container for docker)."""
@@ -108,16 +104,12 @@ class SandboxAPI:
                                      f"{rel} is not UTF-8 text; read it with t.sandbox.read_bytes") from None
 
     async def write_bytes(self, path: str, data: bytes) -> None:
-        rel = self._path(path, "write_bytes")
-        await self._workspace.write_bytes(rel, data)
-        if not self._started:  # setting up before sending is part of the start, not a change
-            self._baseline[rel] = FileState.of(data)
+        await self._workspace.write_bytes(self._path(path, "write_bytes"), data)
 
     async def write_text(self, path: str, text: str) -> None:
         if not isinstance(text, str):
             raise self._error(f"t.sandbox.write_text needs text, got {type(text).__name__}")
-        rel = self._path(path, "write_text")
-        await self.write_bytes(rel, text.encode("utf-8", "surrogateescape"))
+        await self.write_bytes(path, text.encode("utf-8", "surrogateescape"))
 
     async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
                   env: Mapping[str, str] | None = None, input: str | None = None,
@@ -134,6 +126,40 @@ class SandboxAPI:
         where = self._path(cwd, "run(cwd=...)") if cwd is not None else None
         return await self._workspace.run(command if isinstance(command, str) else tuple(command),
                                          cwd=where, env=env, input=input, timeout_ms=timeout_ms)
+
+    def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
+        """The host argv that runs `argv` in the workspace, to spawn it yourself (in `exec_cwd()`)."""
+        return self._workspace.exec_argv(list(argv), self._path(cwd, "exec_argv") if cwd else None)
+
+    def exec_cwd(self, cwd: str | None = None) -> str | None:
+        """The host directory to spawn `exec_argv` in (None for docker: anywhere)."""
+        return self._workspace.exec_cwd(self._path(cwd, "exec_cwd") if cwd else None)
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self._workspace.kind} at {self.workdir}>"
+
+
+class SandboxAPI(SandboxFiles):
+    """What `t.sandbox` is. `register` files one Assertion (wiring is one line in the context)."""
+
+    __slots__ = ("_baseline", "_register", "_started")
+
+    def __init__(self, workspace: Workspace, baseline: Snapshot, register: Register,
+                 eval_file: str | None = None) -> None:
+        super().__init__(workspace, eval_file)
+        self._baseline: dict[str, FileState] = dict(baseline)
+        self._register = register
+        self._started = False
+
+    def _mark_started(self) -> None:
+        """The adapter was called: from now on the test's own writes count as changes."""
+        self._started = True
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        rel = self._path(path, "write_bytes")
+        await self._workspace.write_bytes(rel, data)
+        if not self._started:  # setting up before sending is part of the start, not a change
+            self._baseline[rel] = FileState.of(data)
 
     # -- changes ------------------------------------------------------------------------------
     def _changes(self, under: Sequence[str] = ()) -> tuple[Snapshot, list[Change]]:
@@ -233,5 +259,3 @@ class SandboxAPI:
 
         return self._assert("not_in_diff", {"match": match.name, "config": dict(match.config)}, shown, decide)
 
-    def __repr__(self) -> str:
-        return f"<t.sandbox {self._workspace.kind} at {self.workdir}>"

@@ -1,18 +1,30 @@
-"""Sandboxes: a fresh workspace per attempt (sandbox.md). `local` and `docker` kinds, one registry."""
+"""Sandboxes: a fresh workspace per attempt (sandbox.md). `local` and `docker` kinds, one registry.
+
+`_spec` (what is declared), `_workspace` (the seam: `SandboxKind` makes a `Workspace`), `_changes`
+(pure diffs), `_local` / `_docker` (the kinds), `_lifecycle` (one attempt's create → prepare →
+teardown), `_live` (the last-line cleanup of whatever is still alive), `_kept` (list / prune).
+"""
 
 from __future__ import annotations
 
 from ._changes import Change, added_lines, changes, diff_text
 from ._docker import DockerKind
+from ._kept import KeptSandbox, list_sandboxes, prune_sandboxes
+from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, should_keep
+from ._live import cleanup_all
 from ._local import LocalKind
 from ._spec import SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
 from ._workspace import CommandResult, FileState, SandboxKind, SandboxSetupError, Snapshot, Workspace
 
 __all__ = [
+    "KEEP_CHOICES",
     "KINDS",
+    "AttemptSandbox",
     "Change",
     "CommandResult",
     "FileState",
+    "KeptSandbox",
+    "PrepareFailed",
     "SandboxKind",
     "SandboxSetupError",
     "SandboxSpec",
@@ -21,10 +33,14 @@ __all__ = [
     "Workspace",
     "added_lines",
     "changes",
+    "cleanup_all",
     "diff_text",
     "docker_sandbox",
     "kind_for",
+    "list_sandboxes",
     "local_sandbox",
+    "prune_sandboxes",
+    "should_keep",
     "spec_from_mapping",
 ]
 

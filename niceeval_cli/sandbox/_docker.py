@@ -12,12 +12,14 @@ import asyncio
 import io
 import itertools
 import os
+import socket
 import subprocess
 import tarfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
+from . import _live
 from ._local import argv_of
 from ._proc import run_host
 from ._spec import Command, SandboxSpec
@@ -74,24 +76,30 @@ class DockerWorkspace:
     def _cwd(self, cwd: str | None) -> str:
         return f"{self.workdir}/{_rel(cwd)}" if cwd else self.workdir
 
-    def exec_argv(self, argv: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None,
+    def exec_argv(self, argv: Sequence[str], cwd: str | None = None, env_names: Sequence[str] = (),
                   interactive: bool = True) -> list[str]:
+        """`docker exec` of `argv`; `env_names` are passed by name, their values read from the client's
+        environment, so they never show in the host's process list."""
         flags = ["-i"] if interactive else []
-        for key, value in (env or {}).items():
-            flags += ["-e", f"{key}={value}"]
+        for name in env_names:
+            flags += ["-e", name]
         return [docker(), "exec", *flags, "-w", self._cwd(cwd), self.container, *argv]
+
+    def exec_cwd(self, cwd: str | None = None) -> str | None:
+        return None  # the docker client runs anywhere; the command's directory is `-w`
 
     async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult:
         pidfile = f"{_PID_DIR}/{next(_count)}"
         wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
+        argv = self.exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
         started = time.monotonic()
         try:
-            result = await run_host(self.exec_argv(wrapped, cwd, env, interactive=input is not None),
-                                    input=input, timeout_ms=timeout_ms)
+            result = await run_host(argv, env={**os.environ, **env} if env else None, input=input,
+                                    timeout_ms=timeout_ms)
         except BaseException:
-            await self._kill(pidfile)
+            await asyncio.shield(self._kill(pidfile))
             raise
         if result.timed_out:
             await self._kill(pidfile)  # the exec client died; the process inside must die too
@@ -135,14 +143,28 @@ class DockerWorkspace:
         return _tar_states(done.stdout)
 
     async def teardown(self, *, keep: bool) -> str | None:
-        if keep:
-            await asyncio.to_thread(_sync, "stop", "-t", "0", self.container)
-            return f"docker container {self.container}"
-        await asyncio.to_thread(_sync, "rm", "-f", "-v", self.container)
-        return None
+        try:
+            if keep:  # stopped: its processes are dead, its files stay for `docker cp` / `docker start`
+                await asyncio.to_thread(_quiet, "stop", "-t", "0", self.container)
+                return f"docker container {self.container}"
+            await asyncio.to_thread(_remove, self.container)
+            return None
+        finally:
+            _live.forget(self.container)
 
     def info(self) -> dict[str, object]:
         return {"kind": "docker", "image": self.spec.image, "image_id": self.image_id, "container": self.container}
+
+
+def _quiet(*args: str) -> None:
+    try:
+        _sync(*args, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def _remove(container: str) -> None:
+    _quiet("rm", "-f", "-v", container)
 
 
 class DockerKind:
@@ -184,7 +206,7 @@ class DockerKind:
             self._image_ids[image] = done.stdout.decode().strip()
         return self._image_ids[image]
 
-    async def create(self, spec: SandboxSpec, *, label: str) -> DockerWorkspace:
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> DockerWorkspace:
         name = f"niceeval-{label}"
         limits: list[str] = []
         if spec.cpus is not None:
@@ -193,16 +215,19 @@ class DockerKind:
             limits += ["--memory", spec.memory]
         if spec.user is not None:
             limits += ["--user", spec.user]
+        labels = [f"{LABEL}={label}", f"{LABEL}.owner={os.getpid()}", f"{LABEL}.host={socket.gethostname()}",
+                  *(f"{LABEL}.{key}={value}" for key, value in (about or {}).items())]
         workdir = spec.workdir or "/workspace"
-        started = await run_host([
-            docker(), "run", "-d", "--name", name, "--label", f"{LABEL}={label}",
-            "--network", spec.network or "none", "--tmpfs", _PID_DIR, "-w", workdir, *limits,
-            "--entrypoint", "sh", spec.image or "", "-c", _IDLE,
-        ], timeout_ms=120_000)
-        if started.exit_code != 0:
-            raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
         workspace = DockerWorkspace(name, spec, self.identity(spec))
+        _live.remember(name, lambda: _remove(name))  # before `docker run`: a cancelled run may still create it
         try:
+            started = await run_host([
+                docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
+                "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
+                "--entrypoint", "sh", spec.image or "", "-c", _IDLE,
+            ], timeout_ms=120_000)
+            if started.exit_code != 0:
+                raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
             if spec.template:
                 copied = await asyncio.to_thread(_sync, "cp", f"{spec.template}/.", f"{name}:{workdir}")
                 if copied.returncode != 0:
@@ -211,6 +236,6 @@ class DockerKind:
                 if spec.user is not None:
                     await asyncio.to_thread(_sync, "exec", "-u", "0", name, "chown", "-R", spec.user, workdir)
         except BaseException:
-            await workspace.teardown(keep=False)
+            await asyncio.shield(workspace.teardown(keep=False))
             raise
         return workspace

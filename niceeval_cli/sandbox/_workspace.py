@@ -69,7 +69,12 @@ class Workspace(Protocol):
         ...
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
-        """The host argv that runs `argv` inside the workspace (adapters spawn it themselves)."""
+        """The host argv that runs `argv` inside the workspace (for adapters that spawn it themselves;
+        `run` is simpler and kills what it started)."""
+        ...
+
+    def exec_cwd(self, cwd: str | None = None) -> str | None:
+        """The host directory to spawn `exec_argv` in (None: anywhere)."""
         ...
 
     async def teardown(self, *, keep: bool) -> str | None:
@@ -94,4 +99,7 @@ class SandboxKind(Protocol):
         """What enters the fingerprint besides the spec (docker: the image id)."""
         ...
 
-    async def create(self, spec: SandboxSpec, *, label: str) -> Workspace: ...
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> Workspace:
+        """A fresh workspace with the template copied in; `about` (run, attempt, eval) is shown by
+        `niceeval sandbox list`. Registered for cleanup before anything that can leave a trace."""
+        ...

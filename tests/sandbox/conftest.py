@@ -25,6 +25,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "docker: needs a Docker daemon and the locally built test images")
 
 
+@pytest.fixture(autouse=True)
+def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Local workspaces are made (and listed, and pruned) in this test's own temporary folder."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
 @pytest.fixture
 def docker_image() -> str:
     need_docker(SHELL_IMAGE)
