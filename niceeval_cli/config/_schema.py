@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -21,7 +21,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
-from .._registry import ADAPTERS
+from .._registry import ADAPTERS, SANDBOXES
 from ..authoring._definition import _JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
@@ -153,6 +153,19 @@ def _check_prepare(value: object) -> tuple[str | tuple[str, ...], ...]:
     return tuple(commands)
 
 
+def sandbox_kinds() -> tuple[str, ...]:
+    """The sandbox kinds, as registered by `niceeval_cli.sandbox`."""
+    from .. import sandbox  # noqa: F401  (registers the built-in kinds)
+
+    return SANDBOXES.names()
+
+
+def _check_sandbox_kind(value: str) -> str:
+    if value in sandbox_kinds():
+        return value
+    raise ValueError("expected " + " or ".join(f'"{name}"' for name in sandbox_kinds()))
+
+
 #: The keys only a docker sandbox takes.
 DOCKER_ONLY_KEYS = ("image", "network", "cpus", "memory", "user", "workdir")
 
@@ -160,7 +173,7 @@ DOCKER_ONLY_KEYS = ("image", "network", "cpus", "memory", "user", "workdir")
 class SandboxTable(StrictTable):
     """A partial sandbox table (`[sandbox]`, `[experiments.X.sandbox]`); merged field by field."""
 
-    kind: Literal["local", "docker"] | None = None
+    kind: Annotated[str, AfterValidator(_check_sandbox_kind)] | None = None
     template: Text | None = None  # relative to the project root
     prepare: Annotated[tuple[str | tuple[str, ...], ...], PlainValidator(_check_prepare)] | None = None
     image: Text | None = None

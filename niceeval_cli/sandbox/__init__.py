@@ -7,18 +7,20 @@ teardown), `_live` (the last-line cleanup of whatever is still alive), `_kept` (
 
 from __future__ import annotations
 
+from .._registry import SANDBOXES, UnknownName
 from ._changes import Change, added_lines, changes, diff_text
 from ._docker import DockerKind
 from ._kept import KeptSandbox, list_sandboxes, prune_sandboxes
 from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, should_keep
 from ._live import cleanup_all
 from ._local import LocalKind
+from ._preflight import preflight_sandboxes
 from ._spec import SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
 from ._workspace import CommandResult, FileState, SandboxKind, SandboxSetupError, Snapshot, Workspace
 
 __all__ = [
     "KEEP_CHOICES",
-    "KINDS",
+    "SANDBOXES",
     "AttemptSandbox",
     "Change",
     "CommandResult",
@@ -39,17 +41,19 @@ __all__ = [
     "kind_for",
     "list_sandboxes",
     "local_sandbox",
+    "preflight_sandboxes",
     "prune_sandboxes",
     "should_keep",
     "spec_from_mapping",
 ]
 
-#: The sandbox kinds by name (moves into the shared registry of pluggable kinds when it lands).
-KINDS: dict[str, SandboxKind] = {"local": LocalKind(), "docker": DockerKind()}
+SANDBOXES.register("local", LocalKind())
+SANDBOXES.register("docker", DockerKind())
 
 
 def kind_for(spec: SandboxSpec) -> SandboxKind:
+    """The registered kind of `spec` (`local` when it names none)."""
     try:
-        return KINDS[spec.kind or "local"]
-    except KeyError:
-        raise SandboxSpecError(f"unknown sandbox kind {spec.kind!r}; known: {', '.join(sorted(KINDS))}") from None
+        return SANDBOXES.get(spec.kind or "local")
+    except UnknownName as error:
+        raise SandboxSpecError(str(error)) from None

@@ -147,8 +147,8 @@ def spec_from_mapping(table: Mapping[str, Any], base_dir: Path) -> SandboxSpec:
     """
     given = dict(table)
     kind = given.pop("kind", None)
-    if kind not in (None, "local", "docker"):
-        raise SandboxSpecError(f"kind: expected 'local' or 'docker', got {kind!r}")
+    if kind is not None and (not isinstance(kind, str) or not kind):
+        raise SandboxSpecError(f"kind: expected a sandbox kind such as 'local' or 'docker', got {kind!r}")
     allowed = {"template", "prepare"} | (set(DOCKER_ONLY) if kind != "local" else set())
     unknown = sorted(set(given) - allowed)
     if unknown:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .._errors import SetupError
 from ._spec import Command, SandboxSpec
 
 __all__ = ["CommandResult", "FileState", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace"]
@@ -46,8 +47,9 @@ class FileState:
 Snapshot = Mapping[str, FileState]  # workspace-relative POSIX path → state
 
 
-class SandboxSetupError(Exception):
-    """A kind cannot work on this machine (daemon unreachable, image missing): found before dispatch."""
+class SandboxSetupError(SetupError):
+    """A kind cannot work on this machine (daemon unreachable, image missing): found before dispatch
+    (exit 3), naming the image or socket and the fix."""
 
 
 class Workspace(Protocol):
