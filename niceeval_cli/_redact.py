@@ -1,8 +1,11 @@
 """Redaction and size-trimming of everything NiceEval stores or prints (never of what it sends).
 
 Redaction replaces credentials with `[redacted]`: the exact secret values given (e.g. the judge
-key read from its env var), the values of `Authorization` / `api-key` headers, `Bearer <token>`
-and `sk-`-style keys (`sk-` followed by 16+ token characters).
+key read from its env var) *in every encoding they can take on the way to storage or output*
+(raw, JSON-escaped, JSON-in-JSON, Python repr of str and bytes, URL-encoded, XML-escaped), the
+values of `Authorization` / `api-key` headers, `Bearer <token>` and `sk-`-style keys (`sk-`
+followed by 16+ token characters). `redact` is the one function every writer calls; `safe_json`
+uses it on every string of a JSON-like value.
 
 Trimming keeps stored JSON valid: long strings inside the value are shortened with a visible
 marker until the whole text fits; redaction always happens *before* trimming, so a secret cut
@@ -11,9 +14,13 @@ in half can never leak a prefix that no longer matches a pattern.
 
 from __future__ import annotations
 
+import functools
+import html
 import json
+import math
 import re
-from collections.abc import Mapping, Sequence
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -36,11 +43,59 @@ _SECRET_KEYS = re.compile(r"(?i)^(?:proxy-)?(?:authorization|x-api-key|api[-_]?k
 _MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk-")
 
 
+#: Deeper JSON-like values are cut there (with a marker): deep values never reach a recursive
+#: encoder, and nobody reads level 65 of a stored value.
+MAX_DEPTH = 64
+
+
+def _escapes(text: str) -> set[str]:
+    """The one-step encodings of `text` that serialisers put in the text we store or print."""
+    forms = {
+        json.dumps(text)[1:-1],
+        json.dumps(text, ensure_ascii=False)[1:-1],
+        repr(text)[1:-1],
+        text.replace("\\", "\\\\").replace("'", "\\'"),  # repr inside '...' whatever the quotes
+        text.replace("\\", "\\\\").replace('"', '\\"'),
+        text.encode("unicode_escape").decode("ascii"),
+        repr(text.encode("utf-8"))[2:-1],  # header form: b'Bearer ...' in h11 / httpx errors
+        urllib.parse.quote(text),
+        urllib.parse.quote(text, safe=""),
+        urllib.parse.quote_plus(text),
+        html.escape(text),
+        html.escape(text, quote=False),
+        text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
+    }
+    return forms
+
+
+def secret_forms(secret: str) -> frozenset[str]:
+    """`secret` and every encoding of it, one or two levels deep (JSON text inside JSON, the
+    repr of a JSON text, ...), that can appear in stored or printed text."""
+    if not secret:
+        return frozenset()
+    first = _escapes(secret) | {secret}
+    second = {form for once in first for form in _escapes(once)}
+    return frozenset(f for f in first | second if f)
+
+
+@functools.lru_cache(maxsize=64)
+def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    forms = {form for secret in secrets for form in secret_forms(secret)}
+    if not forms:
+        return None
+    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+
+
+def _pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
+    return _secrets_pattern(tuple(sorted({s for s in secrets if s})))
+
+
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """`text` with the exact `secrets` and credential-looking values replaced by `[redacted]`."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+    """`text` with the `secrets` (in any encoding, see `secret_forms`) and credential-looking
+    values replaced by `[redacted]`. The one redaction every writer of stored or printed text uses."""
+    pattern = _pattern(secrets)
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
     if _MAYBE.search(text) is None:
         return text
     text = _HEADER.sub(_header_value, text)
@@ -55,25 +110,42 @@ def _header_value(match: re.Match[str]) -> str:
     return match.group("head") + REDACTED
 
 
-def redact_json(value: Any, secrets: Sequence[str] = ()) -> Any:
+def redact_json(value: Any, secrets: Sequence[str] = (), *, _depth: int = 0) -> Any:
     """A copy of a JSON-like structure with every string (keys included) redacted; the values
-    of credential-named keys (`Authorization`, `api-key`, ...) become `[redacted]` whole."""
+    of credential-named keys (`Authorization`, `api-key`, ...) become `[redacted]` whole.
+    Non-finite floats become the strings "NaN" / "Infinity" / "-Infinity" (stored JSON stays
+    valid JSON) and levels past MAX_DEPTH become a marker string."""
     if isinstance(value, str):
         return redact(value, secrets)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (Mapping, list, tuple)) and _depth >= MAX_DEPTH:
+        return f"… [nested deeper than {MAX_DEPTH} levels; trimmed]"
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = redact(str(key), secrets)
             secret_key = bool(_SECRET_KEYS.match(str(key)))
-            out[name] = REDACTED if secret_key and item not in (None, "") else redact_json(item, secrets)
+            out[name] = (REDACTED if secret_key and item not in (None, "")
+                         else redact_json(item, secrets, _depth=_depth + 1))
         return out
     if isinstance(value, (list, tuple)):
-        return [redact_json(item, secrets) for item in value]
+        return [redact_json(item, secrets, _depth=_depth + 1) for item in value]
     return value
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def trim_text(text: str, max_bytes: int) -> str:
+    """`text` within `max_bytes` UTF-8 bytes, its end replaced by a visible marker when cut."""
+    raw = text.encode("utf-8")
+    if len(raw) <= max_bytes:
+        return text
+    marker = f"… [+{len(raw)} bytes in all; trimmed to {max_bytes}]"
+    kept = raw[: max(0, max_bytes - len(marker.encode("utf-8")))].decode("utf-8", errors="ignore")
+    return kept + marker
 
 
 def _size(text: str) -> int:
@@ -136,9 +208,19 @@ def trim_json(value: Any, max_bytes: int) -> str:
 
 
 def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str:
-    """Redacted, then trimmed, JSON text of a JSON-like value: the form stored as evidence."""
-    text = _dumps(value)
-    # Fast path (the usual case): nothing in the text that any rule could redact, and it fits.
-    if _MAYBE.search(text) is None and not any(s and s in text for s in secrets) and _size(text) <= max_bytes:
-        return text
-    return trim_json(redact_json(value, secrets), max_bytes)
+    """Redacted, then trimmed, valid JSON text of a JSON-like value: the form stored as evidence
+    and judge audit (never `NaN` / `Infinity`, never deeper than MAX_DEPTH)."""
+    try:
+        text = _dumps(value)
+    except (ValueError, RecursionError, TypeError):  # non-finite floats, too deep, odd types
+        text = None
+    if text is not None:
+        pattern = _pattern(secrets)
+        # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
+        if (_MAYBE.search(text) is None and (pattern is None or pattern.search(text) is None)
+                and _size(text) <= max_bytes):
+            return text
+    try:
+        return trim_json(redact_json(value, secrets), max_bytes)
+    except (ValueError, RecursionError, TypeError) as exc:
+        return _dumps({"trimmed": f"… [a value NiceEval could not store as JSON: {type(exc).__name__}]"})
