@@ -63,3 +63,40 @@ def test_a_key_with_quotes_and_backslashes_is_redacted_in_every_encoding(judged)
         for form in _encodings(key):
             assert form not in text, (form, text[max(0, text.find(form) - 200):text.find(form) + 50])
     assert "[redacted]" in texts[-2]
+
+
+def _stored_rows(judged) -> list[dict]:
+    """Every assertion row exactly as the store file holds it (no reader in between)."""
+    import sqlite3
+
+    files = [p for p in (judged.project.root / ".niceeval").iterdir() if p.suffix == ".db"]
+    with sqlite3.connect(files[0]) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("SELECT * FROM assertion_results")]
+
+
+SIMPLE = """
+    @define_eval(judge=True)
+    def graded(t):
+        t.check(QA, closed_qa("Is it Paris?"))
+"""
+
+
+@pytest.mark.parametrize(("key", "problem"), [
+    ("sk-firstline-abcdef0123456789\nsecondline-SECRET", "line break"),
+    ("sk-clé-abcdef0123456789-SECRET", "non-ASCII"),
+    ("sk-tab\tabcdef0123456789-SECRET", "control character"),
+], ids=["newline", "non-ascii", "tab"])
+def test_a_key_that_cannot_be_a_header_is_a_setup_error_naming_the_variable(judged, key, problem):
+    judged.setup(SIMPLE)
+
+    run = judged.run(key=key)
+
+    assert run.exit_code == 3, run.stdout + run.stderr
+    output = run.stdout + run.stderr
+    assert KEY_ENV in output and problem in output
+    assert "SECRET" not in output and "secondline" not in output and "abcdef0123456789" not in output
+    assert "Traceback" not in output
+    assert judged.grading == [] and judged.server.requests == []  # nothing was sent with it
+    for row in _stored_rows(judged):
+        assert "SECRET" not in json.dumps(row)
