@@ -20,8 +20,10 @@ import json
 import math
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+from xml.sax import saxutils
 
 REDACTED = "[redacted]"
 
@@ -48,23 +50,33 @@ _MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk
 MAX_DEPTH = 64
 
 
+_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda t: json.dumps(t)[1:-1],
+    lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
+    lambda t: repr(t)[1:-1],
+    lambda t: t.replace("\\", "\\\\").replace("'", "\\'"),  # repr inside '...' whatever the quotes
+    lambda t: t.replace("\\", "\\\\").replace('"', '\\"'),
+    lambda t: t.encode("unicode_escape").decode("ascii"),
+    lambda t: repr(t.encode("utf-8", "surrogateescape"))[2:-1],  # header form: b'Bearer ...' (h11)
+    lambda t: urllib.parse.quote(t, errors="surrogateescape"),
+    lambda t: urllib.parse.quote(t, safe="", errors="surrogateescape"),
+    lambda t: urllib.parse.quote_plus(t, errors="surrogateescape"),
+    html.escape,
+    lambda t: html.escape(t, quote=False),
+    lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
+    saxutils.escape,  # XML text and attributes as ElementTree writes them (JUnit)
+    lambda t: saxutils.escape(t, {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}),
+)
+
+
 def _escapes(text: str) -> set[str]:
     """The one-step encodings of `text` that serialisers put in the text we store or print."""
-    forms = {
-        json.dumps(text)[1:-1],
-        json.dumps(text, ensure_ascii=False)[1:-1],
-        repr(text)[1:-1],
-        text.replace("\\", "\\\\").replace("'", "\\'"),  # repr inside '...' whatever the quotes
-        text.replace("\\", "\\\\").replace('"', '\\"'),
-        text.encode("unicode_escape").decode("ascii"),
-        repr(text.encode("utf-8"))[2:-1],  # header form: b'Bearer ...' in h11 / httpx errors
-        urllib.parse.quote(text),
-        urllib.parse.quote(text, safe=""),
-        urllib.parse.quote_plus(text),
-        html.escape(text),
-        html.escape(text, quote=False),
-        text.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
-    }
+    forms = set()
+    for encode in _ENCODINGS:
+        try:
+            forms.add(encode(text))
+        except (UnicodeError, ValueError):  # e.g. a lone surrogate: that encoding cannot hold it
+            continue
     return forms
 
 
@@ -78,24 +90,43 @@ def secret_forms(secret: str) -> frozenset[str]:
     return frozenset(f for f in first | second if f)
 
 
+@dataclass(frozen=True)
+class _Matcher:
+    """The compiled forms of a set of secrets, plus a cheap pre-check: every encoding above
+    leaves runs of ASCII letters and digits alone, so a text without the longest such run of a
+    secret cannot hold any of its forms (`cores` is empty when a secret has no such run)."""
+
+    pattern: re.Pattern[str]
+    cores: tuple[str, ...] | None
+
+    def search_needed(self, text: str) -> bool:
+        return self.cores is None or any(core in text for core in self.cores)
+
+
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
 @functools.lru_cache(maxsize=64)
-def _secrets_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
     forms = {form for secret in secrets for form in secret_forms(secret)}
     if not forms:
         return None
-    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+    runs = [max(_ALNUM_RUN.findall(secret), key=len, default="") for secret in secrets]
+    cores = None if not all(runs) else tuple(runs)
+    pattern = re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+    return _Matcher(pattern, cores)
 
 
-def _pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
-    return _secrets_pattern(tuple(sorted({s for s in secrets if s})))
+def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
+    return _matcher(tuple(sorted({s for s in secrets if s})))
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """`text` with the `secrets` (in any encoding, see `secret_forms`) and credential-looking
     values replaced by `[redacted]`. The one redaction every writer of stored or printed text uses."""
-    pattern = _pattern(secrets)
-    if pattern is not None:
-        text = pattern.sub(REDACTED, text)
+    matcher = _find_matcher(secrets)
+    if matcher is not None and matcher.search_needed(text):
+        text = matcher.pattern.sub(REDACTED, text)
     if _MAYBE.search(text) is None:
         return text
     text = _HEADER.sub(_header_value, text)
@@ -215,10 +246,10 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     except (ValueError, RecursionError, TypeError):  # non-finite floats, too deep, odd types
         text = None
     if text is not None:
-        pattern = _pattern(secrets)
+        matcher = _find_matcher(secrets)
         # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
-        if (_MAYBE.search(text) is None and (pattern is None or pattern.search(text) is None)
-                and _size(text) <= max_bytes):
+        if (_MAYBE.search(text) is None and _size(text) <= max_bytes
+                and (matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None)):
             return text
     try:
         return trim_json(redact_json(value, secrets), max_bytes)

@@ -75,7 +75,8 @@ def _count(value: object) -> int | None:
 
 def _message(body: Any) -> Mapping[str, Any]:
     if isinstance(body, str):
-        raise InvalidResponse(f"the response body is not a JSON object (not JSON at all, or nested deeper than {MAX_BODY_DEPTH} levels)")
+        raise InvalidResponse("the response body is not a JSON object "
+                              f"(not JSON at all, or nested deeper than {MAX_BODY_DEPTH} levels)")
     if not isinstance(body, Mapping):
         raise InvalidResponse("the response body is not a JSON object")
     choices = body.get("choices")
