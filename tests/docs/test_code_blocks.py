@@ -22,7 +22,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_blocks import PAGES, REPO, Block, blocks, commands  # noqa: E402
+from code_blocks import PAGES, REPO, Block, blocks, commands
 
 pytestmark = pytest.mark.slow
 
