@@ -13,7 +13,10 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   (`niceeval run   # exit 1: ...`). Other lines (`pip install`, `git clone`, `cd`) set up the
   reader's machine and are not run. A block that reads `$?` is a script: it runs whole and
   must exit 0 (or the code stated on its first line).
-- `console`, `xml` and unlabelled blocks show output; they are not run.
+- `console` blocks are transcripts: each `$ niceeval run ...` in one whose output states its
+  exit code (the summary's `· exit 1 (...)`) is run in the page's project and must exit with
+  that code. Other `$` commands (queries, `view @ID`, `--dry`) only show output.
+- `xml`, `text` and unlabelled blocks show output or signatures; they are not run.
 - `<!-- fragment -->` on the line before a fence marks a piece of a larger example: it is only
   compiled (python) or parsed (toml). `<!-- not run: why -->` skips a block that cannot run in a
   test (the README's install-and-test-everything commands). Both are kept few.
@@ -69,6 +72,23 @@ def blocks(page: Path) -> list[Block]:
 class Command:
     line: str
     expected_exit: int
+
+
+_SUMMARY_EXIT = re.compile(r"· exit (?P<code>\d+) \(")
+
+
+def transcript_runs(block: Block) -> list[Command]:
+    """The `$ niceeval run ...` commands of a console transcript whose output states an exit
+    code, each with that code."""
+    found = []
+    for segment in re.split(r"^(?=\$ )", block.body, flags=re.M):
+        first, _, output = segment.partition("\n")
+        if not first.startswith("$ niceeval run"):
+            continue
+        stated = _SUMMARY_EXIT.search(output)
+        if stated is not None:
+            found.append(Command(first[2:].strip(), int(stated.group("code"))))
+    return found
 
 
 def commands(block: Block) -> list[Command]:

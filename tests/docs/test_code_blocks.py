@@ -22,11 +22,11 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_blocks import PAGES, REPO, Block, blocks, commands
+from code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
 
 pytestmark = pytest.mark.slow
 
-_RUNNABLE = ("python", "toml", "bash", "sh", "pycon", "json")
+_RUNNABLE = ("python", "toml", "bash", "sh", "pycon", "json", "console")
 
 
 def _env(project: Path, bin_dir: Path) -> dict[str, str]:
@@ -75,11 +75,18 @@ def _run_block(block: Block, project: Path, env: dict[str, str]) -> None:
         assert runner.failures == 0, f"{block.where}: the doctest failed"
     elif block.lang in ("bash", "sh"):
         for command in commands(block):
-            done = subprocess.run(["bash", "-o", "pipefail", "-c", command.line], cwd=project, env=env,
-                                  capture_output=True, text=True, timeout=300)
-            assert done.returncode == command.expected_exit, (
-                f"{block.where}: `{command.line}` exited {done.returncode}, "
-                f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+            _run_command(block, command, project, env)
+    elif block.lang == "console":
+        for command in transcript_runs(block):
+            _run_command(block, command, project, env)
+
+
+def _run_command(block: Block, command: Command, project: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command.line], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == command.expected_exit, (
+        f"{block.where}: `{command.line}` exited {done.returncode}, "
+        f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
