@@ -66,6 +66,7 @@ _ENCODINGS: tuple[Callable[[str], str], ...] = (
     lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
     saxutils.escape,  # XML text and attributes as ElementTree writes them (JUnit)
     lambda t: saxutils.escape(t, {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}),
+    lambda t: _SURROGATE.sub("\ufffd", t),  # how `redact` itself rewrites lone surrogates
 )
 
 
@@ -121,9 +122,17 @@ def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
     return _matcher(tuple(sorted({s for s in secrets if s})))
 
 
+# A lone surrogate (from a JSON "\ud800" escape, or undecodable bytes) cannot be encoded as
+# UTF-8, so it could never be stored or printed: it becomes U+FFFD, visibly.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """`text` with the `secrets` (in any encoding, see `secret_forms`) and credential-looking
-    values replaced by `[redacted]`. The one redaction every writer of stored or printed text uses."""
+    values replaced by `[redacted]`, and lone surrogates by U+FFFD. The one redaction every
+    writer of stored or printed text uses."""
+    if _SURROGATE.search(text) is not None:
+        text = _SURROGATE.sub("\ufffd", text)
     matcher = _find_matcher(secrets)
     if matcher is not None and matcher.search_needed(text):
         text = matcher.pattern.sub(REDACTED, text)
@@ -171,9 +180,9 @@ def _dumps(value: Any) -> str:
 
 def trim_text(text: str, max_bytes: int) -> str:
     """`text` within `max_bytes` UTF-8 bytes, its end replaced by a visible marker when cut."""
-    raw = text.encode("utf-8")
+    raw = _SURROGATE.sub("\ufffd", text).encode("utf-8")
     if len(raw) <= max_bytes:
-        return text
+        return raw.decode("utf-8")
     marker = f"… [+{len(raw)} bytes in all; trimmed to {max_bytes}]"
     kept = raw[: max(0, max_bytes - len(marker.encode("utf-8")))].decode("utf-8", errors="ignore")
     return kept + marker
@@ -248,7 +257,7 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     if text is not None:
         matcher = _find_matcher(secrets)
         # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
-        if (_MAYBE.search(text) is None and _size(text) <= max_bytes
+        if (_MAYBE.search(text) is None and _SURROGATE.search(text) is None and _size(text) <= max_bytes
                 and (matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None)):
             return text
     try:

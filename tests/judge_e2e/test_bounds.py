@@ -113,3 +113,17 @@ def test_an_impossible_token_count_is_treated_as_unreported_and_the_run_seals(ju
     assert tokens == {"e": 0, "f": 10}  # one eval per module: the module is its id
     assert judged.sql("SELECT status FROM runs")[0]["status"] == "finished"
 
+
+
+def test_a_lone_surrogate_in_the_reasoning_is_stored_replaced_and_the_grade_kept(judged):
+    judged.setup(ONE)
+    arguments = '{"choice": "Y", "reasoning": "lone \\ud800 here"}'  # a JSON escape of a lone surrogate
+    judged.server.default = Reply.tool("Y", arguments=arguments)
+
+    run = judged.run()
+
+    assert run.exit_code == 0, run.stdout + run.stderr
+    row = _stored(judged)["result"]
+    assert (row["state"], row["measurement"]) == ("measured", 1.0)
+    assert row["explanation"] == "Y: lone \ufffd here"
+    _strict_json(row["judge_audit"])
