@@ -50,6 +50,11 @@ _MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk
 MAX_DEPTH = 64
 
 
+# A lone surrogate (from a JSON "\ud800" escape, or undecodable bytes) cannot be encoded as
+# UTF-8, so it could never be stored or printed: it becomes U+FFFD, visibly.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 _ENCODINGS: tuple[Callable[[str], str], ...] = (
     lambda t: json.dumps(t)[1:-1],
     lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
@@ -120,11 +125,6 @@ def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
 
 def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
     return _matcher(tuple(sorted({s for s in secrets if s})))
-
-
-# A lone surrogate (from a JSON "\ud800" escape, or undecodable bytes) cannot be encoded as
-# UTF-8, so it could never be stored or printed: it becomes U+FFFD, visibly.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
