@@ -40,9 +40,15 @@ _SK_KEY = re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{16,}")
 _SECRET_KEYS = re.compile(r"(?i)^(?:proxy-)?(?:authorization|x-api-key|api[-_]?key)$")
 
 
-# Every pattern above needs one of these words; one scan for them skips the three
-# substitutions on the (usual) text that has none. Redaction runs on every stored string.
-_MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk-")
+# Every pattern above needs one of these words; one scan for them (of the lower-cased text:
+# several times faster than a case-insensitive regex) skips the three substitutions on the
+# (usual) text that has none. Redaction runs on every stored string.
+_MAYBE_WORDS = ("authorization", "apikey", "api-key", "api_key", "bearer", "sk-")
+
+
+def _maybe_credential(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _MAYBE_WORDS)
 
 
 #: Deeper JSON-like values are cut there (with a marker): deep values never reach a recursive
@@ -136,7 +142,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     matcher = _find_matcher(secrets)
     if matcher is not None and matcher.search_needed(text):
         text = matcher.pattern.sub(REDACTED, text)
-    if _MAYBE.search(text) is None:
+    if not _maybe_credential(text):
         return text
     text = _HEADER.sub(_header_value, text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
@@ -257,7 +263,7 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     if text is not None:
         matcher = _find_matcher(secrets)
         # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
-        if (_MAYBE.search(text) is None and _SURROGATE.search(text) is None and _size(text) <= max_bytes
+        if (not _maybe_credential(text) and _SURROGATE.search(text) is None and _size(text) <= max_bytes
                 and (matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None)):
             return text
     try:
