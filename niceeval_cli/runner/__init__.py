@@ -1,18 +1,39 @@
-"""The runner: planning, reuse, dispatch, timeouts and sealing."""
+"""The runner: planning, reuse, dispatch (through an executor), sealing, the run's decision."""
 
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
+from ._executor import (
+    DEFAULT_EXECUTOR,
+    Executor,
+    ExecutorContext,
+    SealedAttempt,
+    create_executor,
+    executor_names,
+    register_executor,
+)
 from ._plan import PlannedSlot, RerunMode, RunRequest, plan
-from ._run import run, run_async
+from ._run import run, run_async, sealed_rows
+from ._spec import LiveHandles, SlotSpec, resolve_handles
 
 __all__ = [
+    "DEFAULT_EXECUTOR",
+    "Executor",
+    "ExecutorContext",
+    "LiveHandles",
     "NullEvents",
     "PlannedSlot",
     "RerunMode",
     "RunEvents",
     "RunOutcome",
     "RunRequest",
+    "SealedAttempt",
     "SetupFailure",
+    "SlotSpec",
+    "create_executor",
+    "executor_names",
     "plan",
+    "register_executor",
+    "resolve_handles",
     "run",
     "run_async",
+    "sealed_rows",
 ]

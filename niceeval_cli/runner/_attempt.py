@@ -33,7 +33,7 @@ from ..expect._core import MatchResult
 from ..expect._json import canonical_json
 from ._executor import SealedAttempt
 from ._frames import project_frame, project_traceback
-from ._sanitize import fits_int64, usage_note
+from ._sanitize import clean_value, fits_int64, usage_note
 from ._spec import LiveHandles, SlotSpec
 
 EVIDENCE_LIMIT = 64 * 1024
@@ -192,7 +192,8 @@ async def execute_attempt(
         )
     registrations = list(progress.registrations)
     _settle_unfinished(registrations)
-    results = _seal_results(attempt_id, registrations, project_root, secrets)
+    notes: list[str] = []
+    results = _seal_results(attempt_id, registrations, project_root, secrets, notes)
     execution = outcomes.Execution(reason=progress.reason, error=progress.error, stop_cause=progress.stop_cause)
     decided = outcomes.decide_attempt(spec.kind, results, execution)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)
@@ -222,7 +223,7 @@ async def execute_attempt(
         judge_tokens=judge_tokens,
         traceback=redact(progress.traceback, secrets) if progress.traceback else None,
     )
-    return SealedAttempt(record, tuple(results), tuple(usage.notes), usage.dropped)
+    return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
 
 
 def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), traceback: str | None = None,
@@ -296,7 +297,8 @@ def _relative(file: str | None, root: Path) -> str | None:
 
 
 def _seal_results(
-    attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str]
+    attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str],
+    notes: list[str],
 ) -> list[AssertionResult]:
     used: dict[str, int] = {}
     results = []
@@ -311,7 +313,13 @@ def _seal_results(
         elif reg.evidence is None:
             evidence = None
         else:
-            evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            try:
+                evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            except UnicodeEncodeError:  # a lone surrogate in the evidence: store it replaced
+                cleaned, n = clean_value(reg.evidence)
+                notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+                             "be stored as UTF-8 replaced with U+FFFD")
+                evidence = safe_json(cleaned, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
         explanation = redact(result.explanation, secrets) if result.explanation else None
         results.append(AssertionResult(
             id=new_id(),

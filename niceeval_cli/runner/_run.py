@@ -146,7 +146,8 @@ class _Dispatcher:
             attempt = errored_attempt(
                 spec, self._error_text("the attempt could not be sealed", exc),
                 notes=["sealed as errored: the attempt's records could not be stored as produced"],
-                started_at=produced.attempt.started_at, duration_ms=produced.attempt.duration_ms,
+                started_at=_plain(produced.attempt.started_at, str),
+                duration_ms=_plain(produced.attempt.duration_ms, float) or 0.0,
             )
             results = ()
             self.store.seal_attempt(attempt, results, self._slot_record(slot, attempt))
@@ -191,6 +192,13 @@ class _Dispatcher:
                     await self._run_slot(slot)
 
         await asyncio.gather(*(worker(i) for i in range(workers)))
+
+
+def _plain(value: Any, kind: type) -> Any:
+    """`value` when it is of the plain type a column holds (a hostile record may hold anything)."""
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value if isinstance(value, kind) else None
 
 
 def _rule_text(rule: object) -> str:
@@ -371,7 +379,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         store.close()
 
 
-def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
+def run(request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR) -> RunOutcome:
     """Synchronous entry point (the CLI's).
 
     Plain-function adapters run in worker threads. Unlike `asyncio.run`, this does not
@@ -379,16 +387,16 @@ def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
     run open (the CLI exits without waiting for it either).
     """
     workers = max(32, (request.overrides.max_concurrency or request.project.max_concurrency) + 4)
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="niceeval-worker")
+    threads = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="niceeval-worker")
     loop = asyncio.new_event_loop()
-    loop.set_default_executor(executor)
+    loop.set_default_executor(threads)
     try:
-        return loop.run_until_complete(run_async(request, events))
+        return loop.run_until_complete(run_async(request, events, executor=executor))
     finally:
         try:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
-            executor.shutdown(wait=False, cancel_futures=True)
+            threads.shutdown(wait=False, cancel_futures=True)
             loop.close()

@@ -96,3 +96,25 @@ def clean_sealed(
     if changes:
         attempt = dataclasses.replace(attempt, **changes)
     return Cleaned(attempt, tuple(cleaned_results), replaced, dropped)
+
+
+def clean_value(value: Any, depth: int = 0) -> tuple[Any, int]:
+    """A JSON-like value with surrogates replaced in every string (keys too), and how many were.
+    Used only when encoding the value failed, so the common path pays nothing."""
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if depth > 200:
+        return value, 0
+    if isinstance(value, dict):
+        total = 0
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            k2, n1 = clean_value(k, depth + 1)
+            v2, n2 = clean_value(v, depth + 1)
+            out[k2] = v2
+            total += n1 + n2
+        return out, total
+    if isinstance(value, (list, tuple)):
+        items = [clean_value(v, depth + 1) for v in value]
+        return type(value)(v for v, _ in items), sum(n for _, n in items)
+    return value, 0
