@@ -10,6 +10,7 @@ from ._executor import (
     executor_names,
     register_executor,
 )
+from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, plan
 from ._run import run, run_async, sealed_rows
 from ._spec import LiveHandles, SlotSpec, resolve_handles
@@ -18,6 +19,7 @@ __all__ = [
     "DEFAULT_EXECUTOR",
     "Executor",
     "ExecutorContext",
+    "InProcessExecutor",
     "LiveHandles",
     "NullEvents",
     "PlannedSlot",
@@ -29,6 +31,7 @@ __all__ = [
     "SetupFailure",
     "SlotSpec",
     "create_executor",
+    "execute_spec",
     "executor_names",
     "plan",
     "register_executor",

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from ._attempt import execute_attempt
 from ._executor import DEFAULT_EXECUTOR, ExecutorContext, SealedAttempt, register_executor
-from ._spec import SlotSpec, resolve_handles
+from ._spec import JudgeGrader, SlotSpec, resolve_handles
+
+
+async def execute_spec(
+    spec: SlotSpec, *, secrets: Sequence[str] = (), grader: JudgeGrader | None = None
+) -> SealedAttempt:
+    """A worker's whole job, from the spec alone: re-import the eval, load the adapter, run the
+    attempt, return the records (the driver seals them). What a Ray actor or a subprocess calls."""
+    live = resolve_handles(spec, grader)
+    return await execute_attempt(spec, live, project_root=Path(spec.project_root), secrets=secrets)
 
 
 class InProcessExecutor:

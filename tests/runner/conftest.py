@@ -31,7 +31,9 @@ class Recorder(NullEvents):
         self.sealed_results.append(results)
 
     def attempt(self, eval_id: str) -> AttemptRecord:
-        return next(a for a in self.sealed_attempts if a.eval_id == eval_id)
+        found = [a for a in self.sealed_attempts if a.eval_id == eval_id]
+        assert found, f"no sealed attempt of {eval_id}: {[a.eval_id for a in self.sealed_attempts]}"
+        return found[0]
 
 
 RunLibrary = Callable[..., tuple[RunOutcome, Recorder]]
@@ -51,3 +53,7 @@ def run_library(project: Any, monkeypatch: pytest.MonkeyPatch) -> RunLibrary:
         return run(request, recorder, executor=executor), recorder
 
     return go
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a test that takes seconds (real subprocesses, sleeps); still run")
