@@ -25,7 +25,7 @@ from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
 from ._sanitize import clean_sealed, replace_surrogates
-from ._spec import SlotSpec, handles_of, spec_of
+from ._spec import SlotSpec, SpecMaker, handles_of
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
 #: judge) together, its replies come back in one burst, and every next request waits for the
@@ -336,7 +336,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 events.setup_failed(run_id, failures)
             root = request.project.root
             secrets = _secrets(executing)
-            specs = {(s.experiment.id, s.eval.id, s.ordinal): spec_of(s, run_id, root) for s in dispatchable}
+            make_spec = SpecMaker(run_id, root)
+            specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
             context = ExecutorContext(
                 project_root=root,
                 secrets=secrets,

@@ -9,6 +9,7 @@ sealing raise. Surrogates are replaced with U+FFFD; out-of-range usage is treate
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -32,6 +33,12 @@ def replace_surrogates(text: str) -> tuple[str, int]:
     """`text` with every surrogate code point replaced by U+FFFD, and how many were."""
     cleaned, n = _SURROGATE.subn("\ufffd", text)
     return cleaned, n
+
+
+@functools.cache
+def _text_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a record class that may hold text (annotated `str` or `str | None`)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if "str" in str(f.type))
 
 
 def usage_note(field: str, value: int) -> str:
@@ -58,15 +65,20 @@ def clean_sealed(
 
     def text_fields(record: R, where: str) -> R:
         nonlocal replaced
+        names = _text_fields(type(record))
+        values = [v for v in map(record.__getattribute__, names) if isinstance(v, str)]
+        joined = "".join(values)
+        if joined.isascii() or _SURROGATE.search(joined) is None:  # the usual case: one C call
+            return record
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(record):
-            value = getattr(record, f.name)
+        for name in names:
+            value = getattr(record, name)
             if isinstance(value, str):
                 cleaned, n = replace_surrogates(value)
                 if n:
-                    changes[f.name] = cleaned
+                    changes[name] = cleaned
                     replaced += n
-                    said.append(f"{where}{f.name}: {n} code point(s) that cannot be stored as UTF-8 "
+                    said.append(f"{where}{name}: {n} code point(s) that cannot be stored as UTF-8 "
                                 "replaced with U+FFFD")
         return dataclasses.replace(record, **changes) if changes else record
 

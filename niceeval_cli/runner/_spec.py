@@ -67,47 +67,81 @@ class LiveHandles:
     options: Mapping[str, Any] | None = None  # the experiment's options, read-only; None = the spec's
 
 
+class SpecMaker:
+    """Builds the specs of one run; what many slots share (an eval's attribute, a settings
+    object's plain form, an experiment's options) is worked out once, not per slot."""
+
+    def __init__(self, run_id: str, project_root: Path) -> None:
+        self.run_id = run_id
+        self.project_root = project_root
+        self._attrs: dict[int, tuple[str, str]] = {}
+        self._settings: dict[int, Mapping[str, Any]] = {}
+        self._options: dict[str, Mapping[str, Any]] = {}
+        self._modules: dict[Path, ModuleType] | None = None
+
+    def __call__(self, slot: PlannedSlot) -> SlotSpec:
+        definition = slot.eval.definition
+        where = self._attrs.get(id(definition))
+        if where is None:
+            file = Path(slot.eval.file).resolve()
+            where = self._attrs[id(definition)] = (str(file), self._attribute_of(file, definition))
+        settings = self._settings.get(id(slot.settings))
+        if settings is None:
+            settings = self._settings[id(slot.settings)] = slot.settings.model_dump(mode="json")
+        options = self._options.get(slot.experiment.id)
+        if options is None:
+            options = self._options[slot.experiment.id] = slot.experiment.options_dict()
+        return SlotSpec(
+            run_id=self.run_id,
+            experiment_id=slot.experiment.id,
+            eval_id=slot.eval.id,
+            ordinal=slot.ordinal,
+            kind=definition.kind,
+            eval_file=where[0],
+            eval_attr=where[1],
+            project_root=str(self.project_root),
+            adapter_ref=slot.experiment.adapter,
+            eval_has_adapter=definition.adapter is not None,
+            model=slot.experiment.model,
+            options=options,
+            settings=settings,
+            fingerprint=slot.fingerprint,
+            fingerprint_json=slot.fingerprint_json,
+            plan_reason=slot.reason,
+        )
+
+    def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
+        """The name the eval module binds the definition to."""
+        if self._modules is None:
+            self._modules = _modules_by_file()
+        module = self._modules.get(file)
+        if module is not None:
+            for attr, value in vars(module).items():
+                if value is definition:
+                    return attr
+        return definition.name
+
+
 def spec_of(slot: PlannedSlot, run_id: str, project_root: Path) -> SlotSpec:
-    return SlotSpec(
-        run_id=run_id,
-        experiment_id=slot.experiment.id,
-        eval_id=slot.eval.id,
-        ordinal=slot.ordinal,
-        kind=slot.eval.definition.kind,
-        eval_file=str(Path(slot.eval.file).resolve()),
-        eval_attr=_attribute_of(slot),
-        project_root=str(project_root),
-        adapter_ref=slot.experiment.adapter,
-        eval_has_adapter=slot.eval.definition.adapter is not None,
-        model=slot.experiment.model,
-        options=slot.experiment.options_dict(),
-        settings=slot.settings.model_dump(mode="json"),
-        fingerprint=slot.fingerprint,
-        fingerprint_json=slot.fingerprint_json,
-        plan_reason=slot.reason,
-    )
+    """One slot's spec (a run makes many: use a SpecMaker)."""
+    return SpecMaker(run_id, project_root)(slot)
+
+
+def _modules_by_file() -> dict[Path, ModuleType]:
+    found: dict[Path, ModuleType] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and file.endswith(".py"):
+            found.setdefault(Path(file).resolve(), module)
+    return found
 
 
 def handles_of(slot: PlannedSlot, grader: JudgeGrader | None = None) -> LiveHandles:
     return LiveHandles(slot.eval.definition, slot.adapter, slot.settings, grader, slot.experiment.options)
 
 
-def _attribute_of(slot: PlannedSlot) -> str:
-    """The name the eval module binds the definition to (discovery ids use it as the last part)."""
-    module = _loaded_module(Path(slot.eval.file).resolve())
-    if module is not None:
-        for attr, value in vars(module).items():
-            if value is slot.eval.definition:
-                return attr
-    return slot.eval.definition.name
-
-
 def _loaded_module(path: Path) -> ModuleType | None:
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if file and Path(file).resolve() == path:
-            return module
-    return None
+    return _modules_by_file().get(path)
 
 
 def import_eval_module(path: Path, project_root: Path) -> ModuleType:
