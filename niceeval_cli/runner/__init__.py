@@ -10,6 +10,7 @@ from ._executor import (
     executor_names,
     register_executor,
 )
+from ._extras import ExtrasSource, register_extras_source
 from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, plan
 from ._run import run, run_async, sealed_rows
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_EXECUTOR",
     "Executor",
     "ExecutorContext",
+    "ExtrasSource",
     "InProcessExecutor",
     "LiveHandles",
     "NullEvents",
@@ -35,6 +37,7 @@ __all__ = [
     "executor_names",
     "plan",
     "register_executor",
+    "register_extras_source",
     "resolve_handles",
     "run",
     "run_async",

@@ -32,6 +32,7 @@ from ..authoring import (
 from ..expect._core import MatchResult
 from ..expect._json import canonical_json
 from ._executor import SealedAttempt
+from ._extras import extras_json
 from ._frames import project_frame, project_traceback
 from ._sanitize import clean_value, fits_int64, usage_note
 from ._spec import LiveHandles, SlotSpec
@@ -296,6 +297,14 @@ def _relative(file: str | None, root: Path) -> str | None:
         return file
 
 
+def _extras(reg: Registration, secrets: Sequence[str], notes: list[str]) -> str | None:
+    try:
+        return extras_json(reg, secrets)
+    except Exception as exc:  # a source's bug costs its extras, never the attempt
+        notes.append(f"extras of {reg.label or f'#{reg.ordinal}'} dropped: {type(exc).__name__}: {exc}")
+        return None
+
+
 def _seal_results(
     attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str],
     notes: list[str],
@@ -345,5 +354,6 @@ def _seal_results(
             match_kind=reg.match_kind,
             judge_audit=reg.judge_audit,
             judge_tokens=reg.judge_tokens,
+            extras=_extras(reg, secrets, notes),
         ))
     return results
