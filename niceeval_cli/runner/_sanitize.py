@@ -9,7 +9,6 @@ sealing raise. Surrogates are replaced with U+FFFD; out-of-range usage is treate
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import re
 from collections.abc import Sequence
@@ -35,10 +34,15 @@ def replace_surrogates(text: str) -> tuple[str, int]:
     return cleaned, n
 
 
-@functools.cache
+_TEXT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _text_fields(cls: type) -> tuple[str, ...]:
     """The fields of a record class that may hold text (annotated `str` or `str | None`)."""
-    return tuple(f.name for f in dataclasses.fields(cls) if "str" in str(f.type))
+    names = _TEXT_FIELDS.get(cls)
+    if names is None:
+        names = _TEXT_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if "str" in str(f.type))
+    return names
 
 
 def usage_note(field: str, value: int) -> str:
