@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout, uninstalled
 
 from niceeval_cli._ids import new_id
-from niceeval_cli._store.schema import INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
+from niceeval_cli.store.schema import INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
 from niceeval_cli.store import Store
 
 EXPERIMENTS = ("models/a", "models/b", "models/c", "models/d")
