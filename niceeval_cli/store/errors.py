@@ -33,6 +33,9 @@ class StoreUnavailable(StoreError):
 _FULL = (sqlite3.SQLITE_FULL,) if hasattr(sqlite3, "SQLITE_FULL") else (13,)
 _BUSY = (5, 6, 261, 262, 517)  # SQLITE_BUSY, SQLITE_LOCKED and their extended codes
 _READONLY = 8  # SQLITE_READONLY (primary code; extended codes keep it in the low byte)
+# SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE: what a write past a file size limit (EFBIG) or a
+# failing disk gives; a plain full disk (ENOSPC) is SQLITE_FULL.
+_WRITE_FAILED = (778, 1034, 1546)
 
 
 def _code(error: sqlite3.Error) -> int | None:
@@ -54,6 +57,11 @@ def _unavailable_cause(path: Path, error: BaseException) -> str | None:
     message = str(error).lower()
     if (code is not None and code & 0xFF in _FULL) or "database or disk is full" in message:
         return "the disk is full (or the store reached its size limit); free some space and run again"
+    if code in _WRITE_FAILED:
+        return (
+            "writing to the disk failed (the disk is full, a file size limit was reached, or the disk "
+            "has an I/O error); free some space (or check the disk) and run again"
+        )
     if (code is not None and code in _BUSY) or "database is locked" in message or "is busy" in message:
         return (
             "another process held the store's write lock for longer than the busy timeout; "
