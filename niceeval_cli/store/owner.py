@@ -62,10 +62,13 @@ def _iso(epoch: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-@functools.cache
 def current_owner() -> Owner:
-    """This process, as recorded on the runs it begins."""
-    pid = os.getpid()
+    """This process, as recorded on the runs it begins (looked up again in a forked child)."""
+    return _owner(os.getpid())
+
+
+@functools.cache
+def _owner(pid: int) -> Owner:
     start = _start_time(pid)
     return Owner(pid, socket.gethostname(), None if start is None else _iso(start))
 
