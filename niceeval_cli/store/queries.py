@@ -38,9 +38,16 @@ RUN_STATUS_SQL = (
     f"CASE WHEN runs.status = '{RunStatus.RUNNING}' AND niceeval_owner_gone(runs.owner_pid, "
     f"runs.owner_host, runs.owner_started_at) THEN '{RunStatus.ABANDONED}' ELSE runs.status END"
 )
+# Planned slots (run_plan) that no attempt filled; NULL for a run whose plan was not recorded.
+RUN_NOT_RUN_SQL = (
+    "CASE WHEN EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
+    "(SELECT count(*) FROM run_plan p WHERE p.run_id = runs.id AND NOT EXISTS (SELECT 1 FROM run_slots s "
+    "WHERE s.run_id = p.run_id AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id "
+    "AND s.ordinal = p.ordinal)) END"
+)
 RUN_SELECT = ", ".join(
     f"{RUN_STATUS_SQL} AS status" if column == "status" else f"runs.{column}" for column in RUN_COLUMNS
-)
+) + f", {RUN_NOT_RUN_SQL} AS not_run"
 
 Names = str | Sequence[str] | None
 

@@ -65,6 +65,7 @@ class RunRow:
     plan_digest: str | None = None
     executor: str | None = None
     budget_usd: float | None = None
+    not_run: int | None = None  # planned slots no attempt filled; None when no plan was recorded
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def run_row(row: Mapping[str, Any]) -> RunRow:
         plan_digest=row.get("plan_digest"),
         executor=row.get("executor"),
         budget_usd=row.get("budget_usd"),
+        not_run=row.get("not_run"),
     )
 
 

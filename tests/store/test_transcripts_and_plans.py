@@ -73,6 +73,10 @@ def test_a_runs_plan_names_the_slots_that_never_ran(project):
     project.seal(project.attempt(run_id, eval_id="evals/a"))
     assert project.store.not_run(run_id) == [PlanSlot("exp", "evals/a", 1, "case-2"), PlanSlot("exp", "evals/b", 0)]
     assert len(project.store.run_plan(run_id)) == 3
+    assert project.store.resolve_run(run_id).not_run == 2
+    assert [r["not_run"] for r in project.store.query("runs")[1]] == [2]
+    other = project.begin_run()
+    assert project.store.resolve_run(other).not_run is None  # no plan recorded: unknown, not 0
     with pytest.raises(StoreError, match="insert-only"):
         project.store.record_plan(run_id, [("exp", "evals/a", 0)])  # a plan is written once
 
