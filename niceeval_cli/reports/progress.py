@@ -27,8 +27,9 @@ from rich.progress import (
 from rich.text import Text
 
 from .._states import AttemptState, GateState
-from ._render import STYLES, name
 from ._tally import attempt_word
+from .terminal.lines import STYLES
+from .viewmodels.text import name
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
