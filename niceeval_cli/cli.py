@@ -17,9 +17,21 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
+import typer.main
 
 from . import __version__
 from ._errors import ExitCode, NiceEvalError, UsageError
+
+
+class _Argument(typer.core.TyperArgument):
+    """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+typer.main.TyperArgument = _Argument  # type: ignore[misc]  # typer builds arguments from this name
 
 app = typer.Typer(
     name="niceeval",
@@ -109,13 +121,21 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
+                           help="Print the version and exit.")
     ] = False,
 ) -> None:
     """NiceEval: run evals, then `niceeval view` to see why something failed."""
 
 
 # Optional[...] (not `X | None`): typer reads these annotations at runtime on Python 3.10 too.
+_FLAG = ""  # the metavar of a flag: none, not typer's `<bool>`
+
+
+def _flag(*names: str, **options: Any) -> Any:
+    """A boolean flag, shown in --help without a type placeholder."""
+    return typer.Option(*names, metavar=_FLAG, **options)
+
 _FILES = "Project"
 _SELECT = "Selection"
 ConfigOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
@@ -153,7 +173,7 @@ def _console(stderr: bool = False) -> Any:
 @_guard
 def run(
     prefixes: Annotated[Names, typer.Argument(
-        metavar="[EVAL_PREFIX]...", help="Only evals whose id starts with one of these.", show_default=False)] = None,
+        metavar="EVAL_PREFIX", help="Only evals whose id starts with one of these.", show_default=False)] = None,
     experiment: ExperimentsOpt = None,
     tag: Annotated[Names, typer.Option(
         "--tag", metavar="TAG", help="Only evals carrying this tag (repeatable).", rich_help_panel=_SELECT)] = None,
@@ -163,11 +183,11 @@ def run(
         "--max-concurrency", metavar="N", min=1, help="Attempts in flight at once.")] = None,
     timeout: Annotated[Int, typer.Option(
         "--timeout", metavar="MS", min=1, help="Per-attempt timeout in milliseconds.")] = None,
-    rerun: Annotated[bool, typer.Option("--rerun", help="Run again what did not pass; reuse what passed.")] = False,
-    rerun_all: Annotated[bool, typer.Option("--rerun-all", help="Run everything; reuse nothing.")] = False,
-    dry: Annotated[bool, typer.Option("--dry", help="Print the plan (execute: why / reuse: which); run nothing.")
+    rerun: Annotated[bool, _flag("--rerun", help="Run again what did not pass; reuse what passed.")] = False,
+    rerun_all: Annotated[bool, _flag("--rerun-all", help="Run everything; reuse nothing.")] = False,
+    dry: Annotated[bool, _flag("--dry", help="Print the plan (execute: why / reuse: which); run nothing.")
                    ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout instead of human output.",
+    json_out: Annotated[bool, _flag("--json", help="NDJSON events on stdout instead of human output.",
                                            rich_help_panel="Output")] = False,
     junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--junit", metavar="FILE", help="Also write JUnit XML here.", rich_help_panel="Output")] = None,
@@ -237,14 +257,14 @@ _STATES = "errored, failed, unrankable, gate-failed, gate-unavailable, passed, s
 @_guard
 def view(
     ref: Annotated[Text, typer.Argument(
-        metavar="[RUN_ID|@ATTEMPT_ID]", help="A run (default: the latest), or @ and an attempt id (a prefix is "
+        metavar="RUN_ID|@ATTEMPT_ID", help="A run (default: the latest), or @ and an attempt id (a prefix is "
         "enough).", show_default=False)] = None,
     experiment: ExperimentFilter = None,
     eval_prefix: EvalFilter = None,
     state: Annotated[Names, typer.Option(
         "--state", metavar="STATE", help=f"Only attempts in this state (repeatable): {_STATES}.",
         rich_help_panel=_SELECT)] = None,
-    show_all: Annotated[bool, typer.Option("--all", help="Expand passed attempts too.")] = False,
+    show_all: Annotated[bool, _flag("--all", help="Expand passed attempts too.")] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -272,7 +292,7 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="[runs|attempts|assertions]", help="What to list (default: assertions).", show_default=False)
+        metavar="runs|attempts|assertions", help="What to list (default: assertions).", show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
         "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,
@@ -308,7 +328,7 @@ def query(
              epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _EXIT_CODES_READ)
 @_guard
 def list_evals(
-    json_out: Annotated[bool, typer.Option("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
+    json_out: Annotated[bool, _flag("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments (what `niceeval run` would select)."""
