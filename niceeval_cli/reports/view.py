@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from .._states import AttemptState
 from ..app.view import AttemptDetail, RunPage, ViewFilters
-from ._tally import tally
+from ._tally import RunTally, tally
 from .terminal import emit as out
 from .terminal.attempt import block_lines, collapsed_lines, detail_lines
 from .terminal.lines import Line, blank, line
@@ -26,7 +27,9 @@ def print_view(console: Console, page: RunPage | AttemptDetail) -> None:
 
 def print_page(console: Console, page: RunPage) -> None:
     filters = filters_text(page.filters)
-    header = run_header(page.run, tally(page.groups, page.experiments), filters=filters, not_run=page.not_run)
+    totals = tally(page.groups, page.experiments)
+    header = run_header(page.run, totals, filters=filters, not_run=page.not_run)
+    notes = eval_notes(totals)
     out.emit_boxed(console, header_lines(header))
     out.emit(console, [blank()])
     if not page.matching:
@@ -38,7 +41,8 @@ def print_page(console: Console, page: RunPage) -> None:
         title += f" ({page.shown} of {page.matching} shown)"
     out.section(console, title)
     for attempt, results in page.expanded:
-        out.emit(console, [*block_lines(attempt_block(attempt, results)), blank()])
+        note = notes.get((attempt.experiment_id, attempt.eval_id))
+        out.emit(console, [*block_lines(attempt_block(attempt, results), note=note), blank()])
     if page.collapsed:
         out.emit(console, [line(("Passed, one line each (--all shows their results):", "dim"))])
         out.emit(console, [*collapsed_lines([collapsed_attempt(a) for a in page.collapsed]), blank()])
@@ -52,6 +56,20 @@ def print_page(console: Console, page: RunPage) -> None:
         footer.append(line(("One attempt in full (evidence, judge audit, usage, timings): ", "dim"),
                            f"niceeval view @{listed[0].id}"))
     out.emit(console, footer)
+
+
+def eval_notes(totals: RunTally) -> dict[tuple[str, str], str]:
+    """For attempts that did not pass although their eval did (pass_rule any, a rate): say so on
+    the attempt's heading, so `view` tells the same story as the exit code."""
+    notes = {}
+    for experiment in totals.experiments:
+        for tally_ in experiment.pass_evals():
+            fold = tally_.fold()
+            if tally_.attempts > 1 and fold.result is AttemptState.PASSED and fold.passed < tally_.attempts:
+                decided = fold.passed + fold.failed + fold.errored
+                notes[(tally_.experiment_id, tally_.eval_id)] = (
+                    f"(its eval passed under pass_rule {tally_.rule}: {fold.passed} of {decided} attempts)")
+    return notes
 
 
 def filters_text(filters: ViewFilters) -> str:

@@ -172,12 +172,12 @@ Evals with several attempts, not all passing (worst first; folded under pass_rul
   1 more eval(s) with several attempts passed every attempt
 
 Attempts, worst first
-FAILED  exp · support/flaky#0  @<ID2>
+FAILED  exp · support/flaky#0  @<ID2>  (its eval passed under pass_rule any: 1 of 3 attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
 
-FAILED  exp · support/flaky#2  @<ID3>
+FAILED  exp · support/flaky#2  @<ID3>  (its eval passed under pass_rule any: 1 of 3 attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
