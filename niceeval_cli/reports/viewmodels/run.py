@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ... import outcomes
 from ..._errors import ExitCode
-from ..._states import AttemptState, EvalKind, PlanReason, RunStatus
+from ..._states import AttemptState, EvalKind, GateState, PlanReason, RunStatus
 from ..._store.rows import RunRow
 from .._tally import DEFAULT_PASS_RULE, EvalTally, ExperimentTally, RunTally
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
@@ -48,24 +48,27 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
         for state, n in experiment.eval_results().items():
             evals[state.value] += n
     score = {w: 0 for w in _SCORE_WORDS}
+    gates_failed = gates_unavailable = 0  # in any score attempt, unrankable ones included
     for experiment in tally.experiments:
         for group in experiment.score_groups():
             word = _score_word(group.state, group.gate)
             score[word] = score.get(word, 0) + group.total
+            gates_failed += group.total if group.gate is GateState.FAILED else 0
+            gates_unavailable += group.total if group.gate is GateState.UNAVAILABLE else 0
     evals = {w: n for w, n in evals.items() if n}
     score = {w: n for w, n in score.items() if n}
     because = ""
     if exit_code == ExitCode.FAILED:
         because = ", ".join(p for p in (
             plural(evals["failed"], "eval") + " failed" if evals.get("failed") else "",
-            plural(score["gate failed"], "gate") + " failed" if score.get("gate failed") else "",
+            plural(gates_failed, "gate") + " failed" if gates_failed else "",
         ) if p)
     elif exit_code == ExitCode.UNDECIDED:
         because = ", ".join(p for p in (
             plural(evals["errored"], "eval") + " errored" if evals.get("errored") else "",
             plural(score["errored"], "score attempt") + " errored" if score.get("errored") else "",
             f"{score['unrankable']} unrankable" if score.get("unrankable") else "",
-            plural(score["gate unavailable"], "gate") + " unavailable" if score.get("gate unavailable") else "",
+            plural(gates_unavailable, "gate") + " unavailable" if gates_unavailable else "",
         ) if p)
     return RunCountLine(evals, score, because)
 
