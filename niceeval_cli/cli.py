@@ -31,7 +31,20 @@ class _Argument(typer.core.TyperArgument):
         return None
 
 
-typer.main.TyperArgument = _Argument  # type: ignore[misc]  # typer builds arguments from this name
+class _Option(typer.core.TyperOption):
+    """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return super().display_type_rich(ctx)
+
+
+# typer builds parameters (and the --help option) from these names; the subclasses only change
+# how a parameter's type is shown in --help.
+typer.main.TyperArgument = _Argument  # type: ignore[misc]
+typer.main.TyperOption = _Option  # type: ignore[misc]
+typer.core.TyperOption = _Option  # type: ignore[misc]
 
 app = typer.Typer(
     name="niceeval",

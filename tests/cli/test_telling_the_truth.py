@@ -244,8 +244,7 @@ def test_help_reads_like_a_man_page() -> None:
         assert text in " ".join(top.split()), text
     for command in ("run", "view", "query", "list", "init"):
         text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "120", "TERM": "dumb"}).stdout
-        for placeholder in ("<list", "<int", "<str", "<path", "range>", "[["):
-            assert placeholder not in text, (command, placeholder)
+        assert "<" not in text and "[[" not in text, (command, text)  # no <list[str]>, <bool>, <int range>
         assert "Exit codes" in text, command
     run_help = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "120"}).stdout
     assert "Examples" in run_help and "130" in run_help and "--junit FILE" in " ".join(run_help.split())
