@@ -109,6 +109,11 @@ def test_the_reuse_line_says_why_nothing_was_reused(project) -> None:
     assert again.exit_code == 0
     assert "nothing reused: 1 previous attempt errored, run again." in again.stdout
     assert "1 result(s) reused" in project.run().stdout
+    project.write("evals/other.py", ERRORS_ONCE.replace("def shaky", "def other"))
+    project.run(env={"SHAKY_FAILS": "1"})  # other errors; shaky is reused
+    mixed = project.run()
+    assert "1 result(s) reused from earlier runs" in mixed.stdout
+    assert "Not reused: 1 previous attempt errored, run again." in mixed.stdout
     assert "nothing reused: --rerun-all." in project.run("--rerun-all").stdout
 
 

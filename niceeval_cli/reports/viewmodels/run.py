@@ -279,18 +279,17 @@ _REASON_TEXT = {
 
 def reuse_text(reused: int, reasons: dict[str, int], mode: str) -> str:
     """Why results were or were not reused, from the plan's reasons (config.md, "Reuse")."""
-    if reused:
-        return (f"{reused} result(s) reused from earlier runs (same fingerprint); "
-                "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything.")
-    if mode == "all":
-        return "nothing reused: --rerun-all."
     parts = []
     for reason, (one, many, why) in _REASON_TEXT.items():
         n = reasons.get(reason.value, 0)
-        if n:
+        if n and reason is not PlanReason.NEW:
             parts.append(f"{n} {one if n == 1 else many}, {why}")
+    if reused:
+        text = (f"{reused} result(s) reused from earlier runs (same fingerprint); "
+                "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything.")
+        return text + (f" Not reused: {'; '.join(parts)}." if parts else "")
+    if mode == "all":
+        return "nothing reused: --rerun-all."
     if not parts:
-        return "nothing reused."
-    if list(reasons) == [PlanReason.NEW.value]:
         return "0 results reused (nothing sealed earlier had the same fingerprint)."
     return "nothing reused: " + "; ".join(parts) + "."
