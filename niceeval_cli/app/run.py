@@ -7,7 +7,7 @@ renders the returned `RunReport`; nothing here prints.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,32 +119,32 @@ class _Recording:
         self.slots: list[PlannedSlot] | None = None
         self.closed = False
 
-    def _call(self, method: str, *args: object) -> None:
+    def _guarded(self, emit: Callable[[], None]) -> None:
         if self.closed:
             return
         try:
-            getattr(self.events, method)(*args)
+            emit()
         except BrokenPipeError:
             self.closed = True
             silence_stdout()
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         self.slots = list(slots)
-        self._call("planned", run_id, slots)
+        self._guarded(lambda: self.events.planned(run_id, slots))
 
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
-        self._call("setup_failed", run_id, failures)
+        self._guarded(lambda: self.events.setup_failed(run_id, failures))
 
     def started(self, run_id: str, slot: PlannedSlot) -> None:
-        self._call("started", run_id, slot)
+        self._guarded(lambda: self.events.started(run_id, slot))
 
     def sealed(
         self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
     ) -> None:
-        self._call("sealed", run_id, slot, attempt, results)
+        self._guarded(lambda: self.events.sealed(run_id, slot, attempt, results))
 
     def finished(self, outcome: RunOutcome) -> None:
-        self._call("finished", outcome)
+        self._guarded(lambda: self.events.finished(outcome))
 
 
 def execute(
@@ -188,10 +188,14 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
 
 
 def _clean(attempt: AttemptRow) -> bool:
+    return is_clean(attempt.state, attempt.gate)
+
+
+def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
     """Passed, or scored with its gate passed or absent: nothing to show."""
-    if attempt.state == AttemptState.PASSED:
+    if state == AttemptState.PASSED:
         return True
-    return attempt.state == AttemptState.SCORED and attempt.gate not in (GateState.FAILED, GateState.UNAVAILABLE)
+    return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
 
 
 def passed_evals(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:

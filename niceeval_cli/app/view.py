@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._states import AttemptState, GateState
+from .run import is_clean
 
 if TYPE_CHECKING:
     from .._store.rows import AssertionRow, AttemptRow, RunRow
@@ -105,7 +106,7 @@ def build_page(
     expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
     collapsed: list[AttemptRow] = []
     for attempt in rows:
-        if expand or not _clean(attempt.state, attempt.gate):
+        if expand or not is_clean(attempt.state, attempt.gate):
             expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
         else:
             collapsed.append(attempt)
@@ -117,12 +118,6 @@ def not_run_count(run: RunRow) -> int | None:
     """Planned slots of `run` with no sealed attempt. The store does not record the plan's size
     yet (the runner adds it), so a reader cannot tell: None. The run summary knows it from the plan."""
     return None
-
-
-def _clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
-    if state == AttemptState.PASSED:
-        return True
-    return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
 
 
 def _selects(pattern: str, experiment_id: str) -> bool:
