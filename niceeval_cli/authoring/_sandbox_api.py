@@ -20,7 +20,7 @@ from ..sandbox._workspace import CommandResult, FileState, Snapshot, Workspace
 from ._errors import AuthoringError, caller_location
 from ._registration import AssertionHandle
 
-__all__ = ["EVIDENCE_CHARS", "Register", "SandboxAPI", "SandboxFiles", "trim_diff"]
+__all__ = ["EVIDENCE_CHARS", "Register", "SandboxAPI", "SandboxFiles", "SandboxMember", "trim_diff"]
 
 #: Registers one Assertion for `(subject, match)` (the test context's `_register`).
 Register = Callable[[Any, BooleanMatch], AssertionHandle]
@@ -259,3 +259,33 @@ class SandboxAPI(SandboxFiles):
 
         return self._assert("not_in_diff", {"match": match.name, "config": dict(match.config)}, shown, decide)
 
+
+
+_UNDECLARED = (
+    "t.sandbox needs a sandbox, but this eval runs without one; declare it on the eval "
+    "(define_eval(sandbox=local_sandbox(template=...)) or docker_sandbox(image=...)) or in "
+    "[experiments.<id>.sandbox] of niceeval.toml"
+)
+
+
+class SandboxMember:
+    """`t.sandbox`, mixed into the test context; the runner attaches the live workspace."""
+
+    _sandbox_api: SandboxAPI | None = None
+    _eval_file: str | None
+
+    @property
+    def sandbox(self) -> SandboxAPI:
+        """The attempt's workspace: files, commands and change assertions (docs/sandbox.md)."""
+        if self._sandbox_api is None:
+            raise AuthoringError(_UNDECLARED, caller_location(self._eval_file))
+        return self._sandbox_api
+
+    def _attach_sandbox(self, workspace: Workspace, baseline: Snapshot, register: Register) -> SandboxAPI:
+        self._sandbox_api = SandboxAPI(workspace, baseline, register, self._eval_file)
+        return self._sandbox_api
+
+    def _sandbox_sent(self) -> None:
+        """Called on `t.send`: the test's own writes count as changes from now on."""
+        if self._sandbox_api is not None:
+            self._sandbox_api._mark_started()

@@ -11,7 +11,7 @@ from .._registry import SANDBOXES, UnknownName
 from ._changes import Change, added_lines, changes, diff_text
 from ._docker import DockerKind
 from ._kept import KeptSandbox, list_sandboxes, prune_sandboxes
-from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, should_keep
+from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, should_keep
 from ._live import cleanup_all
 from ._local import LocalKind
 from ._preflight import preflight_sandboxes
@@ -43,6 +43,7 @@ __all__ = [
     "local_sandbox",
     "preflight_sandboxes",
     "prune_sandboxes",
+    "sandbox_record",
     "should_keep",
     "spec_from_mapping",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 from ._spec import Command, SandboxSpec
 from ._workspace import CommandResult, SandboxKind, Snapshot, Workspace
 
-__all__ = ["KEEP_CHOICES", "AttemptSandbox", "PrepareFailed", "output_tail", "should_keep"]
+__all__ = ["KEEP_CHOICES", "AttemptSandbox", "PrepareFailed", "output_tail", "sandbox_record", "should_keep"]
 
 #: `--keep-sandbox` values: keep the sandbox of failed / errored attempts, or of every attempt.
 KEEP_CHOICES = ("failed", "all")
@@ -95,10 +95,15 @@ class AttemptSandbox:
 
     def record(self) -> str:
         """What `attempts.sandbox` stores (JSON): the kind, the image and, when kept, where it is."""
-        value: dict[str, Any] = {"kind": self.spec.kind or "local"}
-        if self.spec.kind == "docker":
-            value["image"] = self.spec.image
-            value["image_id"] = self.image_id
-        if self.kept_at is not None:
-            value["kept"] = self.kept_at
-        return json.dumps(value, ensure_ascii=False)
+        return sandbox_record(self.spec, self.image_id, self.kept_at)
+
+
+def sandbox_record(spec: SandboxSpec, image_id: str | None, kept_at: str | None = None) -> str:
+    """`attempts.sandbox`: `{"kind", "image"?, "image_id"?, "kept"?}` as JSON."""
+    value: dict[str, Any] = {"kind": spec.kind or "local"}
+    if spec.kind == "docker":
+        value["image"] = spec.image
+        value["image_id"] = image_id
+    if kept_at is not None:
+        value["kept"] = kept_at
+    return json.dumps(value, ensure_ascii=False)
