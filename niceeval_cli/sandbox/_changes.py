@@ -79,6 +79,9 @@ def added_lines(before: Snapshot, after: Snapshot) -> list[tuple[str, int, str]]
     for change in changes(before, after):
         if change.binary or change.status == DELETED:
             continue
+        if change.status == ADDED:  # every line is new: no matching needed
+            out.extend((change.path, n, line.rstrip("\n")) for n, line in enumerate(_lines(after.get(change.path)), 1))
+            continue
         matcher = difflib.SequenceMatcher(a=_lines(before.get(change.path)), b=_lines(after.get(change.path)),
                                           autojunk=False)
         new = _lines(after.get(change.path))

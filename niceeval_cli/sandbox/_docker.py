@@ -9,6 +9,7 @@ NiceEval never pulls: a missing image is a setup error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import itertools
 import os
@@ -18,6 +19,7 @@ import tarfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import IO
 
 from . import _live
 from ._local import argv_of
@@ -48,9 +50,10 @@ def _rel(path: str) -> str:
     return rel.as_posix()
 
 
-def _tar_states(data: bytes) -> dict[str, FileState]:
+def _tar_states(stream: IO[bytes]) -> dict[str, FileState]:
+    """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole)."""
     states: dict[str, FileState] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+    with tarfile.open(fileobj=stream, mode="r|*") as archive:
         for member in archive:
             parts = PurePosixPath(member.name).parts[1:]  # drop the workdir's own name
             if not parts:
@@ -60,7 +63,7 @@ def _tar_states(data: bytes) -> dict[str, FileState]:
                 states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
             elif member.isfile():
                 handle = archive.extractfile(member)
-                states[rel] = FileState.of(handle.read() if handle is not None else b"")
+                states[rel] = FileState.of_stream(handle.read, member.size) if handle is not None else FileState.of(b"")
     return states
 
 
@@ -137,10 +140,21 @@ class DockerWorkspace:
             raise OSError(f"{path}: could not write into the sandbox: {done.stderr.decode(errors='replace').strip()}")
 
     def snapshot(self) -> Snapshot:
-        done = _sync("cp", f"{self.container}:{self.workdir}", "-")
-        if done.returncode != 0:
-            raise OSError(f"could not read the sandbox workspace: {done.stderr.decode(errors='replace').strip()}")
-        return _tar_states(done.stdout)
+        process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            states = _tar_states(process.stdout)
+        except tarfile.TarError:
+            states = None
+        finally:
+            process.stdout.close()
+            error = process.stderr.read().decode(errors="replace").strip()
+            process.stderr.close()
+            process.wait()
+        if process.returncode != 0 or states is None:
+            raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
+        return states
 
     async def teardown(self, *, keep: bool) -> str | None:
         try:
@@ -221,11 +235,19 @@ class DockerKind:
         workspace = DockerWorkspace(name, spec, self.identity(spec))
         _live.remember(name, lambda: _remove(name))  # before `docker run`: a cancelled run may still create it
         try:
-            started = await run_host([
+            # Never cut `docker run` short: the daemon would finish creating the container after
+            # we removed it. A cancellation waits for it (a few hundred ms), then removes it.
+            starting = asyncio.ensure_future(run_host([
                 docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
                 "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
                 "--entrypoint", "sh", spec.image or "", "-c", _IDLE,
-            ], timeout_ms=120_000)
+            ], timeout_ms=120_000))
+            try:
+                started = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                with contextlib.suppress(BaseException):
+                    await starting
+                raise
             if started.exit_code != 0:
                 raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
             if spec.template:

@@ -116,7 +116,8 @@ class LocalWorkspace:
                     if full.is_symlink():
                         states[rel] = FileState.link(os.readlink(full).encode("utf-8", "surrogateescape"))
                     elif full.is_file():
-                        states[rel] = FileState.of(full.read_bytes())
+                        with full.open("rb") as handle:
+                            states[rel] = FileState.of_stream(handle.read, os.fstat(handle.fileno()).st_size)
                 except OSError:
                     continue  # vanished or unreadable between the walk and the read
         return states

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +37,18 @@ class FileState:
     def of(data: bytes) -> FileState:
         """The state of a regular file holding `data`."""
         return FileState(hashlib.sha256(data).hexdigest(), data if len(data) <= DIFFABLE_BYTES else None, len(data))
+
+    @staticmethod
+    def of_stream(read: Callable[[int], bytes], size: int) -> FileState:
+        """A regular file read in chunks: its bytes kept only when small enough to diff."""
+        if size <= DIFFABLE_BYTES:
+            return FileState.of(read(size + 1))
+        h = hashlib.sha256()
+        total = 0
+        while chunk := read(1 << 20):
+            h.update(chunk)
+            total += len(chunk)
+        return FileState(h.hexdigest(), None, total)
 
     @staticmethod
     def link(target: bytes) -> FileState:

@@ -166,14 +166,15 @@ def test_a_process_that_exits_without_teardown_leaves_nothing(tmp_path, template
                                                            capture_output=True, text=True).stdout]
 
 
-async def test_a_cancelled_docker_creation_leaves_no_container(template, docker_image):
+@pytest.mark.parametrize("after_s", [0.01, 0.1, 0.25])
+async def test_a_cancelled_docker_creation_leaves_no_container(template, docker_image, after_s):
     spec = _spec("docker", template)
     label = _label()
     task = asyncio.ensure_future(AttemptSandbox.open(spec, kind_for(spec), label=label))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(after_s)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(1.5)  # a container the daemon was still creating would show up by now
     names = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True).stdout
     assert f"niceeval-{label}" not in names.split()

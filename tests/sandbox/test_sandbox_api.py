@@ -179,3 +179,15 @@ def test_a_docker_test_skips_outside_ci_and_fails_inside(monkeypatch: pytest.Mon
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI needs Docker"):
         need_docker("niceeval-test/no-such-image")
+
+
+async def test_a_file_too_large_to_diff_counts_as_changed_but_is_not_searched(make_harness, spec):
+    h = await make_harness(spec)
+    await h.sandbox.run("head -c 3000000 /dev/zero | tr '\\0' a > big.txt; echo 'api_key=1' >> big.txt")
+    assert h.sandbox.changed_paths() == [("big.txt", "added")]
+    h.sandbox.file_changed("big.txt", status="added")
+    result, evidence = h.result()
+    assert result.state == "matched" and evidence == "Binary file big.txt added\n"
+    h.sandbox.not_in_diff(pattern("api_key="))
+    result, _ = h.result()
+    assert result.state == "matched" and "1 binary file(s) not searched" in result.explanation
