@@ -53,7 +53,7 @@ class Scope:
 
     @staticmethod
     def of(subject: object) -> Scope:
-        turns = (subject,) if isinstance(subject, Turn) else tuple(subject)  # type: ignore[call-overload]
+        turns: tuple[Any, ...] = (subject,) if isinstance(subject, Turn) else tuple(subject)  # type: ignore[call-overload,arg-type]
         for t in turns:
             if not isinstance(t, Turn):
                 raise TypeError(f"an agent assertion's scope is a sequence of Turns, got {type(t).__name__}")

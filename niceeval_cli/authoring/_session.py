@@ -21,7 +21,9 @@ class Session:
 
     __slots__ = ("_checks", "_send", "_turns", "id", "name", "state")
 
-    def __init__(self, session_id: str, name: str | None, send: Sender, checks: Callable[[Session], ScopedChecks]) -> None:
+    def __init__(
+        self, session_id: str, name: str | None, send: Sender, checks: Callable[[Session], ScopedChecks],
+    ) -> None:
         self.id = session_id
         self.name = name
         self.state: dict[str, Any] = {}

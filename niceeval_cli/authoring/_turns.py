@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from ..expect._facts import Material
 
@@ -102,7 +102,7 @@ class Event:
             )
 
 
-AnyEvent = Union[Message, ToolCall, AgentError, Event]
+AnyEvent = Message | ToolCall | AgentError | Event
 EVENT_TYPES = (Message, ToolCall, AgentError, Event)
 
 

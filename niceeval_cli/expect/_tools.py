@@ -159,7 +159,7 @@ _CALL_FIELDS = ("name", "input", "output", "status")
 def _fields(value: Any) -> dict[str, Any] | None:
     """A ToolCall (any object with name/input/output/status: expect sits below authoring) or a
     tool_call event dict, as a mapping."""
-    if all(hasattr(value, f) for f in _CALL_FIELDS) and isinstance(getattr(value, "name"), str):
+    if all(hasattr(value, f) for f in _CALL_FIELDS) and isinstance(value.name, str):
         return {f: getattr(value, f) for f in _CALL_FIELDS}
     if isinstance(value, Mapping) and isinstance(value.get("name"), str):
         return {f: value.get(f) for f in _CALL_FIELDS}
