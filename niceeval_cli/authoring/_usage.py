@@ -46,21 +46,12 @@ class UsageMeter:
         self._turns_without_cost = 0
         self.price = price
 
-    def record(
-        self,
-        input_tokens: int | None = None,
-        output_tokens: int | None = None,
-        cache_read_tokens: int | None = None,
-        cost_usd: float | None = None,
-    ) -> None:
+    def record(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
+        """Tokens only (`ctx.record_usage`); subclasses may bound them, so turns come through here too."""
         if input_tokens is not None:
             self._input = (self._input or 0) + int(input_tokens)
         if output_tokens is not None:
             self._output = (self._output or 0) + int(output_tokens)
-        if cache_read_tokens is not None:
-            self._cache_read = (self._cache_read or 0) + int(cache_read_tokens)
-        if cost_usd is not None:
-            self._cost = (self._cost or 0.0) + float(cost_usd)
 
     def record_turn(self, usage: Usage | None) -> None:
         """A turn's usage: tokens add up; a turn that reported no cost makes the cost unknown."""
@@ -70,7 +61,11 @@ class UsageMeter:
             return
         if usage.cost_usd is None:
             self._turns_without_cost += 1
-        self.record(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cost_usd)
+        else:
+            self._cost = (self._cost or 0.0) + float(usage.cost_usd)
+        if usage.cache_read_tokens is not None:
+            self._cache_read = (self._cache_read or 0) + int(usage.cache_read_tokens)
+        self.record(usage.input_tokens, usage.output_tokens)
 
     @property
     def input_tokens(self) -> int | None:
