@@ -78,6 +78,7 @@ class TestContext:
         self._turns: list[Turn] = []
         self._sessions: list[Session] = []
         self._session_ids: set[str] = set()
+        self._contexts: dict[str, AdapterContext] = {}
         self._default_session = self._open_session(DEFAULT_SESSION, None)
         self._checks = self._scoped(lambda: tuple(self._turns))
         adapter_ctx.session = self._default_session
@@ -289,9 +290,7 @@ class TestContext:
         if not isinstance(message, str):
             raise AuthoringError(f"send(message) needs text, got {type(message).__name__}", self._location())
         started = time.monotonic()
-        ctx = self._adapter_ctx
-        if ctx.session is not session:  # each session's sends see their own ctx.session
-            ctx = dataclasses.replace(ctx, session=session)
+        ctx = self._session_ctx(session)
         try:
             turn = await self._adapter.send(ctx, message, **options)
         except (AuthoringError, asyncio.CancelledError):
@@ -299,6 +298,15 @@ class TestContext:
         except Exception as exc:
             raise AdapterFailure(f"{type(exc).__name__}: {exc}") from exc
         return self._record(session, turn, started)
+
+    def _session_ctx(self, session: Session) -> AdapterContext:
+        """The adapter context a session's sends see (one per session, so `ctx.session` is its own)."""
+        if session is self._default_session:
+            return self._adapter_ctx
+        ctx = self._contexts.get(session.id)
+        if ctx is None:
+            ctx = self._contexts[session.id] = dataclasses.replace(self._adapter_ctx, session=session)
+        return ctx
 
     def _record(self, session: Session, turn: Turn, started: float) -> Turn:
         """A fresh copy of the adapter's turn that knows its place; usage adds to `t.usage`."""
