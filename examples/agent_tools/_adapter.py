@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from niceeval_cli import Turn, Usage, define_adapter
-
 from examples.agent_tools._agent import SupportAgent
 from examples.agent_tools._shop import Shop
+from niceeval_cli import Turn, Usage, define_adapter
 
 
 async def send(ctx: Any, message: str) -> Turn:

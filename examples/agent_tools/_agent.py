@@ -13,9 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from niceeval_cli import Message, ToolCall
-
 from examples.agent_tools._shop import Shop, ToolFailed
+from niceeval_cli import Message, ToolCall
 
 _ORDER = re.compile(r"\border\s+([A-Za-z]\d+)\b", re.IGNORECASE)
 

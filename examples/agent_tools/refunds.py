@@ -1,8 +1,7 @@
 """A refund request, checked on what the agent *did*: which tools, with which input, in which order."""
 
-from niceeval_cli.expect import includes, tool_match
-
 from examples.agent_tools._adapter import adapter
+from niceeval_cli.expect import includes, tool_match
 
 
 @adapter.define_eval(description="A refund looks the order up, then refunds it in full", tags=["agents"])

@@ -1,8 +1,7 @@
 """Two customers at once: each session is its own conversation with the same agent."""
 
-from niceeval_cli.expect import equals, excludes, includes
-
 from examples.agent_tools._adapter import adapter
+from niceeval_cli.expect import equals, excludes, includes
 
 
 @adapter.define_eval(description="Two sessions stay apart; a follow-up remembers its own order", tags=["agents"])
