@@ -28,6 +28,7 @@ from ..authoring import (
     UsageMeter,
     raised_at,
 )
+from ..authoring._transcript import transcript_records
 from ..expect._core import MatchResult
 from ..expect._json import canonical_json
 from ._plan import PlannedSlot
@@ -181,6 +182,9 @@ async def execute_attempt(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         judge_tokens=judge_tokens,
+        cost_usd=usage.cost_usd,
+        estimated_cost_usd=usage.estimated_cost_usd,
+        turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
     )
     return record, results
 
@@ -260,5 +264,6 @@ def _seal_results(
             match_kind=reg.match_kind,
             judge_audit=reg.judge_audit,
             judge_tokens=reg.judge_tokens,
+            extras=canonical_json(reg.extras) if reg.extras is not None else None,
         ))
     return results
