@@ -45,6 +45,7 @@ from ._options import (
     read_env,
     tail,
 )
+from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 from ._tool_loop import DEFAULT_MAX_STEPS, Handlers, run_tool_loop
 
 VERSION = "1"
@@ -103,6 +104,7 @@ class OpenAIChatAdapter(Adapter):
         self.handlers = handlers
         self._key = read_env(options.api_key_env)
         self.secrets: list[str] = [self._key] if self._key else []
+        self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
         self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
 
@@ -190,6 +192,17 @@ class OpenAIChatAdapter(Adapter):
         if self.options.history:
             state["openai_history"] = outcome.history[len(system):]
         return outcome.turn
+
+    async def preflight(self) -> str | None:
+        """GET {base_url}/models with the key: costs no tokens and needs no model, and every
+        OpenAI-compatible server answers it; refused or 401/403/404 is a cause."""
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        name = self.options.api_key_env
+        hint = (f" (check the key in {name})" if self._key
+                else f" (the API key variable {name} is unset or empty)")
+        return await probe_url("GET", f"{self.options.base_url}/models", headers=headers, secrets=self.secrets,
+                               timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
+                               refused_hint=hint)
 
     async def aclose(self) -> None:
         if self._client is not None:
