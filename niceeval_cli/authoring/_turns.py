@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..expect._facts import Material
@@ -165,10 +165,8 @@ class Turn:
     usage: Usage | None = None
     elapsed_ms: float | None = None
     observed: frozenset[str] | None = None
-    # Set when the context records the turn (not part of the constructor or equality).
-    _ordinal: int | None = field(default=None, init=False, repr=False, compare=False)
-    _session: Any = field(default=None, init=False, repr=False, compare=False)
-    _scope: Any = field(default=None, init=False, repr=False, compare=False)
+    # `_ordinal`, `_session` and `_scope` are set (object.__setattr__) when the context records
+    # the turn; they are not fields, so evidence, equality and `replace` never see them.
 
     def __post_init__(self) -> None:
         if not isinstance(self.input, str):
@@ -223,23 +221,24 @@ class Turn:
     @property
     def ordinal(self) -> int | None:
         """0-based position in the attempt across sessions (None for a turn built by hand)."""
-        return self._ordinal
+        return self.__dict__.get("_ordinal")
 
     @property
     def session(self) -> Any:
         """The session the turn was sent in (None for a turn built by hand)."""
-        return self._session
+        return self.__dict__.get("_session")
 
     # -- scoped agent assertions (the scope: this turn) ----------------------------------------
     def _checks(self) -> Any:
-        if self._scope is None:
+        scope = self.__dict__.get("_scope")
+        if scope is None:
             from ._errors import AuthoringError
 
             raise AuthoringError(
                 "agent assertions on a Turn need a turn returned by t.send / session.send; this one "
                 "was built by hand (use t.check(turn.tool_calls, ...) instead)"
             )
-        return self._scope
+        return scope
 
     def succeeded(self) -> Any:
         return self._checks().succeeded()
