@@ -9,21 +9,16 @@ UTF-8 bytes as valid JSON (long strings inside it end with `… [+N bytes trimme
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .._records import EventRecord, TurnRecord
-from .._redact import _MAYBE as _MAYBE_SECRET
 from .._redact import redact, safe_json
 from ..expect._json import to_jsonable
 from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn, event_kind
 
 TEXT_LIMIT = 20_000  # characters of one stored text (a turn's input or message, an event's text)
 JSON_LIMIT = 64 * 1024  # UTF-8 bytes of one stored JSON value
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# Text that needs work before it is stored: something redaction may replace, or a lone surrogate.
-_RISKY = re.compile(f"{_MAYBE_SECRET.pattern}|[\ud800-\udfff]")
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -31,11 +26,7 @@ def stored_text(text: str | None, secrets: Sequence[str] = (), limit: int = TEXT
     """Redacted, storable (lone surrogates replaced) text, trimmed with a `… [+N chars]` marker."""
     if text is None:
         return None
-    if len(text) <= limit and _RISKY.search(text) is None and not any(s and s in text for s in secrets):
-        return text
     text = redact(text, secrets)
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [+{len(text) - limit} chars]"
@@ -45,15 +36,11 @@ def stored_json(value: Any, secrets: Sequence[str] = ()) -> str | None:
     """Redacted JSON text of `value` within `JSON_LIMIT` bytes (None stays NULL)."""
     if value is None:
         return None
-    try:  # the usual case, plain small JSON with nothing to redact: one dumps, no tree walk
-        text = _ENCODE(value)
-    except (TypeError, ValueError):
-        text = None
-    if (text is not None and len(text) * 4 <= JSON_LIMIT and _RISKY.search(text) is None
-            and not any(s and s in text for s in secrets)):
-        return text
-    text = safe_json(to_jsonable(value), secrets=secrets, max_bytes=JSON_LIMIT)
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    try:  # plain JSON (the usual case) needs no walk through `to_jsonable`
+        _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        value = to_jsonable(value)
+    return safe_json(value, secrets=secrets, max_bytes=JSON_LIMIT)
 
 
 def event_record(attempt_id: str, turn_ordinal: int, seq: int, event: AnyEvent,
