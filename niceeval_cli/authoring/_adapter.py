@@ -109,6 +109,10 @@ class Adapter:
         return self._send is not None
 
     async def create(self, ctx: AdapterContext) -> Any:
+        if ctx.session is None:  # `create` sees the attempt's default session too
+            from ._session import DEFAULT_SESSION, Session
+
+            ctx.session = Session(DEFAULT_SESSION, None)
         if self._create is None:
             return None
         return await _call(self._create, ctx)

@@ -19,11 +19,9 @@ from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._agent_checks import ScopedChecks, ScopeMatch
 from ._errors import AuthoringError, SourceLocation, caller_location
 from ._registration import AssertionHandle, Registration
-from ._session import Session
+from ._session import DEFAULT_SESSION, Session
 from ._turns import Turn
 from ._usage import UsageMeter, UsageView
-
-DEFAULT_SESSION = "default"
 
 #: Grades a judge ScoreMatch over JSON material; provided by the runner. Must settle `reg` itself.
 JudgeScheduler = Callable[[Registration, Any, Any], Coroutine[Any, Any, None]]
@@ -79,7 +77,11 @@ class TestContext:
         self._sessions: list[Session] = []
         self._session_ids: set[str] = set()
         self._contexts: dict[str, AdapterContext] = {}
-        self._default_session = self._open_session(DEFAULT_SESSION, None)
+        existing = adapter_ctx.session  # made before `create` ran, so it saw the same session
+        if isinstance(existing, Session) and existing._send is None:
+            self._default_session = self._adopt(existing)
+        else:
+            self._default_session = self._open_session(DEFAULT_SESSION, None)
         self._checks = self._scoped(lambda: tuple(self._turns))
         adapter_ctx.session = self._default_session
 
@@ -266,10 +268,12 @@ class TestContext:
         return tuple(self._sessions)
 
     def _open_session(self, session_id: str, name: str | None) -> Session:
-        session = Session(session_id, name, self._send_in,
-                          lambda s: self._scoped(lambda: s.turns))
+        return self._adopt(Session(session_id, name))
+
+    def _adopt(self, session: Session) -> Session:
+        session._bind(self._send_in, lambda s: self._scoped(lambda: s.turns))
         self._sessions.append(session)
-        self._session_ids.add(session_id)
+        self._session_ids.add(session.id)
         return session
 
     def _scoped(self, turns: Callable[[], tuple[Turn, ...]]) -> ScopedChecks:

@@ -13,6 +13,8 @@ from typing import Any
 from ._agent_checks import ScopedChecks
 from ._turns import Turn
 
+DEFAULT_SESSION = "default"
+
 Sender = Callable[["Session", str, dict[str, Any]], Coroutine[Any, Any, Turn]]
 
 
@@ -22,17 +24,32 @@ class Session:
     __slots__ = ("_checks", "_send", "_turns", "id", "name", "state")
 
     def __init__(
-        self, session_id: str, name: str | None, send: Sender, checks: Callable[[Session], ScopedChecks],
+        self, session_id: str, name: str | None, send: Sender | None = None,
+        checks: Callable[[Session], ScopedChecks] | None = None,
     ) -> None:
         self.id = session_id
         self.name = name
         self.state: dict[str, Any] = {}
         self._turns: list[Turn] = []
+        self._send: Sender | None = None
+        self._checks: ScopedChecks | None = None
+        if send is not None and checks is not None:
+            self._bind(send, checks)
+
+    def _bind(self, send: Sender, checks: Callable[[Session], ScopedChecks]) -> None:
+        """Attach the test context (the default session exists before it: `create` sees it)."""
         self._send = send
         self._checks = checks(self)
 
+    def _bound(self) -> ScopedChecks:
+        if self._checks is None:
+            raise RuntimeError(f"session {self.id!r} is not attached to a test context yet")
+        return self._checks
+
     async def send(self, message: str, **options: Any) -> Turn:
         """Send one turn in this session."""
+        if self._send is None:
+            raise RuntimeError(f"session {self.id!r} is not attached to a test context yet")
         return await self._send(self, message, options)
 
     @property
@@ -45,26 +62,26 @@ class Session:
 
     # -- scoped agent assertions (the scope: this session's turns so far) -----------------------
     def succeeded(self) -> Any:
-        return self._checks.succeeded()
+        return self._bound().succeeded()
 
     def called_tool(self, match: Any, count: Any = None) -> Any:
-        return self._checks.called_tool(match, count)
+        return self._bound().called_tool(match, count)
 
     def not_called_tool(self, match: Any) -> Any:
-        return self._checks.not_called_tool(match)
+        return self._bound().not_called_tool(match)
 
     def tool_order(self, matches: Any) -> Any:
-        return self._checks.tool_order(matches)
+        return self._bound().tool_order(matches)
 
     def max_tool_calls(self, n: int) -> Any:
-        return self._checks.max_tool_calls(n)
+        return self._bound().max_tool_calls(n)
 
     def no_failed_actions(self) -> Any:
-        return self._checks.no_failed_actions()
+        return self._bound().no_failed_actions()
 
     def __repr__(self) -> str:
         shown = f" {self.name!r}" if self.name is not None else ""
         return f"<Session {self.id}{shown}: {len(self._turns)} turn(s)>"
 
 
-__all__ = ["Session"]
+__all__ = ["DEFAULT_SESSION", "Session"]

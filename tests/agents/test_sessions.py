@@ -193,3 +193,55 @@ def test_agent_assertion_evidence_lists_the_scope_tool_calls(run_one):
     evidence = json.loads(sealed.by_label("max")["evidence"])
     assert [c["name"] for c in evidence["tool_calls"]] == ["a", "b"]
     assert evidence["pointed"] == [[0, 2]]  # seq 0 is the assistant message
+
+
+def test_each_session_sees_one_stable_ctx_and_create_sees_the_default_session(run_one):
+    sealed = run_one(
+        """
+        from niceeval_cli import define_adapter
+        from niceeval_cli.expect import equals
+
+        seen = []
+
+        def create(ctx):
+            return ctx.session.id
+
+        def send(ctx, message):
+            seen.append((ctx.session.id, id(ctx)))
+            return message
+
+        adapter = define_adapter(name="ids", create=create, send=send)
+
+        @adapter.define_eval()
+        async def stable(t):
+            s = t.new_session()
+            for _ in range(2):
+                await t.send("a")
+                await s.send("b")
+            ids = {}
+            for session, ctx_id in seen:
+                ids.setdefault(session, set()).add(ctx_id)
+            t.check(t.facts, equals("default")).label("create")
+            t.check(sorted(len(v) for v in ids.values()), equals([1, 1])).label("one ctx per session")
+            t.check(len({next(iter(v)) for v in ids.values()}), equals(2)).label("distinct")
+        """,
+    )
+    assert {r["label"]: r["state"] for r in sealed.results} == dict.fromkeys(
+        ["create", "one ctx per session", "distinct"], "matched")
+
+
+def test_evidence_of_a_checked_turn_holds_its_fields_only(run_one):
+    sealed = run_one(
+        """
+        from niceeval_cli.expect import is_defined
+        from agent import adapter
+
+        @adapter.define_eval()
+        async def whole(t):
+            turn = await t.send("x", tools=["a"])
+            t.check(turn, is_defined()).label("turn")
+        """,
+        files={"agent.py": AGENT},
+    )
+    evidence = json.loads(sealed.by_label("turn")["evidence"])
+    assert set(evidence) == {"input", "message", "events", "status", "data", "usage", "elapsed_ms", "observed"}
