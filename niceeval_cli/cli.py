@@ -210,7 +210,7 @@ def view(
 @_guard
 def query(
     target: Annotated[
-        str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")
+        str, typer.Argument(metavar="[runs|attempts|assertions|turns|events]", help="What to list.")
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,
     experiment: ExperimentFilter = None,
@@ -229,10 +229,10 @@ def query(
 ) -> None:
     """Print sealed rows for scripts and pipelines, worst first."""
     from .reports._formats import FORMATS, write_rows
-    from .store import Store
+    from .store import QUERY_TARGETS, Store
 
-    if target not in ("runs", "attempts", "assertions"):
-        raise UserError(f"query target {target!r} is not one of runs, attempts, assertions")
+    if target not in QUERY_TARGETS:
+        raise UserError(f"query target {target!r} is not one of {', '.join(QUERY_TARGETS)}")
     if fmt is None:
         fmt = "table" if sys.stdout.isatty() else "ndjson"
     if fmt not in FORMATS:

@@ -23,6 +23,9 @@ TABLE_COLUMNS = {
         "attempt_id", "eval_id", "ordinal", "label", "state", "measurement", "threshold", "contribution",
         "weight", "reason", "explanation",
     ),
+    "turns": ("attempt_id", "eval_id", "session", "ordinal", "status", "input", "message", "observed",
+              "input_tokens", "output_tokens", "cost_usd"),
+    "events": ("attempt_id", "eval_id", "turn_ordinal", "seq", "kind", "name", "status", "input", "output", "text"),
 }
 
 
