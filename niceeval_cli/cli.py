@@ -137,6 +137,8 @@ def run(
     dry: Annotated[bool, typer.Option("--dry", help="Print the plan; run nothing.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,  # noqa: UP045
+    budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--budget", min=0, help="Stop dispatching once the run's reported-or-estimated cost reaches USD.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -162,6 +164,7 @@ def run(
         store_path=store,
         argv=tuple(sys.argv[1:]),
         version=__version__,
+        budget_usd=budget,
     )
     console = _console()
     if dry:

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.text import Text
 
 from .._states import UnavailableReason
+from ..authoring._turns import TOOL_CALLS_UNOBSERVED
 from . import _out
+from ._cost import cost_lines, usd
 from ._header import experiment_lines, multi_attempt_lines
 from ._render import attempt_lines, blank, counts_text, exit_text, line, score_text
 from ._safe import visible
@@ -79,8 +81,10 @@ class NdjsonEvents:
         self._emit("attempt.sealed", run_id, attempt=_plain(attempt), assertions=[_plain(r) for r in results])
 
     def finished(self, outcome: RunOutcome) -> None:
+        budget = ({"budget_usd": outcome.budget_usd, "spent_usd": outcome.spent_usd,
+                   "unstarted": list(outcome.unstarted)} if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
-                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts)
+                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts, **budget)
 
 
 class LineEvents:
@@ -142,10 +146,11 @@ def print_summary(
     totals = tally(groups, run.experiments)
     bad_count = sum(n for word, n in totals.words.items() if word not in ("passed", "scored"))
     bad = store.attempts_for_run(run.id, states=list(_BAD_STATES), limit=limit)
-    key_problem = False
+    key_problem = unobserved = False
     for attempt in bad:
         results = store.assertions_for_attempt(attempt.id)
         key_problem = key_problem or any(r.reason == UnavailableReason.JUDGE_KEY_UNRESOLVED for r in results)
+        unobserved = unobserved or any(r.reason == TOOL_CALLS_UNOBSERVED for r in results)
         _out.emit(console, [blank(), *attempt_lines(attempt, results, rest_limit=0, note_hidden=False)])
     if bad_count > len(bad):
         _out.emit(console, [line((f"… and {bad_count - len(bad)} more; see `niceeval view {run.id}`", "dim"))])
@@ -155,6 +160,9 @@ def print_summary(
     multi = multi_attempt_lines(totals)
     if multi:
         lines += [blank(), *multi]
+    costs = cost_lines(store.attempts_for_run(run.id), run.experiments)
+    if costs:
+        lines += [blank(), *costs]
     lines.append(blank())
     lines.append(line(("run ", "bold"), (run.id, "bold"),
                       f": {counts_text(totals.words)} · {exit_text(outcome.exit_code)}"))
@@ -165,6 +173,17 @@ def print_summary(
         ))
     else:
         lines.append(line("0 results reused (nothing sealed earlier had the same fingerprint)."))
+    if outcome.budget_usd is not None and outcome.status == "budget-exhausted":
+        shown = ", ".join(outcome.unstarted[:10]) + (f" (+{len(outcome.unstarted) - 10} more)"
+                                                      if len(outcome.unstarted) > 10 else "")
+        lines.append(line((f"budget exhausted: {usd(outcome.spent_usd or 0.0)} spent of {usd(outcome.budget_usd)}; ",
+                           "yellow"), f"{len(outcome.unstarted)} slot(s) not started: {shown or 'none'}"))
+    if unobserved:
+        lines.append(line(
+            "tool assertions are unavailable (tool-calls-unobserved): the adapter does not report tool calls "
+            "completely; declare define_adapter(..., observes=(\"messages\", \"tool_calls\")) when its turns "
+            "carry every call (docs/agents.md)."
+        ))
     if key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "

@@ -1,0 +1,89 @@
+"""`run --budget USD` and cost per experiment (agents.md, "Cost")."""
+
+from __future__ import annotations
+
+import json
+
+AGENT = '''
+from niceeval_cli import Turn, Usage, define_adapter
+
+async def send(ctx, message, cost=1.0):
+    return Turn(input=message, message="ok", usage=Usage(input_tokens=500_000, output_tokens=0, cost_usd=cost))
+
+adapter = define_adapter(name="paid", send=send)
+'''
+
+EVALS = '''
+from niceeval_cli.expect import equals
+from agent import adapter
+
+def make(i, ok):
+    async def test(t):
+        turn = await t.send(f"q{i}")
+        t.check(turn.message, equals("ok" if ok else "no")).label("answer")
+    return test
+
+for i in range(5):
+    globals()[f"e{i}"] = adapter.define_eval(test=make(i, OK), name=f"e{i}")
+'''
+
+TOML = '[project]\nmax_concurrency = 1\n[experiments.paid]\nmodel = "m"\n[prices.m]\ninput_per_mtok = 1\noutput_per_mtok = 1\n'
+
+
+def _project(project, ok: bool = True):
+    project.write("niceeval.toml", TOML)
+    project.write("agent.py", AGENT)
+    project.write("evals/e.py", EVALS.replace("OK", str(ok)))
+
+
+def test_budget_stops_dispatch_lists_unstarted_slots_and_exits_5_without_a_failure(project):
+    _project(project)
+    run = project.run("--budget", "2.5")
+    assert run.exit_code == 5, (run.stdout, run.stderr)
+    attempts = project.attempts()
+    assert len(attempts) == 3 and {a["state"] for a in attempts} == {"passed"}
+    [row] = project.query("runs")
+    assert row["status"] == "budget-exhausted"
+    assert "budget exhausted: $3.00 spent of $2.50; 2 slot(s) not started: paid · e/e3#0, paid · e/e4#0" in run.stdout
+
+
+def test_budget_exhausted_after_a_definite_failure_exits_1(project):
+    _project(project, ok=False)
+    run = project.run("--budget", "1")
+    assert run.exit_code == 1, (run.stdout, run.stderr)
+    assert len(project.attempts()) == 1
+    assert project.query("runs")[0]["status"] == "budget-exhausted"
+
+
+def test_a_budget_that_is_not_reached_changes_nothing(project):
+    _project(project)
+    run = project.run("--budget", "100")
+    assert run.exit_code == 0, (run.stdout, run.stderr)
+    assert project.query("runs")[0]["status"] == "finished"
+
+
+def test_budget_counts_estimates_when_no_cost_is_reported(project):
+    _project(project)
+    project.write("agent.py", AGENT.replace("cost=1.0", "cost=None"))
+    run = project.run("--budget", "0.9")  # each attempt is estimated at $0.50
+    assert run.exit_code == 5, (run.stdout, run.stderr)
+    assert len(project.attempts()) == 2
+
+
+def test_budget_in_the_json_finished_event(project):
+    _project(project)
+    run = project.run("--budget", "1.5", "--json")
+    finished = [json.loads(x) for x in run.stdout.splitlines() if '"run.finished"' in x][0]
+    assert (finished["status"], finished["budget_usd"], finished["spent_usd"]) == ("budget-exhausted", 1.5, 2.0)
+    assert finished["unstarted"] == ["paid · e/e2#0", "paid · e/e3#0", "paid · e/e4#0"]
+
+
+def test_the_summary_shows_reported_and_estimated_cost_per_experiment_apart(project):
+    _project(project)
+    run = project.run()
+    assert "cost      paid  $5.00 reported (5 of 5 attempts) · $2.50 estimated from [prices] (5 of 5)" in run.stdout
+
+
+def test_a_negative_budget_is_a_usage_error(project):
+    _project(project)
+    assert project.run("--budget", "-1").exit_code == 2
