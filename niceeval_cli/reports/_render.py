@@ -349,6 +349,11 @@ def detail_lines(attempt: AttemptRecord, results: Sequence[AssertionResult]) -> 
     out += _field("duration", duration(attempt.duration_ms))
     out += _field("usage", f"input {_tokens(attempt.input_tokens)} · output {_tokens(attempt.output_tokens)} · "
                            f"judge {_tokens(attempt.judge_tokens)} tokens")
+    if attempt.cost_usd is not None or attempt.estimated_cost_usd is not None:
+        out += _field("cost", " · ".join(part for part in (
+            f"${attempt.cost_usd:.4f} reported" if attempt.cost_usd is not None else "",
+            f"${attempt.estimated_cost_usd:.4f} estimated from [prices]"
+            if attempt.estimated_cost_usd is not None else "") if part))
     out += _field("fingerprint", attempt.fingerprint)
     out.append(blank())
     out.append(line((f"Assertions ({len(results)}, worst first)", "bold")))

@@ -8,16 +8,18 @@ only the attempts on the page have their assertion results read.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 
 from ..store import AttemptRow, OutcomeGroup, RunRow, Store, StoreError
 from . import _out
+from ._cost import cost_lines
 from ._header import run_lines
 from ._render import Line, attempt_lines, blank, collapsed_lines, detail_lines, line, name
 from ._tally import RunTally, attempt_word, is_ok, tally
+from ._transcript import transcript_lines
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
 
@@ -33,6 +35,7 @@ class RunPage:
     expanded: list[tuple[AttemptRow, list[Line]]]
     collapsed: list[AttemptRow]
     matching: int  # attempts matching the filters (the page shows at most `limit` of them)
+    costs: list[Line] = field(default_factory=list)  # cost per experiment, when known
 
     @property
     def shown(self) -> int:
@@ -79,6 +82,9 @@ def show_attempt(store: Store, ref: str, *, console: Console) -> None:
     attempt = store.resolve_attempt(ref)
     results = store.assertions_for_attempt(attempt.id)
     _out.emit(console, detail_lines(attempt, results))
+    transcript = transcript_lines(store.turns(attempt.id), results)
+    if transcript:
+        _out.emit(console, [blank(), *transcript])
 
 
 def build_page(
@@ -109,7 +115,9 @@ def build_page(
         else:
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, states))
-    return RunPage(run, run_tally, expanded, collapsed, matching)
+    costs = cost_lines(store.attempts_for_run(run.id, experiment=list(experiments) or None,
+                                              eval_prefix=list(eval_prefixes) or None), order)
+    return RunPage(run, run_tally, expanded, collapsed, matching, costs)
 
 
 def _selects(pattern: str, experiment_id: str) -> bool:
@@ -125,6 +133,8 @@ def _matches(group: OutcomeGroup, states: Sequence[str]) -> bool:
 
 def print_page(console: Console, page: RunPage, *, filters: str = "") -> None:
     _out.emit_boxed(console, run_lines(page.run, page.tally, filters=filters))
+    if page.costs:
+        _out.emit(console, [blank(), *page.costs])
     _out.emit(console, [blank()])
     if not page.matching:
         what = "match these filters" if filters else "were sealed in this run"
