@@ -27,7 +27,8 @@ for i in range(5):
     globals()[f"e{i}"] = adapter.define_eval(test=make(i, OK), name=f"e{i}")
 '''
 
-TOML = '[project]\nmax_concurrency = 1\n[experiments.paid]\nmodel = "m"\n[prices.m]\ninput_per_mtok = 1\noutput_per_mtok = 1\n'
+TOML = ('[project]\nmax_concurrency = 1\n[experiments.paid]\nmodel = "m"\n'
+        '[prices.m]\ninput_per_mtok = 1\noutput_per_mtok = 1\n')
 
 
 def _project(project, ok: bool = True):
@@ -73,7 +74,7 @@ def test_budget_counts_estimates_when_no_cost_is_reported(project):
 def test_budget_in_the_json_finished_event(project):
     _project(project)
     run = project.run("--budget", "1.5", "--json")
-    finished = [json.loads(x) for x in run.stdout.splitlines() if '"run.finished"' in x][0]
+    finished = next(json.loads(x) for x in run.stdout.splitlines() if '"run.finished"' in x)
     assert (finished["status"], finished["budget_usd"], finished["spent_usd"]) == ("budget-exhausted", 1.5, 2.0)
     assert finished["unstarted"] == ["paid · e/e2#0", "paid · e/e3#0", "paid · e/e4#0"]
 
