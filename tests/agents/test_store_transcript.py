@@ -41,7 +41,8 @@ async def transcript(t):
     t.not_called_tool("refund").label("no refund")
 """
 
-PRICES = '[experiments.m]\nmodel = "m-1"\nadapter = "agent:adapter"\n[prices."m-1"]\ninput_per_mtok = 2\noutput_per_mtok = 10\n'
+PRICES = ('[experiments.m]\nmodel = "m-1"\nadapter = "agent:adapter"\n'
+          '[prices."m-1"]\ninput_per_mtok = 2\noutput_per_mtok = 10\n')
 
 
 def _run(project, cost: str = "0.5"):
