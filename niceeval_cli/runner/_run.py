@@ -353,7 +353,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             store.begin_run(
                 run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
                 config_file=str(request.project.file) if request.project.file else None,
-                experiments=sorted({s.experiment.id for s in slots}),
+                experiments=sorted({s.experiment.id for s in slots}), budget_usd=request.budget_usd,
             )
             _record_plan(store, run_id, slots)
             store.add_reference_slots([

@@ -44,7 +44,7 @@ def test_budget_stops_dispatch_lists_unstarted_slots_and_exits_5_without_a_failu
     attempts = project.attempts()
     assert len(attempts) == 3 and {a["state"] for a in attempts} == {"passed"}
     [row] = project.query("runs")
-    assert row["status"] == "budget-exhausted"
+    assert (row["status"], row["budget_usd"], row["exit_code"]) == ("budget-exhausted", 2.5, 5)
     assert "budget exhausted: $3.00 spent of $2.50; 2 slot(s) not started: paid · e/e3#0, paid · e/e4#0" in run.stdout
 
 
