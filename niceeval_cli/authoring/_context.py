@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import math
 import time
@@ -314,12 +315,12 @@ class TestContext:
 
     def _record(self, session: Session, turn: Turn, started: float) -> Turn:
         """A fresh copy of the adapter's turn that knows its place; usage adds to `t.usage`."""
-        changes: dict[str, Any] = {}
+        recorded = copy.copy(turn)  # validated already: a shallow copy, not a re-construction
         if turn.elapsed_ms is None:
-            changes["elapsed_ms"] = (time.monotonic() - started) * 1000
+            object.__setattr__(recorded, "elapsed_ms", (time.monotonic() - started) * 1000)
         if turn.observed is None:
-            changes["observed"] = self._adapter.observes if self._adapter is not None else frozenset()
-        recorded = dataclasses.replace(turn, **changes)
+            observes = self._adapter.observes if self._adapter is not None else frozenset()
+            object.__setattr__(recorded, "observed", observes)
         object.__setattr__(recorded, "_ordinal", len(self._turns))
         object.__setattr__(recorded, "_session", session)
         object.__setattr__(recorded, "_scope", self._scoped(lambda: (recorded,)))
