@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from niceeval_cli import ToolCall, Turn
@@ -19,3 +20,8 @@ def turn(*calls: ToolCall, observed: bool = True, status: str = "completed", ord
     if ordinal is not None:
         object.__setattr__(made, "_ordinal", ordinal)
     return made
+
+
+def as_json(value: Any) -> Any:
+    """A JSON column as `query --format json` gives it (a value), or as stored (text)."""
+    return json.loads(value) if isinstance(value, str) else value

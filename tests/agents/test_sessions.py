@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from agent_helpers import as_json
 
 AGENT = '''
 from niceeval_cli import Message, ToolCall, Turn, define_adapter
@@ -190,7 +190,7 @@ def test_agent_assertion_evidence_lists_the_scope_tool_calls(run_one):
         """,
         files={"agent.py": AGENT},
     )
-    evidence = json.loads(sealed.by_label("max")["evidence"])
+    evidence = as_json(sealed.by_label("max")["evidence"])
     assert [c["name"] for c in evidence["tool_calls"]] == ["a", "b"]
     assert evidence["pointed"] == [[0, 2]]  # seq 0 is the assistant message
 
@@ -243,5 +243,5 @@ def test_evidence_of_a_checked_turn_holds_its_fields_only(run_one):
         """,
         files={"agent.py": AGENT},
     )
-    evidence = json.loads(sealed.by_label("turn")["evidence"])
+    evidence = as_json(sealed.by_label("turn")["evidence"])
     assert set(evidence) == {"input", "message", "events", "status", "data", "usage", "elapsed_ms", "observed"}

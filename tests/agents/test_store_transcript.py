@@ -4,11 +4,11 @@ sealed with the attempt, trimmed and redacted; attempts.cost_usd / estimated_cos
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 import pytest
+from agent_helpers import as_json
 
 from niceeval_cli.authoring._transcript import TEXT_LIMIT
 
@@ -60,7 +60,7 @@ def test_turns_and_events_are_sealed_and_queryable(project):
     turns = project.query("turns")
     assert [(t["session"], t["ordinal"], t["status"], t["input"]) for t in turns] == [
         ("default", 0, "completed", "first"), ("second", 1, "completed", "other")]
-    assert json.loads(turns[0]["observed"]) == ["messages", "tool_calls"]
+    assert as_json(turns[0]["observed"]) == ["messages", "tool_calls"]
     assert (turns[0]["input_tokens"], turns[0]["output_tokens"], turns[0]["cost_usd"]) == (1000, 100, 0.25)
     assert {t["attempt_id"] for t in turns} == {attempt["id"]}
     events = project.query("events")
@@ -68,8 +68,8 @@ def test_turns_and_events_are_sealed_and_queryable(project):
     assert first == [(0, "message", None, None), (1, "tool_call", "lookup", "completed"),
                      (2, "tool_call", "refund", "failed"), (3, "error", "tool", None), (4, "skill", None, None)]
     refund = next(e for e in events if e["name"] == "refund")
-    assert (json.loads(refund["input"]), refund["text"]) == ({"order": "A1"}, "limit exceeded")
-    assert json.loads(next(e for e in events if e["kind"] == "skill")["input"]) == {"name": "refunds"}
+    assert (as_json(refund["input"]), refund["text"]) == ({"order": "A1"}, "limit exceeded")
+    assert as_json(next(e for e in events if e["kind"] == "skill")["input"]) == {"name": "refunds"}
     assert len(events) == 10
 
 
@@ -99,7 +99,7 @@ def test_the_pointed_calls_are_the_assertion_extras(project):
     _run(project)
     [row] = [r for r in project.assertions() if r["label"] == "no refund"]
     assert row["state"] == "mismatched"
-    assert json.loads(row["extras"]) == {"calls": [[0, 2], [1, 2]]}
+    assert as_json(row["extras"]) == {"calls": [[0, 2], [1, 2]]}
     assert row["explanation"] == "expected no call of tool_match('refund'), counted 2: #2, #4"
 
 
