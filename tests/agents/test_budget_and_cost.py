@@ -88,3 +88,29 @@ def test_the_summary_shows_reported_and_estimated_cost_per_experiment_apart(proj
 def test_a_negative_budget_is_a_usage_error(project):
     _project(project)
     assert project.run("--budget", "-1").exit_code == 2
+
+
+def test_t_usage_reads_reported_and_estimated_cost_apart(project):
+    _project(project)
+    project.write("evals/e.py", '''
+from niceeval_cli.expect import equals
+from agent import adapter
+
+@adapter.define_eval()
+async def usage(t):
+    t.check(t.usage.cost_usd, equals(0)).label("before any turn")
+    await t.send("a", cost=0.25)
+    await t.send("b", cost=0.5)
+    t.check(t.usage.cost_usd, equals(0.75)).label("reported")
+    t.check(t.usage.estimated_cost_usd, equals(1.0)).label("estimated")
+    await t.send("c", cost=None)
+    t.check(t.usage.cost_usd, equals(0.75)).label("a turn without cost")
+''')
+    project.run()
+    rows = {r["label"]: (r["state"], r["reason"]) for r in project.assertions()}
+    assert rows == {
+        "before any turn": ("unavailable", "cost-unreported"),
+        "reported": ("matched", None),
+        "estimated": ("matched", None),
+        "a turn without cost": ("unavailable", "cost-unreported"),
+    }

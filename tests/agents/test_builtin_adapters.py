@@ -323,3 +323,20 @@ def test_openai_chat_bad_tool_handlers_reference_is_a_configuration_error(projec
     run = project.run()
     assert run.exit_code == 2, (run.stdout, run.stderr)
     assert "tool_handlers" in run.stderr + run.stdout
+
+
+def test_openai_chat_inline_tools_are_sent_with_every_request(run_one, judge_server: JudgeServer, chat_key):
+    judge_server.default = Reply.text("ok")
+    run_one(
+        """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        async def inline(t):
+            await t.send("hi")
+        """,
+        toml=chat_toml(judge_server, 'tools = [{ type = "function", function = { name = "lookup", '
+                                     'parameters = { type = "object" } } }]'),
+    )
+    [request] = chat_requests(judge_server)
+    assert request["tools"] == [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
