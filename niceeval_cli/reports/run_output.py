@@ -24,7 +24,7 @@ from .terminal.run import experiment_lines, multi_attempt_lines
 from .viewmodels.attempt import attempt_block, score_text
 from .viewmodels.cost import experiment_costs, usd
 from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
-from .viewmodels.text import exit_text
+from .viewmodels.text import exit_text, plural
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
@@ -183,6 +183,14 @@ def summary_lines(report: RunReport) -> list[Line]:
             'completely; declare define_adapter(..., observes=("messages", "tool_calls")) when its turns '
             "carry every call (docs/agents.md)."
         ))
+    if outcome.usage_unreported:
+        lines.append(line((
+            f"warning: {plural(outcome.usage_unreported, 'token count')} outside the range a store can hold "
+            "(adapter or judge usage) treated as unreported (usage-unreported); see the attempts' notes", "yellow")))
+    if outcome.replaced_code_points:
+        lines.append(line((
+            f"warning: {plural(outcome.replaced_code_points, 'code point')} that cannot be stored as UTF-8 "
+            "(lone surrogates) replaced with U+FFFD; see the attempts' notes", "yellow")))
     if sealed.key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "
