@@ -114,3 +114,31 @@ async def usage(t):
         "estimated": ("matched", None),
         "a turn without cost": ("unavailable", "cost-unreported"),
     }
+
+
+def test_judge_tokens_count_toward_the_budget_when_the_judge_model_has_a_price(project, judge_server, monkeypatch):
+    from judge_server import Reply
+
+    monkeypatch.setenv("NICEEVAL_BUDGET_JUDGE_KEY", "budget-judge-key-1234")
+    judge_server.default = Reply.tool("Y", usage={"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})
+    project.write("niceeval.toml", (
+        '[project]\nmax_concurrency = 1\n'
+        f'[judge]\nmodel = "judge-m"\nbase_url = "{judge_server.base_url}"\napi_key_env = "NICEEVAL_BUDGET_JUDGE_KEY"\n'
+        '[prices."judge-m"]\ninput_per_mtok = 10000\noutput_per_mtok = 10000\n'  # 120 tokens = $1.20
+    ))
+    project.write("evals/e.py", '''
+from niceeval_cli import define_eval
+from niceeval_cli.expect import closed_qa
+
+def make(i):
+    def test(t):
+        t.check({"input": "q", "output": f"a{i}"}, closed_qa("Clear?").at_least(0.5)).label("clear")
+    return test
+
+for i in range(4):
+    globals()[f"j{i}"] = define_eval(test=make(i), name=f"j{i}", judge=True)
+''')
+    run = project.run("--budget", "2")
+    assert run.exit_code == 5, (run.stdout, run.stderr)
+    assert len(project.attempts()) == 2  # $1.20, then $2.40 ≥ $2: no third attempt
+    assert project.query("runs")[0]["status"] == "budget-exhausted"
