@@ -160,6 +160,7 @@ def test_text_only_adapter_tool_assertions_are_unavailable_tool_calls_unobserved
     assert sealed.by_label("succeeded")["state"] == "matched"
     assert sealed.attempt["state"] == "errored"
     assert sealed.run.exit_code == 5
+    assert "tool assertions are unavailable (tool-calls-unobserved)" in sealed.run.stdout
 
 
 def test_a_bad_argument_to_a_scoped_assertion_is_an_authoring_error(run_one):
