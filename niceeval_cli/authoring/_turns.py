@@ -176,7 +176,10 @@ class Turn:
         _choice("Turn", "status", self.status, TURN_STATUSES)
         events = tuple(self.events) if isinstance(self.events, (list, tuple)) else None
         if events is None:
-            raise TypeError(f"Turn: events must be a list or tuple, got {type(self.events).__name__}")
+            raise TypeError(
+                f"Turn: events (the third argument) must be a list or tuple of events, got "
+                f"{type(self.events).__name__}; pass data, usage and elapsed_ms by keyword"
+            )
         for i, event in enumerate(events):
             if not isinstance(event, EVENT_TYPES):
                 raise TypeError(
