@@ -79,13 +79,20 @@ def numbers(refs: Sequence[CallRef]) -> str:
     return shown + (f" (+{more} more)" if more > 0 else "")
 
 
+def _input(value: Any) -> Any:
+    try:
+        return to_jsonable(value)
+    except RecursionError:
+        return "… [an input nested too deeply to show]"
+
+
 def _evidence(scope: Scope) -> dict[str, Any]:
     return {
         "turns": [t.ordinal if t.ordinal is not None else i for i, t in enumerate(scope.turns)],
         "complete": scope.complete,
         "tool_calls": [
             {"n": r.number, "turn": r.turn, "seq": r.seq, "name": r.call.name,
-             "input": to_jsonable(r.call.input), "status": r.call.status}
+             "input": _input(r.call.input), "status": r.call.status}
             for r in scope.calls
         ],
     }

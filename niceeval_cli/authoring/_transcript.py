@@ -39,7 +39,10 @@ def stored_json(value: Any, secrets: Sequence[str] = ()) -> str | None:
     try:  # plain JSON (the usual case) needs no walk through `to_jsonable`
         _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
-        value = to_jsonable(value)
+        try:
+            value = to_jsonable(value)
+        except RecursionError:  # hostile nesting: say so instead of losing the attempt
+            return _ENCODE({"trimmed": "… [a value nested too deeply to store]"})
     return safe_json(value, secrets=secrets, max_bytes=JSON_LIMIT)
 
 
@@ -160,7 +163,15 @@ def transcript_records(attempt_id: str, turns: Iterable[Turn], secrets: Sequence
     records = []
     for position, turn in enumerate(turns):
         ordinal = turn.ordinal if turn.ordinal is not None else position
-        records.append(turn_record(attempt_id, ordinal, turn, secrets))
+        try:
+            records.append(turn_record(attempt_id, ordinal, turn, secrets))
+        except Exception as exc:  # a turn that cannot be stored costs its events, never the attempt
+            session = getattr(turn.session, "id", None) or "default"
+            records.append(TurnRecord(
+                attempt_id, str(session), ordinal, None,
+                f"[this turn could not be stored: {type(exc).__name__}: {redact(str(exc), secrets)}]",
+                turn.status, "[]",
+            ))
     return tuple(records)
 
 
