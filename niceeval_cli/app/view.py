@@ -5,22 +5,25 @@ from the store's severity order, and only the attempts on the page have their re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._states import AttemptState, GateState
+from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
 if TYPE_CHECKING:
+    from .._records import TurnRecord
     from ..store import OutcomeGroup, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
 
 #: `view --state` values: attempt states, plus the two score-gate words.
-STATE_FILTERS = ("errored", "failed", "unrankable", "gate-failed", "gate-unavailable", "passed", "scored")
-_GATE_FILTERS = {"gate-failed": GateState.FAILED, "gate-unavailable": GateState.UNAVAILABLE}
+STATE_FILTERS = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE, "passed", "scored")
+_GATE_FILTERS: dict[str, GateState] = {
+    Derived.GATE_FAILED: GateState.FAILED, Derived.GATE_UNAVAILABLE: GateState.UNAVAILABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class RunPage:
     matching: int  # attempts matching the filters (the page shows at most `limit` of them)
     filters: ViewFilters
     not_run: int | None  # planned slots never run; None while the store does not record the plan
+    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
 
     @property
     def shown(self) -> int:
@@ -54,6 +58,7 @@ class AttemptDetail:
 
     attempt: AttemptRow
     results: list[AssertionRow]
+    turns: list[TurnRecord] = field(default_factory=list)  # the transcript (agents.md)
 
 
 def load_view(
@@ -77,7 +82,7 @@ def load_view(
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
     attempt = store.resolve_attempt(ref)
-    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id))
+    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id), store.turns(attempt.id))
 
 
 def _is_attempt(store: Store, ref: str) -> bool:
@@ -109,7 +114,8 @@ def build_page(
         else:
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, filters.states))
-    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run))
+    costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs)
 
 
 def not_run_count(run: RunRow) -> int | None:

@@ -127,6 +127,7 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         judge=settings.judge,
         sandbox=checked_sandbox_table(settings.sandbox, where, ("sandbox",), root),
         experiments=experiments,
+        prices=dict(settings.prices),
     )
 
 

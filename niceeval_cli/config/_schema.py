@@ -215,6 +215,14 @@ class ExperimentTable(StrictTable):
     sandbox: SandboxTable | None = None
 
 
+class PriceTable(StrictTable):
+    """`[prices."MODEL"]`: USD per million tokens, for estimated cost (never mixed with reported)."""
+
+    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
 class FileSettings(BaseSettings):
     """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
 
@@ -224,6 +232,7 @@ class FileSettings(BaseSettings):
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
+    prices: dict[str, PriceTable] = Field(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -242,6 +251,7 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "judge": JudgeOverrides,
     "experiment": ExperimentTable,
     "sandbox": SandboxTable,
+    "price": PriceTable,
 }
 
 
@@ -300,6 +310,7 @@ class ProjectConfig(FrozenModel):
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None  # `[sandbox]`, template already absolute
     experiments: Mapping[str, ExperimentConfig]
+    prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
 
     @field_validator("experiments", mode="after")
     @classmethod

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._states import AssertionState, AttemptState, GateState, RunStatus
+from .._states import AssertionState, AttemptState, Derived, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
 from .schema import RUN_COLUMNS
 
-GATE_FAILED = "gate-failed"
-GATE_UNAVAILABLE = "gate-unavailable"
+GATE_FAILED = Derived.GATE_FAILED
+GATE_UNAVAILABLE = Derived.GATE_UNAVAILABLE
 FAILED_SHORTHAND = "failed"  # for assertions: mismatched + below
 
 ATTEMPT_STATE_FILTERS = (*(s.value for s in AttemptState), GATE_FAILED, GATE_UNAVAILABLE)
@@ -217,6 +217,21 @@ def transcript_select(
         f"{where.sql()} ORDER BY {order}"
     )
     return sql + where.limit(limit), where.params
+
+
+def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple[str, dict[str, Any]]:
+    """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    sql = (
+        "SELECT a.experiment_id AS experiment_id, count(*) AS attempts, "
+        "sum(a.cost_usd) AS reported, count(a.cost_usd) AS reported_n, "
+        "sum(a.estimated_cost_usd) AS estimated, count(a.estimated_cost_usd) AS estimated_n "
+        f"FROM {source}{where.sql()} GROUP BY a.experiment_id"
+    )
+    return sql, where.params
 
 
 def runs_select(

@@ -11,6 +11,7 @@ from ..._records import AssertionResult, AttemptRecord
 from ..._states import AssertionState, AttemptState, EvalKind, GateState, Relation
 from .._safe import visible
 from .._tally import attempt_word
+from .cost import attempt_cost_text
 from .text import TEXT_LIMIT, duration, name, num, when
 
 REST_LIMIT = 20  # passing results shown per expanded attempt before "… N more"
@@ -262,7 +263,10 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
         ("duration", duration(attempt.duration_ms)),
         ("usage", f"input {_tokens(attempt.input_tokens)} · output {_tokens(attempt.output_tokens)} · "
                   f"judge {_tokens(attempt.judge_tokens)} tokens"),
+        ("cost", attempt_cost_text(attempt)),
         ("fingerprint", attempt.fingerprint),
+        ("notes", visible(_notes_text(attempt.notes), None) if attempt.notes else ""),
+        ("traceback", visible(attempt.traceback.rstrip(), None) if attempt.traceback else ""),
     ]
     return AttemptDetail(
         attempt.id, attempt_word(attempt.state, attempt.gate),
@@ -288,6 +292,15 @@ def _result_detail(number: int, result: AssertionResult) -> ResultDetail:
               ("judge tokens", _tokens(result.judge_tokens) if result.judge_tokens is not None else None)]
     return ResultDetail(number, MARKS.get(state, "·"), state.value, result_name(result),
                         tuple(DetailField(label, value) for label, value in fields if value))
+
+
+def _notes_text(notes: str) -> str:
+    """`attempts.notes` is a JSON list of sentences (what sealing changed); one per line."""
+    try:
+        items = json.loads(notes)
+    except ValueError:
+        return notes
+    return "\n".join(map(str, items)) if isinstance(items, list) else notes
 
 
 def _pretty_json(text: str) -> str:
