@@ -28,6 +28,8 @@ _EXPORTS = {
     "define_adapter": ".authoring",
     "define_eval": ".authoring",
     "define_score_eval": ".authoring",
+    "local_sandbox": ".sandbox",
+    "docker_sandbox": ".sandbox",
     "Fact": ".expect._facts",
     "FactUnavailable": ".expect._facts",
     "Material": ".expect._facts",
@@ -56,6 +58,8 @@ __all__ = [
     "define_adapter",
     "define_eval",
     "define_score_eval",
+    "docker_sandbox",
+    "local_sandbox",
 ]
 
 if TYPE_CHECKING:
@@ -78,6 +82,7 @@ if TYPE_CHECKING:
         define_score_eval,
     )
     from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
+    from .sandbox import docker_sandbox, local_sandbox
 
 
 def __getattr__(name: str) -> Any:

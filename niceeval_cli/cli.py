@@ -194,6 +194,10 @@ def run(
     budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
         "--budget", metavar="USD", min=0,
         help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
+    keep_sandbox: Annotated[Text, typer.Option(
+        "--keep-sandbox", metavar="failed|all",
+        help="Keep the sandbox of failed and errored attempts (failed) or of every attempt (all); "
+             "`niceeval sandbox list` shows where.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -208,7 +212,7 @@ def run(
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__, budget_usd=budget,
+        store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox,
     )
     console = _console()
     if dry:
@@ -352,6 +356,37 @@ def init() -> None:
     from .reports import listing
 
     listing.show_init(init_project(Path.cwd()), console=_console())
+
+
+sandbox_app = typer.Typer(
+    name="sandbox", help="The sandboxes NiceEval left on this machine (kept, orphaned, in use).",
+    no_args_is_help=True, add_completion=False,
+)
+app.add_typer(sandbox_app, name="sandbox", short_help="List or remove kept sandboxes (`--keep-sandbox`).")
+
+
+@sandbox_app.command("list", short_help="Show kept, orphaned and in-use sandboxes.")
+@_guard
+def sandbox_list(
+    json_out: Annotated[bool, _flag("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """Show every local workspace and container NiceEval left here, with its run, attempt and eval."""
+    from .app.sandbox import list_kept
+    from .reports import sandboxes
+
+    sandboxes.show(list_kept(), console=_console(), json_out=json_out)
+
+
+@sandbox_app.command("prune", short_help="Remove kept and orphaned sandboxes (never one in use).")
+@_guard
+def sandbox_prune(
+    json_out: Annotated[bool, _flag("--json", help="Print a JSON list of what was removed.")] = False,
+) -> None:
+    """Remove the kept and orphaned sandboxes; one whose run is still going is left alone."""
+    from .app.sandbox import prune_kept
+    from .reports import sandboxes
+
+    sandboxes.show(prune_kept(), console=_console(), removed=True, json_out=json_out)
 
 
 _console_script = False  # set by main(): only a real process may exit without joining threads

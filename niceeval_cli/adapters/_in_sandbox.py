@@ -1,8 +1,8 @@
 """Running an adapter's program inside the attempt's sandbox (sandbox.md, "Adapters in a sandbox").
 
-The `command` adapter's argv runs in the workspace: cwd = workdir (its `cwd` option relative to
-it), for docker through `docker exec`. For a local sandbox, argv words that name an existing file
-relative to where niceeval runs are made absolute first, so `python agent.py` still finds the
+The `command` adapter's argv runs in the workspace: cwd = workdir (its `cwd` option applies to
+runs without a sandbox only), for docker through `docker exec`. For a local sandbox, argv words
+that name an existing file relative to where niceeval runs are made absolute first, so `python agent.py` still finds the
 project's script from the workspace; in a container the program must be in the image.
 """
 
@@ -31,8 +31,8 @@ def host_argv(argv: Sequence[str], base: Path | None = None) -> list[str]:
 
 
 async def run_in_sandbox(sandbox: Any, argv: Sequence[str], *, message: str, timeout_ms: int,
-                         cwd: str | None, resolved: Sequence[str]) -> Any:
+                         resolved: Sequence[str]) -> Any:
     """Run the adapter's command in `sandbox` (a `ctx.sandbox`), the message on stdin; the
     CommandResult (a timeout kills the command's whole process group, in the container too)."""
     words = list(resolved) if sandbox.kind == "local" else list(argv)
-    return await sandbox.run(words, cwd=cwd, input=message, timeout_ms=timeout_ms)
+    return await sandbox.run(words, input=message, timeout_ms=timeout_ms)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._states import EvalKind
 from ..outcomes import parse_pass_rule
+from ..sandbox._spec import SandboxSpec
 from ._adapter import Adapter
 from ._errors import AuthoringError, SourceLocation, caller_location
 
@@ -28,6 +29,7 @@ class EvalDefinition:
     attempts: int | None = None
     pass_rule: Any = None
     adapter: Adapter | None = None
+    sandbox: SandboxSpec | None = None  # local_sandbox(...) / docker_sandbox(...) (docs/sandbox.md)
     defined_at: SourceLocation = field(default_factory=lambda: SourceLocation(None, None))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -69,17 +71,20 @@ def _make(kind: EvalKind, test: Callable[..., Any] | None, options: dict[str, An
     tags = tuple(options.pop("tags", None) or ())
     name = options.pop("name", None)
     adapter = options.pop("adapter", None)
+    sandbox = options.pop("sandbox", None)
     known = {"description", "judge", "timeout_ms", "attempts", "pass_rule"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise AuthoringError(
             f"define_{'score_' if kind is EvalKind.SCORE else ''}eval got unknown option(s) "
             f"{', '.join(unknown)}; allowed: adapter, attempts, description, judge, name, pass_rule, "
-            "tags, test, timeout_ms",
+            "sandbox, tags, test, timeout_ms",
             where,
         )
     if adapter is not None and not isinstance(adapter, Adapter):
         raise AuthoringError(f"adapter must come from define_adapter, got {adapter!r}", where)
+    if sandbox is not None and not isinstance(sandbox, SandboxSpec):
+        raise AuthoringError(f"sandbox must be local_sandbox(...) or docker_sandbox(...), got {sandbox!r}", where)
     opts = {k: options.get(k) for k in known}
     _validate(where, tags=tags, **opts)
 
@@ -92,6 +97,7 @@ def _make(kind: EvalKind, test: Callable[..., Any] | None, options: dict[str, An
             name=str(name) if name is not None else getattr(fn, "__name__", "eval"),
             tags=tags,
             adapter=adapter,
+            sandbox=sandbox,
             defined_at=where,
             **opts,
         )

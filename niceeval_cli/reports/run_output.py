@@ -172,6 +172,11 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if sealed.kept_sandboxes:
+        for label, where in sealed.kept_sandboxes:
+            lines.append(line(f"kept sandbox of {visible(label, 200, single_line=True)}: {where}"))
+        lines.append(line(("`niceeval sandbox list` shows the kept sandboxes; `niceeval sandbox prune` removes them",
+                           "dim")))
     if outcome.budget_usd is not None and outcome.status == "budget-exhausted":
         unstarted = [visible(u, 200, single_line=True) for u in outcome.unstarted]
         shown = ", ".join(unstarted[:10]) + (f" (+{len(unstarted) - 10} more)" if len(unstarted) > 10 else "")

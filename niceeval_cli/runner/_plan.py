@@ -27,6 +27,7 @@ from ..config import (
 )
 from ..discovery import DiscoveredEval
 from ..store import AttemptRow, Store
+from ._sandboxing import SandboxFingerprints
 
 
 class RerunMode(str, Enum):
@@ -125,6 +126,7 @@ class RunRequest:
     argv: tuple[str, ...] = ()
     version: str = ""
     budget_usd: float | None = None  # `--budget`: no new attempt once the run's spend reaches it
+    keep_sandbox: str | None = None  # `--keep-sandbox failed|all` (docs/sandbox.md)
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class _EvalOptions:
     timeout_ms: int | None
     pass_rule: object | None
     judge: Any
+    sandbox: Any = None
 
 
 def _adapter_for(
@@ -165,6 +168,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     experiments = select_experiments(project, request.experiments)
     adapters: dict[str, Adapter | None] = {}
     settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
+    sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
     slots: list[PlannedSlot] = []
     for experiment in experiments:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
@@ -177,10 +181,11 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             if not experiment_selects_eval(experiment, discovered.id, definition.tags):
                 continue
             options = _EvalOptions(
-                discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
+                discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge,
+                definition.sandbox,
             )
             key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
-                   repr(definition.judge))
+                   repr(definition.judge), id(definition.sandbox))
             settings = settings_cache.get(key)
             if settings is None:
                 settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
@@ -202,6 +207,8 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     judge_version=_judge_version(settings.judge),
                     ordinal=ordinal,
                 )
+                if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
+                    parts["sandbox"] = sandbox_views(settings.sandbox)
                 parts_json = canonical_json(parts)
                 fp = digest(parts_json)
                 previous = _previous(previous_by_slot, discovered.id, ordinal)

@@ -48,6 +48,7 @@ class SlotSpec:
     fingerprint_json: str
     plan_reason: PlanReason
     price: Mapping[str, float | None] | None = None  # [prices."MODEL"] of the model, plain data
+    keep_sandbox: str | None = None  # `--keep-sandbox failed|all`; the sandbox itself is in `settings`
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -72,8 +73,10 @@ class SpecMaker:
     """Builds the specs of one run; what many slots share (an eval's attribute, a settings
     object's plain form, an experiment's options) is worked out once, not per slot."""
 
-    def __init__(self, run_id: str, project_root: Path, prices: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, run_id: str, project_root: Path, prices: Mapping[str, Any] | None = None,
+                 keep_sandbox: str | None = None) -> None:
         self.run_id = run_id
+        self.keep_sandbox = keep_sandbox
         self.project_root = project_root
         self._prices = {model: dict(p) if isinstance(p, Mapping) else p.model_dump()
                         for model, p in (prices or {}).items()}
@@ -112,6 +115,7 @@ class SpecMaker:
             fingerprint_json=slot.fingerprint_json,
             plan_reason=slot.reason,
             price=self._prices.get(slot.experiment.model) if slot.experiment.model else None,
+            keep_sandbox=self.keep_sandbox,
         )
 
     def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
