@@ -137,8 +137,9 @@ _events_for = events_for  # the name tests/reports/test_progress.py imports
 
 def setup_failure_lines(failures: Sequence[SetupFailure]) -> list[Line]:
     return [line((
-        f"setup error: judge preflight failed for experiment {f.experiment_id!r} "
-        f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint} model {f.model!r}: {visible(f.cause, 300)}. "
+        f"setup error: {f.check} preflight failed for experiment {f.experiment_id!r} "
+        f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint}{f' model {f.model!r}' if f.model else ''}: "
+        f"{visible(f.cause, 300)}. "
         "These attempts were not dispatched.", "red")) for f in failures]
 
 

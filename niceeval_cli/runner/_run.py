@@ -287,7 +287,7 @@ async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure
     for experiment_id, cause in causes.items():
         adapter = adapters[experiment_id]
         eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
-        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause))
+        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause, "adapter"))
     return failures
 
 

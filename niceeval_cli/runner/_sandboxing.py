@@ -65,7 +65,7 @@ async def preflight_sandbox_slots(slots: Sequence[PlannedSlot]) -> list[SetupFai
             evals = experiments.setdefault(slot.experiment.id, [])
             if slot.eval.id not in evals:
                 evals.append(slot.eval.id)
-        failures += [SetupFailure(experiment_id, tuple(evals), where, None, problem)
+        failures += [SetupFailure(experiment_id, tuple(evals), where, None, problem, "sandbox")
                      for experiment_id, evals in experiments.items()]
     return failures
 
