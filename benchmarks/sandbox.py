@@ -134,8 +134,9 @@ def part_run(attempts: int, concurrency: int, image: str, work: Path) -> None:
             event = json.loads(line)
         except ValueError:
             continue
-        if event.get("event") == "attempt":
-            states[event.get("state", "?")] = states.get(event.get("state", "?"), 0) + 1
+        if event.get("event") == "attempt.sealed":
+            state = str(event.get("attempt", {}).get("state", "?"))
+            states[state] = states.get(state, 0) + 1
     print(f"run: {attempts} docker-sandboxed attempts at concurrency {concurrency}: {wall:.2f} s wall, "
           f"{attempts / wall:.1f} attempts/s, {wall / attempts * concurrency * 1000:.0f} ms per attempt per slot; "
           f"exit {done.returncode}; states {states or '(see stderr)'}; containers left: {_left() - before}")
