@@ -76,7 +76,7 @@ def canonical_json(value: object) -> str:
         detail = str(exc)
         if detail.startswith("Object of type "):
             kind = detail.removeprefix("Object of type ").split(" ", 1)[0]
-            raise CaseProblem(f"holds a {kind}, which is not JSON ({_JSON_KINDS})") from None
+            raise CaseProblem(f"holds a value of type {kind}, which is not JSON ({_JSON_KINDS})") from None
         if "not supported between" in detail:
             raise CaseProblem("has an object whose keys mix strings and numbers") from None
         raise CaseProblem(f"is not JSON ({detail})") from None
