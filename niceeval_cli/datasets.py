@@ -248,6 +248,7 @@ def load_csv(
     header_line = 0
     rows: list[tuple[int | None, object]] = []
     converters: dict[str, Converter] = {}
+    columns: dict[str, int] = {}
     end_of_last = 0
     try:
         for cells in reader:
@@ -257,6 +258,7 @@ def load_csv(
             if header is None:
                 header, header_line = _header(source, cells, line), line
                 converters = _converters(source, header, types or {})
+                columns = {name: index for index, name in enumerate(header)}
                 continue
             if len(cells) != len(header):
                 raise source.error(
@@ -266,7 +268,7 @@ def load_csv(
                 )
             row: dict[str, object] = dict(zip(header, cells, strict=True))
             for column, convert in converters.items():
-                row[column] = _convert(source, line, column, cells[header.index(column)], convert)
+                row[column] = _convert(source, line, column, cells[columns[column]], convert)
             rows.append((line, row))
     except csv.Error as exc:
         raise source.error(f"not valid CSV ({one_line(exc)})", reader.line_num) from None

@@ -49,6 +49,8 @@ def check_case_id(raw: object) -> str:
 
 def check_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
     """Tags are a list (or tuple) of non-empty strings; a bare string is the classic slip."""
+    if tags == ():
+        return ()
     if isinstance(tags, str):
         raise CaseProblem(
             f"{what}: expected a list of strings, got {json.dumps(tags, ensure_ascii=False)}; write "
@@ -62,10 +64,13 @@ def check_tags(tags: object, what: str = "tags") -> tuple[str, ...]:
     return tuple(tags)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def canonical_json(value: object) -> str:
     """The one JSON text of a value (sorted keys, no spaces): what fingerprints and stores it."""
     try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = _ENCODER.encode(value)
     except RecursionError:
         raise CaseProblem("is nested too deeply to store") from None
     except ValueError as exc:
@@ -80,10 +85,11 @@ def canonical_json(value: object) -> str:
         if "not supported between" in detail:
             raise CaseProblem("has an object whose keys mix strings and numbers") from None
         raise CaseProblem(f"is not JSON ({detail})") from None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise CaseProblem("holds text that is not valid Unicode (a lone surrogate)") from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CaseProblem("holds text that is not valid Unicode (a lone surrogate)") from None
     return text
 
 
@@ -144,24 +150,27 @@ def _fill(
     positional: bool,
 ) -> None:
     case_id = check_case_id(raw_id)
-    named = f"case {case_id!r}" + (f" ({origin})" if origin else "")
+
+    def named() -> str:
+        return f"case {case_id!r}" + (f" ({origin})" if origin else "")
+
     try:
         text = canonical_json(value)
     except CaseProblem as problem:
         raise CaseProblem(
-            f"{named}: its value {problem}; case values are fingerprinted and stored, so they must be JSON"
+            f"{named()}: its value {problem}; case values are fingerprinted and stored, so they must be JSON"
         ) from None
     if metadata is not None:
         if not isinstance(metadata, Mapping):
-            raise CaseProblem(f"{named}: metadata: expected a mapping or None, got {show(metadata)}")
+            raise CaseProblem(f"{named()}: metadata: expected a mapping or None, got {show(metadata)}")
         try:
             canonical_json(metadata)
         except CaseProblem as problem:
-            raise CaseProblem(f"{named}: its metadata {problem}; metadata is stored, so it must be JSON") from None
+            raise CaseProblem(f"{named()}: its metadata {problem}; metadata is stored, so it must be JSON") from None
     try:
         case_tags = check_tags(tags)
     except CaseProblem as problem:
-        raise CaseProblem(f"{named}: {problem}") from None
+        raise CaseProblem(f"{named()}: {problem}") from None
     put = object.__setattr__
     put(case, "id", case_id)
     put(case, "value", value)
