@@ -19,6 +19,7 @@ from typing import Any
 # The top-level parts, in the order `changed_parts` reports them.
 PART_NAMES = (
     "eval_id",
+    "case",
     "eval_kind",
     "source_sha256",
     "eval_options",
@@ -57,13 +58,17 @@ def fingerprint_parts(
     judge: Mapping[str, object] | None,
     judge_version: str | None,
     ordinal: int,
+    case_json: str | None = None,
 ) -> dict[str, Any]:
     """The plain-JSON parts one attempt's fingerprint hashes (stored beside it for `run --dry`).
 
     `judge` is `JudgeSettings.fingerprint_view()` (the key's env var NAME, never its value) or
     None when the eval declares no judge; `adapter_identity` contributes its name and version.
+    `case_json` is the canonical JSON of a case's value (datasets.md): the part `case` holds its
+    SHA-256, so editing one row changes that case's fingerprint only. Evals without cases have no
+    `case` part, so their fingerprints are what they were before datasets existed.
     """
-    return {
+    parts = {
         "eval_id": eval_id,
         "eval_kind": _plain(eval_kind),
         "source_sha256": source_sha256,
@@ -79,6 +84,9 @@ def fingerprint_parts(
         "judge_version": judge_version,
         "ordinal": ordinal,
     }
+    if case_json is not None:
+        parts["case"] = digest(case_json)
+    return parts
 
 
 def canonical_json(value: object) -> str:

@@ -70,6 +70,7 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         judge_declared=slot.settings.judge is not None,
         schedule_judge=grader,
         started=started,
+        case_id=slot.eval.case.id if slot.eval.case is not None else None,
     )
     progress.ctx = ctx
     progress.registrations = ctx._registrations
@@ -77,7 +78,8 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
         # A plain `def` test runs on the loop, between other attempts' steps: checks are quick,
         # and a thread hop per attempt would cost more than most tests. Slow I/O belongs in the
         # adapter (plain adapter functions do run in worker threads) or in an `async def` test.
-        result = definition.test(ctx)
+        case = slot.eval.case
+        result = definition.test(ctx) if case is None else definition.test(ctx, case.value)
         if inspect.isawaitable(result):
             await result
     except StopContinuation as stop:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
+from .._selectors import matches_any
 from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, load_adapter
 from ..authoring import Adapter
@@ -168,14 +169,14 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
         for discovered in request.evals:
             definition = discovered.definition
-            if request.eval_prefixes and not any(discovered.id.startswith(p) for p in request.eval_prefixes):
+            if request.eval_prefixes and not matches_any(request.eval_prefixes, discovered.id):
                 continue
-            if request.tags and not any(tag in definition.tags for tag in request.tags):
+            if request.tags and not any(tag in discovered.tags for tag in request.tags):
                 continue
-            if not experiment_selects_eval(experiment, discovered.id, definition.tags):
+            if not experiment_selects_eval(experiment, discovered.id, discovered.tags):
                 continue
             options = _EvalOptions(
-                discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
+                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
             )
             key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
                    repr(definition.judge))
@@ -191,7 +192,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     eval_id=discovered.id,
                     eval_kind=str(definition.kind),
                     source_sha256=discovered.source_sha256,
-                    eval_options=eval_options_view(tags=definition.tags, judge=definition.judge),
+                    eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),
                     experiment_id=experiment.id,
                     adapter_identity=adapter.identity if adapter is not None else {},
                     model=experiment.model,
@@ -199,6 +200,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
                     judge_version=_judge_version(settings.judge),
                     ordinal=ordinal,
+                    case_json=discovered.case.canonical_json if discovered.case is not None else None,
                 )
                 parts_json = canonical_json(parts)
                 fp = digest(parts_json)
