@@ -720,7 +720,9 @@ def select_experiments(project: ProjectConfig, patterns: Sequence[str]) -> list[
 
 def experiment_selects_eval(experiment: ExperimentConfig, eval_id: str, tags: Sequence[str]) -> bool:
     """Whether the experiment covers the eval: an id prefix matches and it carries one of the tags."""
-    if experiment.evals is not None and not any(eval_id.startswith(prefix) for prefix in experiment.evals):
+    from ._selectors import matches_any
+
+    if experiment.evals is not None and not matches_any(experiment.evals, eval_id):
         return False
     return experiment.tags is None or any(tag in experiment.tags for tag in tags)
 
