@@ -89,6 +89,28 @@ def fingerprint_parts(
     return parts
 
 
+#: The parts that differ between the slots of one eval (or case eval) in one experiment.
+_PER_SLOT = frozenset({"eval_id", "case", "ordinal"})
+
+
+class PartsTemplate:
+    """The parts every slot of one eval shares (in one experiment), encoded once; `render` adds a
+    slot's own parts. Gives exactly `canonical_json(fingerprint_parts(...))`, at a fraction of its
+    cost: a dataset of 10 000 cases is 10 000 slots that differ only in id, case and ordinal."""
+
+    def __init__(self, shared: Mapping[str, object]) -> None:
+        self._encoded = {name: canonical_json(value) for name, value in shared.items() if name not in _PER_SLOT}
+
+    def render(self, *, eval_id: str, ordinal: int, case_json: str | None = None) -> str:
+        encoded = dict(self._encoded)
+        encoded["eval_id"] = json.dumps(eval_id, ensure_ascii=False)
+        encoded["ordinal"] = json.dumps(ordinal)
+        if case_json is not None:
+            encoded["case"] = json.dumps(digest(case_json))
+        # Part names are plain ASCII, so this is what json.dumps(sort_keys=True) writes.
+        return "{" + ",".join(f'"{name}":{encoded[name]}' for name in sorted(encoded)) + "}"
+
+
 def canonical_json(value: object) -> str:
     """One text per value: sorted keys, no whitespace, UTF-8 kept; non-JSON values raise."""
     plain = _plain(value)

@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
+from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint_parts
 from .._selectors import matches_any
 from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, load_adapter
@@ -76,7 +76,7 @@ class PreviousAttempt:
 def decide(
     previous: PreviousAttempt | None,
     fingerprint: str,
-    parts: dict[str, Any],
+    parts_json: str,
     timeout_ms: int | None,
     mode: RerunMode,
 ) -> tuple[PlanReason, tuple[str, ...]]:
@@ -89,7 +89,7 @@ def decide(
         return PlanReason.RERUN, ()
     if previous.fingerprint != fingerprint:
         old_parts = json.loads(previous.fingerprint_json)
-        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, parts))
+        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, json.loads(parts_json)))
     if previous.state == AttemptState.ERRORED:
         return PlanReason.PREVIOUS_ERRORED, ()
     if previous.state == AttemptState.UNRANKABLE or previous.gate == GateState.UNAVAILABLE:
@@ -164,6 +164,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     experiments = select_experiments(project, request.experiments)
     adapters: dict[str, Adapter | None] = {}
     settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
+    templates: dict[tuple[Any, ...], PartsTemplate] = {}  # the fingerprint parts an eval's slots share
     slots: list[PlannedSlot] = []
     for experiment in experiments:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
@@ -187,8 +188,10 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 adapter = _adapter_for(experiment, discovered, adapters)
             except AdapterLoadError as exc:
                 raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
-            for ordinal in range(settings.attempts):
-                parts = fingerprint_parts(
+            template_key = (experiment.id, id(definition), discovered.tags, id(settings), id(adapter))
+            template = templates.get(template_key)
+            if template is None:
+                template = templates[template_key] = PartsTemplate(fingerprint_parts(
                     eval_id=discovered.id,
                     eval_kind=str(definition.kind),
                     source_sha256=discovered.source_sha256,
@@ -199,13 +202,14 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     options=experiment.options_dict(),
                     judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
                     judge_version=_judge_version(settings.judge),
-                    ordinal=ordinal,
-                    case_json=discovered.case.canonical_json if discovered.case is not None else None,
-                )
-                parts_json = canonical_json(parts)
+                    ordinal=0,
+                ))
+            case_json = discovered.case.canonical_json if discovered.case is not None else None
+            for ordinal in range(settings.attempts):
+                parts_json = template.render(eval_id=discovered.id, ordinal=ordinal, case_json=case_json)
                 fp = digest(parts_json)
                 previous = _previous(previous_by_slot, discovered.id, ordinal)
-                reason, changed = decide(previous, fp, parts, settings.timeout_ms, request.mode)
+                reason, changed = decide(previous, fp, parts_json, settings.timeout_ms, request.mode)
                 reuse = previous if reason is PlanReason.REUSED else None
                 slots.append(PlannedSlot(
                     experiment=experiment,
