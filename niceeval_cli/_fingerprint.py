@@ -99,16 +99,22 @@ class PartsTemplate:
     cost: a dataset of 10 000 cases is 10 000 slots that differ only in id, case and ordinal."""
 
     def __init__(self, shared: Mapping[str, object]) -> None:
-        self._encoded = {name: canonical_json(value) for name, value in shared.items() if name not in _PER_SLOT}
+        encoded = {name: canonical_json(value) for name, value in shared.items() if name not in _PER_SLOT}
+        # Part names are plain ASCII, so sorting them here is what json.dumps(sort_keys=True) does.
+        self._segments = [(name, encoded.get(name)) for name in sorted({*encoded, *_PER_SLOT})]
 
     def render(self, *, eval_id: str, ordinal: int, case_json: str | None = None) -> str:
-        encoded = dict(self._encoded)
-        encoded["eval_id"] = json.dumps(eval_id, ensure_ascii=False)
-        encoded["ordinal"] = json.dumps(ordinal)
+        own = {"eval_id": _encode_text(eval_id), "ordinal": str(int(ordinal))}
         if case_json is not None:
-            encoded["case"] = json.dumps(digest(case_json))
-        # Part names are plain ASCII, so this is what json.dumps(sort_keys=True) writes.
-        return "{" + ",".join(f'"{name}":{encoded[name]}' for name in sorted(encoded)) + "}"
+            own["case"] = f'"{digest(case_json)}"'
+        return "{" + ",".join(
+            f'"{name}":{own[name] if text is None else text}'
+            for name, text in self._segments
+            if text is not None or name in own
+        ) + "}"
+
+
+_encode_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def canonical_json(value: object) -> str:

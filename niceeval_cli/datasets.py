@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from .authoring._cases import ID_FIELD, Case, CaseIdRule, CaseProblem, check_case_id, id_by_rule, one_line, show
+from .authoring._cases import ID_FIELD, Case, CaseIdRule, CaseProblem, id_by_rule, one_line, show
 from .authoring._definition_errors import DatasetError
 from .authoring._errors import SourceLocation, _display_path, caller_location
 
@@ -63,7 +63,7 @@ class _Source:
     def case(self, raw_id: object, value: object, line: int | None, *, positional: bool = False) -> Case:
         origin = self.shown if line is None else f"{self.shown}:{line}"
         try:
-            return Case._build(check_case_id(raw_id), value, origin=origin, positional=positional)
+            return Case._build(raw_id, value, origin=origin, positional=positional)
         except CaseProblem as problem:
             raise self.error(str(problem), line) from None
 

@@ -40,6 +40,8 @@ def check_case_id(raw: object) -> str:
         raise CaseProblem(f"a case id must be a non-empty string or an integer, got {show(raw)}")
     if not raw:
         raise CaseProblem("a case id must be a non-empty string, got an empty one")
+    if raw.isascii():
+        return raw
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:
