@@ -64,7 +64,7 @@ class EvalDefinition:
     pass_rule: PassRule | None = None
     adapter: Adapter | None = None
     defined_at: SourceLocation = field(default_factory=lambda: SourceLocation(None, None))
-    cases: tuple[Case, ...] | None = None  # None: an eval without cases
+    cases: tuple[Case, ...] | None = field(default=None, repr=False)  # None: an eval without cases
     positional_case_ids: bool = False  # the case ids are row positions (`niceeval list` warns)
 
     def __call__(self, *args: Any, **kwargs: Any) -> object:
