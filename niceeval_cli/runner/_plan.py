@@ -229,7 +229,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 ))
     if not slots:
         raise ConfigError(explain_nothing_selected(
-            project, {d.id: d.definition.tags for d in request.evals},
+            project, {d.id: d.tags for d in request.evals},
             experiments=request.experiments, eval_prefixes=request.eval_prefixes, tags=request.tags,
         ))
     return slots
