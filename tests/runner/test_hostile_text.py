@@ -62,7 +62,7 @@ def test_a_lone_surrogate_anywhere_never_aborts_the_run(project):
     assert project.query("runs")[0]["status"] == "finished"
     labels = {r["label"] for r in project.assertions()}
     assert "label \ufffd" in labels
-    evidence = " ".join(r["evidence"] or "" for r in project.assertions())
+    evidence = " ".join(json.dumps(r["evidence"], ensure_ascii=False) for r in project.assertions())
     assert "\ud800" not in evidence and "\udfff" not in evidence
 
 
