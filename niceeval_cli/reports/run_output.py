@@ -37,6 +37,7 @@ def _slot_json(slot: PlannedSlot) -> dict[str, Any]:
     return {
         "experiment_id": slot.experiment.id,
         "eval_id": slot.eval.id,
+        "case_id": slot.eval.case.id if slot.eval.case is not None else None,
         "ordinal": slot.ordinal,
         "decision": "execute" if slot.execute else "reuse",
         "plan_reason": str(slot.reason),

@@ -29,7 +29,12 @@ def _run(project, *args: str):
 
 def as_json(value: object) -> object:
     """A JSON column as `query --format json` gives it: a JSON value (or its text, before 9.22)."""
-    return json.loads(value) if isinstance(value, str) else value
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value  # a JSON string, already decoded
 
 
 def test_attempts_store_the_case_id_and_its_canonical_value(project):
