@@ -125,7 +125,7 @@ def test_star_import_gives_exactly_all_and_every_name_resolves_in_a_fresh_interp
 
 
 TYPED = """
-from niceeval_cli import Case, EvalDefinition, TestContext, define_eval, define_score_eval
+from niceeval_cli import Case, EvalDefinition, TestContext, define_adapter, define_eval, define_score_eval
 
 @define_eval(tags=["smoke"], attempts=2, pass_rule="any")
 async def decorated(t: TestContext) -> None: ...
@@ -144,6 +144,14 @@ define_eval(tags="smoke")
 define_eval(tgas=["x"])
 define_score_eval(pass_rule="most")
 define_eval(attempts="3")
+
+adapter = define_adapter(name="a")
+
+@adapter.define_score_eval(cases={"x": 1})
+def through_adapter(t: TestContext, case: int) -> None: ...
+
+reveal_type(through_adapter)
+adapter.define_eval(tags="smoke")
 """
 
 
@@ -162,6 +170,7 @@ def test_define_eval_is_typed_by_overloads_so_mypy_catches_bad_options(tmp_path)
     assert revealed[2].startswith('"def (') and "TestContext" in revealed[2], stdout
     assert revealed[2].endswith("-> niceeval_cli.authoring._definition.EvalDefinition\"")
     assert revealed[3] == definition, stdout
+    assert revealed[4] == definition, stdout
     errors = [line for line in lines if line.startswith("error:")]
-    assert len(errors) == 4, stdout
+    assert len(errors) == 5, stdout
     assert any('"tgas"' in line for line in errors), stdout

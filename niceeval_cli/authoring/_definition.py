@@ -248,6 +248,20 @@ def _define(
     return decorate
 
 
+def define_through_adapter(
+    kind: EvalKind, adapter: Adapter, test: TestFunction | None, options: Mapping[str, object]
+) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
+    """`adapter.define_eval(...)` / `adapter.define_score_eval(...)`: the eval uses that adapter."""
+    if "adapter" in options:
+        function = "define_score_eval" if kind is EvalKind.SCORE else "define_eval"
+        raise DefinitionError(
+            f"adapter.{function}(adapter=...): this eval already uses adapter {adapter.name!r}; to use "
+            f"another, call {function}(adapter=...) itself",
+            caller_location(),
+        )
+    return _define(kind, test, {**options, "adapter": adapter})
+
+
 @overload
 def define_eval(test: TestFunction, **options: Unpack[EvalOptions]) -> EvalDefinition: ...
 @overload

@@ -159,3 +159,33 @@ def test_discovery_reports_a_bad_option_as_a_configuration_error_without_traceba
         assert name in message
     assert "Traceback" not in result.stderr
     assert len(message.splitlines()) == 1
+
+
+# --- the adapter forms ------------------------------------------------------------------------
+
+
+def test_the_adapter_forms_check_options_and_take_cases():
+    from niceeval_cli import define_adapter
+
+    adapter = define_adapter(name="echo", send=lambda ctx, message: message)
+
+    @adapter.define_score_eval(cases={"a": 1, "b": 2}, tags=["smoke"])
+    def scored(t, case):
+        return None
+
+    assert scored.adapter is adapter
+    assert scored.cases is not None and [c.id for c in scored.cases] == ["a", "b"]
+    explicit = adapter.define_eval(test=_test, attempts=2)
+    assert (explicit.adapter, explicit.attempts) == (adapter, 2)
+    line = _line_here() + 2
+    with pytest.raises(DefinitionError) as caught:
+        adapter.define_eval(test=_test, tags="smoke")
+    assert f"test_eval_options.py:{line}: eval '_test': define_eval(tags=...)" in str(caught.value)
+
+
+def test_an_adapter_form_refuses_a_second_adapter():
+    from niceeval_cli import define_adapter
+
+    first, second = define_adapter(name="first"), define_adapter(name="second")
+    with pytest.raises(DefinitionError, match="already uses adapter 'first'"):
+        first.define_eval(test=_test, adapter=second)
