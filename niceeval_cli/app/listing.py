@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ class _NoEvalOptions:
     judge: bool | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # every case of an eval lives in one file: resolve it once
 def relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
