@@ -24,6 +24,9 @@ RESERVED_NAMES = frozenset({
     "closed_qa", "factuality", "summarizes",
 })
 
+#: `t.case_id` (datasets.md) is one of the context's own members too.
+RESERVED_NAMES = RESERVED_NAMES | {"case_id"}
+
 
 @dataclass(frozen=True)
 class ExperimentInfo:

@@ -189,3 +189,10 @@ def test_an_adapter_form_refuses_a_second_adapter():
     first, second = define_adapter(name="first"), define_adapter(name="second")
     with pytest.raises(DefinitionError, match="already uses adapter 'first'"):
         first.define_eval(test=_test, adapter=second)
+
+
+def test_an_adapter_assertion_may_not_shadow_t_case_id():
+    from niceeval_cli import AuthoringError, define_adapter
+
+    with pytest.raises(AuthoringError, match="case_id"):
+        define_adapter(name="shadow", assertions=lambda check: {"case_id": lambda: None})
