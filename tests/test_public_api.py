@@ -21,16 +21,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = [
     "Adapter",
     "AdapterContext",
+    "AgentError",
     "AssertionHandle",
     "AuthoringError",
     "Case",
     "EvalDefinition",
+    "Event",
     "ExperimentInfo",
     "Fact",
     "FactUnavailable",
     "Material",
+    "Message",
     "NumericMaterial",
     "TestContext",
+    "ToolCall",
     "Turn",
     "Usage",
     "__version__",
@@ -44,9 +48,9 @@ EXPECT = [
     "Material", "NumericMaterial", "ScoreMatch", "ThresholdedScoreMatch", "and_", "at_least", "at_most",
     "between", "closed_qa", "count_where", "define_context_match", "define_material_match",
     "define_score_match", "define_value_match", "equals", "every", "excludes", "factuality",
-    "filter_where", "greater_than", "includes", "is_defined", "is_false", "is_true", "less_than",
+    "filter_where", "greater_than", "includes", "is_defined", "is_false", "is_true", "json_match", "less_than",
     "map_each", "map_value", "matches", "not_", "or_", "pattern", "satisfies", "similarity", "some",
-    "summarizes",
+    "summarizes", "tool_match",
 ]
 
 DATASETS = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl"]

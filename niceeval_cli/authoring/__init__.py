@@ -7,13 +7,16 @@ from ._definition import CasesOption, EvalDefinition, EvalOptions, TestFunction,
 from ._definition_errors import DatasetError, DefinitionError
 from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
 from ._registration import AssertionHandle, Registration, StopContinuation
-from ._usage import Turn, Usage, UsageMeter, UsageView
+from ._session import Session
+from ._turns import AgentError, Event, Message, ToolCall, Turn, Usage
+from ._usage import Price, UsageMeter, UsageView
 
 __all__ = [
     "RESERVED_NAMES",
     "Adapter",
     "AdapterContext",
     "AdapterFailure",
+    "AgentError",
     "AssertionHandle",
     "AuthoringError",
     "Case",
@@ -23,13 +26,18 @@ __all__ = [
     "DefinitionError",
     "EvalDefinition",
     "EvalOptions",
+    "Event",
     "ExperimentInfo",
+    "Message",
     "NoAdapterError",
+    "Price",
     "Registration",
+    "Session",
     "SourceLocation",
     "StopContinuation",
     "TestContext",
     "TestFunction",
+    "ToolCall",
     "Turn",
     "Usage",
     "UsageMeter",

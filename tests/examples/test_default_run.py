@@ -30,6 +30,14 @@ def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_
         ("directions/uncorrelated", "directions/scenario"): ("unrankable", "unavailable"),
         **{("datasets", f"datasets/policy[{case}]"): ("passed", None) for case in POLICY_CASES},
         **{("datasets", f"datasets/totals[o-{n}]"): ("passed", None) for n in range(1, 6)},
+        ("agent_tools", "agent_tools/recovery"): ("scored", "passed"),
+        ("agent_tools", "agent_tools/refunds/refund_flow"): ("passed", None),
+        ("agent_tools", "agent_tools/refunds/shipping_question"): ("passed", None),
+        ("agent_tools", "agent_tools/sessions"): ("passed", None),
+        ("agent_tools/broken", "agent_tools/recovery"): ("scored", "passed"),
+        ("agent_tools/broken", "agent_tools/refunds/refund_flow"): ("failed", None),
+        ("agent_tools/broken", "agent_tools/refunds/shipping_question"): ("passed", None),
+        ("agent_tools/broken", "agent_tools/sessions"): ("failed", None),
     }
 
 
