@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["is_glob", "matches", "matches_any"]
+__all__ = ["is_glob", "matches", "matches_any", "sqlite_glob"]
 
 
 def is_glob(selector: str) -> bool:
@@ -34,3 +34,9 @@ def matches(selector: str, eval_id: str) -> bool:
 
 def matches_any(selectors: Iterable[str], eval_id: str) -> bool:
     return any(matches(selector, eval_id) for selector in selectors)
+
+
+def sqlite_glob(selector: str) -> str:
+    """The SQLite GLOB pattern of a glob selector (for the store's `--eval` filters): `*` and `?`
+    as they are, every `[` made literal as `[[]`. GLOB, unlike LIKE, is case-sensitive."""
+    return selector.replace("[", "[[]")

@@ -103,3 +103,13 @@ def test_more_than_ten_failing_cases_are_counted_not_listed(project):
     assert "… 5 more not passing (niceeval view lists them all)" in result.stdout
     listed = [line.split()[1] for line in result.stdout.splitlines() if line.strip().startswith("failed  c")]
     assert listed == [f"c{n:02d}" for n in range(1, 21, 2)]
+
+
+def test_view_and_query_take_the_same_glob_selectors_as_run(ran, project):
+    only = project.attempts("--eval", "refunds/refund[r-0[45]]")  # no glob: a literal prefix, nothing
+    assert only == []
+    picked = project.attempts("--eval", "refunds/refund[r-0*]", "--eval", "*[long]")
+    assert {a["eval_id"] for a in picked} == {*(f"refunds/refund[r-{n:02d}]" for n in range(1, 8)),
+                                               "refunds/length[long]"}
+    view = project.cli("view", "--eval", "*[r-05]")
+    assert "refunds/refund[r-05]" in view.stdout and "refunds/refund[r-01]" not in view.stdout
