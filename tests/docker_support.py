@@ -46,3 +46,18 @@ def niceeval_containers() -> list[str]:
     done = subprocess.run(["docker", "ps", "-aq", "--filter", "label=niceeval.sandbox"],
                           capture_output=True, text=True, timeout=30, check=False)
     return done.stdout.split()
+
+
+def processes_running(*argv: str) -> list[int]:
+    """Pids (host-wide, containers included) whose command line is exactly `argv`."""
+    from pathlib import Path
+
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if (entry / "cmdline").read_bytes() == wanted:
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return found
