@@ -272,6 +272,67 @@ def init() -> None:
     listing.init_project(Path.cwd(), console=_console())
 
 
+ExperimentsPair = Annotated[
+    Optional[tuple[str, str]],  # noqa: UP045
+    typer.Option("--experiments", metavar="A B", help="Compare experiment A (base) with B (new) in one run."),
+]
+
+
+@app.command()
+@_guard
+def compare(
+    base: Annotated[Text, typer.Argument(metavar="BASE", help="The base run (with --experiments: the run).")] = None,
+    new: Annotated[Text, typer.Argument(metavar="[NEW]", help="The new run (default: the latest).")] = None,
+    experiments: ExperimentsPair = None,
+    fmt: Annotated[Text, typer.Option("--format", help="json | ndjson | csv (default: terminal text).")] = None,
+    fail_on: Annotated[
+        Names, typer.Option("--fail-on", help="Exit 1 if any pair is in this class (repeatable: regressed, undecided).")
+    ] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """What changed between two runs, or between two experiments of one run."""
+    from .app import compare as use_case
+    from .reports import compare_output
+    from .store import Store
+
+    classes = use_case.parse_fail_on(fail_on or ())
+    if fmt is not None and fmt not in compare_output.MACHINE_FORMATS:
+        raise UserError(f"--format {fmt!r} is not one of {', '.join(compare_output.MACHINE_FORMATS)}")
+    with Store.open(_store_path(store, config), readonly=True) as db:
+        if experiments is not None:
+            if new is not None:
+                raise UserError("with --experiments A B give at most one run (the run holding both experiments)")
+            result = use_case.compare_experiments(db, experiments[0], experiments[1], base)
+        else:
+            if base is None:
+                raise UserError("give the BASE run id (or the start of one); `niceeval query runs` lists them")
+            result = use_case.compare_runs(db, base, new)
+    if fmt is None:
+        compare_output.print_comparison(_console(), result)
+    else:
+        compare_output.write_comparison(sys.stdout, result, fmt)
+    raise typer.Exit(int(use_case.exit_code(result, classes)))
+
+
+@app.command()
+@_guard
+def report(
+    run_ref: Annotated[Text, typer.Argument(metavar="[RUN_ID]", help="The run (default: the latest).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the HTML here.")] = None,  # noqa: UP045
+    baseline: Annotated[Text, typer.Option("--baseline", help="Also compare with this earlier run.")] = None,
+    experiments: ExperimentsPair = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write one self-contained HTML report of a run (opens from disk, offline)."""
+    from .app import report as use_case
+
+    path = _store_path(store, config)
+    written = use_case.write_report(path, run_ref, out=out, baseline=baseline, experiments=experiments)
+    typer.echo(str(written))
+
+
 def _store_path(store: Path | None, config: Path | None) -> Path:
     if store is not None:
         return store
@@ -279,11 +340,12 @@ def _store_path(store: Path | None, config: Path | None) -> Path:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    from ._errors import NiceEvalError
     from .config import ConfigError
     from .discovery import DiscoveryError
     from .store import StoreError
 
-    return (UserError, ConfigError, DiscoveryError, StoreError)
+    return (UserError, ConfigError, DiscoveryError, StoreError, NiceEvalError)
 
 
 _console_script = False  # set by main(): only a real process may exit without joining threads

@@ -1,0 +1,118 @@
+"""`niceeval compare`: read two sides through the `Store`, class their pairs (`comparison`).
+
+Two runs (`BASE [NEW]`, NEW defaulting to the latest run), or two experiments of one run
+(`--experiments A B [RUN]`). Unknown or ambiguous ids are user errors (exit 2); `--fail-on`
+turns chosen classes into exit 1, so CI can gate a change on "nothing regressed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ExitCode, UsageError
+from .._states import AssertionState, AttemptState, EvalKind, GateState
+from ..comparison import AttemptFacts, Comparison, ExperimentTotals, PairClass, compare, experiment_totals
+from ..store import RunRow, Store
+
+__all__ = [
+    "CompareResult",
+    "attempt_facts",
+    "compare_experiments",
+    "compare_runs",
+    "exit_code",
+    "parse_fail_on",
+]
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The two sides read, and what comparing them found."""
+
+    base_run: RunRow
+    new_run: RunRow
+    comparison: Comparison
+    experiments: tuple[str, str] | None = None  # (A, B) when two experiments of one run were compared
+    totals: tuple[ExperimentTotals, ExperimentTotals] | None = None
+
+
+def attempt_facts(store: Store, run_id: str, rows: Sequence[dict[str, Any]] | None = None) -> list[AttemptFacts]:
+    """Every attempt of a run (reused ones included) with its assertion states by key.
+
+    Three queries whatever the size of the run: attempts, their results, the run's slots.
+    `rows` are the run's attempt rows when the caller has read them already.
+    """
+    if rows is None:
+        _, rows = store.query("attempts", run=run_id)
+    _, results = store.query("assertions", run=run_id)
+    rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run_id)}
+    states: dict[str, dict[str, AssertionState]] = {}
+    for r in results:
+        states.setdefault(r["attempt_id"], {})[r["key"]] = AssertionState(r["state"])
+    return [_facts(row, rules.get((row["experiment_id"], row["eval_id"])), states.get(row["id"], {})) for row in rows]
+
+
+def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionState]) -> AttemptFacts:
+    return AttemptFacts(
+        experiment_id=row["experiment_id"],
+        eval_id=row["eval_id"],
+        kind=EvalKind(row["kind"]),
+        state=AttemptState(row["state"]),
+        gate=None if row.get("gate") is None else GateState(row["gate"]),
+        score=row.get("score"),
+        max_score=row.get("max_score"),
+        case_id=row.get("case_id"),  # NULL (or no column, before datasets) for evals without cases
+        ordinal=row["ordinal"],
+        pass_rule=rule,
+        assertion_states=states,
+        duration_ms=row.get("duration_ms"),
+        cost_usd=row.get("cost_usd"),
+    )
+
+
+def compare_runs(store: Store, base_ref: str, new_ref: str | None = None) -> CompareResult:
+    """BASE against NEW (default: the latest run); ids are exact or unique prefixes."""
+    base_run = store.resolve_run(base_ref)
+    new_run = store.resolve_run(new_ref)
+    comparison = compare(attempt_facts(store, base_run.id), attempt_facts(store, new_run.id))
+    return CompareResult(base_run, new_run, comparison)
+
+
+def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None) -> CompareResult:
+    """Experiment A (playing BASE) against B (playing NEW) in one run (default: the latest)."""
+    run = store.resolve_run(run_ref)
+    facts = attempt_facts(store, run.id)
+    present = sorted({f.experiment_id for f in facts} | set(run.experiments))
+    for name in (a, b):
+        if name not in present:
+            known = ", ".join(present) or "none"
+            raise UsageError(
+                f"--experiments: run {run.id} has no experiment {name!r}; its experiments are: {known}."
+            )
+    if a == b:
+        raise UsageError(f"--experiments needs two different experiments, got {a!r} twice.")
+    comparison = compare(facts, facts, experiments=(a, b))
+    totals = (experiment_totals(facts, a), experiment_totals(facts, b))
+    return CompareResult(run, run, comparison, experiments=(a, b), totals=totals)
+
+
+def parse_fail_on(values: Iterable[str]) -> tuple[PairClass, ...]:
+    """`--fail-on` values (repeatable; commas also separate), checked against the class names."""
+    classes: list[PairClass] = []
+    for value in values:
+        for part in value.split(","):
+            name = part.strip()
+            if not name:
+                continue
+            try:
+                classes.append(PairClass(name))
+            except ValueError:
+                choices = ", ".join(c.value for c in PairClass)
+                raise UsageError(f"--fail-on {name!r} is not a comparison class; choose from {choices}.") from None
+    return tuple(dict.fromkeys(classes))
+
+
+def exit_code(result: CompareResult, fail_on: Sequence[PairClass]) -> ExitCode:
+    """1 when any pair is in a `--fail-on` class, else 0."""
+    return ExitCode.FAILED if fail_on and result.comparison.any_in(fail_on) else ExitCode.OK
