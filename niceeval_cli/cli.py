@@ -327,9 +327,13 @@ def report(
 ) -> None:
     """Write one self-contained HTML report of a run (opens from disk, offline)."""
     from .app import report as use_case
+    from .reports.html import render_report
+    from .store import Store
 
     path = _store_path(store, config)
-    written = use_case.write_report(path, run_ref, out=out, baseline=baseline, experiments=experiments)
+    with Store.open(path, readonly=True) as db:
+        data = use_case.read_report(db, run_ref, baseline=baseline, experiments=experiments)
+    written = use_case.save_report(render_report(data), out or use_case.default_path(path, data.run.id))
     typer.echo(str(written))
 
 

@@ -84,6 +84,7 @@ class AttemptFacts:
     ordinal: int = 0
     pass_rule: str | None = None  # as recorded on the run's slot; None folds under "any"
     assertion_states: Mapping[str, AssertionState] = field(default_factory=dict)  # key → state
+    unavailable_weight: float | None = None
     duration_ms: float | None = None
     cost_usd: float | None = None
 
@@ -381,6 +382,7 @@ class ExperimentTotals:
     mean_score: float | None  # over rankable score-style attempts (outcomes.summarize_scores)
     earned: float
     max_score: float
+    unavailable_weight: float
     cost_usd: float | None  # None when no attempt reported a cost
     duration_ms: float  # summed over attempts
     mean_duration_ms: float | None
@@ -407,6 +409,7 @@ class ExperimentTotals:
             "mean_score": self.mean_score,
             "earned": self.earned,
             "max_score": self.max_score,
+            "unavailable_weight": self.unavailable_weight,
             "cost_usd": self.cost_usd,
             "duration_ms": self.duration_ms,
             "mean_duration_ms": self.mean_duration_ms,
@@ -430,7 +433,8 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
     score_attempts = [a for a in mine if EvalKind(a.kind) is EvalKind.SCORE]
     sides = [fold_side(g) for g in _group(pass_attempts, by_experiment=True).values()]
     summary = outcomes.summarize_scores(
-        [_ScoreView(AttemptState(a.state), a.score, a.max_score, None, None, a.gate) for a in score_attempts]
+        [_ScoreView(AttemptState(a.state), a.score, a.max_score, a.unavailable_weight, None, a.gate)
+         for a in score_attempts]
     )
     costs = [a.cost_usd for a in mine if a.cost_usd is not None]
     durations = [a.duration_ms for a in mine if a.duration_ms is not None]
@@ -447,6 +451,7 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
         mean_score=summary.mean,
         earned=summary.earned,
         max_score=summary.max_score,
+        unavailable_weight=summary.unavailable_weight,
         cost_usd=round(math.fsum(costs), 10) if costs else None,
         duration_ms=round(math.fsum(durations), 3),
         mean_duration_ms=round(math.fsum(durations) / len(durations), 3) if durations else None,

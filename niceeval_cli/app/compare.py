@@ -22,6 +22,7 @@ __all__ = [
     "compare_experiments",
     "compare_runs",
     "exit_code",
+    "experiments_result",
     "parse_fail_on",
 ]
 
@@ -37,15 +38,21 @@ class CompareResult:
     totals: tuple[ExperimentTotals, ExperimentTotals] | None = None
 
 
-def attempt_facts(store: Store, run_id: str, rows: Sequence[dict[str, Any]] | None = None) -> list[AttemptFacts]:
+def attempt_facts(
+    store: Store,
+    run_id: str,
+    rows: Sequence[dict[str, Any]] | None = None,
+    results: Sequence[dict[str, Any]] | None = None,
+) -> list[AttemptFacts]:
     """Every attempt of a run (reused ones included) with its assertion states by key.
 
     Three queries whatever the size of the run: attempts, their results, the run's slots.
-    `rows` are the run's attempt rows when the caller has read them already.
+    `rows` / `results` are the run's attempt and assertion rows when the caller has read them.
     """
     if rows is None:
         _, rows = store.query("attempts", run=run_id)
-    _, results = store.query("assertions", run=run_id)
+    if results is None:
+        _, results = store.query("assertions", run=run_id)
     rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run_id)}
     states: dict[str, dict[str, AssertionState]] = {}
     for r in results:
@@ -66,6 +73,7 @@ def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionSta
         ordinal=row["ordinal"],
         pass_rule=rule,
         assertion_states=states,
+        unavailable_weight=row.get("unavailable_weight"),
         duration_ms=row.get("duration_ms"),
         cost_usd=row.get("cost_usd"),
     )
@@ -82,7 +90,11 @@ def compare_runs(store: Store, base_ref: str, new_ref: str | None = None) -> Com
 def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None) -> CompareResult:
     """Experiment A (playing BASE) against B (playing NEW) in one run (default: the latest)."""
     run = store.resolve_run(run_ref)
-    facts = attempt_facts(store, run.id)
+    return experiments_result(run, attempt_facts(store, run.id), a, b)
+
+
+def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: str) -> CompareResult:
+    """A against B over one run's attempts; an experiment the run does not hold is a usage error."""
     present = sorted({f.experiment_id for f in facts} | set(run.experiments))
     for name in (a, b):
         if name not in present:

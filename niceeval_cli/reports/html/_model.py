@@ -1,0 +1,518 @@
+"""The HTML report's view-model: from `ReportData` to what the template and the page script read.
+
+Pure. The page is built in two parts: the skeleton (header, experiments, matrix, charts, one
+summary row per attempt, comparisons) rendered by Jinja2 with autoescape, and the attempt
+details (assertions, transcript, traceback, ...) embedded once as JSON and rendered by the
+page's script when an attempt is opened. Every verdict comes from `outcomes` / `comparison`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import outcomes
+from ..._errors import EXIT_MEANING
+from ..._states import AssertionState, AttemptState, EvalKind, GateState
+from ...app.compare import CompareResult
+from ...app.report import ReportData
+from ...comparison import AttemptFacts, ExperimentTotals, Pair, PairClass, Side, experiment_totals, fold_side
+from .._safe import visible
+from ..compare_output import LISTED, side_text
+from . import _charts
+from ._charts import Chart
+
+#: Open attempts rendered before the page shows; the rest follow in idle slices.
+FIRST_SLICE = 300
+_NAME = 200
+
+
+def num(x: float | None) -> str:
+    """Scores and weights: whole numbers as such, else up to two decimals; missing as an em dash."""
+    if x is None:
+        return "—"
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def percent(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate * 100:.0f}%"
+
+
+def duration(ms: float | None) -> str:
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{int(ms // 60_000)} min {ms % 60_000 / 1000:.0f} s"
+
+
+def when(iso: str | None) -> str:
+    if not iso:
+        return "—"
+    return iso.replace("T", " ").split(".")[0].rstrip("Z") + " UTC"
+
+
+def name(text: object) -> str:
+    return visible(text, _NAME, single_line=True)
+
+
+def attempt_word(state: str, gate: str | None) -> str:
+    """The one word for an attempt's outcome (a failed score gate is its own word)."""
+    if state == AttemptState.SCORED.value and gate in (GateState.FAILED.value, GateState.UNAVAILABLE.value):
+        return f"gate {gate}"
+    return state
+
+
+def slug(word: str) -> str:
+    return word.replace(" ", "-")
+
+
+_OK_WORDS = frozenset({"passed", "scored"})
+STATE_WORDS = ("errored", "failed", "unrankable", "gate failed", "gate unavailable", "passed", "scored")
+MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", "gate failed": "✗", "gate unavailable": "?",
+         "passed": "✓", "scored": "✓", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",
+         "met": "✓", "measured": "·", "removed": "−", "added": "+"}
+
+
+def score_text(row: Mapping[str, Any]) -> str:
+    """`45 of 100 · 50 unavailable · not rankable`: never a fabricated complete zero."""
+    if row.get("kind") != EvalKind.SCORE.value:
+        return ""
+    if row["state"] == AttemptState.ERRORED.value:
+        partial = row.get("partial_score")
+        earned = f"partial {num(partial)}" if partial is not None else "no score"
+        return f"{earned} of {num(row.get('max_score'))} · not rankable"
+    text = f"{num(row.get('score'))} of {num(row.get('max_score'))}"
+    if row.get("unavailable_weight"):
+        text += f" · {num(row['unavailable_weight'])} unavailable"
+    if row["state"] == AttemptState.UNRANKABLE.value:
+        text += " · not rankable"
+    if row.get("gate") == GateState.FAILED.value:
+        text += " · points kept"
+    return text
+
+
+def measurement_text(m: float | None, t: float | None) -> str | None:
+    """`0.62 < 0.80 required` (thresholded), `0.62` (recorded), or the missing value with its threshold."""
+    if m is None:
+        return None if t is None else f"— ({t:.2f} required)"
+    if t is None:
+        return f"{m:.2f}"
+    return f"{m:.2f} {'≥' if m >= t else '<'} {t:.2f} required"
+
+
+def _json_value(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _tags(row: Mapping[str, Any]) -> tuple[str, ...]:
+    parts = _json_value(row.get("fingerprint_parts"))
+    if isinstance(parts, dict):
+        options = parts.get("eval_options")
+        if isinstance(options, dict) and isinstance(options.get("tags"), list):
+            return tuple(str(t) for t in options["tags"])
+    return ()
+
+
+def _model(row: Mapping[str, Any]) -> str | None:
+    parts = _json_value(row.get("fingerprint_parts"))
+    model = parts.get("model") if isinstance(parts, dict) else None
+    return str(model) if model else None
+
+
+# ── header and experiments ───────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Header:
+    run_id: str
+    started: str
+    ended: str
+    status: str
+    argv: str
+    version: str
+    attempts: int
+    reused: int
+    counts: list[tuple[str, int]]  # (word, count), worst first
+    exit_text: str
+    cost: str | None
+
+
+@dataclass(frozen=True)
+class ExperimentColumn:
+    id: str
+    model: str | None
+    totals: ExperimentTotals
+    pass_rate: str  # evals passed under pass_rule
+    attempt_rate: str
+    score: str | None  # earned / max · unavailable · not rankable
+    mean: str | None
+    duration: str
+    cost: str
+
+
+def _header(data: ReportData) -> Header:
+    run = data.run
+    counts: dict[str, int] = {}
+    reused = 0
+    costs: list[float] = []
+    for row in data.attempts:
+        word = attempt_word(row["state"], row.get("gate"))
+        counts[word] = counts.get(word, 0) + 1
+        reused += row.get("relation") == "reference"
+        cost = row.get("cost_usd")
+        if cost is None:
+            cost = row.get("estimated_cost_usd")
+        if cost is not None:
+            costs.append(cost)
+    code = run.exit_code
+    exit_text = "no exit code yet" if code is None else f"exit {code} ({EXIT_MEANING.get(code, 'unknown')})"
+    return Header(
+        run_id=run.id,
+        started=when(run.started_at),
+        ended=when(run.ended_at),
+        status=str(run.status.value),
+        argv=visible(" ".join(["niceeval", *run.argv]), 400, single_line=True),
+        version=run.niceeval_version or "—",
+        attempts=len(data.attempts),
+        reused=reused,
+        counts=[(w, counts[w]) for w in STATE_WORDS if w in counts],
+        exit_text=exit_text,
+        cost=f"${math.fsum(costs):.4f}" if costs else None,
+    )
+
+
+def experiment_ids(data: ReportData) -> list[str]:
+    seen = [a["experiment_id"] for a in data.attempts]
+    return list(dict.fromkeys([e for e in data.run.experiments if e in set(seen)] + sorted(set(seen))))
+
+
+def _column(experiment: str, facts: Sequence[AttemptFacts], model: str | None) -> ExperimentColumn:
+    t = experiment_totals(facts, experiment)
+    score = mean = None
+    if t.score_attempts:
+        score = f"{num(t.earned)} of {num(t.max_score)}"
+        if t.unavailable_weight:
+            score += f" · {num(t.unavailable_weight)} unavailable"
+        if t.unrankable or t.rankable < t.score_attempts:
+            score += " · not rankable"
+        mean = f"{num(t.mean_score)} mean over {t.rankable} rankable" if t.mean_score is not None else "no rankable score"
+    rate = f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals} evals)" if t.pass_evals else "—"
+    attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{t.pass_attempts})" if t.pass_attempts else "—"
+    return ExperimentColumn(
+        id=experiment, model=model, totals=t, pass_rate=rate, attempt_rate=attempt_rate, score=score, mean=mean,
+        duration=duration(t.duration_ms), cost="—" if t.cost_usd is None else f"${t.cost_usd:.4f}",
+    )
+
+
+# ── the matrix ───────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Cell:
+    word: str  # css state: passed | failed | errored | unavailable | scored | gate-failed | none
+    text: str
+    mark: str
+    severity: int
+
+
+@dataclass
+class MatrixRow:
+    eval_id: str
+    case_id: str | None
+    cells: list[Cell]
+    tags: tuple[str, ...]
+    severity: int
+    cases: list[MatrixRow] = field(default_factory=list)  # dataset cases, grouped under their eval
+
+
+_NONE_CELL = Cell("none", "—", "", outcomes.attempt_severity(AttemptState.PASSED, None) + 1)
+
+
+def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
+    severity = outcomes.attempt_severity(side.state, side.gate)
+    if side.kind is EvalKind.PASS:
+        word = side.state.value
+        if word == "errored" and all(r == "evidence-unavailable" for r in reasons):
+            word = "unavailable"
+        text = word
+        if side.attempts > 1:
+            text += f" {side.passed}/{side.attempts}"
+        return Cell(word, text, MARKS.get(word, ""), severity)
+    text = side_text(side)
+    if side.state is AttemptState.UNRANKABLE:
+        word = "unavailable"
+    elif side.state is AttemptState.ERRORED:
+        word = "errored"
+    elif side.gate is GateState.FAILED:
+        word = "gate-failed"
+    elif side.gate is GateState.UNAVAILABLE:
+        word = "unavailable"
+    else:
+        word = "scored"
+    return Cell(word, text, MARKS.get(word.replace("-", " "), ""), severity)
+
+
+def _matrix(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]:
+    groups: dict[tuple[str, str | None, str], list[AttemptFacts]] = {}
+    reasons: dict[tuple[str, str | None, str], list[str | None]] = {}
+    tags: dict[str, tuple[str, ...]] = {}
+    for row, fact in zip(data.attempts, data.facts, strict=True):
+        key = (fact.eval_id, fact.case_id, fact.experiment_id)
+        groups.setdefault(key, []).append(fact)
+        reasons.setdefault(key, []).append(row.get("reason"))
+        tags.setdefault(fact.eval_id, _tags(row))
+    cases: dict[str, dict[str | None, MatrixRow]] = {}
+    for (eval_id, case_id, experiment), facts in groups.items():
+        by_case = cases.setdefault(eval_id, {})
+        row_ = by_case.get(case_id)
+        if row_ is None:
+            row_ = by_case[case_id] = MatrixRow(eval_id, case_id, [_NONE_CELL] * len(experiments), tags[eval_id],
+                                                _NONE_CELL.severity)
+        facts.sort(key=lambda f: f.ordinal)
+        cell = _cell(fold_side(facts), reasons[(eval_id, case_id, experiment)])
+        row_.cells[experiments.index(experiment)] = cell
+        row_.severity = min(row_.severity, cell.severity)
+    rows: list[MatrixRow] = []
+    for eval_id, by_case in cases.items():
+        if list(by_case) == [None]:
+            rows.append(by_case[None])
+            continue
+        case_rows = sorted(by_case.values(), key=lambda r: (r.severity, r.case_id or ""))
+        rows.append(_eval_of_cases(eval_id, case_rows, len(experiments), tags[eval_id]))
+    rows.sort(key=lambda r: (r.severity, r.eval_id))
+    return rows
+
+
+def _eval_of_cases(eval_id: str, case_rows: list[MatrixRow], width: int, tags: tuple[str, ...]) -> MatrixRow:
+    """An eval with dataset cases: per experiment the share of cases that passed (scored cleanly)."""
+    cells: list[Cell] = []
+    for column in range(width):
+        present = [r.cells[column] for r in case_rows if r.cells[column] is not _NONE_CELL]
+        if not present:
+            cells.append(_NONE_CELL)
+            continue
+        ok = sum(1 for c in present if c.word in ("passed", "scored"))
+        worst = min(present, key=lambda c: c.severity)
+        word = "passed" if ok == len(present) else worst.word
+        cells.append(Cell(word, f"{ok}/{len(present)} cases", MARKS.get(word.replace("-", " "), ""), worst.severity))
+    severity = min(c.severity for c in cells)
+    return MatrixRow(eval_id, None, cells, tags, severity, cases=case_rows)
+
+
+# ── attempts ─────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class AttemptItem:
+    """One summary row of the attempts list (its details live in the JSON payload, same index)."""
+
+    index: int
+    id: str
+    experiment_id: str
+    eval_id: str
+    case_id: str | None
+    ordinal: int
+    word: str
+    mark: str
+    score: str
+    duration: str
+    tags: tuple[str, ...]
+    open: bool
+    reused_from: str | None
+
+    @property
+    def state_slug(self) -> str:
+        return slug(self.word)
+
+
+def _assertion_payload(r: Mapping[str, Any]) -> dict[str, Any]:
+    weight = r.get("weight")
+    role = r.get("role")
+    item: dict[str, Any] = {
+        "state": r["state"],
+        "name": (f"{r['group_name']} / " if r.get("group_name") else "") + str(r.get("label") or r["key"]),
+        "key": r["key"],
+        "role": role,
+        "measure": measurement_text(r.get("measurement"), r.get("threshold")),
+        "points": f"{num(r.get('contribution'))} / {num(weight)}" if role in ("score", "gate+score") and weight
+        is not None else None,
+        "reason": r.get("reason"),
+        "explanation": r.get("explanation"),
+        "match": r.get("match_name"),
+        "evidence": r.get("evidence"),
+        "judge": r.get("judge_audit"),
+        "extras": r.get("extras"),
+        "at": f"{r['source_file']}:{r.get('source_line') or '?'}" if r.get("source_file") else None,
+        "or_stop": bool(r.get("or_stop")) or None,
+    }
+    return {k: v for k, v in item.items() if v is not None}
+
+
+def _severity_order(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(results, key=lambda r: (outcomes.assertion_severity(r["state"]), r["ordinal"]))
+
+
+_ATTEMPT_FIELDS = ("reason", "error", "traceback", "stop_cause", "case_value", "sandbox", "notes", "started_at",
+                   "input_tokens", "output_tokens", "judge_tokens", "cost_usd", "estimated_cost_usd", "fingerprint")
+
+
+def _attempt_payload(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]],
+                     turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": row["id"],
+        "experiment": row["experiment_id"],
+        "eval": row["eval_id"],
+        "ordinal": row["ordinal"],
+        "word": attempt_word(row["state"], row.get("gate")),
+        "score": score_text(row) or None,
+        "duration": duration(row.get("duration_ms")),
+        "assertions": [_assertion_payload(r) for r in _severity_order(results)],
+    }
+    if row.get("relation") == "reference":
+        item["reused_from"] = row["run_id"]
+    for name_ in _ATTEMPT_FIELDS:
+        value = row.get(name_)
+        if value is not None:
+            item[name_] = value
+    if row.get("case_id") is not None:
+        item["case"] = row["case_id"]
+    if turns:
+        item["turns"] = list(turns)
+    return item
+
+
+def _attempts(data: ReportData) -> tuple[list[AttemptItem], list[dict[str, Any]]]:
+    items: list[AttemptItem] = []
+    payload: list[dict[str, Any]] = []
+    for i, row in enumerate(data.attempts):
+        word = attempt_word(row["state"], row.get("gate"))
+        items.append(AttemptItem(
+            index=i,
+            id=row["id"],
+            experiment_id=row["experiment_id"],
+            eval_id=row["eval_id"],
+            case_id=row.get("case_id"),
+            ordinal=row["ordinal"],
+            word=word,
+            mark=MARKS.get(word, ""),
+            score=score_text(row),
+            duration=duration(row.get("duration_ms")),
+            tags=_tags(row),
+            open=word not in _OK_WORDS,
+            reused_from=row["run_id"] if row.get("relation") == "reference" else None,
+        ))
+        payload.append(_attempt_payload(row, data.assertions.get(row["id"], ()), data.turns.get(row["id"], ())))
+    return items, payload
+
+
+# ── comparisons ──────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class PairItem:
+    cls: str
+    experiment: str
+    eval_id: str
+    case_id: str | None
+    base: str
+    new: str
+    changed: str
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    title: str
+    base_label: str
+    new_label: str
+    counts: list[tuple[str, int]]
+    sections: list[tuple[str, str, list[PairItem]]]  # (class, title, pairs) listed pair by pair
+    rest: list[tuple[str, list[PairItem]]]  # the other classes, collapsed
+    totals: list[ExperimentColumn] | None = None
+
+
+def _pair_item(pair: Pair) -> PairItem:
+    experiment = pair.experiment_id if pair.base_experiment_id == pair.experiment_id else ""
+    return PairItem(pair.cls.value, experiment, pair.eval_id, pair.case_id, side_text(pair.base),
+                    side_text(pair.new), ", ".join(pair.changed_keys))
+
+
+def _comparison(result: CompareResult, title: str, facts: Sequence[AttemptFacts] | None = None,
+                models: Mapping[str, str | None] | None = None) -> ComparisonView:
+    comparison = result.comparison
+    titles = {PairClass.REGRESSED: "Regressed", PairClass.FIXED: "Fixed", PairClass.UNDECIDED: "Undecided now",
+              PairClass.DECIDED: "Decided now", PairClass.STILL_FAILING: "Still failing",
+              PairClass.ADDED: "Added", PairClass.REMOVED: "Removed", PairClass.UNCHANGED: "Unchanged"}
+    totals = None
+    if result.experiments is not None:
+        a, b = result.experiments
+        base_label, new_label = a, b
+        titles[PairClass.FIXED], titles[PairClass.REGRESSED] = f"{b} wins", f"{b} loses"
+        if facts is not None:
+            totals = [_column(x, facts, (models or {}).get(x)) for x in result.experiments]
+    else:
+        base_label, new_label = f"run {result.base_run.id}", f"run {result.new_run.id}"
+    sections = [(c.value, titles[c], [_pair_item(p) for p in comparison.of(c)])
+                for c in comparison.order if c in LISTED]
+    rest = [(titles[c], [_pair_item(p) for p in comparison.of(c)])
+            for c in comparison.order if c not in LISTED and c is not PairClass.UNCHANGED]
+    counts = [(c.value, n) for c, n in comparison.counts().items()]
+    return ComparisonView(title, base_label, new_label, counts, [s for s in sections if s[2]],
+                          [r for r in rest if r[1]], totals)
+
+
+# ── the page ─────────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Page:
+    header: Header
+    experiments: list[ExperimentColumn]
+    matrix: list[MatrixRow]
+    charts: list[Chart]
+    attempts: list[AttemptItem]
+    states: list[str]  # state words present, for the filter
+    tags: list[str]
+    baseline: ComparisonView | None
+    versus: ComparisonView | None
+    payload: dict[str, Any]
+
+
+def build_page(data: ReportData) -> Page:
+    experiments = experiment_ids(data)
+    models: dict[str, str | None] = {}
+    for row in data.attempts:
+        models.setdefault(row["experiment_id"], _model(row))
+    columns = [_column(e, data.facts, models.get(e)) for e in experiments]
+    items, payload = _attempts(data)
+    words = {i.word for i in items}
+    baseline = versus = None
+    if data.baseline is not None:
+        baseline = _comparison(data.baseline, f"Against baseline run {data.baseline.base_run.id}")
+    if data.experiments is not None and data.experiments.experiments is not None:
+        a, b = data.experiments.experiments
+        versus = _comparison(data.experiments, f"Experiment {a} against {b}", data.facts, models)
+    return Page(
+        header=_header(data),
+        experiments=columns,
+        matrix=_matrix(data, experiments),
+        charts=_charts.charts(columns, data.facts, experiments),
+        attempts=items,
+        states=[w for w in STATE_WORDS if w in words],
+        tags=sorted({t for i in items for t in i.tags}),
+        baseline=baseline,
+        versus=versus,
+        payload={"run": data.run.id, "first_slice": FIRST_SLICE, "attempts": payload},
+    )

@@ -1,0 +1,146 @@
+(function () {
+  "use strict";
+  // Attempt details are rendered from the embedded JSON with textContent only: nothing from the
+  // data is ever parsed as HTML, so a reply holding <script> or <img onerror> stays text.
+  var data = JSON.parse(document.getElementById("niceeval-data").textContent);
+  var list = document.getElementById("attempts");
+  var items = Array.prototype.slice.call(list.children);
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function pretty(text) {
+    if (typeof text !== "string") return JSON.stringify(text, null, 2);
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+  }
+  function block(parent, label, text) {
+    if (text === undefined || text === null || text === "") return;
+    var wrap = el("div", "block");
+    wrap.appendChild(el("div", "block-label", label));
+    wrap.appendChild(el("pre", null, text));
+    parent.appendChild(wrap);
+  }
+  function facts(parent, pairs) {
+    var dl = el("dl", "facts");
+    pairs.forEach(function (p) {
+      if (p[1] === undefined || p[1] === null) return;
+      var d = el("div");
+      d.appendChild(el("dt", null, p[0]));
+      d.appendChild(el("dd", null, p[1]));
+      dl.appendChild(d);
+    });
+    parent.appendChild(dl);
+  }
+  function assertion(r) {
+    var li = el("li", "assertion s-" + r.state);
+    var head = el("div", "assertion-head");
+    head.appendChild(el("span", "badge s-" + r.state, r.state));
+    head.appendChild(el("span", "label", r.name));
+    if (r.measure) head.appendChild(el("span", "measure", r.measure));
+    if (r.points) head.appendChild(el("span", "points", r.points + " points"));
+    var tags = [];
+    if (r.role && r.role !== "record") tags.push(r.role);
+    if (r.or_stop) tags.push("or_stop");
+    if (tags.length) head.appendChild(el("span", "dim", "[" + tags.join(", ") + "]"));
+    li.appendChild(head);
+    facts(li, [["key", r.key], ["match", r.match], ["reason", r.reason], ["at", r.at]]);
+    block(li, "explanation", r.explanation);
+    block(li, "evidence", r.evidence && pretty(r.evidence));
+    block(li, "judge reasoning", r.judge && pretty(r.judge));
+    block(li, "extras", r.extras && pretty(r.extras));
+    return li;
+  }
+  function transcript(parent, turns) {
+    var ol = el("ol", "turns");
+    turns.forEach(function (t) {
+      var li = el("li", "turn");
+      li.appendChild(el("div", "block-label", "turn " + t.ordinal + (t.session ? " · session " + t.session : "") +
+        (t.status ? " · " + t.status : "")));
+      block(li, "input", t.input);
+      block(li, "reply", t.message);
+      (t.events || []).forEach(function (ev) {
+        var label = ev.kind + (ev.name ? " " + ev.name : "") + (ev.status ? " (" + ev.status + ")" : "");
+        var text = [ev.text, ev.input && "input: " + pretty(ev.input), ev.output && "output: " + pretty(ev.output)]
+          .filter(Boolean).join("\n");
+        block(li, label, text || "—");
+      });
+      ol.appendChild(li);
+    });
+    var wrap = el("div", "block");
+    wrap.appendChild(el("div", "block-label", "transcript"));
+    wrap.appendChild(ol);
+    parent.appendChild(wrap);
+  }
+  function render(item) {
+    if (item.getAttribute("data-rendered")) return;
+    item.setAttribute("data-rendered", "1");
+    var a = data.attempts[Number(item.getAttribute("data-i"))];
+    var box = item.querySelector(".detail");
+    facts(box, [["attempt", a.id], ["score", a.score], ["reason", a.reason], ["stopped", a.stop_cause],
+      ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at], ["duration", a.duration],
+      ["tokens in / out", a.input_tokens != null ? a.input_tokens + " / " + a.output_tokens : null],
+      ["judge tokens", a.judge_tokens || null], ["cost", a.cost_usd != null ? "$" + a.cost_usd : null],
+      ["estimated cost", a.estimated_cost_usd != null ? "$" + a.estimated_cost_usd : null]]);
+    block(box, "error", a.error);
+    block(box, "traceback", a.traceback);
+    block(box, "case value", a.case_value && pretty(a.case_value));
+    if (a.assertions.length) {
+      var ol = el("ol", "assertions");
+      a.assertions.forEach(function (r) { ol.appendChild(assertion(r)); });
+      box.appendChild(ol);
+    } else {
+      box.appendChild(el("p", "dim", "No assertion results."));
+    }
+    if (a.turns && a.turns.length) transcript(box, a.turns);
+    block(box, "sandbox", a.sandbox && pretty(a.sandbox));
+    block(box, "notes", a.notes && pretty(a.notes));
+  }
+
+  // Closed attempts are rendered when opened; open ones (failed, errored, unavailable) now,
+  // the first slice before the page shows and the rest in later slices.
+  list.addEventListener("toggle", function (ev) {
+    if (ev.target.open) render(ev.target.parentNode);
+  }, true);
+  var open = items.filter(function (li) { return li.firstChild.open; });
+  var first = data.first_slice || 300;
+  open.slice(0, first).forEach(render);
+  (function later(from) {
+    if (from >= open.length) return;
+    setTimeout(function () {
+      open.slice(from, from + 200).forEach(render);
+      later(from + 200);
+    }, 0);
+  })(first);
+
+  // Filters: state, experiment, tag, eval id text; they hide and show rows, no server needed.
+  var form = document.getElementById("filters");
+  var count = document.getElementById("shown-count");
+  var groups = Array.prototype.slice.call(document.querySelectorAll("#matrix tbody.eval-group"));
+  function value(id) { var e = document.getElementById(id); return e ? e.value : ""; }
+  function apply() {
+    var states = {};
+    Array.prototype.forEach.call(form.querySelectorAll("input[name=state]"), function (box) {
+      states[box.value] = box.checked;
+    });
+    var experiment = value("filter-experiment");
+    var tag = value("filter-tag");
+    var text = value("filter-search").trim().toLowerCase();
+    var shown = 0;
+    function tagged(node) { return !tag || (" " + node.getAttribute("data-tags") + " ").indexOf(" " + tag + " ") >= 0; }
+    function named(node) { return !text || node.getAttribute("data-eval").toLowerCase().indexOf(text) >= 0; }
+    items.forEach(function (li) {
+      var ok = states[li.getAttribute("data-state")] !== false &&
+        (!experiment || li.getAttribute("data-experiment") === experiment) && tagged(li) && named(li);
+      li.hidden = !ok;
+      if (ok) shown += 1;
+    });
+    groups.forEach(function (g) { g.hidden = !(tagged(g) && named(g)); });
+    count.textContent = shown + " of " + items.length + " attempts shown";
+  }
+  form.addEventListener("input", apply);
+  form.addEventListener("change", apply);
+  form.addEventListener("submit", function (ev) { ev.preventDefault(); });
+})();
