@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import UsageError
-from ..store import RunRow, Store
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
+from ..store import RunRow, Store
 from .compare import CompareResult, attempt_facts, experiments_result
 
 __all__ = ["ReportData", "default_path", "read_report", "save_report"]

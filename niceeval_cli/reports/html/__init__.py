@@ -12,7 +12,7 @@ import base64
 import hashlib
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -38,7 +38,7 @@ def _environment() -> Environment:
     return env
 
 
-@lru_cache(maxsize=None)
+@cache
 def _asset(name: str) -> str:
     return (_TEMPLATES / name).read_text(encoding="utf-8")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ... import outcomes
 from ..._errors import EXIT_MEANING
-from ..._states import AssertionState, AttemptState, EvalKind, GateState
+from ..._states import AttemptState, EvalKind, GateState
 from ...app.compare import CompareResult
 from ...app.report import ReportData
 from ...comparison import AttemptFacts, ExperimentTotals, Pair, PairClass, Side, experiment_totals, fold_side
@@ -208,7 +208,9 @@ def _column(experiment: str, facts: Sequence[AttemptFacts], model: str | None) -
             score += f" · {num(t.unavailable_weight)} unavailable"
         if t.unrankable or t.rankable < t.score_attempts:
             score += " · not rankable"
-        mean = f"{num(t.mean_score)} mean over {t.rankable} rankable" if t.mean_score is not None else "no rankable score"
+        mean = "no rankable score"
+        if t.mean_score is not None:
+            mean = f"{num(t.mean_score)} mean over {t.rankable} rankable"
     rate = f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals} evals)" if t.pass_evals else "—"
     attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{t.pass_attempts})" if t.pass_attempts else "—"
     return ExperimentColumn(
