@@ -14,16 +14,19 @@ from typing import Any
 from .._errors import ExitCode, UsageError
 from .._states import AssertionState, AttemptState, EvalKind, GateState
 from ..comparison import AttemptFacts, Comparison, ExperimentTotals, PairClass, compare, experiment_totals
+from ..outcomes import assertion_severity_sql
 from ..store import RunRow, Store
 
 __all__ = [
     "CompareResult",
+    "Results",
     "attempt_facts",
     "compare_experiments",
     "compare_runs",
     "exit_code",
     "experiments_result",
     "parse_fail_on",
+    "run_results",
 ]
 
 
@@ -38,11 +41,42 @@ class CompareResult:
     totals: tuple[ExperimentTotals, ExperimentTotals] | None = None
 
 
+_ASSERTION_STATE = {s.value: s for s in AssertionState}
+_ATTEMPT_STATE = {s.value: s for s in AttemptState}
+_GATE = {g.value: g for g in GateState}
+_KIND = {k.value: k for k in EvalKind}
+
+
+@dataclass(frozen=True)
+class Results:
+    """A run's assertion results as column names and tuples, grouped by attempt (severity order inside)."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+    def index(self, name: str) -> int | None:
+        return self.columns.index(name) if name in self.columns else None
+
+
+def run_results(store: Store, run: RunRow) -> Results:
+    """Every assertion result of a run's attempts (reused ones included), in one read-only query.
+
+    Through `Store.sql` (tuples, no per-row dicts): 100 000 results read in a few tenths of a second.
+    Ordered by attempt, then severity (outcomes.md), then registration order.
+    """
+    run_id = run.id.replace("'", "''")
+    columns, rows = store.sql(
+        "SELECT r.* FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id "
+        f"WHERE s.run_id = '{run_id}' ORDER BY r.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
+    )
+    return Results(columns, rows)
+
+
 def attempt_facts(
     store: Store,
-    run_id: str,
+    run: RunRow,
     rows: Sequence[dict[str, Any]] | None = None,
-    results: Sequence[dict[str, Any]] | None = None,
+    results: Results | None = None,
 ) -> list[AttemptFacts]:
     """Every attempt of a run (reused ones included) with its assertion states by key.
 
@@ -50,23 +84,25 @@ def attempt_facts(
     `rows` / `results` are the run's attempt and assertion rows when the caller has read them.
     """
     if rows is None:
-        _, rows = store.query("attempts", run=run_id)
+        _, rows = store.query("attempts", run=run.id)
     if results is None:
-        _, results = store.query("assertions", run=run_id)
-    rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run_id)}
+        results = run_results(store, run)
+    rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run.id)}
     states: dict[str, dict[str, AssertionState]] = {}
-    for r in results:
-        states.setdefault(r["attempt_id"], {})[r["key"]] = AssertionState(r["state"])
+    at, key, state = (results.columns.index(c) for c in ("attempt_id", "key", "state"))
+    for r in results.rows:
+        states.setdefault(r[at], {})[r[key]] = _ASSERTION_STATE[r[state]]
     return [_facts(row, rules.get((row["experiment_id"], row["eval_id"])), states.get(row["id"], {})) for row in rows]
 
 
 def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionState]) -> AttemptFacts:
+    gate = row.get("gate")
     return AttemptFacts(
         experiment_id=row["experiment_id"],
         eval_id=row["eval_id"],
-        kind=EvalKind(row["kind"]),
-        state=AttemptState(row["state"]),
-        gate=None if row.get("gate") is None else GateState(row["gate"]),
+        kind=_KIND[row["kind"]],
+        state=_ATTEMPT_STATE[row["state"]],
+        gate=None if gate is None else _GATE[gate],
         score=row.get("score"),
         max_score=row.get("max_score"),
         case_id=row.get("case_id"),  # NULL (or no column, before datasets) for evals without cases
@@ -83,14 +119,14 @@ def compare_runs(store: Store, base_ref: str, new_ref: str | None = None) -> Com
     """BASE against NEW (default: the latest run); ids are exact or unique prefixes."""
     base_run = store.resolve_run(base_ref)
     new_run = store.resolve_run(new_ref)
-    comparison = compare(attempt_facts(store, base_run.id), attempt_facts(store, new_run.id))
+    comparison = compare(attempt_facts(store, base_run), attempt_facts(store, new_run))
     return CompareResult(base_run, new_run, comparison)
 
 
 def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None) -> CompareResult:
     """Experiment A (playing BASE) against B (playing NEW) in one run (default: the latest)."""
     run = store.resolve_run(run_ref)
-    return experiments_result(run, attempt_facts(store, run.id), a, b)
+    return experiments_result(run, attempt_facts(store, run), a, b)
 
 
 def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: str) -> CompareResult:

@@ -19,7 +19,7 @@ from .._errors import UsageError
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
 from ..store import RunRow, Store
-from .compare import CompareResult, attempt_facts, experiments_result
+from .compare import CompareResult, Results, attempt_facts, experiments_result, run_results
 
 __all__ = ["ReportData", "default_path", "read_report", "save_report"]
 
@@ -33,7 +33,7 @@ class ReportData:
     store_path: Path
     run: RunRow
     attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order)
-    assertions: dict[str, list[dict[str, Any]]]  # attempt id → its results, in the store's severity order
+    results: Results  # every assertion result, by attempt, worst first inside each attempt
     facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
     baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
     experiments: CompareResult | None = None  # two experiments of this run, A against B
@@ -50,18 +50,15 @@ def read_report(
     """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B."""
     run = store.resolve_run(run_ref)
     _, attempts = store.query("attempts", run=run.id)
-    _, results = store.query("assertions", run=run.id)
-    by_attempt: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        by_attempt.setdefault(result["attempt_id"], []).append(result)
-    facts = attempt_facts(store, run.id, attempts, results)
+    results = run_results(store, run)
+    facts = attempt_facts(store, run, attempts, results)
 
     against: CompareResult | None = None
     if baseline is not None:
         base_run = store.resolve_run(baseline)
         if base_run.id == run.id:
             raise UsageError(f"--baseline {baseline}: that is the reported run itself; give an earlier run.")
-        against = CompareResult(base_run, run, compare_facts(attempt_facts(store, base_run.id), facts))
+        against = CompareResult(base_run, run, compare_facts(attempt_facts(store, base_run), facts))
 
     pair: CompareResult | None = None
     present = list(dict.fromkeys([*run.experiments, *(a["experiment_id"] for a in attempts)]))
@@ -75,7 +72,7 @@ def read_report(
         store_path=store.path,
         run=run,
         attempts=attempts,
-        assertions=by_attempt,
+        results=results,
         facts=facts,
         baseline=against,
         experiments=pair,

@@ -133,7 +133,7 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")  # not longer: Playwright's sync API holds an event loop while open
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A fresh persistent Chromium context (its own user-data-dir) that logs every request."""
     try:

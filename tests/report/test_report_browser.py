@@ -51,7 +51,8 @@ def test_problem_attempts_open_with_their_assertions_and_passed_ones_render_on_d
     greets = page.locator("#attempts > li[data-eval='app/greets']").first
     assert greets.locator("details").get_attribute("open") is None
     assert greets.locator(".detail").inner_html() == ""  # nothing rendered until opened
-    greets.locator("summary").click()
+    greets.locator("summary").click()  # the toggle event is a task: wait for the details it renders
+    greets.locator(".assertion").first.wait_for()
     assert greets.locator(".assertion").count() == 1
     assert "Greets the user" in greets.inner_text()
 
@@ -95,6 +96,7 @@ def test_an_injected_reply_is_shown_as_text_and_runs_nothing(built, open_report)
     opened = open_report(built.report)
     page = opened.page
     page.locator("#attempts details:not([open]) summary").evaluate_all("els => els.forEach(e => e.click())")
+    page.wait_for_function("[...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert opened.dialogs == []
     assert page.evaluate("document.images.length") == 0
@@ -134,7 +136,7 @@ def test_the_page_requests_nothing_but_itself(built, open_report) -> None:
     opened = open_report(built.report)
     page = opened.page
     page.locator("#attempts details:not([open]) summary").evaluate_all("els => els.forEach(e => e.click())")
-    page.wait_for_timeout(100)
+    page.wait_for_function("[...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
     assert opened.requests == [built.report.resolve().as_uri()]
     assert page.evaluate("performance.getEntriesByType('resource').length") == 0
 
@@ -170,6 +172,7 @@ def test_the_page_works_offline_from_file(built, browser_context, open_report) -
         page = open_report(built.report).page
         greets = page.locator("#attempts > li[data-eval='app/greets']").first
         greets.locator("summary").click()
+        greets.locator(".assertion").first.wait_for()
         assert "Greets the user" in greets.inner_text()
         page.uncheck("input[name=state][value=errored]")
         assert "errored" not in page.eval_on_selector_all("#attempts > li:not([hidden])",

@@ -12,12 +12,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ... import outcomes
 from ..._errors import EXIT_MEANING
 from ..._states import AttemptState, EvalKind, GateState
-from ...app.compare import CompareResult
+from ...app.compare import CompareResult, Results
 from ...app.report import ReportData
 from ...comparison import AttemptFacts, ExperimentTotals, Pair, PairClass, Side, experiment_totals, fold_side
 from .._safe import visible
@@ -97,15 +98,6 @@ def score_text(row: Mapping[str, Any]) -> str:
     if row.get("gate") == GateState.FAILED.value:
         text += " · points kept"
     return text
-
-
-def measurement_text(m: float | None, t: float | None) -> str | None:
-    """`0.62 < 0.80 required` (thresholded), `0.62` (recorded), or the missing value with its threshold."""
-    if m is None:
-        return None if t is None else f"— ({t:.2f} required)"
-    if t is None:
-        return f"{m:.2f}"
-    return f"{m:.2f} {'≥' if m >= t else '<'} {t:.2f} required"
 
 
 def _json_value(text: str | None) -> Any:
@@ -340,49 +332,41 @@ class AttemptItem:
         return slug(self.word)
 
 
-def _assertion_payload(r: Mapping[str, Any]) -> dict[str, Any]:
-    weight = r.get("weight")
-    role = r.get("role")
-    item: dict[str, Any] = {
-        "state": r["state"],
-        "name": (f"{r['group_name']} / " if r.get("group_name") else "") + str(r.get("label") or r["key"]),
-        "key": r["key"],
-        "role": role,
-        "measure": measurement_text(r.get("measurement"), r.get("threshold")),
-        "points": f"{num(r.get('contribution'))} / {num(weight)}" if role in ("score", "gate+score") and weight
-        is not None else None,
-        "reason": r.get("reason"),
-        "explanation": r.get("explanation"),
-        "match": r.get("match_name"),
-        "evidence": r.get("evidence"),
-        "judge": r.get("judge_audit"),
-        "extras": r.get("extras"),
-        "at": f"{r['source_file']}:{r.get('source_line') or '?'}" if r.get("source_file") else None,
-        "or_stop": bool(r.get("or_stop")) or None,
-    }
-    return {k: v for k, v in item.items() if v is not None}
+#: The assertion columns the page reads (those the store has), sent once as the payload's `columns`.
+RESULT_COLUMNS = ("state", "key", "label", "group_name", "role", "weight", "contribution", "measurement",
+                  "threshold", "reason", "explanation", "match_name", "evidence", "judge_audit", "extras",
+                  "source_file", "source_line", "or_stop")
 
 
-def _severity_order(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return sorted(results, key=lambda r: (outcomes.assertion_severity(r["state"]), r["ordinal"]))
+def _results_by_attempt(results: Results) -> tuple[list[str], list[Any], dict[str, list[list[int]]]]:
+    """Each attempt's results as rows of indexes into one table of distinct values (1-based; 0 = empty).
+
+    Results repeat a lot (states, keys, labels, match names, files, evidence), so 100 000 of them
+    travel as ~4 MB of small integers instead of ~15 MB of repeated text, and the page parses
+    them that much faster. `Store`-side types are kept: 0 and None stay different values.
+    """
+    columns = [c for c in RESULT_COLUMNS if c in results.columns]
+    project = itemgetter(*(results.columns.index(c) for c in columns))
+    at = results.columns.index("attempt_id")
+    table: dict[tuple[type, Any], int] = {}
+    grouped: dict[str, list[list[int]]] = {}
+    for row in results.rows:  # already by attempt, severity order inside
+        codes = [0 if v is None else table.setdefault((type(v), v), len(table) + 1) for v in project(row)]
+        grouped.setdefault(row[at], []).append(codes)
+    return columns, [v for _, v in table], grouped
 
 
 _ATTEMPT_FIELDS = ("reason", "error", "traceback", "stop_cause", "case_value", "sandbox", "notes", "started_at",
-                   "input_tokens", "output_tokens", "judge_tokens", "cost_usd", "estimated_cost_usd", "fingerprint")
+                   "duration_ms", "input_tokens", "output_tokens", "judge_tokens", "cost_usd", "estimated_cost_usd")
 
 
-def _attempt_payload(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]],
+def _attempt_payload(row: Mapping[str, Any], results: list[list[int]],
                      turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "id": row["id"],
-        "experiment": row["experiment_id"],
-        "eval": row["eval_id"],
-        "ordinal": row["ordinal"],
-        "word": attempt_word(row["state"], row.get("gate")),
-        "score": score_text(row) or None,
-        "duration": duration(row.get("duration_ms")),
-        "assertions": [_assertion_payload(r) for r in _severity_order(results)],
-    }
+    # What the summary row already shows (eval, experiment, state, score) is not repeated here.
+    item: dict[str, Any] = {"id": row["id"], "results": results}
+    score = score_text(row)
+    if score:
+        item["score"] = score
     if row.get("relation") == "reference":
         item["reused_from"] = row["run_id"]
     for name_ in _ATTEMPT_FIELDS:
@@ -396,7 +380,8 @@ def _attempt_payload(row: Mapping[str, Any], results: Sequence[Mapping[str, Any]
     return item
 
 
-def _attempts(data: ReportData) -> tuple[list[AttemptItem], list[dict[str, Any]]]:
+def _attempts(data: ReportData) -> tuple[list[AttemptItem], dict[str, Any]]:
+    columns, values, results = _results_by_attempt(data.results)
     items: list[AttemptItem] = []
     payload: list[dict[str, Any]] = []
     for i, row in enumerate(data.attempts):
@@ -416,8 +401,8 @@ def _attempts(data: ReportData) -> tuple[list[AttemptItem], list[dict[str, Any]]
             open=word not in _OK_WORDS,
             reused_from=row["run_id"] if row.get("relation") == "reference" else None,
         ))
-        payload.append(_attempt_payload(row, data.assertions.get(row["id"], ()), data.turns.get(row["id"], ())))
-    return items, payload
+        payload.append(_attempt_payload(row, results.get(row["id"], []), data.turns.get(row["id"], ())))
+    return items, {"columns": columns, "values": values, "attempts": payload}
 
 
 # ── comparisons ──────────────────────────────────────────────────────────────────────────
@@ -516,5 +501,5 @@ def build_page(data: ReportData) -> Page:
         tags=sorted({t for i in items for t in i.tags}),
         baseline=baseline,
         versus=versus,
-        payload={"run": data.run.id, "first_slice": FIRST_SLICE, "attempts": payload},
+        payload={"run": data.run.id, "first_slice": FIRST_SLICE, **payload},
     )

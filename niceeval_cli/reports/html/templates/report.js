@@ -1,7 +1,7 @@
 (function () {
   "use strict";
   // Attempt details are rendered from the embedded JSON with textContent only: nothing from the
-  // data is ever parsed as HTML, so a reply holding <script> or <img onerror> stays text.
+  // data is ever parsed as HTML, so a reply holding markup or event handlers stays text.
   var data = JSON.parse(document.getElementById("niceeval-data").textContent);
   var list = document.getElementById("attempts");
   var items = Array.prototype.slice.call(list.children);
@@ -34,6 +34,27 @@
     });
     parent.appendChild(dl);
   }
+  function num(x) {
+    if (x === null || x === undefined) return "\u2014";
+    return Number.isInteger(x) ? String(x) : x.toFixed(2).replace(/0+$/, "").replace(/\.$/, "");
+  }
+  function measure(m, t) {  // 0.62 < 0.80 required
+    if (m === null || m === undefined) return t == null ? null : "\u2014 (" + t.toFixed(2) + " required)";
+    if (t === null || t === undefined) return m.toFixed(2);
+    return m.toFixed(2) + (m >= t ? " \u2265 " : " < ") + t.toFixed(2) + " required";
+  }
+  var columns = data.columns, values = data.values;
+  function result(row) {  // a results row: 1-based indexes into the table of distinct values, 0 = empty
+    var r = {};
+    for (var i = 0; i < columns.length; i++) r[columns[i]] = row[i] ? values[row[i] - 1] : null;
+    r.name = (r.group_name ? r.group_name + " / " : "") + (r.label || r.key);
+    r.measure = measure(r.measurement, r.threshold);
+    if ((r.role === "score" || r.role === "gate+score") && r.weight != null) {
+      r.points = num(r.contribution) + " / " + num(r.weight);
+    }
+    r.at = r.source_file ? r.source_file + ":" + (r.source_line || "?") : null;
+    return r;
+  }
   function assertion(r) {
     var li = el("li", "assertion s-" + r.state);
     var head = el("div", "assertion-head");
@@ -46,10 +67,10 @@
     if (r.or_stop) tags.push("or_stop");
     if (tags.length) head.appendChild(el("span", "dim", "[" + tags.join(", ") + "]"));
     li.appendChild(head);
-    facts(li, [["key", r.key], ["match", r.match], ["reason", r.reason], ["at", r.at]]);
+    facts(li, [["key", r.key], ["match", r.match_name], ["reason", r.reason], ["at", r.at]]);
     block(li, "explanation", r.explanation);
     block(li, "evidence", r.evidence && pretty(r.evidence));
-    block(li, "judge reasoning", r.judge && pretty(r.judge));
+    block(li, "judge reasoning", r.judge_audit && pretty(r.judge_audit));
     block(li, "extras", r.extras && pretty(r.extras));
     return li;
   }
@@ -80,16 +101,17 @@
     var a = data.attempts[Number(item.getAttribute("data-i"))];
     var box = item.querySelector(".detail");
     facts(box, [["attempt", a.id], ["score", a.score], ["reason", a.reason], ["stopped", a.stop_cause],
-      ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at], ["duration", a.duration],
+      ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at],
+      ["duration", a.duration_ms != null ? a.duration_ms + " ms" : null],
       ["tokens in / out", a.input_tokens != null ? a.input_tokens + " / " + a.output_tokens : null],
       ["judge tokens", a.judge_tokens || null], ["cost", a.cost_usd != null ? "$" + a.cost_usd : null],
       ["estimated cost", a.estimated_cost_usd != null ? "$" + a.estimated_cost_usd : null]]);
     block(box, "error", a.error);
     block(box, "traceback", a.traceback);
     block(box, "case value", a.case_value && pretty(a.case_value));
-    if (a.assertions.length) {
+    if (a.results.length) {
       var ol = el("ol", "assertions");
-      a.assertions.forEach(function (r) { ol.appendChild(assertion(r)); });
+      a.results.forEach(function (row) { ol.appendChild(assertion(result(row))); });
       box.appendChild(ol);
     } else {
       box.appendChild(el("p", "dim", "No assertion results."));
