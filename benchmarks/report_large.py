@@ -105,6 +105,8 @@ def main(attempts: int = 10_000, per_attempt: int = 10) -> dict[str, float]:
         figures["report size (MB)"] = out.stat().st_size / 1e6
         browsed = browse(out, folder / "profile")
         figures.update(browsed or {})
+        if hasattr(os, "getloadavg"):
+            print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores while measuring)")
         for name, value in figures.items():
             unit = "" if "size" in name or "rendered at load" in name else " s"
             print(f"{name:<48} {value:.3f}{unit}" if unit else f"{name:<48} {value:g}")

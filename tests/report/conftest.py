@@ -7,6 +7,7 @@ skip saying why — except in CI (`CI=true`), where a missing browser fails them
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -43,6 +44,7 @@ options = { good = true }
 """
 
 EVALS = '''
+import contextlib
 import os
 from niceeval_cli import Fact, define_eval, define_score_eval
 from niceeval_cli.expect import equals, includes, similarity
@@ -97,14 +99,27 @@ def _forget(root: Path) -> None:
             del sys.modules[name]
 
 
+@contextlib.contextmanager
+def argv(*args: str) -> Iterator[None]:
+    """The run records sys.argv; in-process (CliRunner) that would be pytest's own."""
+    saved = sys.argv
+    sys.argv = ["niceeval", *args]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 @pytest.fixture(scope="package")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     project = Project(tmp_path_factory.mktemp("report") / "proj")
     project.write("niceeval.toml", TOML)
     project.write("evals/app.py", EVALS.format(payload=PAYLOAD))
-    assert project.run().exit_code == 1
+    with argv("run"):
+        assert project.run().exit_code == 1
     base = project.query("runs")[0]["id"]
-    assert project.run("--rerun-all", env={"NE_UNKNOWN": "1"}).exit_code == 1
+    with argv("run", "--rerun-all"):
+        assert project.run("--rerun-all", env={"NE_UNKNOWN": "1"}).exit_code == 1
     run = project.query("runs")[0]["id"]
     out = project.root / "out" / "report.html"
     made = project.cli("report", run, "--baseline", base, "--out", str(out))

@@ -54,7 +54,7 @@ def test_header_carries_the_run_its_status_argv_counts_and_exit_meaning(built) -
     header = html[html.index('id="run-header"'):html.index('id="experiments"')]
     assert built.run in header and "finished" in header
     assert "exit 1 (a definite failure)" in header
-    assert "<dt>command</dt><dd><code>niceeval " in header  # the run's argv (here: pytest's, via CliRunner)
+    assert "<dt>command</dt><dd><code>niceeval run --rerun-all</code>" in header
 
 
 def test_experiments_side_by_side_show_pass_rate_and_not_rankable_scores(built) -> None:
