@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout, uninstalled
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from view_large import build  # noqa: E402  (the same store shape as the view benchmark)
+from view_large import build
 
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

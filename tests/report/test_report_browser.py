@@ -8,6 +8,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_an_injected_reply_is_shown_as_text_and_runs_nothing(built, open_report)
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         _Recorder.hits.append(self.path)

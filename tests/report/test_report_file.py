@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import html as htmllib
 import hashlib
+import html as htmllib
 import json
 import re
 from pathlib import Path
@@ -84,6 +84,10 @@ def test_embedded_json_cannot_end_its_script_element_and_round_trips() -> None:
     assert "<" not in text and ">" not in text and "\u2028" not in text
     text.encode("utf-8")  # a lone surrogate travels as an escape, so the file can be written
     assert json.loads(text)["reply"].startswith("</script><!--")
+
+
+def test_non_finite_numbers_travel_as_text() -> None:
+    assert json.loads(embed_json({"m": [float("nan"), float("inf"), 1.5]})) == {"m": ["nan", "inf", 1.5]}
 
 
 def test_the_policy_forbids_every_kind_of_load() -> None:

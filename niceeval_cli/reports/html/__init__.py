@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 from functools import cache, lru_cache
 from importlib import resources
@@ -52,9 +53,23 @@ def _json_escape(match: re.Match[str]) -> str:
     return _JSON_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
+def _finite(value: Any) -> Any:
+    """NaN and infinities are not JSON: they travel as text ("nan", "inf")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def embed_json(value: Any) -> str:
     """JSON safe inside a `<script type="application/json">` element and as UTF-8."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    except ValueError:  # a non-finite float somewhere: rare, so only then walk the whole value
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"), default=str)
     return _JSON_UNSAFE.sub(_json_escape, text)
 
 
