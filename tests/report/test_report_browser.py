@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -97,7 +98,7 @@ def test_an_injected_reply_is_shown_as_text_and_runs_nothing(built, open_report)
     opened = open_report(built.report)
     page = opened.page
     page.locator("#attempts details:not([open]) summary").evaluate_all("els => els.forEach(e => e.click())")
-    page.wait_for_function("[...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
+    page.wait_for_function("() => [...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
     assert page.evaluate("typeof window.__pwned") == "undefined"
     assert opened.dialogs == []
     assert page.evaluate("document.images.length") == 0
@@ -137,7 +138,7 @@ def test_the_page_requests_nothing_but_itself(built, open_report) -> None:
     opened = open_report(built.report)
     page = opened.page
     page.locator("#attempts details:not([open]) summary").evaluate_all("els => els.forEach(e => e.click())")
-    page.wait_for_function("[...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
+    page.wait_for_function("() => [...document.querySelectorAll('#attempts > li')].every(li => li.dataset.rendered)")
     assert opened.requests == [built.report.resolve().as_uri()]
     assert page.evaluate("performance.getEntriesByType('resource').length") == 0
 
@@ -209,3 +210,33 @@ def test_screenshot_for_the_docs(built, open_report, tmp_path: Path) -> None:
     keep = os.environ.get("NICEEVAL_SCREENSHOT")
     if keep:
         shutil.copyfile(shot, keep)
+
+
+def _late_rows_report(built, tmp_path: Path, server_rows: int) -> Path:
+    from niceeval_cli.app.report import read_report
+    from niceeval_cli.reports.html import render_page
+    from niceeval_cli.reports.html._model import build_page
+    from niceeval_cli.store import Store
+
+    with Store.open(built.project.root / ".niceeval" / "results.db", readonly=True) as store:
+        data = read_report(store, built.run)
+    out = tmp_path / f"rows-{server_rows}.html"
+    out.write_text(render_page(build_page(data, server_rows=server_rows)), encoding="utf-8")
+    return out
+
+
+def test_rows_past_the_first_ones_are_moved_in_after_load_in_the_same_order(built, open_report, tmp_path) -> None:
+    """Large runs show the first rows at once; the rest wait in inert templates and join the list."""
+    whole = open_report(_late_rows_report(built, tmp_path, 10_000)).page
+    expected = whole.eval_on_selector_all("#attempts > li", "els => els.map(e => e.outerHTML)")
+    page = open_report(_late_rows_report(built, tmp_path, 2)).page
+    page.wait_for_function("() => document.getElementById('attempts').dataset.complete")
+    page.wait_for_function("() => [...document.querySelectorAll('#attempts details[open]')]"
+                           ".every(d => d.parentNode.dataset.rendered)")
+    built_rows = page.eval_on_selector_all("#attempts > li", "els => els.map(e => e.outerHTML)")
+    assert len(built_rows) == len(expected)
+    strip = re.compile(r' data-rendered="1"|<div class="detail">.*?</div></details>', re.S)
+    assert [strip.sub("", r) for r in built_rows] == [strip.sub("", r) for r in expected]
+    page.uncheck("input[name=state][value=passed]")
+    kept = page.eval_on_selector_all("#attempts > li:not([hidden])", "els => els.map(e => e.dataset.state)")
+    assert "passed" not in kept

@@ -28,6 +28,10 @@ from ._charts import Chart
 
 #: Open attempts rendered before the page shows; the rest follow in idle slices.
 FIRST_SLICE = 300
+#: Summary rows in the list when the page shows; the others wait in inert <template>s, moved in
+#: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
+SERVER_ROWS = 1000
+LATER_CHUNK = 500
 _NAME = 200
 
 
@@ -332,6 +336,7 @@ class AttemptItem:
         return slug(self.word)
 
 
+
 #: The assertion columns the page reads (those the store has), sent once as the payload's `columns`.
 RESULT_COLUMNS = ("state", "key", "label", "group_name", "role", "weight", "contribution", "measurement",
                   "threshold", "reason", "explanation", "match_name", "evidence", "judge_audit", "extras",
@@ -380,7 +385,7 @@ def _attempt_payload(row: Mapping[str, Any], results: list[list[int]],
     return item
 
 
-def _attempts(data: ReportData) -> tuple[list[AttemptItem], dict[str, Any]]:
+def _attempts(data: ReportData, server_rows: int) -> tuple[list[AttemptItem], dict[str, Any]]:
     columns, values, results = _results_by_attempt(data.results)
     items: list[AttemptItem] = []
     payload: list[dict[str, Any]] = []
@@ -469,21 +474,32 @@ class Page:
     experiments: list[ExperimentColumn]
     matrix: list[MatrixRow]
     charts: list[Chart]
-    attempts: list[AttemptItem]
+    attempts: list[AttemptItem]  # every attempt; the HTML holds the first `server_rows` of them
     states: list[str]  # state words present, for the filter
     tags: list[str]
     baseline: ComparisonView | None
     versus: ComparisonView | None
     payload: dict[str, Any]
+    server_rows: int = SERVER_ROWS
+
+    @property
+    def written_rows(self) -> list[AttemptItem]:
+        return self.attempts[: self.server_rows]
+
+    @property
+    def later_rows(self) -> list[list[AttemptItem]]:
+        """The other rows in chunks, each moved into the list in one step after the page shows."""
+        rest = self.attempts[self.server_rows:]
+        return [rest[i:i + LATER_CHUNK] for i in range(0, len(rest), LATER_CHUNK)]
 
 
-def build_page(data: ReportData) -> Page:
+def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
     experiments = experiment_ids(data)
     models: dict[str, str | None] = {}
     for row in data.attempts:
         models.setdefault(row["experiment_id"], _model(row))
     columns = [_column(e, data.facts, models.get(e)) for e in experiments]
-    items, payload = _attempts(data)
+    items, payload = _attempts(data, server_rows)
     words = {i.word for i in items}
     baseline = versus = None
     if data.baseline is not None:
@@ -502,4 +518,5 @@ def build_page(data: ReportData) -> Page:
         baseline=baseline,
         versus=versus,
         payload={"run": data.run.id, "first_slice": FIRST_SLICE, **payload},
+        server_rows=server_rows,
     )

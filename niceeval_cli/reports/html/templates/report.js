@@ -126,41 +126,64 @@
   list.addEventListener("toggle", function (ev) {
     if (ev.target.open) render(ev.target.parentNode);
   }, true);
-  var open = items.filter(function (li) { return li.firstChild.open; });
   var first = data.first_slice || 300;
-  open.slice(0, first).forEach(render);
-  (function later(from) {
-    if (from >= open.length) return;
+  var pending = items.filter(function (li) { return li.firstChild.open; });
+  pending.slice(0, first).forEach(render);
+  pending = pending.slice(first);
+  // Rows past the first ones wait in inert templates; move them in a chunk at a time.
+  var later = Array.prototype.slice.call(document.querySelectorAll("template.more-attempts"));
+  (function step() {
+    if (!pending.length && !later.length) { list.setAttribute("data-complete", "1"); return; }
     setTimeout(function () {
-      open.slice(from, from + 200).forEach(render);
-      later(from + 200);
+      pending.splice(0, 200).forEach(render);
+      var chunk = later.shift();
+      if (chunk) {
+        var made = Array.prototype.slice.call(chunk.content.children);
+        made.forEach(function (li) { items.push(li); filter(li); if (li.firstChild.open) pending.push(li); });
+        list.appendChild(chunk.content);
+        chunk.parentNode.removeChild(chunk);
+      }
+      step();
     }, 0);
-  })(first);
+  })();
 
   // Filters: state, experiment, tag, eval id text; they hide and show rows, no server needed.
   var form = document.getElementById("filters");
   var count = document.getElementById("shown-count");
   var groups = Array.prototype.slice.call(document.querySelectorAll("#matrix tbody.eval-group"));
+  var want = {states: {}, experiment: "", tag: "", text: ""};
   function value(id) { var e = document.getElementById(id); return e ? e.value : ""; }
+  function named(tags, evalId) {  // the tag and eval id filters (the matrix follows these two)
+    return (!want.tag || (" " + tags + " ").indexOf(" " + want.tag + " ") >= 0) &&
+      (!want.text || evalId.toLowerCase().indexOf(want.text) >= 0);
+  }
+  function keep(state, experiment, tags, evalId) {
+    return want.states[state] !== false && (!want.experiment || experiment === want.experiment) &&
+      named(tags, evalId);
+  }
+  function filter(li) { li.hidden = !kept(li); }
+  function kept(li) {
+    return keep(li.getAttribute("data-state"), li.getAttribute("data-experiment"), li.getAttribute("data-tags"),
+      li.getAttribute("data-eval"));
+  }
+  function shown() {  // rows in the list and kept, plus rows still waiting in templates that will be
+    var n = items.filter(function (li) { return !li.hidden; }).length;
+    later.forEach(function (t) { Array.prototype.forEach.call(t.content.children, function (li) { n += kept(li); }); });
+    return n;
+  }
   function apply() {
-    var states = {};
+    want.states = {};
     Array.prototype.forEach.call(form.querySelectorAll("input[name=state]"), function (box) {
-      states[box.value] = box.checked;
+      want.states[box.value] = box.checked;
     });
-    var experiment = value("filter-experiment");
-    var tag = value("filter-tag");
-    var text = value("filter-search").trim().toLowerCase();
-    var shown = 0;
-    function tagged(node) { return !tag || (" " + node.getAttribute("data-tags") + " ").indexOf(" " + tag + " ") >= 0; }
-    function named(node) { return !text || node.getAttribute("data-eval").toLowerCase().indexOf(text) >= 0; }
-    items.forEach(function (li) {
-      var ok = states[li.getAttribute("data-state")] !== false &&
-        (!experiment || li.getAttribute("data-experiment") === experiment) && tagged(li) && named(li);
-      li.hidden = !ok;
-      if (ok) shown += 1;
+    want.experiment = value("filter-experiment");
+    want.tag = value("filter-tag");
+    want.text = value("filter-search").trim().toLowerCase();
+    items.forEach(filter);
+    groups.forEach(function (g) {
+      g.hidden = !named(g.getAttribute("data-tags"), g.getAttribute("data-eval"));
     });
-    groups.forEach(function (g) { g.hidden = !(tagged(g) && named(g)); });
-    count.textContent = shown + " of " + items.length + " attempts shown";
+    count.textContent = shown() + " of " + data.attempts.length + " attempts shown";
   }
   form.addEventListener("input", apply);
   form.addEventListener("change", apply);
