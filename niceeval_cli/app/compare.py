@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ExitCode, UsageError
 from .._states import AssertionState, AttemptState, EvalKind, GateState
 from ..comparison import AttemptFacts, Comparison, ExperimentTotals, PairClass, compare, experiment_totals
 from ..outcomes import assertion_severity_sql
-from ..store import RunRow, Store
+from ..store.rows import RunRow
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 __all__ = [
     "CompareResult",
@@ -25,6 +29,7 @@ __all__ = [
     "compare_runs",
     "exit_code",
     "experiments_result",
+    "load_comparison",
     "parse_fail_on",
     "run_results",
 ]
@@ -113,6 +118,27 @@ def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionSta
         duration_ms=row.get("duration_ms"),
         cost_usd=row.get("cost_usd"),
     )
+
+
+def load_comparison(
+    path: Path, base: str | None, new: str | None = None, *, experiments: Sequence[str] | None = None
+) -> CompareResult:
+    """`niceeval compare BASE [NEW]` or `niceeval compare --experiments A B [RUN]` (RUN in `base`),
+    the store opened read-only (so it works while a run is writing)."""
+    from ..store import Store
+
+    if experiments is not None:
+        if len(experiments) != 2:
+            raise UsageError("--experiments takes two experiment ids: A (base) and B (new).")
+        if new is not None:
+            raise UsageError("with --experiments A B give at most one run (the run holding both experiments).")
+    elif base is None:
+        raise UsageError("give the BASE run id (or the start of one); `niceeval query runs` lists them.")
+    with Store.open(Path(path), readonly=True) as store:
+        if experiments is not None:
+            return compare_experiments(store, experiments[0], experiments[1], base)
+        assert base is not None
+        return compare_runs(store, base, new)
 
 
 def compare_runs(store: Store, base_ref: str, new_ref: str | None = None) -> CompareResult:

@@ -13,15 +13,18 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
-from ..store import RunRow, Store
+from ..store.rows import RunRow
+
+if TYPE_CHECKING:
+    from ..store import OutcomeGroup, Store
 from .compare import CompareResult, Results, attempt_facts, experiments_result, run_results
 
-__all__ = ["ReportData", "default_path", "read_report", "save_report"]
+__all__ = ["ReportData", "default_path", "load_report", "read_report", "save_report"]
 
 REPORTS_DIR = "reports"
 
@@ -37,7 +40,18 @@ class ReportData:
     facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
     baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
     experiments: CompareResult | None = None  # two experiments of this run, A against B
+    groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
     turns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # attempt id → its transcript
+
+
+def load_report(
+    path: Path, run_ref: str | None, *, baseline: str | None = None, experiments: Sequence[str] | None = None
+) -> ReportData:
+    """`niceeval report`: read the run (the store opened read-only, so it works while a run writes)."""
+    from ..store import Store
+
+    with Store.open(Path(path), readonly=True) as store:
+        return read_report(store, run_ref, baseline=baseline, experiments=experiments)
 
 
 def read_report(
@@ -76,17 +90,32 @@ def read_report(
         facts=facts,
         baseline=against,
         experiments=pair,
-        turns=_turns(store, run.id),
+        groups=store.outcome_rows(run.id),
+        turns=_transcripts(store, run.id),
     )
 
 
-def _turns(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
-    """Transcripts (turns with their events) by attempt, when the store holds them."""
-    reader = getattr(store, "turns_for_run", None)
-    if reader is None:
-        return {}
-    turns: dict[str, list[dict[str, Any]]] = reader(run_id)
-    return turns
+_TURN_FIELDS = ("session", "ordinal", "input", "message", "status", "observed", "input_tokens", "output_tokens",
+                "cost_usd", "elapsed_ms", "data")
+_EVENT_FIELDS = ("seq", "kind", "name", "role", "input", "output", "status", "text")
+
+
+def _transcripts(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Every attempt's transcript, in two queries: turns in order, each with its events in order."""
+    _, events = store.query("events", run=run_id)
+    by_turn: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for event in events:
+        by_turn.setdefault((event["attempt_id"], event["turn_ordinal"]), []).append(
+            {k: event.get(k) for k in _EVENT_FIELDS if event.get(k) is not None})
+    _, turns = store.query("turns", run=run_id)
+    transcripts: dict[str, list[dict[str, Any]]] = {}
+    for turn in turns:
+        item = {k: turn.get(k) for k in _TURN_FIELDS if turn.get(k) is not None}
+        item["events"] = sorted(by_turn.get((turn["attempt_id"], turn["ordinal"]), []), key=lambda e: e["seq"])
+        transcripts.setdefault(turn["attempt_id"], []).append(item)
+    for items in transcripts.values():
+        items.sort(key=lambda t: t["ordinal"])
+    return transcripts
 
 
 def default_path(store_path: Path, run_id: str) -> Path:

@@ -1,4 +1,9 @@
-"""`niceeval query` output formats: json, ndjson, csv, table. Machine formats carry stored text unchanged."""
+"""`niceeval query` output formats: json, ndjson, csv, table.
+
+Machine formats carry stored text unchanged when piped (JSON-text columns as JSON values in
+json/ndjson, `json_columns`); to a terminal (`visible=True`) control characters are made visible
+as `view` does, so a stored escape sequence cannot act on the reader's terminal.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from ._safe import visible
+from .json_columns import decoded
 
 FORMATS = ("json", "ndjson", "csv", "table")
 
 #: What `--format table` shows of each target: a table is for reading, and 25 columns in a
 #: terminal are unreadable. Machine formats (json, ndjson, csv) carry every column.
 TABLE_COLUMNS = {
-    "runs": ("id", "started_at", "status", "exit_code", "experiments"),
+    "runs": ("id", "started_at", "status", "exit_code", "not_run", "experiments"),  # not_run: once recorded
     "attempts": (
         "id", "experiment_id", "eval_id", "ordinal", "state", "reason", "score", "max_score",
         "unavailable_weight", "gate", "duration_ms", "relation",
@@ -34,16 +40,18 @@ def write_rows(
     *,
     width: int | None = None,
     target: str | None = None,
+    tty: bool = False,
 ) -> None:
+    """`tty`: stdout is a terminal, so control characters in stored text are made visible.
+    `target` None (the rows of a `--sql` statement): columns are the statement's own, kept as they are."""
+    decode = decoded if target is not None else dict
     if fmt == "json":
-        json.dump([dict(r) for r in rows], out, ensure_ascii=False)
-        out.write("\n")
+        _write(out, json.dumps([decode(r) for r in rows], ensure_ascii=False) + "\n", tty)
     elif fmt == "ndjson":
         for row in rows:
-            out.write(json.dumps(dict(row), ensure_ascii=False))
-            out.write("\n")
+            _write(out, json.dumps(decode(row), ensure_ascii=False) + "\n", tty)
     elif fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
+        writer = csv.writer(_Visible(out) if tty else out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
             writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
@@ -65,6 +73,26 @@ def write_rows(
         console.print(f"{len(rows)} row(s){hidden}", style="dim")
     else:  # pragma: no cover - typer validates the choice
         raise ValueError(fmt)
+
+
+def _write(out: IO[str], text: str, tty: bool) -> None:
+    out.write(_shown(text) if tty else text)
+
+
+def _shown(text: str) -> str:
+    """Control characters made visible, line breaks kept (JSON already escapes C0 controls; C1
+    controls, DEL and bidi overrides it passes through, and CSV passes everything)."""
+    return "\n".join(visible(part, None) for part in text.split("\n"))
+
+
+class _Visible:
+    """A file-like for csv.writer that makes control characters visible on the way to a TTY."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(_shown(text))
 
 
 def _cell(value: Any) -> str:

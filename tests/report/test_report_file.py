@@ -53,7 +53,7 @@ def test_header_carries_the_run_its_status_argv_counts_and_exit_meaning(built) -
     html = html_of(built.report)
     header = html[html.index('id="run-header"'):html.index('id="experiments"')]
     assert built.run in header and "finished" in header
-    assert "exit 1 (a definite failure)" in header
+    assert "exit 1 (a definite failure: 3 evals failed)" in header  # view's words, with the cause
     assert "<dt>command</dt><dd><code>niceeval run --rerun-all</code>" in header
 
 

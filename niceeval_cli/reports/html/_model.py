@@ -13,16 +13,20 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from ... import outcomes
-from ..._errors import EXIT_MEANING
+from ..._records import AttemptRecord
 from ..._states import AttemptState, EvalKind, GateState
 from ...app.compare import CompareResult, Results
 from ...app.report import ReportData
 from ...comparison import AttemptFacts, ExperimentTotals, Pair, PairClass, Side, experiment_totals, fold_side
+from .. import _tally
 from .._safe import visible
 from ..compare_output import LISTED, side_text
+from ..viewmodels import attempt as attempt_vm
+from ..viewmodels.run import ExperimentSummary, run_header
+from ..viewmodels.text import duration, join, num, percent, when
 from . import _charts
 from ._charts import Chart
 
@@ -35,44 +39,28 @@ LATER_CHUNK = 500
 _NAME = 200
 
 
-def num(x: float | None) -> str:
-    """Scores and weights: whole numbers as such, else up to two decimals; missing as an em dash."""
-    if x is None:
-        return "—"
-    if float(x).is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.2f}".rstrip("0").rstrip(".")
-
-
-def percent(rate: float | None) -> str:
-    return "—" if rate is None else f"{rate * 100:.0f}%"
-
-
-def duration(ms: float | None) -> str:
-    if ms is None:
-        return "—"
-    if ms < 1000:
-        return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    return f"{int(ms // 60_000)} min {ms % 60_000 / 1000:.0f} s"
-
-
-def when(iso: str | None) -> str:
-    if not iso:
-        return "—"
-    return iso.replace("T", " ").split(".")[0].rstrip("Z") + " UTC"
-
-
-def name(text: object) -> str:
-    return visible(text, _NAME, single_line=True)
-
-
 def attempt_word(state: str, gate: str | None) -> str:
-    """The one word for an attempt's outcome (a failed score gate is its own word)."""
-    if state == AttemptState.SCORED.value and gate in (GateState.FAILED.value, GateState.UNAVAILABLE.value):
-        return f"gate {gate}"
-    return state
+    """The one word for an attempt's outcome (`gate failed` is its own word), as `view` says it."""
+    return _tally.attempt_word(state, gate)
+
+
+class _Attributes:
+    """A store row (dict) read by attribute, for the view-models that take records."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self._row = row
+
+    def __getattr__(self, name: str) -> Any:
+        return self._row.get(name)
+
+
+def score_text(row: Mapping[str, Any]) -> str:
+    """`45 of 100 · 50 unavailable · not rankable` (the view-model's words, never a fabricated zero)."""
+    if row.get("kind") != EvalKind.SCORE.value:
+        return ""
+    return attempt_vm.score_text(cast(AttemptRecord, _Attributes(row)))
 
 
 def slug(word: str) -> str:
@@ -86,27 +74,9 @@ MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", "gate failed": "✗
          "met": "✓", "measured": "·", "removed": "−", "added": "+"}
 
 
-def score_text(row: Mapping[str, Any]) -> str:
-    """`45 of 100 · 50 unavailable · not rankable`: never a fabricated complete zero."""
-    if row.get("kind") != EvalKind.SCORE.value:
-        return ""
-    if row["state"] == AttemptState.ERRORED.value:
-        partial = row.get("partial_score")
-        earned = f"partial {num(partial)}" if partial is not None else "no score"
-        return f"{earned} of {num(row.get('max_score'))} · not rankable"
-    text = f"{num(row.get('score'))} of {num(row.get('max_score'))}"
-    if row.get("unavailable_weight"):
-        text += f" · {num(row['unavailable_weight'])} unavailable"
-    if row["state"] == AttemptState.UNRANKABLE.value:
-        text += " · not rankable"
-    if row.get("gate") == GateState.FAILED.value:
-        text += " · points kept"
-    return text
-
-
-def _json_value(text: str | None) -> Any:
-    if text is None:
-        return None
+def _json_value(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
     try:
         return json.loads(text)
     except ValueError:
@@ -142,8 +112,11 @@ class Header:
     attempts: int
     reused: int
     counts: list[tuple[str, int]]  # (word, count), worst first
-    exit_text: str
+    exit_text: str  # `exit 1 (a definite failure: 1 eval failed)`, as `view` says it
     cost: str | None
+    took: str  # `started … · took … · niceeval …` (view's header line)
+    not_run: str | None  # `16 of 20 planned slots were not run`
+    summaries: dict[str, ExperimentSummary]  # view's per-experiment summary, by experiment id
 
 
 @dataclass(frozen=True)
@@ -173,8 +146,7 @@ def _header(data: ReportData) -> Header:
             cost = row.get("estimated_cost_usd")
         if cost is not None:
             costs.append(cost)
-    code = run.exit_code
-    exit_text = "no exit code yet" if code is None else f"exit {code} ({EXIT_MEANING.get(code, 'unknown')})"
+    view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run)
     return Header(
         run_id=run.id,
         started=when(run.started_at),
@@ -185,8 +157,11 @@ def _header(data: ReportData) -> Header:
         attempts=len(data.attempts),
         reused=reused,
         counts=[(w, counts[w]) for w in STATE_WORDS if w in counts],
-        exit_text=exit_text,
+        exit_text=view.exit or "running: no exit code yet",
         cost=f"${math.fsum(costs):.4f}" if costs else None,
+        took=view.when,
+        not_run=view.not_run,
+        summaries={s.experiment_id: s for s in view.experiments},
     )
 
 
@@ -195,10 +170,15 @@ def experiment_ids(data: ReportData) -> list[str]:
     return list(dict.fromkeys([e for e in data.run.experiments if e in set(seen)] + sorted(set(seen))))
 
 
-def _column(experiment: str, facts: Sequence[AttemptFacts], model: str | None) -> ExperimentColumn:
+def _column(experiment: str, facts: Sequence[AttemptFacts], model: str | None,
+            summary: ExperimentSummary | None = None) -> ExperimentColumn:
     t = experiment_totals(facts, experiment)
     score = mean = None
-    if t.score_attempts:
+    lines = summary.scores if summary is not None else None
+    if lines is not None:  # view's own words for the same totals
+        score = join([lines.totals, lines.rankable, lines.gates])
+        mean = lines.spread
+    elif t.score_attempts:
         score = f"{num(t.earned)} of {num(t.max_score)}"
         if t.unavailable_weight:
             score += f" · {num(t.unavailable_weight)} unavailable"
@@ -498,7 +478,8 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
     models: dict[str, str | None] = {}
     for row in data.attempts:
         models.setdefault(row["experiment_id"], _model(row))
-    columns = [_column(e, data.facts, models.get(e)) for e in experiments]
+    header = _header(data)
+    columns = [_column(e, data.facts, models.get(e), header.summaries.get(e)) for e in experiments]
     items, payload = _attempts(data, server_rows)
     words = {i.word for i in items}
     baseline = versus = None
@@ -508,7 +489,7 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         a, b = data.experiments.experiments
         versus = _comparison(data.experiments, f"Experiment {a} against {b}", data.facts, models)
     return Page(
-        header=_header(data),
+        header=header,
         experiments=columns,
         matrix=_matrix(data, experiments),
         charts=_charts.charts(columns, data.facts, experiments),

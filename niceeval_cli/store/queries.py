@@ -1,0 +1,234 @@
+"""SQL for the readers: filters (`--experiment`, `--eval`, `--state`, `--limit`) and the reading order.
+
+Order (outcomes.md, "Reading surfaces"; cli.md, `query`): attempts by attempt severity, then
+experiment, eval and ordinal; assertion results by their own severity across all attempts, then
+attempt order, then registration ordinal. Severity CASE expressions come from `outcomes`, the one
+home of that order. Pure: builds text and parameters, runs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._states import AssertionState, AttemptState, GateState, RunStatus
+from ..outcomes import assertion_severity_sql, attempt_severity_sql
+from .errors import StoreError
+from .schema import RUN_COLUMNS
+
+GATE_FAILED = "gate-failed"
+GATE_UNAVAILABLE = "gate-unavailable"
+FAILED_SHORTHAND = "failed"  # for assertions: mismatched + below
+
+ATTEMPT_STATE_FILTERS = (*(s.value for s in AttemptState), GATE_FAILED, GATE_UNAVAILABLE)
+ASSERTION_STATE_FILTERS = (*(s.value for s in AssertionState), FAILED_SHORTHAND)
+RUN_STATUS_FILTERS = tuple(s.value for s in RunStatus)
+
+ATTEMPT_ORDER = (
+    f"{attempt_severity_sql('a.state', 'a.gate')}, a.experiment_id, a.eval_id, a.ordinal, a.id"
+)
+ASSERTION_ORDER = f"{assertion_severity_sql('r.state')}, {ATTEMPT_ORDER}, r.ordinal"
+RUN_ORDER = "runs.started_at DESC, runs.id DESC"
+TURN_ORDER = f"{ATTEMPT_ORDER}, t.ordinal"
+EVENT_ORDER = f"{ATTEMPT_ORDER}, e.turn_ordinal, e.seq"
+
+# A `running` run whose owner process is gone reads as `abandoned` (owner.py); readers never write.
+RUN_STATUS_SQL = (
+    f"CASE WHEN runs.status = '{RunStatus.RUNNING}' AND niceeval_owner_gone(runs.owner_pid, "
+    f"runs.owner_host, runs.owner_started_at) THEN '{RunStatus.ABANDONED}' ELSE runs.status END"
+)
+# Planned slots (run_plan) that no attempt filled; NULL for a run whose plan was not recorded.
+RUN_NOT_RUN_SQL = (
+    "CASE WHEN EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
+    "(SELECT count(*) FROM run_plan p WHERE p.run_id = runs.id AND NOT EXISTS (SELECT 1 FROM run_slots s "
+    "WHERE s.run_id = p.run_id AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id "
+    "AND s.ordinal = p.ordinal)) END"
+)
+RUN_SELECT = ", ".join(
+    f"{RUN_STATUS_SQL} AS status" if column == "status" else f"runs.{column}" for column in RUN_COLUMNS
+) + f", {RUN_NOT_RUN_SQL} AS not_run"
+
+Names = str | Sequence[str] | None
+
+
+def as_tuple(value: Names) -> tuple[str, ...]:
+    """Filters accept one value or several (repeatable flags)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@dataclass
+class Where:
+    """AND-ed clauses with named parameters (values never enter the SQL text)."""
+
+    clauses: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def param(self, value: Any) -> str:
+        name = f"p{len(self.params)}"
+        self.params[name] = value
+        return f":{name}"
+
+    def add(self, clause: str) -> None:
+        self.clauses.append(clause)
+
+    def any_of(self, clauses: Sequence[str]) -> None:
+        if clauses:
+            self.clauses.append("(" + " OR ".join(clauses) + ")")
+
+    def sql(self) -> str:
+        return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
+
+    def limit(self, limit: int | None) -> str:
+        if limit is None:
+            return ""
+        if limit < 0:
+            raise StoreError(f"--limit must be 0 or more, not {limit}.")
+        return f" LIMIT {self.param(int(limit))}"
+
+
+def _check_states(states: tuple[str, ...], allowed: tuple[str, ...], what: str) -> None:
+    unknown = [s for s in states if s not in allowed]
+    if unknown:
+        raise StoreError(
+            f"Unknown {what} state {', '.join(repr(s) for s in unknown)}; "
+            f"choose from {', '.join(allowed)}."
+        )
+
+
+def filter_experiments(where: Where, experiments: Names, column: str) -> None:
+    """An id matches exactly; an id ending in `/` selects the group (`models/` → `models/a`, ...)."""
+    clauses = []
+    for experiment in as_tuple(experiments):
+        p = where.param(experiment)
+        if experiment.endswith("/"):
+            clauses.append(f"substr({column}, 1, length({p})) = {p}")
+        else:
+            clauses.append(f"{column} = {p}")
+    where.any_of(clauses)
+
+
+def filter_evals(where: Where, prefixes: Names, column: str = "a.eval_id") -> None:
+    # substr, not LIKE: eval ids often contain `_`, a LIKE wildcard.
+    clauses = []
+    for prefix in as_tuple(prefixes):
+        p = where.param(prefix)
+        clauses.append(f"substr({column}, 1, length({p})) = {p}")
+    where.any_of(clauses)
+
+
+def filter_attempt_states(where: Where, states: Names) -> None:
+    wanted = as_tuple(states)
+    _check_states(wanted, ATTEMPT_STATE_FILTERS, "attempt")
+    clauses = []
+    for state in wanted:
+        if state == GATE_FAILED:
+            clauses.append(f"(a.state = '{AttemptState.SCORED}' AND a.gate = '{GateState.FAILED}')")
+        elif state == GATE_UNAVAILABLE:
+            clauses.append(f"(a.state = '{AttemptState.SCORED}' AND a.gate = '{GateState.UNAVAILABLE}')")
+        else:
+            clauses.append(f"a.state = {where.param(state)}")
+    where.any_of(clauses)
+
+
+def filter_assertion_states(where: Where, states: Names) -> None:
+    wanted = as_tuple(states)
+    _check_states(wanted, ASSERTION_STATE_FILTERS, "assertion")
+    expanded: list[str] = []
+    for state in wanted:
+        if state == FAILED_SHORTHAND:
+            expanded += [AssertionState.MISMATCHED.value, AssertionState.BELOW.value]
+        else:
+            expanded.append(state)
+    if expanded:
+        # IN, not OR: SQLite can then use the (state, attempt_id) index for each state.
+        wanted_states = ", ".join(where.param(s) for s in dict.fromkeys(expanded))
+        where.add(f"r.state IN ({wanted_states})")
+
+
+def filter_run_statuses(where: Where, states: Names) -> None:
+    wanted = as_tuple(states)
+    _check_states(wanted, RUN_STATUS_FILTERS, "run")
+    where.any_of([f"{RUN_STATUS_SQL} = {where.param(s)}" for s in wanted])
+
+
+def attempts_source(where: Where, run_id: str | None) -> str:
+    """Attempts `a` with their slot `s` in one run (origin and reference), or every attempt once."""
+    if run_id is None:
+        return "attempts a LEFT JOIN run_slots s ON s.attempt_id = a.id AND s.run_id = a.run_id"
+    where.add(f"s.run_id = {where.param(run_id)}")
+    return "run_slots s JOIN attempts a ON a.id = s.attempt_id"
+
+
+def attempts_select(
+    run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None,
+    slot_columns: Sequence[str] = ("relation",),
+) -> tuple[str, dict[str, Any]]:
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    filter_attempt_states(where, states)
+    extra = "".join(f", {_slot_column(c)} AS {c}" for c in slot_columns)
+    sql = f"SELECT a.*{extra} FROM {source}{where.sql()} ORDER BY {ATTEMPT_ORDER}"
+    return sql + where.limit(limit), where.params
+
+
+def _slot_column(name: str) -> str:
+    return "COALESCE(s.relation, 'origin')" if name == "relation" else f"s.{name}"
+
+
+def assertions_select(
+    run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None
+) -> tuple[str, dict[str, Any]]:
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    filter_assertion_states(where, states)
+    sql = (
+        "SELECT r.*, a.run_id AS run_id, a.experiment_id AS experiment_id, a.eval_id AS eval_id, "
+        f"a.ordinal AS attempt_ordinal, {_slot_column('relation')} AS relation "
+        f"FROM {source} JOIN assertion_results r ON r.attempt_id = a.id"
+        f"{where.sql()} ORDER BY {ASSERTION_ORDER}"
+    )
+    return sql + where.limit(limit), where.params
+
+
+def transcript_select(
+    target: str, run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names,
+    limit: int | None,
+) -> tuple[str, dict[str, Any]]:
+    """`query turns|events`: the rows of the selected attempts, attempts worst first."""
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    filter_attempt_states(where, states)
+    alias, table, order = ("t", "turns", TURN_ORDER) if target == "turns" else ("e", "events", EVENT_ORDER)
+    sql = (
+        f"SELECT {alias}.*, a.run_id AS run_id, a.experiment_id AS experiment_id, a.eval_id AS eval_id, "
+        f"a.ordinal AS attempt_ordinal, {_slot_column('relation')} AS relation "
+        f"FROM {source} JOIN {table} {alias} ON {alias}.attempt_id = a.id"
+        f"{where.sql()} ORDER BY {order}"
+    )
+    return sql + where.limit(limit), where.params
+
+
+def runs_select(
+    run_id: str | None, *, experiment: Names, states: Names, limit: int | None
+) -> tuple[str, dict[str, Any]]:
+    where = Where()
+    if run_id is not None:
+        where.add(f"runs.id = {where.param(run_id)}")
+    probe = Where(params=where.params)
+    filter_experiments(probe, experiment, "j.value")
+    if probe.clauses:
+        where.add(f"EXISTS (SELECT 1 FROM json_each(runs.experiments) j WHERE {probe.clauses[0]})")
+    filter_run_statuses(where, states)
+    sql = f"SELECT {RUN_SELECT} FROM runs{where.sql()} ORDER BY {RUN_ORDER}"
+    return sql + where.limit(limit), where.params
