@@ -30,11 +30,27 @@ __all__ = [
     "PairClass",
     "Side",
     "Verdict",
+    "case_eval_id",
     "classify",
     "compare",
     "experiment_totals",
     "fold_side",
+    "shown_eval_id",
 ]
+
+
+def case_eval_id(eval_id: str, case_id: str | None) -> str:
+    """The eval a dataset case belongs to: `refunds` for `refunds[r-017]` (datasets.md, "Ids")."""
+    if case_id is not None and eval_id.endswith(f"[{case_id}]"):
+        return eval_id[: -len(case_id) - 2]
+    return eval_id
+
+
+def shown_eval_id(eval_id: str, case_id: str | None) -> str:
+    """An eval id as text shows it: a case's own id carries its case (`refunds[r-017]`)."""
+    if case_id is None or eval_id.endswith(f"[{case_id}]"):
+        return eval_id
+    return f"{eval_id}[{case_id}]"
 
 
 class PairClass(str, Enum):

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..app.compare import CompareResult
-from ..comparison import ROW_COLUMNS, ExperimentTotals, Pair, PairClass, Side
+from ..comparison import ROW_COLUMNS, ExperimentTotals, Pair, PairClass, Side, shown_eval_id
 from ._formats import write_rows
 from ._safe import visible
 
@@ -68,9 +68,8 @@ def side_text(side: Side | None) -> str:
 
 
 def _pair_name(pair: Pair) -> str:
-    text = f"{pair.experiment_id}  {pair.eval_id}" if pair.base_experiment_id == pair.experiment_id else pair.eval_id
-    if pair.case_id is not None:
-        text += f" [{pair.case_id}]"
+    eval_id = shown_eval_id(pair.eval_id, pair.case_id)
+    text = f"{pair.experiment_id}  {eval_id}" if pair.base_experiment_id == pair.experiment_id else eval_id
     return visible(text, _NAME_LIMIT, single_line=True)
 
 

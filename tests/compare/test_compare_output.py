@@ -44,7 +44,7 @@ def test_terminal_names_cases_and_escapes_control_characters() -> None:
     out = io.StringIO()
     print_comparison(Console(file=out, width=200), result)
     text = out.getvalue()
-    assert "\x1b" not in text and "\\x1b[31m [c1]" in text
+    assert "\x1b" not in text and "\\x1b[31m[c1]" in text
     assert "Regressed (1)" in text
 
 

@@ -8,6 +8,7 @@ skip saying why — except in CI (`CI=true`), where a missing browser fails them
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
@@ -18,6 +19,11 @@ from typing import Any
 
 import pytest
 from projects import Project
+
+from niceeval_cli._ids import new_id
+from niceeval_cli._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
+from niceeval_cli._states import AssertionState, AttemptState, EvalKind, PlanReason, Relation, Role, RunStatus
+from niceeval_cli.store import SlotRecord, Store
 
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -45,6 +51,7 @@ options = { good = true }
 
 EVALS = '''
 import contextlib
+import dataclasses
 import os
 from niceeval_cli import Fact, define_eval, define_score_eval
 from niceeval_cli.expect import equals, includes, similarity
@@ -209,3 +216,86 @@ def open_report(browser_context: Any) -> Iterator[Any]:
     yield opener
     for page in pages:
         page.close()
+
+
+# ── runs sealed straight into a store: transcripts, dataset cases, sandbox, traceback ────────────
+
+
+@dataclass(frozen=True)
+class Sealed:
+    store: Path
+    base: str
+    new: str
+
+
+def _attempt(run_id: str, eval_id: str, state: AttemptState, case_id: str | None = None, **more: Any) -> AttemptRecord:
+    return AttemptRecord(
+        id=new_id(), run_id=run_id, experiment_id="agent", eval_id=eval_id, ordinal=0, kind=EvalKind.PASS,
+        state=state, reason=more.pop("reason", None), score=None, max_score=None, unavailable_weight=None,
+        partial_score=None, gate=None, stop_cause=None, error=more.pop("error", None), fingerprint="fp",
+        fingerprint_parts='{"model": "m", "eval_options": {"tags": ["cases"]}}',
+        started_at="2026-01-01T00:00:00.000Z", ended_at="2026-01-01T00:00:01.000Z", duration_ms=1000.0,
+        input_tokens=10, output_tokens=5, judge_tokens=0, case_id=case_id,
+        case_value=None if case_id is None else f'{{"question": "case {case_id}"}}', **more,
+    )
+
+
+def _result(attempt: AttemptRecord, state: AssertionState, label: str) -> AssertionResult:
+    return AssertionResult(
+        id=new_id(), attempt_id=attempt.id, ordinal=0, key="answer", label=label, group_name=None, role=Role.GATE,
+        weight=None, contribution=None, state=state, measurement=None, threshold=None, reason=None,
+        explanation=f"expected the refund window, got {PAYLOAD}" if state is AssertionState.MISMATCHED else None,
+        match_name="includes", match_config='{"text": "30 days"}', evidence='{"reply": "x"}',
+        source_file="evals/agent.py", source_line=7, or_stop=False, match_kind="boolean",
+    )
+
+
+def _turns(attempt_id: str) -> tuple[TurnRecord, ...]:
+    return (
+        TurnRecord(attempt_id, "s0", 0, "What is the refund window?", "Let me look that up.", "completed",
+                   '["messages", "tool_calls"]', events=(
+                       EventRecord(attempt_id, 0, 0, "tool_call", name="lookup_policy", input='{"topic": "refunds"}',
+                                   output='{"days": 14}', status="ok"),
+                   )),
+        TurnRecord(attempt_id, "s0", 1, "And for sale items?", "Refunds within 14 days. " + PAYLOAD, "completed",
+                   '["messages"]'),
+    )
+
+
+def _seal_run(store: Store, states: dict[tuple[str, str | None], AttemptState]) -> str:
+    run_id = new_id()
+    store.begin_run(run_id, started_at="2026-01-01T00:00:00.000Z", argv=["run"], version="0.1.0",
+                    config_file=None, experiments=["agent"])
+    for (eval_id, case_id), state in states.items():
+        if case_id is not None:
+            eval_id = f"{eval_id}[{case_id}]"  # a case's eval id carries its case (datasets.md)
+        more: dict[str, Any] = {}
+        if eval_id == "agent/chat":
+            more = {"sandbox": '{"kind": "docker", "image": "python:3.12"}'}
+        if state is AttemptState.ERRORED:
+            more.update(reason="exception", error="RuntimeError: tool crashed",
+                        traceback='File "evals/agent.py", line 9, in chat\n    raise RuntimeError("tool crashed")')
+        attempt = _attempt(run_id, eval_id, state, case_id, **more)
+        if eval_id == "agent/chat":
+            attempt = dataclasses.replace(attempt, turns=_turns(attempt.id))
+        ok = state is AttemptState.PASSED
+        results = [] if state is AttemptState.ERRORED else [
+            _result(attempt, AssertionState.MATCHED if ok else AssertionState.MISMATCHED, "States the window")]
+        slot = SlotRecord(run_id, "agent", eval_id, 0, attempt.id, Relation.ORIGIN, PlanReason.NEW, pass_rule="any")
+        store.seal_attempt(attempt, results, slot)
+    store.finish_run(run_id, status=RunStatus.FINISHED, ended_at="2026-01-01T00:01:00.000Z", exit_code=1)
+    return run_id
+
+
+@pytest.fixture
+def sealed(tmp_path: Path) -> Sealed:
+    """Two runs of an agent eval with a transcript and a dataset eval with cases (c1 regresses,
+    c2 is fixed, c3 is new, c0 is gone)."""
+    P, F, E = AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED
+    path = tmp_path / ".niceeval" / "results.db"
+    with Store.open(path) as store:
+        base = _seal_run(store, {("agent/chat", None): P, ("qa/faq", "c0"): P, ("qa/faq", "c1"): P,
+                                 ("qa/faq", "c2"): F, ("agent/tools", None): P})
+        new = _seal_run(store, {("agent/chat", None): F, ("qa/faq", "c1"): F, ("qa/faq", "c2"): P,
+                                ("qa/faq", "c3"): P, ("agent/tools", None): E})
+    return Sealed(path, base, new)

@@ -20,7 +20,17 @@ from ..._records import AttemptRecord
 from ..._states import AttemptState, EvalKind, GateState
 from ...app.compare import CompareResult, Results
 from ...app.report import ReportData
-from ...comparison import AttemptFacts, ExperimentTotals, Pair, PairClass, Side, experiment_totals, fold_side
+from ...comparison import (
+    AttemptFacts,
+    ExperimentTotals,
+    Pair,
+    PairClass,
+    Side,
+    case_eval_id,
+    experiment_totals,
+    fold_side,
+    shown_eval_id,
+)
 from .. import _tally
 from .._safe import visible
 from ..compare_output import LISTED, side_text
@@ -248,10 +258,11 @@ def _matrix(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]:
     reasons: dict[tuple[str, str | None, str], list[str | None]] = {}
     tags: dict[str, tuple[str, ...]] = {}
     for row, fact in zip(data.attempts, data.facts, strict=True):
-        key = (fact.eval_id, fact.case_id, fact.experiment_id)
+        parent = case_eval_id(fact.eval_id, fact.case_id)  # `refunds[r-017]` is a case of `refunds`
+        key = (parent, fact.case_id, fact.experiment_id)
         groups.setdefault(key, []).append(fact)
         reasons.setdefault(key, []).append(row.get("reason"))
-        tags.setdefault(fact.eval_id, _tags(row))
+        tags.setdefault(parent, _tags(row))
     cases: dict[str, dict[str | None, MatrixRow]] = {}
     for (eval_id, case_id, experiment), facts in groups.items():
         by_case = cases.setdefault(eval_id, {})
@@ -376,7 +387,8 @@ def _attempts(data: ReportData, server_rows: int) -> tuple[list[AttemptItem], di
             id=row["id"],
             experiment_id=row["experiment_id"],
             eval_id=row["eval_id"],
-            case_id=row.get("case_id"),
+            case_id=None if shown_eval_id(row["eval_id"], row.get("case_id")) == row["eval_id"] else row.get(
+                "case_id"),  # shown apart only when the eval id does not carry it already
             ordinal=row["ordinal"],
             word=word,
             mark=MARKS.get(word, ""),
@@ -417,8 +429,8 @@ class ComparisonView:
 
 def _pair_item(pair: Pair) -> PairItem:
     experiment = pair.experiment_id if pair.base_experiment_id == pair.experiment_id else ""
-    return PairItem(pair.cls.value, experiment, pair.eval_id, pair.case_id, side_text(pair.base),
-                    side_text(pair.new), ", ".join(pair.changed_keys))
+    return PairItem(pair.cls.value, experiment, shown_eval_id(pair.eval_id, pair.case_id), pair.case_id,
+                    side_text(pair.base), side_text(pair.new), ", ".join(pair.changed_keys))
 
 
 def _comparison(result: CompareResult, title: str, facts: Sequence[AttemptFacts] | None = None,
