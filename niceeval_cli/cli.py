@@ -388,7 +388,7 @@ def compare(
         metavar="BASE", help="The base run id or prefix (with --experiments: the run, default the latest).",
         show_default=False)] = None,
     new: Annotated[Text, typer.Argument(
-        metavar="[NEW]", help="The new run id or prefix (default: the latest run).", show_default=False)] = None,
+        metavar="NEW", help="The new run id or prefix (default: the latest run).", show_default=False)] = None,
     experiments: ExperimentsPair = None,
     fmt: Annotated[Text, typer.Option(
         "--format", metavar="FORMAT", help="json, ndjson or csv: one row per pair (default: text).",
@@ -422,7 +422,7 @@ def compare(
 @app.command(
     short_help="Write a self-contained HTML report of a run.",
     epilog="**Examples**\n\n"
-           "* `niceeval report`: the latest run, written to .niceeval/reports/<run id>.html\n"
+           "* `niceeval report`: the latest run, written to .niceeval/reports/RUN_ID.html\n"
            "* `niceeval report --baseline 01J9 --out report.html`: with what changed since run 01J9\n"
            "* `niceeval report --experiments models/a models/b`: with B against A\n\n"
            "The page loads nothing from anywhere and opens from disk, offline.\n\n" + _EXIT_CODES_READ,
@@ -432,7 +432,7 @@ def report(
     run_ref: Annotated[Text, typer.Argument(
         metavar="RUN_ID", help="The run (default: the latest).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--out", metavar="FILE", help="Write the HTML here (default: .niceeval/reports/<run id>.html).",
+        "--out", metavar="FILE", help="Write the HTML here (default: .niceeval/reports/RUN_ID.html).",
         rich_help_panel="Output")] = None,
     baseline: Annotated[Text, typer.Option(
         "--baseline", metavar="RUN_ID", help="Also show what changed since this run.")] = None,
