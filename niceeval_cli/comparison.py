@@ -148,8 +148,9 @@ _GATE_AS_ATTEMPT = {
 _ATTEMPT_AS_GATE = {v: k for k, v in _GATE_AS_ATTEMPT.items()}
 
 
-def fold_side(attempts: Sequence[AttemptFacts]) -> Side:
-    """Fold one (experiment, eval, case)'s attempts: verdict, pass count, mean score, key states."""
+def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
+    """Fold one (experiment, eval, case)'s attempts: verdict, pass count, mean score, and (unless
+    `keys=False`, for readers that do not compare assertions) the states of each assertion key."""
     if not attempts:
         raise ValueError("a side needs at least one attempt")
     first = attempts[0]
@@ -188,10 +189,10 @@ def fold_side(attempts: Sequence[AttemptFacts]) -> Side:
             verdict = Verdict.PASSED
     scores = [a.score for a in attempts if a.score is not None]
     maxima = [a.max_score for a in attempts if a.max_score is not None]
-    keys: dict[str, list[str]] = {}
-    for a in attempts:
+    by_key: dict[str, list[str]] = {}
+    for a in attempts if keys else ():
         for key, key_state in a.assertion_states.items():
-            keys.setdefault(key, []).append(AssertionState(key_state).value)
+            by_key.setdefault(key, []).append(AssertionState(key_state).value)
     return Side(
         experiment_id=first.experiment_id,
         eval_id=first.eval_id,
@@ -204,7 +205,7 @@ def fold_side(attempts: Sequence[AttemptFacts]) -> Side:
         passed=passed,
         attempts=len(attempts),
         verdict=verdict,
-        key_states={k: tuple(sorted(v)) for k, v in keys.items()},
+        key_states={k: tuple(sorted(v)) for k, v in by_key.items()},
     )
 
 
@@ -447,7 +448,7 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
     mine = [a for a in attempts if a.experiment_id == experiment_id]
     pass_attempts = [a for a in mine if EvalKind(a.kind) is EvalKind.PASS]
     score_attempts = [a for a in mine if EvalKind(a.kind) is EvalKind.SCORE]
-    sides = [fold_side(g) for g in _group(pass_attempts, by_experiment=True).values()]
+    sides = [fold_side(g, keys=False) for g in _group(pass_attempts, by_experiment=True).values()]
     summary = outcomes.summarize_scores(
         [_ScoreView(AttemptState(a.state), a.score, a.max_score, a.unavailable_weight, None, a.gate)
          for a in score_attempts]

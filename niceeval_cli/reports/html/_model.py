@@ -93,7 +93,18 @@ def _json_value(text: Any) -> Any:
         return text
 
 
-def _tags(row: Mapping[str, Any]) -> tuple[str, ...]:
+def _tags(row: Mapping[str, Any], cache: dict[tuple[str, str], tuple[str, ...]] | None = None) -> tuple[str, ...]:
+    """The eval's tags, from what its fingerprint hashed (one parse per experiment and eval)."""
+    key = (row["experiment_id"], row["eval_id"])
+    if cache is not None and key in cache:
+        return cache[key]
+    found = _parse_tags(row)
+    if cache is not None:
+        cache[key] = found
+    return found
+
+
+def _parse_tags(row: Mapping[str, Any]) -> tuple[str, ...]:
     parts = _json_value(row.get("fingerprint_parts"))
     if isinstance(parts, dict):
         options = parts.get("eval_options")
@@ -257,12 +268,14 @@ def _matrix(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]:
     groups: dict[tuple[str, str | None, str], list[AttemptFacts]] = {}
     reasons: dict[tuple[str, str | None, str], list[str | None]] = {}
     tags: dict[str, tuple[str, ...]] = {}
+    tag_cache: dict[tuple[str, str], tuple[str, ...]] = {}
     for row, fact in zip(data.attempts, data.facts, strict=True):
         parent = case_eval_id(fact.eval_id, fact.case_id)  # `refunds[r-017]` is a case of `refunds`
         key = (parent, fact.case_id, fact.experiment_id)
         groups.setdefault(key, []).append(fact)
         reasons.setdefault(key, []).append(row.get("reason"))
-        tags.setdefault(parent, _tags(row))
+        if parent not in tags:
+            tags[parent] = _tags(row, tag_cache)
     cases: dict[str, dict[str | None, MatrixRow]] = {}
     for (eval_id, case_id, experiment), facts in groups.items():
         by_case = cases.setdefault(eval_id, {})
@@ -271,7 +284,7 @@ def _matrix(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]:
             row_ = by_case[case_id] = MatrixRow(eval_id, case_id, [_NONE_CELL] * len(experiments), tags[eval_id],
                                                 _NONE_CELL.severity)
         facts.sort(key=lambda f: f.ordinal)
-        cell = _cell(fold_side(facts), reasons[(eval_id, case_id, experiment)])
+        cell = _cell(fold_side(facts, keys=False), reasons[(eval_id, case_id, experiment)])
         row_.cells[experiments.index(experiment)] = cell
         row_.severity = min(row_.severity, cell.severity)
     rows: list[MatrixRow] = []
@@ -326,6 +339,10 @@ class AttemptItem:
     def state_slug(self) -> str:
         return slug(self.word)
 
+    @property
+    def tags_text(self) -> str:
+        return " ".join(self.tags)
+
 
 
 #: The assertion columns the page reads (those the store has), sent once as the payload's `columns`.
@@ -334,22 +351,34 @@ RESULT_COLUMNS = ("state", "key", "label", "group_name", "role", "weight", "cont
                   "source_file", "source_line", "or_stop")
 
 
+class _Codes(dict[Any, int]):
+    """Value → 1-based code, a new code the first time a value is seen (lookups stay in C).
+
+    SQLite gives str, int, float, bytes or None; 1 and 1.0 share a code, which the page reads
+    as the same number either way.
+    """
+
+    def __missing__(self, value: Any) -> int:
+        self[value] = code = len(self)
+        return code
+
+
 def _results_by_attempt(results: Results) -> tuple[list[str], list[Any], dict[str, list[list[int]]]]:
     """Each attempt's results as rows of indexes into one table of distinct values (1-based; 0 = empty).
 
     Results repeat a lot (states, keys, labels, match names, files, evidence), so 100 000 of them
     travel as ~4 MB of small integers instead of ~15 MB of repeated text, and the page parses
-    them that much faster. `Store`-side types are kept: 0 and None stay different values.
+    them that much faster. 0 and None stay different values (None is code 0).
     """
     columns = [c for c in RESULT_COLUMNS if c in results.columns]
     project = itemgetter(*(results.columns.index(c) for c in columns))
     at = results.columns.index("attempt_id")
-    table: dict[tuple[type, Any], int] = {}
+    table = _Codes({None: 0})
+    code = table.__getitem__
     grouped: dict[str, list[list[int]]] = {}
     for row in results.rows:  # already by attempt, severity order inside
-        codes = [0 if v is None else table.setdefault((type(v), v), len(table) + 1) for v in project(row)]
-        grouped.setdefault(row[at], []).append(codes)
-    return columns, [v for _, v in table], grouped
+        grouped.setdefault(row[at], []).append(list(map(code, project(row))))
+    return columns, list(table)[1:], grouped
 
 
 _ATTEMPT_FIELDS = ("reason", "error", "traceback", "stop_cause", "case_value", "sandbox", "notes", "started_at",
@@ -378,6 +407,7 @@ def _attempt_payload(row: Mapping[str, Any], results: list[list[int]],
 
 def _attempts(data: ReportData, server_rows: int) -> tuple[list[AttemptItem], dict[str, Any]]:
     columns, values, results = _results_by_attempt(data.results)
+    tag_cache: dict[tuple[str, str], tuple[str, ...]] = {}
     items: list[AttemptItem] = []
     payload: list[dict[str, Any]] = []
     for i, row in enumerate(data.attempts):
@@ -394,7 +424,7 @@ def _attempts(data: ReportData, server_rows: int) -> tuple[list[AttemptItem], di
             mark=MARKS.get(word, ""),
             score=score_text(row),
             duration=duration(row.get("duration_ms")),
-            tags=_tags(row),
+            tags=_tags(row, tag_cache),
             open=word not in _OK_WORDS,
             reused_from=row["run_id"] if row.get("relation") == "reference" else None,
         ))
@@ -489,7 +519,8 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
     experiments = experiment_ids(data)
     models: dict[str, str | None] = {}
     for row in data.attempts:
-        models.setdefault(row["experiment_id"], _model(row))
+        if row["experiment_id"] not in models:
+            models[row["experiment_id"]] = _model(row)
     header = _header(data)
     columns = [_column(e, data.facts, models.get(e), header.summaries.get(e)) for e in experiments]
     items, payload = _attempts(data, server_rows)
