@@ -271,7 +271,9 @@ def _seal_run(store: Store, states: dict[tuple[str, str | None], AttemptState]) 
             eval_id = f"{eval_id}[{case_id}]"  # a case's eval id carries its case (datasets.md)
         more: dict[str, Any] = {}
         if eval_id == "agent/chat":
-            more = {"sandbox": '{"kind": "docker", "image": "python:3.12"}'}
+            more = {"sandbox": '{"kind": "docker", "image": "python:3.12"}', "cost_usd": 0.01}
+        if case_id is not None:
+            more = {"estimated_cost_usd": 0.002}
         if state is AttemptState.ERRORED:
             more.update(reason="exception", error="RuntimeError: tool crashed",
                         traceback='File "evals/agent.py", line 9, in chat\n    raise RuntimeError("tool crashed")')

@@ -56,3 +56,10 @@ def test_transcript_case_value_traceback_and_sandbox_are_shown_as_text(sealed, t
     assert "qa/faq[c1]" in faq and '"question": "case c1"' in faq
     assert page.evaluate("typeof window.__pwned") == "undefined" and page.evaluate("document.images.length") == 0
     assert opened.requests == [out.resolve().as_uri()]
+
+
+def test_reported_and_estimated_costs_are_never_added_together(sealed, tmp_path) -> None:
+    out = tmp_path / "r.html"
+    assert cli(sealed, "report", sealed.new, "--out", str(out)).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    assert "<dt>cost</dt><dd>$0.0100 reported · $0.0060 estimated from prices</dd>" in html

@@ -134,7 +134,7 @@ class Header:
     reused: int
     counts: list[tuple[str, int]]  # (word, count), worst first
     exit_text: str  # `exit 1 (a definite failure: 1 eval failed)`, as `view` says it
-    cost: str | None
+    cost: str | None  # reported and estimated costs, never added together (agents.md)
     took: str  # `started … · took … · niceeval …` (view's header line)
     not_run: str | None  # `16 of 20 planned slots were not run`
     summaries: dict[str, ExperimentSummary]  # view's per-experiment summary, by experiment id
@@ -157,16 +157,16 @@ def _header(data: ReportData) -> Header:
     run = data.run
     counts: dict[str, int] = {}
     reused = 0
-    costs: list[float] = []
+    reported: list[float] = []
+    estimated: list[float] = []
     for row in data.attempts:
         word = attempt_word(row["state"], row.get("gate"))
         counts[word] = counts.get(word, 0) + 1
         reused += row.get("relation") == "reference"
-        cost = row.get("cost_usd")
-        if cost is None:
-            cost = row.get("estimated_cost_usd")
-        if cost is not None:
-            costs.append(cost)
+        if row.get("cost_usd") is not None:
+            reported.append(row["cost_usd"])
+        if row.get("estimated_cost_usd") is not None:
+            estimated.append(row["estimated_cost_usd"])
     view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run)
     return Header(
         run_id=run.id,
@@ -179,7 +179,8 @@ def _header(data: ReportData) -> Header:
         reused=reused,
         counts=[(w, counts[w]) for w in STATE_WORDS if w in counts],
         exit_text=view.exit or "running: no exit code yet",
-        cost=f"${math.fsum(costs):.4f}" if costs else None,
+        cost=join([f"${math.fsum(reported):.4f} reported" if reported else "",
+                   f"${math.fsum(estimated):.4f} estimated from prices" if estimated else ""]) or None,
         took=view.when,
         not_run=view.not_run,
         summaries={s.experiment_id: s for s in view.experiments},
