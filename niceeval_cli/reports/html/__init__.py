@@ -21,7 +21,8 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from ...app.report import ReportData
-from ._model import MARKS, Page, build_page
+from ._model import Page, build_page
+from ._words import MARKS
 
 __all__ = ["embed_json", "render_page", "render_report"]
 

@@ -15,7 +15,7 @@ from ..._states import AttemptState, EvalKind
 
 if TYPE_CHECKING:
     from ...comparison import AttemptFacts
-    from ._model import ExperimentColumn
+    from ._summary import ExperimentColumn
 
 WIDTH = 640
 _LABEL_W = 190
