@@ -9,15 +9,9 @@ from typing import Any
 
 from ...app.compare import Results
 from ...app.report import ReportData
-from ...comparison import (
-    shown_eval_id,
-)
+from ...comparison import shown_eval_id
 from ..viewmodels.text import duration
-
-#: Open attempts rendered before the page shows; the rest follow in idle slices.
 from ._words import MARKS, OK_WORDS, attempt_word, eval_tags, score_text, slug
-
-# ── attempts ─────────────────────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)
@@ -45,7 +39,6 @@ class AttemptItem:
     @property
     def tags_text(self) -> str:
         return " ".join(self.tags)
-
 
 
 #: The assertion columns the page reads (those the store has), sent once as the payload's `columns`.

@@ -15,10 +15,6 @@ from ...comparison import (
 from ..compare_output import LISTED, side_text
 from ._summary import ExperimentColumn, experiment_column
 
-#: Open attempts rendered before the page shows; the rest follow in idle slices.
-
-# ── comparisons ──────────────────────────────────────────────────────────────────────────
-
 
 @dataclass(frozen=True)
 class PairItem:

@@ -15,11 +15,7 @@ from ...comparison import (
     fold_side,
 )
 from ..compare_output import side_text
-
-#: Open attempts rendered before the page shows; the rest follow in idle slices.
 from ._words import MARKS, eval_tags
-
-# ── the matrix ───────────────────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,7 @@ from .. import _tally
 from .._safe import visible
 from ..viewmodels.run import ExperimentSummary, run_header
 from ..viewmodels.text import duration, join, num, percent, when
-
-#: Open attempts rendered before the page shows; the rest follow in idle slices.
 from ._words import STATE_WORDS, attempt_word
-
-# ── header and experiments ───────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)
