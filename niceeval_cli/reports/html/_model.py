@@ -21,7 +21,7 @@ from ._summary import ExperimentColumn, Header, experiment_column, experiment_id
 from ._words import STATE_WORDS, model_of
 
 #: Open attempts rendered before the page shows; the rest follow in idle slices.
-FIRST_SLICE = 300
+FIRST_SLICE = 60
 #: Summary rows in the list when the page shows; the others wait in inert <template>s, moved in
 #: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
 SERVER_ROWS = 1000

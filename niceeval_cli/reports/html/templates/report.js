@@ -126,7 +126,7 @@
   list.addEventListener("toggle", function (ev) {
     if (ev.target.open) render(ev.target.parentNode);
   }, true);
-  var first = data.first_slice || 300;
+  var first = data.first_slice || 60;
   var pending = items.filter(function (li) { return li.firstChild.open; });
   pending.slice(0, first).forEach(render);
   pending = pending.slice(first);
@@ -135,7 +135,7 @@
   (function step() {
     if (!pending.length && !later.length) { list.setAttribute("data-complete", "1"); return; }
     setTimeout(function () {
-      pending.splice(0, 200).forEach(render);
+      pending.splice(0, 60).forEach(render);
       var chunk = later.shift();
       if (chunk) {
         var made = Array.prototype.slice.call(chunk.content.children);
