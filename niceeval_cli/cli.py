@@ -62,23 +62,13 @@ _EXIT_CODES_RUN = """\
 * 0: every pass-style eval passed under its pass_rule, every score attempt scored cleanly
 * 1: a definite failure: an eval failed, or a score gate failed
 * 2: usage or configuration error
-* 3: setup error (a judge preflight failed; affected attempts were not dispatched)
+* 3: setup error (a judge or system-under-test preflight failed; affected attempts were not dispatched)
 * 4: internal error (a bug in NiceEval)
 * 5: nothing failed for certain, but something could not be decided
 * 6: the store could not be written (locked too long, disk full, read-only)
 * 130: interrupted
 """
 _EXIT_CODES_READ = "**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · 4 internal error"
-
-
-def _legacy_user_errors() -> tuple[type[Exception], ...]:
-    """TEMPORARY (until the config, discovery and store branches merge): user errors that do not
-    subclass NiceEvalError yet. Delete this function (and its one use) once they all do."""
-    from .config import ConfigError
-    from .discovery import DiscoveryError
-    from .store import StoreError
-
-    return tuple(c for c in (ConfigError, DiscoveryError, StoreError) if not issubclass(c, NiceEvalError))
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
@@ -102,9 +92,6 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
             typer.echo(f"niceeval: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
         except Exception as exc:
-            if isinstance(exc, _legacy_user_errors()):
-                typer.echo(f"niceeval: {exc}", err=True)
-                raise typer.Exit(ExitCode.USAGE) from None
             _report_crash(exc)
             raise typer.Exit(ExitCode.INTERNAL) from None
 
@@ -305,7 +292,7 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="runs|attempts|assertions", help="What to list (default: assertions).", show_default=False)
+        metavar="runs|attempts|assertions|turns|events", help="What to list (default: assertions).", show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
         "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import UsageError
-
-TARGETS = ("runs", "attempts", "assertions")
+from ..store import QUERY_TARGETS as TARGETS
 
 
 @dataclass(frozen=True)

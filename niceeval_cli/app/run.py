@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import outcomes
 from .._errors import UsageError
-from .._states import AttemptState, EvalKind, GateState, UnavailableReason
+from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
 from .project import load_project
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
 #: Everything but passed and cleanly scored: the attempt filters of the store, as `view --state` takes them.
-BAD_STATES = ("errored", "failed", "unrankable", "gate-failed", "gate-unavailable")
+BAD_STATES = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE)
 
 
 @dataclass(frozen=True)

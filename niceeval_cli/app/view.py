@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._states import AttemptState, GateState
+from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
 if TYPE_CHECKING:
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
 
 #: `view --state` values: attempt states, plus the two score-gate words.
-STATE_FILTERS = ("errored", "failed", "unrankable", "gate-failed", "gate-unavailable", "passed", "scored")
-_GATE_FILTERS = {"gate-failed": GateState.FAILED, "gate-unavailable": GateState.UNAVAILABLE}
+STATE_FILTERS = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE, "passed", "scored")
+_GATE_FILTERS: dict[str, GateState] = {
+    Derived.GATE_FAILED: GateState.FAILED, Derived.GATE_UNAVAILABLE: GateState.UNAVAILABLE,
+}
 
 
 @dataclass(frozen=True)

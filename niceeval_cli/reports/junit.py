@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import outcomes
 from .._errors import UsageError
 from .._records import AssertionResult
-from .._states import AssertionState, AttemptState, EvalKind, GateState, Relation
+from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation
 from ..app.run import SealedRun, stored_pass_rule
 from ..store.rows import AttemptRow
 from ._safe import visible
@@ -71,9 +71,9 @@ def _verdict(attempt: AttemptRow) -> str | None:
     """"failure", "error" or None for one attempt."""
     state = AttemptState(attempt.state)
     word = attempt_word(state, GateState(attempt.gate) if attempt.gate is not None else None)
-    if state is AttemptState.FAILED or word == "gate failed":
+    if state is AttemptState.FAILED or word == Derived.GATE_FAILED.label:
         return "failure"
-    if state in (AttemptState.ERRORED, AttemptState.UNRANKABLE) or word == "gate unavailable":
+    if state in (AttemptState.ERRORED, AttemptState.UNRANKABLE) or word == Derived.GATE_UNAVAILABLE.label:
         return "error"
     return None
 
@@ -96,9 +96,9 @@ def testcase(attempt: AttemptRow, results: Sequence[AssertionResult]) -> ET.Elem
     verdict = _verdict(attempt)
     word = attempt_word(attempt.state, attempt.gate)
     if verdict == "failure":
-        message = _labels(results, gates_only=word == "gate failed")
+        message = _labels(results, gates_only=word == Derived.GATE_FAILED.label)
     elif verdict == "error":
-        message = _reasons(attempt, results, gates_only=word == "gate unavailable")
+        message = _reasons(attempt, results, gates_only=word == Derived.GATE_UNAVAILABLE.label)
     if verdict is not None:
         child = ET.SubElement(case, verdict, {"message": _xml_text(message, MESSAGE_LIMIT), "type": word})
         child.text = _xml_text(_body(attempt, results))
@@ -135,7 +135,8 @@ def eval_testcase(
         verdict = "failure" if "failure" in verdicts else "error" if "error" in verdicts else None
         bad = sum(v is not None for v in verdicts)
         summary = f"{len(attempts) - bad} of {len(attempts)} attempts scored cleanly"
-        word = "gate failed" if verdict == "failure" else "score undecided" if verdict == "error" else "scored"
+        word = (Derived.GATE_FAILED.label if verdict == "failure"
+                else "score undecided" if verdict == "error" else "scored")
     if verdict is not None:
         failing = [(a, results.get(a.id, [])) for a, v in zip(attempts, verdicts, strict=True) if v is not None]
         details = [_labels(r) if _verdict(a) == "failure" else _reasons(a, r) for a, r in failing]

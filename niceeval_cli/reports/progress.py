@@ -32,7 +32,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
-from .._states import AttemptState, GateState
+from .._states import AttemptState, Derived, GateState
 from ._tally import attempt_word
 from .terminal.lines import STYLES
 from .viewmodels.text import name
@@ -45,11 +45,13 @@ REFRESH_PER_SECOND = 10
 BAR_WIDTH = 10
 NAME_WIDTH = 16  # cells of the experiment id (longer ids end in "…")
 #: In this order (cli.md: "counts of passed / failed / errored / scored"); a zero count is left out.
-WORDS = ("passed", "failed", "errored", "scored", "unrankable", "gate failed", "gate unavailable", "reused",
-         "not dispatched")
+WORDS = ("passed", "failed", "errored", "scored", "unrankable", Derived.GATE_FAILED.label,
+         Derived.GATE_UNAVAILABLE.label, "reused",
+         Derived.NOT_DISPATCHED.label)
 #: The same words when the full ones do not fit the line.
 SHORT = {"passed": "ok", "failed": "fail", "errored": "err", "scored": "scored", "unrankable": "unrk",
-         "gate failed": "gate✗", "gate unavailable": "gate?", "reused": "reused", "not dispatched": "skip"}
+         Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?", "reused": "reused",
+         Derived.NOT_DISPATCHED.label: "skip"}
 #: Cells the other columns take: spinner 1, name, bar, "1234/1234", clock "0:00:00", and the gaps.
 _FIXED = 1 + NAME_WIDTH + BAR_WIDTH + 9 + 7 + 5
 
@@ -151,7 +153,7 @@ class LiveProgress:
             if task is None:
                 continue
             counts = self._counts[failure.experiment_id]
-            counts["not dispatched"] += skipped
+            counts[Derived.NOT_DISPATCHED.label] += skipped
             total = self.progress.tasks[_index(self.progress, task)].total or 0
             self.progress.update(task, total=max(0, total - skipped), counts=counts)
             self.progress.console.print(Text(

@@ -22,7 +22,7 @@ from .terminal.lines import Line, blank, line
 from .terminal.run import experiment_lines, multi_attempt_lines
 from .viewmodels.attempt import attempt_block, score_text
 from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
-from .viewmodels.text import exit_text
+from .viewmodels.text import exit_text, plural
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
@@ -165,6 +165,14 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if outcome.usage_unreported:
+        lines.append(line((
+            f"warning: {plural(outcome.usage_unreported, 'token count')} outside the range a store can hold "
+            "(adapter or judge usage) treated as unreported (usage-unreported); see the attempts' notes", "yellow")))
+    if outcome.replaced_code_points:
+        lines.append(line((
+            f"warning: {plural(outcome.replaced_code_points, 'code point')} that cannot be stored as UTF-8 "
+            "(lone surrogates) replaced with U+FFFD; see the attempts' notes", "yellow")))
     if sealed.key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "

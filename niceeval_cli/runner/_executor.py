@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from .._records import AssertionResult, AttemptRecord
+from .._registry import EXECUTORS, UnknownName
 from ._spec import LiveHandles, SlotSpec
 
 
@@ -56,29 +57,29 @@ class Executor(Protocol):
 
 ExecutorFactory = Callable[[ExecutorContext], Executor]
 
-_EXECUTORS: dict[str, ExecutorFactory] = {}
 DEFAULT_EXECUTOR = "inprocess"
 
 
 def register_executor(name: str, factory: ExecutorFactory) -> None:
-    """Make an executor available by name (a later registration of the same name replaces it)."""
-    _EXECUTORS[name] = factory
+    """Make an executor available by name in the registry of pluggable kinds (`_registry.EXECUTORS`);
+    a later registration of the same name replaces it."""
+    EXECUTORS.register(name, factory, replace=True)
 
 
 def executor_names() -> tuple[str, ...]:
     _load_builtins()
-    return tuple(sorted(_EXECUTORS))
+    return tuple(sorted(EXECUTORS.names()))
 
 
 def create_executor(name: str, context: ExecutorContext) -> Executor:
     _load_builtins()
     try:
-        factory = _EXECUTORS[name]
-    except KeyError:
-        raise LookupError(f"unknown executor {name!r}; known: {', '.join(sorted(_EXECUTORS))}") from None
+        factory = cast(ExecutorFactory, EXECUTORS.get(name))
+    except UnknownName as exc:
+        raise LookupError(str(exc)) from None
     return factory(context)
 
 
 def _load_builtins() -> None:
-    if DEFAULT_EXECUTOR not in _EXECUTORS:
+    if DEFAULT_EXECUTOR not in EXECUTORS:
         from . import _inprocess  # noqa: F401 - registers itself

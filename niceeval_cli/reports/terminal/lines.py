@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.text import Text
 
+from ..._states import Derived
+
 STYLES = {
     "passed": "green", "scored": "green", "matched": "green", "met": "green", "measured": "cyan",
-    "failed": "bold red", "mismatched": "bold red", "below": "bold red", "gate failed": "bold red",
-    "errored": "bold magenta", "unrankable": "yellow", "unavailable": "yellow", "gate unavailable": "yellow",
+    "failed": "bold red", "mismatched": "bold red", "below": "bold red", Derived.GATE_FAILED.label: "bold red",
+    "errored": "bold magenta", "unrankable": "yellow", "unavailable": "yellow",
+    Derived.GATE_UNAVAILABLE.label: "yellow",
 }
 DETAIL_INDENT = 6
 

@@ -263,6 +263,8 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
         ("usage", f"input {_tokens(attempt.input_tokens)} · output {_tokens(attempt.output_tokens)} · "
                   f"judge {_tokens(attempt.judge_tokens)} tokens"),
         ("fingerprint", attempt.fingerprint),
+        ("notes", visible(_notes_text(attempt.notes), None) if attempt.notes else ""),
+        ("traceback", visible(attempt.traceback.rstrip(), None) if attempt.traceback else ""),
     ]
     return AttemptDetail(
         attempt.id, attempt_word(attempt.state, attempt.gate),
@@ -288,6 +290,15 @@ def _result_detail(number: int, result: AssertionResult) -> ResultDetail:
               ("judge tokens", _tokens(result.judge_tokens) if result.judge_tokens is not None else None)]
     return ResultDetail(number, MARKS.get(state, "·"), state.value, result_name(result),
                         tuple(DetailField(label, value) for label, value in fields if value))
+
+
+def _notes_text(notes: str) -> str:
+    """`attempts.notes` is a JSON list of sentences (what sealing changed); one per line."""
+    try:
+        items = json.loads(notes)
+    except ValueError:
+        return notes
+    return "\n".join(map(str, items)) if isinstance(items, list) else notes
 
 
 def _pretty_json(text: str) -> str:

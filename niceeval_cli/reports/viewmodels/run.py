@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ... import outcomes
 from ..._errors import ExitCode
-from ..._states import AttemptState, EvalKind, GateState, PlanReason, RunStatus
+from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
 from ...store.rows import RunRow
 from .._tally import DEFAULT_PASS_RULE, EvalTally, ExperimentTally, RunTally
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
@@ -39,7 +39,7 @@ class RunCountLine:
         return join(parts) or "nothing sealed"
 
 
-_SCORE_WORDS = ("errored", "gate failed", "unrankable", "gate unavailable", "scored")
+_SCORE_WORDS = ("errored", Derived.GATE_FAILED.label, "unrankable", Derived.GATE_UNAVAILABLE.label, "scored")
 
 
 def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
