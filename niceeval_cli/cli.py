@@ -402,7 +402,7 @@ def compare(
     if fmt is None:
         compare_output.print_comparison(_console(), result)
     else:
-        compare_output.write_comparison(sys.stdout, result, fmt)
+        compare_output.write_comparison(sys.stdout, result, fmt, tty=sys.stdout.isatty())
     raise typer.Exit(compare_app.exit_code(result, classes))
 
 

@@ -14,6 +14,7 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
+from .._states import Derived, GateState
 from ..app.compare import CompareResult
 from ..comparison import ROW_COLUMNS, ExperimentTotals, Pair, PairClass, Side, shown_eval_id
 from ._formats import write_rows
@@ -35,12 +36,13 @@ _TITLE = {
 _NAME_LIMIT = 160
 
 
-def write_comparison(out: IO[str], result: CompareResult, fmt: str) -> None:
-    """One row per pair, in reading order; in csv `changed_keys` is a JSON list."""
+def write_comparison(out: IO[str], result: CompareResult, fmt: str, *, tty: bool = False) -> None:
+    """One row per pair, in reading order; in csv `changed_keys` is a JSON list. To a terminal
+    (`tty`) control characters in stored text are made visible, as `query` does."""
     rows: list[dict[str, Any]] = [p.row() for p in result.comparison.pairs]
     if fmt == "csv":
         rows = [{**r, "changed_keys": json.dumps(r["changed_keys"], ensure_ascii=False)} for r in rows]
-    write_rows(out, ROW_COLUMNS, rows, fmt)
+    write_rows(out, ROW_COLUMNS, rows, fmt, tty=tty)
 
 
 def _num(x: float | None) -> str:
@@ -57,8 +59,10 @@ def side_text(side: Side | None) -> str:
         word = side.state.value
     else:
         parts = [side.state.value] if side.state.value != "scored" else []
-        if side.gate is not None and side.gate.value in ("failed", "unavailable"):
-            parts.append(f"gate {side.gate.value}")
+        if side.gate is GateState.FAILED:
+            parts.append(Derived.GATE_FAILED.label)
+        elif side.gate is GateState.UNAVAILABLE:
+            parts.append(Derived.GATE_UNAVAILABLE.label)
         if side.score is not None:
             parts.append(f"{_num(side.score)}/{_num(side.max_score)}")
         word = " ".join(parts) or "scored"

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ... import outcomes
-from ..._states import AttemptState, EvalKind, GateState
+from ..._states import AttemptState, Derived, EvalKind, GateState
 from ...app.report import ReportData
 from ...comparison import (
     AttemptFacts,
@@ -55,7 +55,7 @@ def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
     elif side.state is AttemptState.ERRORED:
         word = "errored"
     elif side.gate is GateState.FAILED:
-        word = "gate-failed"
+        word = Derived.GATE_FAILED.value
     elif side.gate is GateState.UNAVAILABLE:
         word = "unavailable"
     else:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..._records import AttemptRecord
-from ..._states import EvalKind
+from ..._states import Derived, EvalKind
 from .. import _tally
 from ..viewmodels import attempt as attempt_vm
 
@@ -41,8 +41,9 @@ def slug(word: str) -> str:
 
 
 OK_WORDS = frozenset({"passed", "scored"})
-STATE_WORDS = ("errored", "failed", "unrankable", "gate failed", "gate unavailable", "passed", "scored")
-MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", "gate failed": "✗", "gate unavailable": "?",
+_GATE_FAILED, _GATE_UNAVAILABLE = Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label
+STATE_WORDS = ("errored", "failed", "unrankable", _GATE_FAILED, _GATE_UNAVAILABLE, "passed", "scored")
+MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", _GATE_FAILED: "✗", _GATE_UNAVAILABLE: "?",
          "passed": "✓", "scored": "✓", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",
          "met": "✓", "measured": "·", "removed": "−", "added": "+"}
 
