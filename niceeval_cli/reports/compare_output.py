@@ -20,7 +20,7 @@ from ..comparison import ROW_COLUMNS, ExperimentTotals, Pair, PairClass, Side, s
 from ._formats import write_rows
 from ._safe import visible
 
-__all__ = ["MACHINE_FORMATS", "print_comparison", "side_text", "write_comparison"]
+__all__ = ["MACHINE_FORMATS", "print_comparison", "rate_changes", "side_text", "write_comparison"]
 
 MACHINE_FORMATS = ("json", "ndjson", "csv")
 #: Classes listed pair by pair; the others are counted.
@@ -88,6 +88,16 @@ def _pair_line(pair: Pair) -> Text:
     return text
 
 
+def rate_changes(result: CompareResult) -> list[Pair]:
+    """Unchanged or still-failing pairs of repeated attempts whose pass rate moved (3/5 → 1/5 under
+    pass_rule "any" is still a pass): not a class of their own, but worth a line."""
+    return [
+        p for p in result.comparison.pairs
+        if p.cls in (PairClass.UNCHANGED, PairClass.STILL_FAILING) and p.base is not None and p.new is not None
+        and max(p.base.attempts, p.new.attempts) > 1 and p.base.pass_rate != p.new.pass_rate
+    ]
+
+
 def _counts(result: CompareResult) -> str:
     return " · ".join(f"{n} {c.value}" for c, n in result.comparison.counts().items())
 
@@ -133,7 +143,12 @@ def print_comparison(console: Console, result: CompareResult) -> None:
         lines.append(Text(""))
         lines.append(Text(f"{titles[cls]} ({len(pairs)})", style=_STYLE[cls]))
         lines += [_pair_line(p) for p in pairs]
-    if not any(result.comparison.of(c) for c in LISTED):
+    moved = rate_changes(result)
+    if moved:
+        lines.append(Text(""))
+        lines.append(Text(f"Same result, pass rate changed ({len(moved)})", style="dim"))
+        lines += [_pair_line(p) for p in moved]
+    if not any(result.comparison.of(c) for c in LISTED) and not moved:
         lines += [Text(""), Text("Nothing regressed, got fixed or changed between decided and undecided.")]
     lines.append(Text(""))
     lines.append(Text("Every pair: add --format json (or ndjson, csv).", style="dim"))

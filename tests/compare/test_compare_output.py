@@ -53,3 +53,14 @@ def test_machine_formats_keep_the_stored_text_unchanged() -> None:
     out = io.StringIO()
     write_comparison(out, result, "ndjson")
     assert json.loads(out.getvalue())["eval_id"] == "ev\x1b"
+
+
+def test_terminal_shows_a_pass_rate_change_even_when_the_result_is_the_same() -> None:
+    base = [pas(P, ordinal=0), pas(P, ordinal=1), pas(P, ordinal=2)]
+    new = [pas(P, ordinal=0), pas(F, ordinal=1), pas(F, ordinal=2)]
+    result = CompareResult(run("B"), run("N"), compare(base, new))
+    assert result.comparison.pairs[0].cls.value == "unchanged"  # pass_rule "any": still passed
+    out = io.StringIO()
+    print_comparison(Console(file=out, width=200), result)
+    assert "Same result, pass rate changed (1)" in out.getvalue()
+    assert "passed (3/3 passed) → passed (1/3 passed)" in out.getvalue()
