@@ -247,6 +247,7 @@ async def execute_attempt(
         turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
         case_id=spec.case_id,
         case_value=_case_value(spec.case_json, secrets),
+        case_metadata=_case_value(spec.case_metadata_json, secrets),
     )
     return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
 

@@ -51,6 +51,7 @@ class SlotSpec:
     price: Mapping[str, float | None] | None = None  # [prices."MODEL"] of the model, plain data
     case_id: str | None = None  # a case of an eval with cases (datasets.md); eval_id is "<eval>[<case>]"
     case_json: str | None = None  # the case value's canonical JSON: what a worker elsewhere passes the test
+    case_metadata_json: str | None = None  # the case's metadata (stored and shown, never fingerprinted)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -119,6 +120,7 @@ class SpecMaker:
             price=self._prices.get(slot.experiment.model) if slot.experiment.model else None,
             case_id=case.id if case is not None else None,
             case_json=case.canonical_json if case is not None else None,
+            case_metadata_json=_metadata_json(case.metadata) if case is not None else None,
         )
 
     def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
@@ -201,3 +203,13 @@ def _case_of(spec: SlotSpec, definition: EvalDefinition) -> Case | None:
         if case.id == spec.case_id and case.canonical_json == spec.case_json:
             return case
     return Case(spec.case_id, json.loads(spec.case_json))
+
+
+def _metadata_json(metadata: object) -> str | None:
+    """A case's metadata as JSON text (anything not JSON is shown by its repr, never an error)."""
+    if not metadata:
+        return None
+    try:
+        return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=repr, allow_nan=False)
+    except (ValueError, TypeError):  # NaN, keys that are not strings: shown as text
+        return json.dumps(repr(metadata), ensure_ascii=False)

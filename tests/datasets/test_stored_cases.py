@@ -158,3 +158,22 @@ def test_execute_spec_in_process_gives_the_same_record(specs):
     sealed = asyncio.run(execute_spec(specs[1]))
     assert [r.label for r in sealed.results] == ["b=2"]
     assert Path(specs[1].eval_file).name == "numbers.py"
+
+
+def test_case_metadata_is_stored_and_shown(project):
+    project.write("niceeval.toml", "[project]\n")
+    source = """
+        from niceeval_cli import Case, define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval(cases=[Case("a", 1, metadata={"source": "ticket %s"})])
+        def meta(t, case):
+            t.check(case, equals(1))
+    """
+    project.write("evals/meta.py", source % "12")
+    assert _run(project).exit_code == 0
+    [attempt] = project.attempts()
+    assert as_json(attempt["case_metadata"]) == {"source": "ticket 12"}
+    shown = project.cli("view", "@" + attempt["id"])
+    assert "case metadata" in shown.stdout and "ticket 12" in shown.stdout
+    assert "ticket" not in json.dumps(as_json(attempt["fingerprint_parts"]))  # never compared
