@@ -273,7 +273,7 @@ def _seal_run(store: Store, states: dict[tuple[str, str | None], AttemptState]) 
         if eval_id == "agent/chat":
             more = {"sandbox": '{"kind": "docker", "image": "python:3.12"}', "cost_usd": 0.01}
         if case_id is not None:
-            more = {"estimated_cost_usd": 0.002}
+            more = {"estimated_cost_usd": 0.002, "case_metadata": '{"source": "faq.jsonl"}'}
         if state is AttemptState.ERRORED:
             more.update(reason="exception", error="RuntimeError: tool crashed",
                         traceback='File "evals/agent.py", line 9, in chat\n    raise RuntimeError("tool crashed")')

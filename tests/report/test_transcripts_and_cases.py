@@ -54,6 +54,7 @@ def test_transcript_case_value_traceback_and_sandbox_are_shown_as_text(sealed, t
     assert "RuntimeError: tool crashed" in tools and 'raise RuntimeError("tool crashed")' in tools
     faq = page.locator("#attempts > li[data-eval='qa/faq[c1]']").inner_text()
     assert "qa/faq[c1]" in faq and '"question": "case c1"' in faq
+    assert "case metadata" in faq and '"source": "faq.jsonl"' in faq
     assert page.evaluate("typeof window.__pwned") == "undefined" and page.evaluate("document.images.length") == 0
     assert opened.requests == [out.resolve().as_uri()]
 

@@ -77,8 +77,9 @@ def _results_by_attempt(results: Results) -> tuple[list[str], list[Any], dict[st
     return columns, list(table)[1:], grouped
 
 
-_ATTEMPT_FIELDS = ("reason", "error", "traceback", "stop_cause", "case_value", "sandbox", "notes", "started_at",
-                   "duration_ms", "input_tokens", "output_tokens", "judge_tokens", "cost_usd", "estimated_cost_usd")
+_ATTEMPT_FIELDS = ("reason", "error", "traceback", "stop_cause", "case_value", "case_metadata", "sandbox", "notes",
+                   "started_at", "duration_ms", "input_tokens", "output_tokens", "judge_tokens", "cost_usd",
+                   "estimated_cost_usd")
 
 
 def _attempt_payload(row: Mapping[str, Any], results: list[list[int]],

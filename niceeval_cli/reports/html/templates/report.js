@@ -109,6 +109,7 @@
     block(box, "error", a.error);
     block(box, "traceback", a.traceback);
     block(box, "case value", a.case_value && pretty(a.case_value));
+    block(box, "case metadata", a.case_metadata && pretty(a.case_metadata));
     if (a.results.length) {
       var ol = el("ol", "assertions");
       a.results.forEach(function (row) { ol.appendChild(assertion(result(row))); });
