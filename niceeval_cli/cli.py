@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -354,10 +355,17 @@ def init() -> None:
 _console_script = False  # set by main(): only a real process may exit without joining threads
 
 
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (typer handles usage errors: exit 2)."""
     global _console_script
     _console_script = True
+    # SIGTERM during start-up (config, discovery, planning: before the run loop installs its own
+    # handlers) ends the command like Ctrl-C does: exit 130, never rc 143 halfway through a write.
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 
 
