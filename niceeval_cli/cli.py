@@ -69,7 +69,8 @@ _EXIT_CODES_RUN = """\
 * 6: the store could not be written (locked too long, disk full, read-only)
 * 130: interrupted
 """
-_EXIT_CODES_READ = "**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · 4 internal error"
+_EXIT_CODES_READ = ("**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · "
+                    "4 internal error · 6 the store cannot be used now (locked, disk full, read-only)")
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
