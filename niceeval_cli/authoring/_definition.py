@@ -42,6 +42,9 @@ def _validate(where: SourceLocation, **options: Any) -> None:
         value = options[field_name]
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise AuthoringError(f"{field_name} must be a positive integer, got {value!r}", where)
+    description = options["description"]
+    if description is not None and not isinstance(description, str):
+        raise AuthoringError(f"description must be a string, got {description!r}", where)
     judge = options["judge"]
     if judge is not None and not isinstance(judge, (bool, Mapping)):
         raise AuthoringError(f"judge must be True or a mapping of judge fields, got {judge!r}", where)
@@ -66,7 +69,12 @@ def _validate(where: SourceLocation, **options: Any) -> None:
 
 def _make(kind: EvalKind, test: Callable[..., Any] | None, options: dict[str, Any]) -> Any:
     where = caller_location()
-    tags = tuple(options.pop("tags", None) or ())
+    raw_tags = options.pop("tags", None)
+    if raw_tags is not None and not isinstance(raw_tags, (list, tuple)):
+        # A string is a sequence too: tags="smoke" would become the tags s, m, o, k, e.
+        hint = f" (write tags=[{raw_tags!r}])" if isinstance(raw_tags, str) else ""
+        raise AuthoringError(f"tags must be a list of strings, got {raw_tags!r}{hint}", where)
+    tags = tuple(raw_tags or ())
     name = options.pop("name", None)
     adapter = options.pop("adapter", None)
     known = {"description", "judge", "timeout_ms", "attempts", "pass_rule"}
