@@ -12,7 +12,7 @@ from niceeval_cli import define_eval
 from niceeval_cli.expect import includes
 
 
-@define_eval(attempts=300)
+@define_eval(attempts=200)
 async def seeded(t):
     t.check("yes", includes("y")).label("has y")
 '''
@@ -22,7 +22,7 @@ from niceeval_cli import define_eval
 from niceeval_cli.expect import includes
 
 
-@define_eval(attempts=150)
+@define_eval(attempts=100)
 async def fresh(t):
     t.check("yes", includes("y")).label("has y")
 '''
@@ -47,6 +47,8 @@ def test_two_runs_that_both_reuse_and_seal_on_one_store_both_finish(proj: Proj) 
     assert runs == [{"status": "finished", "exit_code": 0}] * 5
     slots = proj.sql("SELECT r.id, count(s.attempt_id) AS n FROM runs r LEFT JOIN run_slots s ON s.run_id = r.id "
                      "GROUP BY r.id ORDER BY r.id")
-    assert [s["n"] for s in slots] == [300, 450, 450, 450, 450]
-    reused = proj.sql("SELECT count(*) AS n FROM run_slots WHERE relation = 'reference'")
-    assert reused == [{"n": 600}]  # round 0: each run reused the 300 seeded slots
+    assert [s["n"] for s in slots] == [200, 300, 300, 300, 300]
+    reused = proj.sql("SELECT count(*) AS n FROM run_slots WHERE relation = 'reference'")[0]["n"]
+    # round 0: each run reused the 200 seeded slots (and, if it planned after the other sealed some
+    # `fresh` attempts, those too); round 1 reused nothing
+    assert 400 <= reused <= 500, reused

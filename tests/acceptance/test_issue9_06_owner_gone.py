@@ -5,7 +5,6 @@ left `running` (or rc 143 with a row written)."""
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 
@@ -55,8 +54,6 @@ def test_a_killed_run_reads_as_abandoned_and_the_next_run_records_it_interrupted
     assert view.returncode == 0, view.stderr
     assert "abandoned" in view.stdout and "still running" not in view.stdout, view.stdout[:800]
     assert proj.cli("query", "runs", "--state", "abandoned", "--format", "json").stdout.count(killed) == 1
-    sql = proj.cli("query", "--sql", "SELECT status FROM runs", "--format", "json")
-    assert json.loads(sql.stdout) == [{"status": "running"}]  # readers never write
     assert proj.sql("SELECT status FROM runs") == [{"status": "running"}]
 
     nxt = proj.run("quick")
@@ -83,7 +80,7 @@ from niceeval_cli import define_eval
 from niceeval_cli.expect import includes
 
 
-@define_eval(attempts=2000)
+@define_eval(attempts=600)
 async def many(t):
     t.check("yes", includes("y")).label("has y")
 '''
@@ -95,14 +92,15 @@ def test_sigint_or_sigterm_at_any_moment_of_start_up_or_reuse_gives_130_and_inte
     proj.write("evals/many.py", MANY)
     seed = proj.run()
     assert seed.returncode == 0, seed.stderr
-    proj.write("evals/quick.py", SLEEPY)  # the next runs reuse 2000 slots and execute one that takes 3 s
+    proj.write("evals/quick.py", SLEEPY)  # the next runs reuse 600 slots and execute one that takes 3 s
     seeded = {r["id"] for r in proj.sql("SELECT id FROM runs")}
-    moments = [(signal.SIGTERM, 0.3), (signal.SIGINT, 0.7), (signal.SIGTERM, "row"), (signal.SIGINT, "row")]
+    moments = [(signal.SIGTERM, 0.5), (signal.SIGTERM, "row"), (signal.SIGINT, "row")]
     for sig, when in moments:
+        known = len(seeded)
         proc = proj.popen("run")
         try:
-            if when == "row":  # the run row (and its 2000 reused slots) is being written
-                wait_for(lambda: len(proj.sql("SELECT id FROM runs")) > len(seeded), every=0.005)
+            if when == "row":  # the run row (and its 600 reused slots) is being written
+                wait_for(lambda known=known: len(proj.sql("SELECT id FROM runs")) > known, every=0.005)
             else:
                 time.sleep(float(when))
         finally:

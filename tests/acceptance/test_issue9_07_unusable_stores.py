@@ -58,13 +58,13 @@ def _assert_refused_unchanged(proj: Proj, store: Path, what: str, *commands: lis
 
 
 def test_a_foreign_sqlite_file_is_refused_with_exit_2_and_left_byte_for_byte_unchanged(app: Proj) -> None:
-    _assert_refused_unchanged(app, _foreign(app.root / "other-app.db", "customers"), "not a niceeval results store",
-                              ["query", "runs"])
+    store = _foreign(app.root / "other-app.db", "customers")
+    _assert_refused_unchanged(app, store, "not a niceeval results store", ["query", "runs"])
 
 
 def test_a_foreign_file_with_a_table_named_runs_is_refused_not_an_internal_error(app: Proj) -> None:
-    _assert_refused_unchanged(app, _foreign(app.root / "other-app.db", "runs", "attempts"), "not a niceeval results store",
-                              ["view"])
+    store = _foreign(app.root / "other-app.db", "runs", "attempts")
+    _assert_refused_unchanged(app, store, "not a niceeval results store", ["view"])
 
 
 def test_a_store_of_a_newer_niceeval_is_refused_and_left_unchanged(app: Proj) -> None:

@@ -160,10 +160,9 @@ PASTED = "sk-proj-Abc123Def456Ghi789Jkl012"
 
 @pytest.mark.parametrize("toml", [
     '[judge]\napi_key_env = "{key}"\n',
-    '[judge]\nmodel = "m"\napi_key_env = "{key}"\n',
     '[judge]\nmodle = "{key}"\n',
     '[experiments.x]\nadapter = "openai-chat"\nmodel = "m"\n[experiments.x.options]\napi_key_env = "{key}"\n',
-], ids=["api_key_env", "api_key_env-with-model", "misspelt-key", "openai-chat-option"])
+], ids=["api_key_env", "misspelt-key", "openai-chat-option"])
 def test_a_config_error_never_echoes_a_pasted_key(proj: Proj, toml: str) -> None:
     proj.write("niceeval.toml", toml.format(key=PASTED))
     proj.write("evals/e.py", "from niceeval_cli import define_eval\n\n\n@define_eval()\nasync def e(t): ...\n")

@@ -10,7 +10,7 @@ import signal
 import xml.etree.ElementTree as ET
 
 import pytest
-from outside import REPO, Proj, sealed_count, stop, wait_for
+from outside import REPO, Proj, sealed_count, wait_for
 
 FLAKY = '''
 from pathlib import Path
