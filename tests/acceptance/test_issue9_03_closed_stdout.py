@@ -52,3 +52,15 @@ def test_a_closed_stdout_never_stops_the_run_and_the_real_exit_code_comes_throug
     assert res.stdout.strip().splitlines()[-1] == "pipeline=1 niceeval=1", res.stdout + res.stderr
     assert len(res.stdout.strip().splitlines()) == int(reader.split("-")[1]) + 1
     _check_whole_run(big, store, (big.root / "err.txt").read_text())
+
+
+@pytest.mark.slow
+def test_a_reader_that_closes_the_pipe_after_three_lines_gets_the_real_exit_code(big: Proj) -> None:
+    proc = big.popen("run", "--store", "closed.db")
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = [proc.stdout.readline() for _ in range(3)]
+    assert all(lines), lines
+    proc.stdout.close()  # the reader goes away; the run must carry on
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1, stderr
+    _check_whole_run(big, "closed.db", stderr)

@@ -105,6 +105,7 @@ def test_a_key_with_quotes_and_backslashes_never_appears_in_any_encoding(proj: P
 
 
 @pytest.mark.parametrize(("value", "kind"), [("sk-first-line-1234\nsecondline", "newline"),
+                                              ("sk-first-line-1234\n", "trailing-newline"),
                                               ("sk-caf\u00e9-key-1234", "non-ascii")])
 def test_a_judge_key_that_cannot_be_a_header_is_a_setup_error_naming_the_variable(
         proj: Proj, judge: JudgeServer, value: str, kind: str) -> None:
