@@ -183,13 +183,16 @@ NON_FINITE = ('{"id":"x","object":"chat.completion","model":"judge-m","score":Na
               '"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2,'
               '"weird":Infinity}}')
 DEEP = '{"choices": ' + '[' * 10000 + ']' * 10000 + '}'
+DEEP_ARGUMENTS = '{"reasoning": ' + '{"a": ' * 10000 + '1' + '}' * 10000 + ', "choice": "Y"}'
 
 
 def test_hostile_judge_replies_are_bounded_valid_json_and_classified_as_invalid_responses(
         proj: Proj, judge: JudgeServer) -> None:
     judge.when("marker-huge", Reply.tool("Y", HUGE_REASONING))
     judge.when("marker-nan", Reply.raw(NON_FINITE))
-    judge.when("marker-deep", Reply.raw(DEEP))
+    judge.when("marker-deep?", Reply.raw(DEEP))
+    judge.when("marker-deeparg", Reply.tool("Y", arguments=DEEP_ARGUMENTS))
+    judge.when("marker-deepcontent", Reply.text(DEEP_ARGUMENTS))
     proj.write("niceeval.toml", _toml(judge))
     proj.write("evals/h.py", '''
         from niceeval_cli import define_eval
@@ -209,6 +212,16 @@ def test_hostile_judge_replies_are_bounded_valid_json_and_classified_as_invalid_
         @define_eval(judge=True)
         async def deep(t):
             t.check({"input": "q", "output": "a"}, closed_qa("marker-deep?")).label("judge")
+
+
+        @define_eval(judge=True)
+        async def deep_arguments(t):
+            t.check({"input": "q", "output": "a"}, closed_qa("marker-deeparg?")).label("judge")
+
+
+        @define_eval(judge=True)
+        async def deep_content(t):
+            t.check({"input": "q", "output": "a"}, closed_qa("marker-deepcontent?")).label("judge")
     ''')
     res = proj.run(env={"JK": "sk-hostile-judge-key-0000", "NO_COLOR": "1"})
     assert res.returncode in (0, 5), (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
@@ -228,3 +241,5 @@ def test_hostile_judge_replies_are_bounded_valid_json_and_classified_as_invalid_
                 json.loads(row[column], parse_constant=strict)
     assert rows["h/deep"]["state"] == "errored"  # spec/judge.md: an invalid response is errored
     assert rows["h/deep"]["reason"] == "judge-invalid-response", rows["h/deep"]
+    for eval_id in ("h/deep_arguments", "h/deep_content"):
+        assert (rows[eval_id]["state"], rows[eval_id]["reason"]) == ("errored", "judge-invalid-response"), rows[eval_id]
