@@ -294,7 +294,8 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="runs|attempts|assertions|turns|events", help="What to list (default: assertions).", show_default=False)
+        metavar="TARGET", help="What to list: runs, attempts, assertions (the default), turns or events.",
+        show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
         "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,
