@@ -91,7 +91,7 @@ def test_nothing_selected_names_the_filter_that_matched_nothing(proj: Proj) -> N
     assert "niceeval init" not in entry.stderr
 
 
-COMMANDS = [[], ["run"], ["view"], ["query"]]
+COMMANDS = [[], ["run"], ["view"], ["query"], ["list"], ["init"]]
 STATES = ["passed", "failed", "errored", "scored", "unrankable", "gate-failed", "gate-unavailable"]
 
 
@@ -100,7 +100,7 @@ def helps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     proj = Proj(tmp_path_factory.mktemp("help"))
     out = {}
     for command in COMMANDS:
-        res = proj.cli(*command, "--help", env={"COLUMNS": "100"})
+        res = proj.cli(*command, "--help")  # piped: rich's default 80 columns
         assert res.returncode == 0, res.stderr
         out[" ".join(command) or "niceeval"] = res.stdout
     return out
@@ -110,6 +110,7 @@ def test_help_has_no_type_placeholders_or_doubled_brackets(helps: dict[str, str]
     for name, text in helps.items():
         assert not re.search(r"<[a-z_ \[\]]+>", text), (name, re.findall(r"<[^>]*>", text))
         assert "[[" not in text and "int range" not in text.lower() and "list[str]" not in text, name
+        assert "…" not in text, (name, [line for line in text.splitlines() if "…" in line])  # nothing cut
 
 
 def test_the_top_level_help_describes_every_command_in_a_whole_sentence(helps: dict[str, str]) -> None:
