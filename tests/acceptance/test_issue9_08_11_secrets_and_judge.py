@@ -75,6 +75,7 @@ def reply(message):
 '''
 
 
+@pytest.mark.slow
 def test_a_key_with_quotes_and_backslashes_never_appears_in_any_encoding(proj: Proj, judge: JudgeServer) -> None:
     key = QUOTED_KEY
     judge.when("marker-echo", Reply.tool("N", f"I saw {key} and {json.dumps(key)} and {key!r}"))
@@ -186,6 +187,7 @@ DEEP = '{"choices": ' + '[' * 10000 + ']' * 10000 + '}'
 DEEP_ARGUMENTS = '{"reasoning": ' + '{"a": ' * 10000 + '1' + '}' * 10000 + ', "choice": "Y"}'
 
 
+@pytest.mark.slow
 def test_hostile_judge_replies_are_bounded_valid_json_and_classified_as_invalid_responses(
         proj: Proj, judge: JudgeServer) -> None:
     judge.when("marker-huge", Reply.tool("Y", HUGE_REASONING))

@@ -91,6 +91,7 @@ def test_on_a_terminal_every_format_makes_control_characters_visible(stored, fmt
         assert "\\x1b" in out or "\\u001b" in out, out[:500]
 
 
+@pytest.mark.slow
 def test_json_columns_are_json_values_in_json_ndjson_and_run_events(stored) -> None:
     proj, events = stored
     runs = proj.query_json("runs")

@@ -137,6 +137,7 @@ async def large(t):
 '''
 
 
+@pytest.mark.slow
 def test_score_lines_over_evals_of_different_maxima_are_normalised_and_say_so(proj: Proj) -> None:
     proj.write("evals/scores.py", SCORES)
     res = proj.run(env={"NO_COLOR": "1"})

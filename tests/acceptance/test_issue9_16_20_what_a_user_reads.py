@@ -38,6 +38,7 @@ def _reuse_line(stdout: str) -> str:
     return next(line for line in stdout.splitlines() if "reused" in line and not line.startswith("niceeval:"))
 
 
+@pytest.mark.slow
 def test_the_reuse_line_says_the_actual_reason_nothing_was_reused(proj: Proj) -> None:
     proj.write("evals/e.py", REUSE)
     first = proj.run(env={"NO_COLOR": "1"})
@@ -78,6 +79,7 @@ async def via_helper(t):
     assert "traceback" in view.stdout and 'helpers/parsing.py", line 5' in view.stdout, view.stdout
 
 
+@pytest.mark.slow
 def test_nothing_selected_names_the_filter_that_matched_nothing(proj: Proj) -> None:
     proj.write("evals/e.py", REUSE)
     prefix = proj.run("boom")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from outside import REPO, Proj
 
 
@@ -24,6 +25,7 @@ def _first_eval_blocks() -> tuple[dict[str, str], list[str]]:
     return files, commands
 
 
+@pytest.mark.slow
 def test_the_readme_first_eval_runs_as_written(proj: Proj) -> None:
     files, commands = _first_eval_blocks()
     assert set(files) == {"bot.py", "niceeval.toml", "evals/refunds.py"}, files
@@ -55,6 +57,7 @@ def test_the_docs_agree_that_the_fingerprint_covers_the_project_modules_an_eval_
         assert "project modules it uses" in " ".join(pages[name].split()), name
 
 
+@pytest.mark.slow
 def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(proj: Proj) -> None:
     proj.write("support_bot.py", 'def answer():\n    return "30 days"\n')
     proj.write("evals/refunds.py", '''
