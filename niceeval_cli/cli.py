@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -68,7 +69,8 @@ _EXIT_CODES_RUN = """\
 * 6: the store could not be written (locked too long, disk full, read-only)
 * 130: interrupted
 """
-_EXIT_CODES_READ = "**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · 4 internal error"
+_EXIT_CODES_READ = ("**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · "
+                    "4 internal error · 6 the store cannot be used now (locked, disk full, read-only)")
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
@@ -295,7 +297,8 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="runs|attempts|assertions|turns|events", help="What to list (default: assertions).", show_default=False)
+        metavar="TARGET", help="What to list: runs, attempts, assertions (the default), turns or events.",
+        show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
         "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,
@@ -448,10 +451,17 @@ def report(
 _console_script = False  # set by main(): only a real process may exit without joining threads
 
 
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (typer handles usage errors: exit 2)."""
     global _console_script
     _console_script = True
+    # SIGTERM during start-up (config, discovery, planning: before the run loop installs its own
+    # handlers) ends the command like Ctrl-C does: exit 130, never rc 143 halfway through a write.
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 
 
