@@ -1,8 +1,11 @@
 """Redaction and size-trimming of everything NiceEval stores or prints (never of what it sends).
 
 Redaction replaces credentials with `[redacted]`: the exact secret values given (e.g. the judge
-key read from its env var), the values of `Authorization` / `api-key` headers, `Bearer <token>`
-and `sk-`-style keys (`sk-` followed by 16+ token characters).
+key read from its env var) *in every encoding they can take on the way to storage or output*
+(raw, JSON-escaped, JSON-in-JSON, Python repr of str and bytes, URL-encoded, XML-escaped), the
+values of `Authorization` / `api-key` headers, `Bearer <token>` and `sk-`-style keys (`sk-`
+followed by 16+ token characters). `redact` is the one function every writer calls; `safe_json`
+uses it on every string of a JSON-like value.
 
 Trimming keeps stored JSON valid: long strings inside the value are shortened with a visible
 marker until the whole text fits; redaction always happens *before* trimming, so a secret cut
@@ -11,10 +14,16 @@ in half can never leak a prefix that no longer matches a pattern.
 
 from __future__ import annotations
 
+import functools
+import html
 import json
+import math
 import re
-from collections.abc import Mapping, Sequence
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+from xml.sax import saxutils
 
 REDACTED = "[redacted]"
 
@@ -31,17 +40,109 @@ _SK_KEY = re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{16,}")
 _SECRET_KEYS = re.compile(r"(?i)^(?:proxy-)?(?:authorization|x-api-key|api[-_]?key)$")
 
 
-# Every pattern above needs one of these words; one scan for them skips the three
-# substitutions on the (usual) text that has none. Redaction runs on every stored string.
-_MAYBE = re.compile(r"(?i)authorization|api[-_]?key|bearer|(?<![A-Za-z0-9_\-])sk-")
+# Every pattern above needs one of these words; one scan for them (of the lower-cased text:
+# several times faster than a case-insensitive regex) skips the three substitutions on the
+# (usual) text that has none. Redaction runs on every stored string.
+_MAYBE_WORDS = ("authorization", "apikey", "api-key", "api_key", "bearer", "sk-")
+
+
+def _maybe_credential(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _MAYBE_WORDS)
+
+
+#: Deeper JSON-like values are cut there (with a marker): deep values never reach a recursive
+#: encoder, and nobody reads level 65 of a stored value.
+MAX_DEPTH = 64
+
+
+# A lone surrogate (from a JSON "\ud800" escape, or undecodable bytes) cannot be encoded as
+# UTF-8, so it could never be stored or printed: it becomes U+FFFD, visibly.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda t: json.dumps(t)[1:-1],
+    lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
+    lambda t: repr(t)[1:-1],
+    lambda t: t.replace("\\", "\\\\").replace("'", "\\'"),  # repr inside '...' whatever the quotes
+    lambda t: t.replace("\\", "\\\\").replace('"', '\\"'),
+    lambda t: t.encode("unicode_escape").decode("ascii"),
+    lambda t: repr(t.encode("utf-8", "surrogateescape"))[2:-1],  # header form: b'Bearer ...' (h11)
+    lambda t: urllib.parse.quote(t, errors="surrogateescape"),
+    lambda t: urllib.parse.quote(t, safe="", errors="surrogateescape"),
+    lambda t: urllib.parse.quote_plus(t, errors="surrogateescape"),
+    html.escape,
+    lambda t: html.escape(t, quote=False),
+    lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
+    saxutils.escape,  # XML text and attributes as ElementTree writes them (JUnit)
+    lambda t: saxutils.escape(t, {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}),
+    lambda t: _SURROGATE.sub("\ufffd", t),  # how `redact` itself rewrites lone surrogates
+)
+
+
+def _escapes(text: str) -> set[str]:
+    """The one-step encodings of `text` that serialisers put in the text we store or print."""
+    forms = set()
+    for encode in _ENCODINGS:
+        try:
+            forms.add(encode(text))
+        except (UnicodeError, ValueError):  # e.g. a lone surrogate: that encoding cannot hold it
+            continue
+    return forms
+
+
+def secret_forms(secret: str) -> frozenset[str]:
+    """`secret` and every encoding of it, one or two levels deep (JSON text inside JSON, the
+    repr of a JSON text, ...), that can appear in stored or printed text."""
+    if not secret:
+        return frozenset()
+    first = _escapes(secret) | {secret}
+    second = {form for once in first for form in _escapes(once)}
+    return frozenset(f for f in first | second if f)
+
+
+@dataclass(frozen=True)
+class _Matcher:
+    """The compiled forms of a set of secrets, plus a cheap pre-check: every encoding above
+    leaves runs of ASCII letters and digits alone, so a text without the longest such run of a
+    secret cannot hold any of its forms (`cores` is empty when a secret has no such run)."""
+
+    pattern: re.Pattern[str]
+    cores: tuple[str, ...] | None
+
+    def search_needed(self, text: str) -> bool:
+        return self.cores is None or any(core in text for core in self.cores)
+
+
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
+    forms = {form for secret in secrets for form in secret_forms(secret)}
+    if not forms:
+        return None
+    runs = [max(_ALNUM_RUN.findall(secret), key=len, default="") for secret in secrets]
+    cores = None if not all(runs) else tuple(runs)
+    pattern = re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
+    return _Matcher(pattern, cores)
+
+
+def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
+    return _matcher(tuple(sorted({s for s in secrets if s})))
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """`text` with the exact `secrets` and credential-looking values replaced by `[redacted]`."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    if _MAYBE.search(text) is None:
+    """`text` with the `secrets` (in any encoding, see `secret_forms`) and credential-looking
+    values replaced by `[redacted]`, and lone surrogates by U+FFFD. The one redaction every
+    writer of stored or printed text uses."""
+    if _SURROGATE.search(text) is not None:
+        text = _SURROGATE.sub("\ufffd", text)
+    matcher = _find_matcher(secrets)
+    if matcher is not None and matcher.search_needed(text):
+        text = matcher.pattern.sub(REDACTED, text)
+    if not _maybe_credential(text):
         return text
     text = _HEADER.sub(_header_value, text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
@@ -55,25 +156,42 @@ def _header_value(match: re.Match[str]) -> str:
     return match.group("head") + REDACTED
 
 
-def redact_json(value: Any, secrets: Sequence[str] = ()) -> Any:
+def redact_json(value: Any, secrets: Sequence[str] = (), *, _depth: int = 0) -> Any:
     """A copy of a JSON-like structure with every string (keys included) redacted; the values
-    of credential-named keys (`Authorization`, `api-key`, ...) become `[redacted]` whole."""
+    of credential-named keys (`Authorization`, `api-key`, ...) become `[redacted]` whole.
+    Non-finite floats become the strings "NaN" / "Infinity" / "-Infinity" (stored JSON stays
+    valid JSON) and levels past MAX_DEPTH become a marker string."""
     if isinstance(value, str):
         return redact(value, secrets)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (Mapping, list, tuple)) and _depth >= MAX_DEPTH:
+        return f"… [nested deeper than {MAX_DEPTH} levels; trimmed]"
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = redact(str(key), secrets)
             secret_key = bool(_SECRET_KEYS.match(str(key)))
-            out[name] = REDACTED if secret_key and item not in (None, "") else redact_json(item, secrets)
+            out[name] = (REDACTED if secret_key and item not in (None, "")
+                         else redact_json(item, secrets, _depth=_depth + 1))
         return out
     if isinstance(value, (list, tuple)):
-        return [redact_json(item, secrets) for item in value]
+        return [redact_json(item, secrets, _depth=_depth + 1) for item in value]
     return value
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def trim_text(text: str, max_bytes: int) -> str:
+    """`text` within `max_bytes` UTF-8 bytes, its end replaced by a visible marker when cut."""
+    raw = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    if len(raw) <= max_bytes:
+        return raw.decode("utf-8")
+    marker = f"… [+{len(raw)} bytes in all; trimmed to {max_bytes}]"
+    kept = raw[: max(0, max_bytes - len(marker.encode("utf-8")))].decode("utf-8", errors="ignore")
+    return kept + marker
 
 
 def _size(text: str) -> int:
@@ -136,9 +254,19 @@ def trim_json(value: Any, max_bytes: int) -> str:
 
 
 def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str:
-    """Redacted, then trimmed, JSON text of a JSON-like value: the form stored as evidence."""
-    text = _dumps(value)
-    # Fast path (the usual case): nothing in the text that any rule could redact, and it fits.
-    if _MAYBE.search(text) is None and not any(s and s in text for s in secrets) and _size(text) <= max_bytes:
-        return text
-    return trim_json(redact_json(value, secrets), max_bytes)
+    """Redacted, then trimmed, valid JSON text of a JSON-like value: the form stored as evidence
+    and judge audit (never `NaN` / `Infinity`, never deeper than MAX_DEPTH)."""
+    try:
+        text = _dumps(value)
+    except (ValueError, RecursionError, TypeError):  # non-finite floats, too deep, odd types
+        text = None
+    if text is not None:
+        matcher = _find_matcher(secrets)
+        # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
+        if (not _maybe_credential(text) and _SURROGATE.search(text) is None and _size(text) <= max_bytes
+                and (matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None)):
+            return text
+    try:
+        return trim_json(redact_json(value, secrets), max_bytes)
+    except (ValueError, RecursionError, TypeError) as exc:
+        return _dumps({"trimmed": f"… [a value NiceEval could not store as JSON: {type(exc).__name__}]"})

@@ -12,11 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ._errors import ExitCode, NiceEvalError
 from .authoring import AuthoringError, EvalDefinition
+from .config import CONFIG_FILE_NAME, find_config
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(NiceEvalError):
     """An eval module that cannot be imported, or ids that clash (exit code 2)."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,14 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _missing_root(root: Path, project_root: Path) -> str:
+    message = f"eval root {_rel(root, project_root)} does not exist; "
+    if find_config(project_root) is None:
+        return message + (f"there is no {CONFIG_FILE_NAME} in {project_root} or above it: run `niceeval init` to "
+                          "create a project with an example eval, or run niceeval from inside your project")
+    return message + f"create it or fix `evals` in [project] of {CONFIG_FILE_NAME}"
+
+
 def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredEval]:
     """Import every eval module under the roots; ids are `<module path>[/<name>]`."""
     project_root = project_root.resolve()
@@ -163,10 +175,7 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
     for root in eval_roots:
         root = root.resolve()
         if not root.exists():
-            raise DiscoveryError(
-                f"eval root {_rel(root, project_root)} does not exist; create it or fix `evals` in "
-                "[project] of niceeval.toml"
-            )
+            raise DiscoveryError(_missing_root(root, project_root))
         for path in _eval_files(root):
             module = modules[path] = _import(path, project_root)
             for attr, value in vars(module).items():

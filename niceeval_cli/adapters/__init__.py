@@ -1,29 +1,46 @@
 """Adapters: the one pluggable seam to systems under test.
 
 `load_adapter` turns an experiment's `adapter = "..."` into an Adapter: a `module:attr`
-reference to a `define_adapter(...)` object, or the name of a built-in adapter that reads its
-settings from the experiment's `options` table.
+reference to a `define_adapter(...)` object, or the name of an adapter in the `ADAPTERS`
+registry (the built-ins register below; each reads its settings from the experiment's `options`
+table). `preflight_adapters` checks each distinct adapter's endpoint once before dispatch.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from .._errors import ExitCode, NiceEvalError
+from .._registry import ADAPTERS
 from ..authoring import Adapter
+from ..authoring._adapter import AdapterFactory
+from ._preflight import preflight_adapters
 
-#: Built-in adapters by name: each is a factory taking the experiment's options.
-BUILTINS: dict[str, str] = {
-    "python": "niceeval_cli.adapters._python:build",
-    "command": "niceeval_cli.adapters._command:build",
-    "http": "niceeval_cli.adapters._http:build",
-    "openai-chat": "niceeval_cli.adapters._openai_chat:build",
-}
+__all__ = ["ADAPTERS", "AdapterLoadError", "load_adapter", "preflight_adapters"]
 
 
-class AdapterLoadError(Exception):
+class AdapterLoadError(NiceEvalError):
     """The experiment's adapter cannot be loaded (a configuration error, exit 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+def _builtin(module: str) -> AdapterFactory:
+    """A factory importing its module on first use, so loading a config does not import httpx."""
+
+    def build(options: Mapping[str, Any], experiment_id: str) -> Adapter:
+        factory: AdapterFactory = importlib.import_module(f"{__name__}.{module}").build
+        return factory(options, experiment_id)
+
+    build.__qualname__ = f"{module}.build"
+    return build
+
+
+for _name, _module in (("python", "_python"), ("command", "_command"), ("http", "_http"),
+                       ("openai-chat", "_openai_chat")):
+    ADAPTERS.register(_name, _builtin(_module))
 
 
 def _import_attr(reference: str) -> Any:
@@ -37,16 +54,12 @@ def _import_attr(reference: str) -> Any:
 
 def load_adapter(spec: str, options: Mapping[str, Any], experiment_id: str) -> Adapter:
     where = f"[experiments.{experiment_id}] adapter = {spec!r}"
-    if spec in BUILTINS:
-        try:
-            build: Callable[[Mapping[str, Any], str], Adapter] = _import_attr(BUILTINS[spec])
-        except (ImportError, AttributeError) as exc:  # pragma: no cover - packaging bug
-            raise AdapterLoadError(f"{where}: built-in adapter unavailable ({exc})") from None
-        return build(options, experiment_id)
+    if spec in ADAPTERS:
+        return ADAPTERS.get(spec)(options, experiment_id)
     if ":" not in spec:
         raise AdapterLoadError(
-            f"{where}: expected a built-in adapter ({', '.join(BUILTINS)}) or a 'module:attr' reference "
-            "to a define_adapter(...) object"
+            f"{where}: expected a built-in adapter ({', '.join(ADAPTERS.names())}) or a 'module:attr' "
+            "reference to a define_adapter(...) object"
         )
     try:
         value = _import_attr(spec)

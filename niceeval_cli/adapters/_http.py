@@ -25,10 +25,12 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from .._credentials import looks_like_secret
 from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
-from ._options import AdapterOptions, check_url, load_error, parse_options, read_env, tail
+from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
+from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
 VERSION = "1"
 _ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -95,10 +97,11 @@ def _resolve_header(name: str, value: str, experiment_id: str) -> tuple[str, lis
     whole = _WHOLE_ENV_REF.fullmatch(value)
     template = "{env:" + whole.group(1) + "}" if whole else value
     names = _ENV_REF.findall(template)
-    if not names and _CREDENTIAL_HEADER.search(name):
+    if not names and (_CREDENTIAL_HEADER.search(name) or looks_like_secret(value)):
+        what = "a credential header" if _CREDENTIAL_HEADER.search(name) else "this looks like a key: a header"
         raise load_error(
             experiment_id, "http", f"headers.{name}",
-            'a credential header must name its secret as "env:VAR_NAME" (or "Bearer {env:VAR_NAME}"), '
+            f'{what} must name its secret as "env:VAR_NAME" (or "Bearer {{env:VAR_NAME}}"), '
             "so the key stays out of niceeval.toml and the stored results",
         )
     secrets, missing = [], []
@@ -116,12 +119,14 @@ class HttpAdapter(Adapter):
     """POSTs the filled request template to `url` once per `t.send`."""
 
     def __init__(self, options: HttpOptions, headers: dict[str, str], secrets: list[str],
-                 missing: dict[str, list[str]]) -> None:
+                 missing: dict[str, list[str]], experiment_id: str = "<id>") -> None:
         super().__init__("http", send=self._send_message, version=VERSION)
         self.options = options
         self.secrets: list[str] = secrets
         self._headers = headers
         self._missing = missing  # header → unset variables: every send fails with this
+        self.experiment_id = experiment_id
+        self.endpoint = options.url
         self._client: httpx.AsyncClient | None = None
 
     def _http(self) -> httpx.AsyncClient:
@@ -182,6 +187,19 @@ class HttpAdapter(Adapter):
             counts.append(n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None)
         return Usage(input_tokens=counts[0], output_tokens=counts[1])
 
+    async def preflight(self) -> str | None:
+        """OPTIONS `url` with the configured headers: refused or 401/403/404 is a cause. OPTIONS
+        triggers nothing in the service; a route that exists answers 2xx or 405, a wrong one 404."""
+        if self._missing:
+            unset = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
+            hint = f" (environment variable(s) unset or empty: {unset})"
+        else:
+            hint = f" (check the headers in {options_table(self.experiment_id)})"
+        headers = {name: value for name, value in self._headers.items() if name not in self._missing}
+        return await probe_url("OPTIONS", self.options.url, headers=headers, secrets=self.secrets,
+                               timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
+                               refused_hint=hint)
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
@@ -200,4 +218,4 @@ def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
         secrets.extend(found)
         if unset:
             missing[name] = unset
-    return HttpAdapter(parsed, headers, secrets, missing)
+    return HttpAdapter(parsed, headers, secrets, missing, experiment_id)

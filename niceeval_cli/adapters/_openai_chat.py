@@ -28,6 +28,7 @@ from .._httpx import httpx
 from .._redact import redact
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_env_name, check_url, options_table, parse_options, read_env, tail
+from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
 VERSION = "1"
 _RESERVED_BODY_KEYS = frozenset({"model", "messages"})
@@ -66,6 +67,7 @@ class OpenAIChatAdapter(Adapter):
         self.experiment_id = experiment_id
         self._key = read_env(options.api_key_env)
         self.secrets: list[str] = [self._key] if self._key else []
+        self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
         self._histories: dict[int, list[dict[str, str]]] = {}  # id(AdapterContext) → messages
 
@@ -153,6 +155,17 @@ class OpenAIChatAdapter(Adapter):
             turn_usage = Usage(input_tokens=_int_or_none(usage.get("prompt_tokens")),
                                output_tokens=_int_or_none(usage.get("completion_tokens")))
         return Turn(input=message, message=content, data=reply, usage=turn_usage)
+
+    async def preflight(self) -> str | None:
+        """GET {base_url}/models with the key: costs no tokens and needs no model, and every
+        OpenAI-compatible server answers it; refused or 401/403/404 is a cause."""
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        name = self.options.api_key_env
+        hint = (f" (check the key in {name})" if self._key
+                else f" (the API key variable {name} is unset or empty)")
+        return await probe_url("GET", f"{self.options.base_url}/models", headers=headers, secrets=self.secrets,
+                               timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
+                               refused_hint=hint)
 
     async def aclose(self) -> None:
         if self._client is not None:

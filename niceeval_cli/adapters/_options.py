@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._credentials import env_name_problem
 from .._redact import redact
 from ..authoring import Turn, Usage
 from . import AdapterLoadError
@@ -24,7 +25,6 @@ M = TypeVar("M", bound="AdapterOptions")
 
 #: How much of a failing process's stderr (or an HTTP error body) an error message keeps.
 TAIL_CHARS = 2000
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -78,8 +78,10 @@ def load_error(experiment_id: str, adapter: str, key: str, problem: str) -> Adap
 
 
 def check_env_name(value: str) -> str:
-    if not _ENV_NAME.fullmatch(value):
-        raise ValueError("expected the NAME of an environment variable (letters, digits, _), not its value")
+    """An `api_key_env`-style option: a variable's NAME; a pasted key is refused without echoing it."""
+    problem = env_name_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeAlias
 
 from ._errors import AuthoringError
 from ._usage import Turn, UsageMeter
@@ -57,7 +57,17 @@ async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 class Adapter:
-    """An adapter: `create` observes the system, `send` talks to it, `assertions` add domain checks."""
+    """An adapter: `create` observes the system, `send` talks to it, `assertions` add domain checks.
+
+    The runner reads three more members of every adapter: `secrets` (values it read from the
+    environment, never stored or printed), `preflight()` (checked once before dispatch) and
+    `aclose()` (after the run).
+    """
+
+    #: Values never stored or printed (keys read from the environment); redacted everywhere.
+    secrets: Sequence[str] = ()
+    #: The URL of the system under test when the adapter knows it (shown with a failed preflight).
+    endpoint: str | None = None
 
     def __init__(
         self,
@@ -66,14 +76,18 @@ class Adapter:
         send: Callable[..., Any] | None = None,
         assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
         version: str | None = None,
+        preflight: Callable[[], Any] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise AuthoringError("define_adapter(name=...) needs a non-empty name")
+        if preflight is not None and not callable(preflight):
+            raise AuthoringError(f"define_adapter(preflight=...) must be a function, got {preflight!r}")
         self.name = name
         self.version = version
         self._create = create
         self._send = send
         self._assertions = assertions
+        self._preflight = preflight
         if assertions is not None:
             _probe_assertion_names(self)
 
@@ -106,6 +120,18 @@ class Adapter:
         methods = self._assertions(check)
         _validate_names(self.name, methods)
         return methods
+
+    async def preflight(self) -> str | None:
+        """Check once, before any attempt is dispatched, that the system under test is reachable:
+        None when it is (or nothing can be checked), else a one-line cause naming the URL."""
+        if self._preflight is None:
+            return None
+        cause = await _call(self._preflight)
+        if cause is None or cause is True:
+            return None
+        if cause is False:
+            return f"the preflight of adapter {self.name!r} failed"
+        return str(cause)
 
     async def aclose(self) -> None:
         """Release resources (built-in adapters override this)."""
@@ -162,7 +188,13 @@ def define_adapter(
     send: Callable[..., Any] | None = None,
     assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
     version: str | None = None,
+    preflight: Callable[[], Any] | None = None,
 ) -> Adapter:
-    """Define the boundary to a system under test (see docs/adapters.md)."""
-    return Adapter(name, create=create, send=send, assertions=assertions, version=version)
+    """Define the boundary to a system under test (see docs/adapters.md). `preflight()`, when
+    given, returns None when the system is reachable, else the cause (sync or async)."""
+    return Adapter(name, create=create, send=send, assertions=assertions, version=version, preflight=preflight)
+
+
+#: What the `ADAPTERS` registry holds: (the experiment's `options` table, its id) → an Adapter.
+AdapterFactory: TypeAlias = Callable[[Mapping[str, Any], str], Adapter]
 

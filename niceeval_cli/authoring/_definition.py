@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._states import EvalKind
+from ..outcomes import parse_pass_rule
 from ._adapter import Adapter
 from ._errors import AuthoringError, SourceLocation, caller_location
 
@@ -55,12 +55,13 @@ def _validate(where: SourceLocation, **options: Any) -> None:
                 where,
             )
     rule = options["pass_rule"]
-    if rule is not None and rule not in ("any", "all"):
-        ok = isinstance(rule, (int, float)) and not isinstance(rule, bool) and math.isfinite(rule)
-        if not ok or not 0 < rule <= 1:
+    if rule is not None:
+        try:
+            parse_pass_rule(rule)  # the one pass-rule check (config and the fold use it too)
+        except ValueError:
             raise AuthoringError(
                 f"pass_rule must be 'any', 'all' or a pass rate in (0, 1], got {rule!r}", where
-            )
+            ) from None
 
 
 def _make(kind: EvalKind, test: Callable[..., Any] | None, options: dict[str, Any]) -> Any:

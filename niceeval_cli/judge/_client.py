@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from .._httpx import httpx
 from .._states import UnavailableReason
 from ._lanes import LaneTransport
+from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade is that deep
 
 _DETAIL_CHARS = 300
 T = TypeVar("T")
@@ -90,11 +91,28 @@ def headers_for(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
 
+
+
 def body_of(response: httpx.Response) -> Any:
+    """The parsed JSON body; its text when it is not JSON or is nested past MAX_BODY_DEPTH."""
     try:
-        return response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return response.text
+    return response.text if _deeper_than(body, MAX_BODY_DEPTH) else body
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests more than `limit` containers (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def status_text(response: httpx.Response) -> str:

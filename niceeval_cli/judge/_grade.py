@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._httpx import httpx
-from .._redact import redact, safe_json
+from .._redact import redact, safe_json, trim_text
+from .._secrets import header_secret_problem, secret_problem_text
 from .._states import AssertionState, ErroredReason, UnavailableReason
 from ..expect._facts import Fact, Material, NumericMaterial, unavailable_reason
 from ..expect._json import canonical_json, to_jsonable
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 #: Cap on the grading material kept as an assertion's evidence.
 EVIDENCE_MAX_BYTES = 64 * 1024
+#: Cap on a judge assertion's stored explanation (the judge's reasoning or a failure detail).
+EXPLANATION_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class JudgeGrade:
     reason: str | None  # an UnavailableReason / ErroredReason value
     explanation: str  # the judge's reasoning, or the failure detail (with the HTTP status)
     audit: str | None  # JSON {"request": ..., "response": ...}, redacted, within max_audit_bytes
-    tokens: int  # judge total tokens (0 when no call was made)
+    tokens: int  # judge total tokens (0 when no call was made or the judge reported no usable usage)
     evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
 
 
@@ -90,6 +93,10 @@ class JudgeService:
         nothing was refused, or when `resolve_problem` already explains why no call is made."""
         if self.resolve_problem(settings) is not None:
             return None
+        problem = header_secret_problem(_key(settings))
+        if problem is not None:
+            return PreflightFailure(settings, self._endpoint(settings).url,
+                                    secret_problem_text(settings.api_key_env, problem, what="judge key"))
         key: _PreflightKey = (settings.model, settings.base_url, settings.api_key_env)
         future = self._preflights.get(key)
         if future is None:
@@ -116,7 +123,7 @@ class JudgeService:
         except Exception as exc:  # the evaluator's own failure, kept as `errored`
             detail = redact(f"{type(exc).__name__}: {exc}", [secret])
             result = JudgeGrade(AssertionState.ERRORED, None, ErroredReason.JUDGE_EVALUATOR_ERROR,
-                                f"judge evaluator failed: {detail}", None, 0, None)
+                                _bounded(f"judge evaluator failed: {detail}"), None, 0, None)
         self.total_tokens += result.tokens
         return result
 
@@ -132,6 +139,10 @@ class JudgeService:
         problem = self.resolve_problem(settings)
         if problem is not None:
             return _unavailable(problem, _problem_text(problem, settings), evidence)
+        key_problem = header_secret_problem(secret)
+        if key_problem is not None:  # the preflight refuses it first; never send or echo it
+            return _unavailable(UnavailableReason.JUDGE_KEY_UNRESOLVED,
+                                secret_problem_text(settings.api_key_env, key_problem, what="judge key"), evidence)
         size = len(canonical_json(value).encode("utf-8"))
         if size > match.max_material_bytes:
             return _unavailable(
@@ -178,20 +189,26 @@ def _problem_text(problem: str, settings: JudgeSettings | None) -> str:
 
 
 def _unavailable(reason: str, explanation: str, evidence: str | None = None) -> JudgeGrade:
-    return JudgeGrade(AssertionState.UNAVAILABLE, None, str(reason), explanation, None, 0, evidence)
+    return JudgeGrade(AssertionState.UNAVAILABLE, None, str(reason), _bounded(explanation), None, 0, evidence)
+
+
+def _bounded(text: str, secret: str = "") -> str:
+    """Stored explanation text: redacted first, then cut to EXPLANATION_MAX_BYTES with a marker."""
+    return trim_text(redact(text, [secret]), EXPLANATION_MAX_BYTES)
 
 
 def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, secret: str) -> JudgeGrade:
-    tokens = usage_tokens(outcome.body) if outcome.failure is None else 0
+    # Unreported or impossible usage (absent, negative, past 2**53) counts 0, like no call.
+    tokens = (usage_tokens(outcome.body) or 0) if outcome.failure is None else 0
     if outcome.failure is not None:
         return JudgeGrade(AssertionState.UNAVAILABLE, None, str(outcome.failure),
-                          redact(f"judge call failed: {outcome.detail}", [secret]), audit, tokens, evidence)
+                          _bounded(f"judge call failed: {outcome.detail}", secret), audit, tokens, evidence)
     try:
         parsed = parse_grade(outcome.body, match.choices)
     except InvalidResponse as exc:
         return JudgeGrade(AssertionState.ERRORED, None, str(ErroredReason.JUDGE_INVALID_RESPONSE),
-                          redact(f"invalid judge response: {exc}", [secret]), audit, tokens, evidence)
+                          _bounded(f"invalid judge response: {exc}", secret), audit, tokens, evidence)
     measurement = float(match.choices[parsed.choice])
     reasoning = parsed.reasoning or "(the judge gave no reasoning)"
     return JudgeGrade(AssertionState.MEASURED, measurement, None,
-                      redact(f"{parsed.choice}: {reasoning}", [secret]), audit, tokens, evidence)
+                      _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence)

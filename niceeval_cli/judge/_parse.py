@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: Kept in step with `_client.MAX_BODY_DEPTH` (a deeper body reaches here as text).
+MAX_BODY_DEPTH = 64
+
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n?(.*?)\n?```$", re.DOTALL)
 
 
@@ -46,24 +49,34 @@ def parse_grade(body: Any, letters: Mapping[str, float]) -> Parsed:
     return Parsed(letter, reasoning.strip())
 
 
-def usage_tokens(body: Any) -> int:
-    """Total tokens the response reports (0 when it reports none)."""
+#: A reported token count above this is nonsense (and would not fit SQLite's INTEGER once
+#: summed): it is treated as unreported.
+MAX_REPORTED_TOKENS = 2**53
+
+
+def usage_tokens(body: Any) -> int | None:
+    """Total tokens the response reports; None when it reports none or an impossible count."""
     usage = body.get("usage") if isinstance(body, Mapping) else None
     if not isinstance(usage, Mapping):
-        return 0
-    total = _count(usage.get("total_tokens"))
-    if total is not None:
-        return total
-    return sum(_count(usage.get(part)) or 0 for part in ("prompt_tokens", "completion_tokens"))
+        return None
+    if usage.get("total_tokens") is not None:
+        return _count(usage.get("total_tokens"))
+    parts = [_count(usage.get(part)) for part in ("prompt_tokens", "completion_tokens")]
+    if any(p is None for p in parts):
+        return None
+    return sum(p or 0 for p in parts)
 
 
 def _count(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPORTED_TOKENS:
         return value
     return None
 
 
 def _message(body: Any) -> Mapping[str, Any]:
+    if isinstance(body, str):
+        raise InvalidResponse("the response body is not a JSON object "
+                              f"(not JSON at all, or nested deeper than {MAX_BODY_DEPTH} levels)")
     if not isinstance(body, Mapping):
         raise InvalidResponse("the response body is not a JSON object")
     choices = body.get("choices")

@@ -73,3 +73,45 @@ def test_safe_json_redacts_before_trimming_so_no_prefix_leaks() -> None:
     secret = "S" * 40
     text = safe_json({"a": secret + "z" * 100}, secrets=[secret], max_bytes=60)
     assert "SSSS" not in text and json.loads(text)["a"].startswith(REDACTED)
+
+
+def test_a_secret_is_redacted_in_each_encoding_it_can_take() -> None:
+    import urllib.parse
+
+    from niceeval_cli._redact import secret_forms
+
+    key = 'a"b\\c\'d<e&f g'
+    encodings = [key, json.dumps(key), repr(key), json.dumps(json.dumps(key)), repr(json.dumps(key)),
+                 urllib.parse.quote(key), urllib.parse.quote_plus(key), repr(key.encode()),
+                 '<x v="' + key.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;") + '"/>']
+    for text in encodings:
+        assert redact(f"before {text} after", [key]).count(REDACTED) == 1, text
+    assert key in secret_forms(key) and len(secret_forms(key)) > 5
+
+
+def test_safe_json_finds_a_secret_that_serialising_escaped() -> None:
+    key = 'q"uote\\key-1234'
+    stored = safe_json({"out": "key=" + key, "as_json": json.dumps({"k": key})}, secrets=[key], max_bytes=10_000)
+    assert "uote" not in stored and stored.count(REDACTED) == 2
+
+
+def test_safe_json_stores_only_valid_json_and_bounds_depth() -> None:
+    from niceeval_cli._redact import MAX_DEPTH
+
+    deep: list = []
+    node = deep
+    for _ in range(900):
+        node.append([])
+        node = node[0]
+    stored = safe_json({"nan": float("nan"), "inf": float("-inf"), "deep": deep}, max_bytes=100_000)
+    parsed = json.loads(stored, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+    assert parsed["nan"] == "NaN" and parsed["inf"] == "-Infinity"
+    assert f"nested deeper than {MAX_DEPTH} levels" in stored
+
+
+def test_trim_text_keeps_the_start_within_the_bound_with_a_marker() -> None:
+    from niceeval_cli._redact import trim_text
+
+    text = trim_text("é" * 100_000, 1000)
+    assert len(text.encode()) <= 1000 and text.startswith("éé") and "trimmed to 1000" in text
+    assert trim_text("short", 1000) == "short"

@@ -1,0 +1,70 @@
+"""`niceeval.toml`: loading, validation, precedence and the frozen per-slot settings.
+
+Run settings come only from the file, the eval's own options and CLI flags; the environment
+carries credentials only (`load_credentials`). Every user mistake becomes a `ConfigError` whose
+text names the file, the table and the key (and never repeats a value that looks like a key),
+so the CLI can print it without a traceback.
+
+One home each: `_schema` (the pydantic models and value checks), `_loading` (TOML and `.env`),
+`_wording` and `_file_errors` (how errors read), `_precedence` (flag > eval > experiment >
+project > default) and `_selection` (experiments, evals, tags).
+"""
+
+from __future__ import annotations
+
+from ._loading import find_config, load_config, load_credentials
+from ._precedence import (
+    EvalOptionsLike,
+    RunOverrides,
+    SlotSettings,
+    resolve_max_concurrency,
+    resolve_slot_settings,
+)
+from ._schema import (
+    CONFIG_FILE_NAME,
+    DEFAULT_EVAL_ROOTS,
+    DEFAULT_EXPERIMENT_ID,
+    DEFAULT_STORE,
+    ENV_FILE_NAME,
+    EVAL_JUDGE_FIELDS,
+    ExperimentConfig,
+    JudgeOverrides,
+    JudgeSettings,
+    PassRule,
+    ProjectConfig,
+    adapter_names,
+    check_pass_rule,
+)
+from ._selection import experiment_selects_eval, explain_nothing_selected, select_experiments
+from ._wording import LOOKS_LIKE_A_KEY, ConfigError, env_name_problem, looks_like_secret
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "DEFAULT_EVAL_ROOTS",
+    "DEFAULT_EXPERIMENT_ID",
+    "DEFAULT_STORE",
+    "ENV_FILE_NAME",
+    "EVAL_JUDGE_FIELDS",
+    "LOOKS_LIKE_A_KEY",
+    "ConfigError",
+    "EvalOptionsLike",
+    "ExperimentConfig",
+    "JudgeOverrides",
+    "JudgeSettings",
+    "PassRule",
+    "ProjectConfig",
+    "RunOverrides",
+    "SlotSettings",
+    "adapter_names",
+    "check_pass_rule",
+    "env_name_problem",
+    "experiment_selects_eval",
+    "explain_nothing_selected",
+    "find_config",
+    "load_config",
+    "load_credentials",
+    "looks_like_secret",
+    "resolve_max_concurrency",
+    "resolve_slot_settings",
+    "select_experiments",
+]

@@ -1,0 +1,105 @@
+"""A `ValidationError` of the file turned into one paragraph naming file, table, key and what fits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ._schema import PASS_RULE_EXPECTED, TABLE_MODELS, ProjectTable, adapter_expected
+from ._wording import key_path, looks_like_secret, quoted, show, strip_value_error, suggest, table_name, toml_key
+
+# What each key expects, in the words an error message uses.
+_EXPECTED = {
+    "attempts": "an integer ≥ 1",
+    "max_concurrency": "an integer ≥ 1",
+    "timeout_ms": "a positive integer (milliseconds)",
+    "max_retries": "an integer ≥ 0",
+    "pass_rule": PASS_RULE_EXPECTED,
+    "evals": "a non-empty list of strings",
+    "tags": "a list of strings",
+    "store": "a path (string)",
+    "description": "a string",
+    "model": "a non-empty string",
+    "api_key_env": "the NAME of an environment variable (letters, digits, _), not a key",
+    "base_url": "an http:// or https:// URL",
+    "options": "a table",
+    "judge": "a table",
+}
+_ELEMENT_EXPECTED = {"string_type": "a string", "string_too_short": "a non-empty string"}
+
+
+def file_errors(path: Path, error: ValidationError, raw: Mapping[str, Any]) -> str:
+    problems: list[str] = []
+    for item in error.errors(include_url=False):
+        problem = _file_problem(tuple(item["loc"]), item, raw)
+        if problem not in problems:
+            problems.append(problem)
+    return f"{path}: " + " ".join(problems)
+
+
+def _file_problem(loc: tuple[Any, ...], item: Any, raw: Mapping[str, Any]) -> str:
+    table, kind, key, rest = _split_loc(loc)
+    if kind is None:  # the top level of the file
+        if key is None:
+            return "the file must contain TOML tables."
+        return unknown_top_level(str(key), raw.get(str(key)))
+    shown_table = f"[{table_name(table)}]"
+    if key is None:
+        return f"{shown_table} must be a table, got {show(item['input'])}."
+    if item["type"] == "extra_forbidden" and not rest:
+        allowed = list(TABLE_MODELS[kind].model_fields)
+        return f"{shown_table}: unknown key {quoted(key)}{suggest(key, allowed)}; " + (
+            f"allowed keys: {', '.join(allowed)}."
+        )
+    expected = expected_text(key, item, element=bool(rest))
+    return f"{shown_table} {key_path(key, rest)}: {expected}{given(item['input'])}."
+
+
+def given(value: object) -> str:
+    """`, got <value>`; a value that looks like a pasted key is never repeated."""
+    return " (the value is not shown)" if looks_like_secret(value) else f", got {show(value)}"
+
+
+def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str | None, tuple[Any, ...]]:
+    """(table path, table kind, key, index path below the key) of a validation error."""
+    if not loc or loc[0] not in ("project", "judge", "experiments"):
+        return (), None, (str(loc[0]) if loc else None), ()
+    head = str(loc[0])
+    if head in ("project", "judge"):
+        return (head,), head, (str(loc[1]) if len(loc) > 1 else None), tuple(loc[2:])
+    if len(loc) < 2:
+        return ("experiments",), "experiment", None, ()
+    experiment = ("experiments", str(loc[1]))
+    if len(loc) < 3:
+        return experiment, "experiment", None, ()
+    if loc[2] == "judge" and len(loc) > 3:
+        return (*experiment, "judge"), "judge", str(loc[3]), tuple(loc[4:])
+    return experiment, "experiment", str(loc[2]), tuple(loc[3:])
+
+
+def unknown_top_level(key: str, value: object) -> str:
+    tables = ["project", "judge", "experiments"]
+    allowed = "allowed tables: [project], [judge], [experiments.<id>]"
+    if isinstance(value, Mapping):
+        hint = suggest(key, tables, quote=lambda name: f"[{name}]")
+        return f"unknown top-level table [{toml_key(key)}]{hint}; {allowed}."
+    if key in ProjectTable.model_fields:
+        return f"unknown top-level key {json.dumps(key)} (it belongs in [project]); {allowed}."
+    return f"unknown top-level key {quoted(key)}; {allowed}."
+
+
+def expected_text(key: str, item: Any, *, element: bool = False) -> str:
+    """`expected ...` for one validation error; `element` when it is about one array item."""
+    if item["type"] == "value_error":
+        return strip_value_error(item["msg"])
+    if element and item["type"] in _ELEMENT_EXPECTED:
+        return f"expected {_ELEMENT_EXPECTED[item['type']]}"
+    if key == "adapter":
+        return f"expected {adapter_expected()}"
+    if key in _EXPECTED:
+        return f"expected {_EXPECTED[key]}"
+    return f"expected a valid value ({strip_value_error(item['msg']).lower()})"

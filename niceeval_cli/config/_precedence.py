@@ -1,0 +1,169 @@
+"""Precedence: CLI flag > eval > experiment > project > default, frozen per (experiment, eval)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from ._file_errors import expected_text, given
+from ._schema import (
+    EVAL_JUDGE_FIELDS,
+    AtLeastOne,
+    ExperimentConfig,
+    FrozenModel,
+    JudgeOverrides,
+    JudgeSettings,
+    PassRuleValue,
+    PositiveMs,
+    ProjectConfig,
+    StrictTable,
+)
+from ._wording import ConfigError, quoted, show, suggest
+
+
+class EvalOptionsLike(Protocol):
+    """The options an eval declares in code (`define_eval(...)`) that take part in precedence."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def attempts(self) -> int | None: ...
+
+    @property
+    def timeout_ms(self) -> int | None: ...
+
+    @property
+    def pass_rule(self) -> object | None: ...
+
+    @property
+    def judge(self) -> bool | Mapping[str, object] | None: ...
+
+
+@dataclass(frozen=True)
+class RunOverrides:
+    """Run settings given as CLI flags (`--attempts`, `--max-concurrency`, `--timeout`)."""
+
+    attempts: int | None = None
+    max_concurrency: int | None = None
+    timeout_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        for flag, value, minimum in (
+            ("--attempts", self.attempts, 1),
+            ("--max-concurrency", self.max_concurrency, 1),
+            ("--timeout", self.timeout_ms, 1),
+        ):
+            valid = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+            if value is not None and not valid:
+                raise ConfigError(f"{flag}: expected an integer ≥ {minimum}, got {show(value)}.")
+
+
+class SlotSettings(FrozenModel):
+    """The settings one (experiment, eval) pair runs with, frozen before dispatch. A value: pairs
+    that resolve alike may share one object (a run of 10 000 evals holds a handful)."""
+
+    attempts: AtLeastOne
+    timeout_ms: PositiveMs | None  # None = no deadline
+    pass_rule: PassRuleValue
+    judge: JudgeSettings | None  # None when the eval does not declare judge
+
+
+class _EvalOptions(StrictTable):
+    attempts: AtLeastOne | None = None
+    timeout_ms: PositiveMs | None = None
+    pass_rule: PassRuleValue | None = None
+
+
+def _first(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
+
+
+def resolve_slot_settings(
+    project: ProjectConfig,
+    experiment: ExperimentConfig,
+    eval_opts: EvalOptionsLike,
+    overrides: RunOverrides | None = None,
+) -> SlotSettings:
+    """CLI flag > eval > experiment > project > default, for every field (judge field by field)."""
+    flags = overrides or RunOverrides()
+    own = _eval_options(eval_opts)
+    judge_overrides = _eval_judge(eval_opts)
+    judge = None
+    if judge_overrides is not None:
+        fields: dict[str, object] = {}
+        for layer in (project.judge, experiment.judge, judge_overrides):
+            fields.update(layer.given())
+        judge = JudgeSettings.model_validate(fields)
+    return SlotSettings(
+        attempts=_first(flags.attempts, own.attempts, experiment.attempts, project.attempts),
+        timeout_ms=_first(flags.timeout_ms, own.timeout_ms, experiment.timeout_ms, project.timeout_ms),
+        pass_rule=_first(own.pass_rule, experiment.pass_rule, project.pass_rule),
+        judge=judge,
+    )
+
+
+def resolve_max_concurrency(
+    project: ProjectConfig, experiment: ExperimentConfig, overrides: RunOverrides | None = None
+) -> int:
+    """Attempts in flight at once for this experiment: CLI flag > experiment > project."""
+    flags = overrides or RunOverrides()
+    value: int = _first(flags.max_concurrency, experiment.max_concurrency, project.max_concurrency)
+    return value
+
+
+def _where(eval_opts: EvalOptionsLike) -> str:
+    return f"eval {json.dumps(eval_opts.id, ensure_ascii=False)}"
+
+
+def _eval_options(eval_opts: EvalOptionsLike) -> _EvalOptions:
+    values = {
+        "attempts": eval_opts.attempts,
+        "timeout_ms": eval_opts.timeout_ms,
+        "pass_rule": eval_opts.pass_rule,
+    }
+    try:
+        return _EvalOptions.model_validate(values)
+    except ValidationError as error:
+        problems = [
+            f"{item['loc'][0]}: {expected_text(str(item['loc'][0]), item)}{given(item['input'])}"
+            for item in error.errors(include_url=False)
+        ]
+        raise ConfigError(f"{_where(eval_opts)}: {'; '.join(problems)}.") from None
+
+
+def _eval_judge(eval_opts: EvalOptionsLike) -> JudgeOverrides | None:
+    """The eval's judge declaration as overrides; None when it declares no judge."""
+    declared = eval_opts.judge
+    where = _where(eval_opts)
+    if declared is None or declared is False:
+        return None
+    if declared is True:
+        return JudgeOverrides()
+    if not isinstance(declared, Mapping):
+        expected = "expected True or a mapping of judge fields"
+        raise ConfigError(f"{where}: judge: {expected}, got {show(declared)}.")
+    if "max_concurrency" in declared:
+        raise ConfigError(
+            f"{where}: judge max_concurrency cannot be set on an eval: one judge client serves the "
+            "whole run, so set it in [judge] or [experiments.<id>.judge] of niceeval.toml."
+        )
+    unknown = [str(key) for key in declared if key not in EVAL_JUDGE_FIELDS]
+    if unknown:
+        hint = suggest(unknown[0], EVAL_JUDGE_FIELDS)
+        raise ConfigError(
+            f"{where}: unknown judge field {quoted(unknown[0])}{hint}; "
+            f"allowed fields: {', '.join(EVAL_JUDGE_FIELDS)}."
+        )
+    try:
+        return JudgeOverrides.model_validate({str(key): value for key, value in declared.items()})
+    except ValidationError as error:
+        problems = [
+            f"judge {item['loc'][0]}: {expected_text(str(item['loc'][0]), item)}{given(item['input'])}"
+            for item in error.errors(include_url=False)
+        ]
+        raise ConfigError(f"{where}: {'; '.join(problems)}.") from None

@@ -1,0 +1,260 @@
+"""The pydantic models of `niceeval.toml` and of the resolved project, with their value types."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    field_serializer,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .. import outcomes
+from .._registry import ADAPTERS
+from ..authoring._definition import _JUDGE_FIELDS
+from ._values import freeze, json_problem, thaw
+from ._wording import env_name_problem
+
+CONFIG_FILE_NAME = "niceeval.toml"
+ENV_FILE_NAME = ".env"
+DEFAULT_EXPERIMENT_ID = "default"
+DEFAULT_EVAL_ROOTS = ("evals",)
+DEFAULT_STORE = ".niceeval/results.db"
+
+PassRule = outcomes.PassRule
+PASS_RULE_EXPECTED = '"any", "all" or a minimum pass rate in (0, 1] such as 0.8'
+_MODULE_ATTR = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def adapter_names() -> tuple[str, ...]:
+    """The built-in adapter names, as registered by `niceeval_cli.adapters`."""
+    from .. import adapters  # noqa: F401  (registers the built-ins; imported late: adapters import config)
+
+    return ADAPTERS.names()
+
+
+def adapter_expected() -> str:
+    return f'"module:attr" or a built-in adapter ({", ".join(adapter_names())})'
+
+
+def check_pass_rule(value: object) -> str | float:
+    """The one pass-rule check (`outcomes.parse_pass_rule`), worded as a configuration error."""
+    try:
+        return outcomes.parse_pass_rule(value)
+    except ValueError:
+        raise ValueError(f"expected {PASS_RULE_EXPECTED}") from None
+
+
+def _check_env_name(value: str) -> str:
+    problem = env_name_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _check_base_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL")
+    return value.rstrip("/")
+
+
+def _check_adapter(value: str) -> str:
+    if value in adapter_names() or _MODULE_ATTR.fullmatch(value):
+        return value
+    raise ValueError(f"expected {adapter_expected()}")
+
+
+PassRuleValue = Annotated[PassRule, PlainValidator(check_pass_rule)]
+AtLeastOne = Annotated[int, Field(ge=1)]
+PositiveMs = Annotated[int, Field(gt=0)]
+NonNegative = Annotated[int, Field(ge=0)]
+Text = Annotated[str, Field(min_length=1)]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
+BaseUrl = Annotated[str, AfterValidator(_check_base_url)]
+AdapterRef = Annotated[str, AfterValidator(_check_adapter)]
+
+
+class FrozenModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StrictTable(BaseModel):
+    """A table of the file: no coercion (`attempts = "3"` is an error, not 3)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+# --- judge settings ----------------------------------------------------------------------------
+
+
+class JudgeOverrides(StrictTable):
+    """A partial judge table (`[judge]`, `[experiments.X.judge]`, an eval's `judge={...}`)."""
+
+    model: Text | None = None
+    base_url: BaseUrl | None = None
+    api_key_env: EnvName | None = None
+    timeout_ms: PositiveMs | None = None
+    max_concurrency: AtLeastOne | None = None
+    max_retries: NonNegative | None = None
+
+    def given(self) -> dict[str, object]:
+        """Only the fields this table sets."""
+        return self.model_dump(exclude_none=True)
+
+
+class JudgeSettings(FrozenModel):
+    """The judge configuration resolved once per (experiment, eval). Holds the key's NAME only."""
+
+    model: Text | None = None
+    base_url: BaseUrl = "https://api.openai.com/v1"
+    api_key_env: EnvName = "OPENAI_API_KEY"
+    timeout_ms: PositiveMs = 180_000
+    max_concurrency: AtLeastOne = 8
+    max_retries: NonNegative = 3
+
+    def fingerprint_view(self) -> dict[str, object]:
+        """What can change a judged result; concurrency cannot, and no secret is held here."""
+        return self.model_dump(exclude={"max_concurrency"})
+
+    def read_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The key value from the environment, or None when unset or empty."""
+        value = (os.environ if environ is None else environ).get(self.api_key_env)
+        return value or None
+
+
+#: The judge fields an eval may set (`define_eval(judge={...})`): authoring's list, in table order.
+EVAL_JUDGE_FIELDS = tuple(name for name in JudgeOverrides.model_fields if name in _JUDGE_FIELDS)
+
+
+# --- the file's tables -------------------------------------------------------------------------
+
+
+class ProjectTable(StrictTable):
+    evals: Annotated[list[Text], Field(min_length=1)] = list(DEFAULT_EVAL_ROOTS)
+    store: Text = DEFAULT_STORE
+    attempts: AtLeastOne = 1
+    max_concurrency: AtLeastOne = 4
+    timeout_ms: PositiveMs | None = None
+    pass_rule: PassRuleValue = "any"
+
+
+class ExperimentTable(StrictTable):
+    description: str | None = None
+    adapter: AdapterRef | None = None
+    model: Text | None = None
+    evals: Annotated[list[Text], Field(min_length=1)] | None = None
+    tags: list[Text] | None = None
+    attempts: AtLeastOne | None = None
+    pass_rule: PassRuleValue | None = None
+    timeout_ms: PositiveMs | None = None
+    max_concurrency: AtLeastOne | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    judge: JudgeOverrides = JudgeOverrides()
+
+
+class FileSettings(BaseSettings):
+    """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid")
+
+    project: ProjectTable = ProjectTable()
+    judge: JudgeOverrides = JudgeOverrides()
+    experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+TABLE_MODELS: dict[str, type[BaseModel]] = {
+    "project": ProjectTable,
+    "judge": JudgeOverrides,
+    "experiment": ExperimentTable,
+}
+
+
+# --- the resolved project ----------------------------------------------------------------------
+
+
+class ExperimentConfig(FrozenModel):
+    """One experiment as written; None fields inherit from the project."""
+
+    id: Text
+    description: str | None = None
+    adapter: AdapterRef | None = None
+    model: Text | None = None
+    evals: tuple[Text, ...] | None = None  # eval id prefixes; None = all
+    tags: tuple[Text, ...] | None = None  # None = no tag filter
+    attempts: AtLeastOne | None = None
+    pass_rule: PassRuleValue | None = None
+    timeout_ms: PositiveMs | None = None
+    max_concurrency: AtLeastOne | None = None
+    options: Mapping[str, Any] = Field(default_factory=dict, validate_default=True)
+    judge: JudgeOverrides = JudgeOverrides()
+
+    @field_validator("options", mode="after")
+    @classmethod
+    def _read_only_json(cls, value: Mapping[str, Any]) -> Mapping[str, Any]:
+        problem = json_problem(value, "")
+        if problem:
+            raise ValueError(problem)
+        frozen = freeze(value)
+        assert isinstance(frozen, MappingProxyType)
+        return frozen
+
+    @field_serializer("options")
+    def _plain_options(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        return self.options_dict()
+
+    def options_dict(self) -> dict[str, Any]:
+        """A plain, mutable copy of `options` (tables as dicts, arrays as lists)."""
+        plain = thaw(self.options)
+        assert isinstance(plain, dict)
+        return plain
+
+
+class ProjectConfig(FrozenModel):
+    """The loaded `niceeval.toml` (or the defaults when there is none)."""
+
+    file: Path | None
+    root: Path
+    eval_roots: tuple[Path, ...]
+    store: Path
+    attempts: AtLeastOne = 1
+    max_concurrency: AtLeastOne = 4
+    timeout_ms: PositiveMs | None = None
+    pass_rule: PassRuleValue = "any"
+    judge: JudgeOverrides = JudgeOverrides()
+    experiments: Mapping[str, ExperimentConfig]
+
+    @field_validator("experiments", mode="after")
+    @classmethod
+    def _ordered_read_only(cls, value: Mapping[str, ExperimentConfig]) -> Mapping[str, ExperimentConfig]:
+        for key, experiment in value.items():
+            if key != experiment.id:
+                raise ValueError(f"experiment key {key!r} differs from its id {experiment.id!r}")
+        if not value:
+            raise ValueError("a project has at least one experiment")
+        return MappingProxyType(dict(value))
+
+    @field_serializer("experiments")
+    def _plain_experiments(self, value: Mapping[str, ExperimentConfig]) -> dict[str, Any]:
+        return {key: experiment.model_dump() for key, experiment in value.items()}

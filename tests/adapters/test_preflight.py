@@ -1,0 +1,198 @@
+"""Issue 9.26 (adapter side): each distinct adapter's endpoint is checked once before dispatch,
+against real loopback servers; a cause names the URL and never the key."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from niceeval_cli.adapters import load_adapter, preflight_adapters
+from niceeval_cli.authoring import Adapter, define_adapter
+
+KEY = "sk-preflight-secret-0123456789abcdef"
+
+
+@dataclass
+class Endpoint:
+    """A loopback server answering every method of every path with `status` (or per path)."""
+
+    status: int = 200
+    by_path: dict[str, int] = field(default_factory=dict)
+    seen: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, auth)
+    httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def base(self) -> str:
+        assert self.httpd is not None
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+
+def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _answer(self) -> None:
+            endpoint.seen.append((self.command, self.path, self.headers.get("Authorization")))
+            self.send_response(endpoint.by_path.get(self.path, endpoint.status))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_OPTIONS = do_HEAD = _answer
+
+    return Handler
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    server = Endpoint()
+    server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
+    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _http(url: str) -> Adapter:
+    return load_adapter("http", {"url": url}, "staging")
+
+
+def _openai(base_url: str) -> Adapter:
+    return load_adapter("openai-chat", {"base_url": base_url, "api_key_env": "PREFLIGHT_KEY"}, "models/a")
+
+
+async def test_an_http_adapter_whose_service_is_down_fails_naming_the_url(closed_port: int) -> None:
+    url = f"http://127.0.0.1:{closed_port}/api/chat"
+    causes = await preflight_adapters([("staging", _http(url))])
+    assert list(causes) == ["staging"]
+    assert causes["staging"].startswith(f"cannot connect to {url}")
+    assert "\n" not in causes["staging"]
+
+
+@pytest.mark.parametrize("status", [200, 204, 405, 501, 500, 429])
+async def test_an_http_service_that_exists_passes(endpoint: Endpoint, status: int) -> None:
+    endpoint.status = status
+    assert await preflight_adapters([("staging", _http(f"{endpoint.base}/api/chat"))]) == {}
+    assert [(m, p) for m, p, _ in endpoint.seen] == [("OPTIONS", "/api/chat")]  # never a POST
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+async def test_an_http_service_that_refuses_fails_naming_url_and_status(
+    endpoint: Endpoint, status: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STAGING_TOKEN", KEY)
+    endpoint.status = status
+    url = f"{endpoint.base}/api/chat"
+    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
+    causes = await preflight_adapters([("staging", adapter)])
+    assert causes["staging"].startswith(f"OPTIONS {url} answered HTTP {status}")
+    assert endpoint.seen[0][2] == f"Bearer {KEY}"  # the configured headers are sent
+    assert KEY not in causes["staging"]
+
+
+async def test_openai_chat_checks_the_models_route_with_the_key(
+    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFLIGHT_KEY", KEY)
+    assert await preflight_adapters([("models/a", _openai(f"{endpoint.base}/v1"))]) == {}
+    assert endpoint.seen == [("GET", "/v1/models", f"Bearer {KEY}")]
+
+
+async def test_openai_chat_with_a_rejected_key_names_the_variable_never_the_key(
+    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFLIGHT_KEY", KEY)
+    endpoint.status = 401
+    causes = await preflight_adapters([("models/a", _openai(f"{endpoint.base}/v1"))])
+    assert causes == {"models/a": f"GET {endpoint.base}/v1/models answered HTTP 401 (unauthorized) "
+                                  "(check the key in PREFLIGHT_KEY)"}
+
+
+async def test_openai_chat_with_a_wrong_base_url_fails(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PREFLIGHT_KEY", raising=False)
+    endpoint.status = 404
+    causes = await preflight_adapters([("models/a", _openai(f"{endpoint.base}/wrong"))])
+    assert causes["models/a"] == f"GET {endpoint.base}/wrong/models answered HTTP 404 (not found)"
+
+
+async def test_openai_chat_down_fails(closed_port: int) -> None:
+    causes = await preflight_adapters([("models/a", _openai(f"http://127.0.0.1:{closed_port}/v1"))])
+    assert causes["models/a"].startswith(f"cannot connect to http://127.0.0.1:{closed_port}/v1/models")
+
+
+async def test_each_distinct_adapter_is_checked_once_and_reported_for_each_experiment(endpoint: Endpoint) -> None:
+    endpoint.by_path = {"/down": 404}
+    shared, other = _http(f"{endpoint.base}/down"), _http(f"{endpoint.base}/up")
+    causes = await preflight_adapters([("a", shared), ("b", shared), ("c", other)])
+    assert sorted(causes) == ["a", "b"]
+    assert sorted(p for _, p, _ in endpoint.seen) == ["/down", "/up"]
+
+
+async def test_a_custom_preflight_is_called_and_its_cause_kept_on_one_line_and_redacted() -> None:
+    calls: list[str] = []
+
+    async def check() -> str:
+        calls.append("checked")
+        return f"the bot at http://bot.local is down\nkey {KEY}"
+
+    adapter = define_adapter("bot", send=lambda ctx, m: m, preflight=check)
+    adapter.secrets = [KEY]
+    causes = await preflight_adapters([("x", adapter), ("y", adapter)])
+    assert calls == ["checked"]
+    assert causes == {"x": "the bot at http://bot.local is down key [redacted]",
+                      "y": "the bot at http://bot.local is down key [redacted]"}
+
+
+async def test_a_custom_preflight_that_raises_is_a_cause_and_a_plain_one_passes() -> None:
+    def broken() -> None:
+        raise OSError("no route to host")
+
+    fine = define_adapter("fine", send=lambda ctx, m: m, preflight=lambda: None)
+    causes = await preflight_adapters([("x", define_adapter("bot", preflight=broken)), ("y", fine)])
+    assert causes == {"x": "the preflight of adapter 'bot' raised OSError: no route to host"}
+
+
+async def test_adapters_without_a_preflight_pass() -> None:
+    assert await preflight_adapters([("x", define_adapter("plain", send=lambda ctx, m: m))]) == {}
+    assert await preflight_adapters([]) == {}
+
+
+async def test_a_refusal_names_the_unset_header_variable(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STAGING_TOKEN", raising=False)
+    endpoint.status = 401
+    url = f"{endpoint.base}/api/chat"
+    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
+    causes = await preflight_adapters([("s", adapter)])
+    assert causes["s"] == (f"OPTIONS {url} answered HTTP 401 (unauthorized) (environment variable(s) unset "
+                           "or empty: header Authorization needs STAGING_TOKEN)")
+
+
+async def test_a_refusal_with_the_headers_set_points_to_the_options_table(endpoint: Endpoint) -> None:
+    endpoint.status = 403
+    causes = await preflight_adapters([("models/x", load_adapter("http", {"url": endpoint.base}, "models/x"))])
+    assert causes["models/x"].endswith('(check the headers in [experiments."models/x".options])')
+
+
+def test_the_builtin_http_adapters_name_their_endpoint_for_the_setup_error() -> None:
+    assert _http("http://127.0.0.1:9/api/chat").endpoint == "http://127.0.0.1:9/api/chat"
+    assert _openai("http://127.0.0.1:9/v1/").endpoint == "http://127.0.0.1:9/v1"
+    assert define_adapter("plain").endpoint is None

@@ -1,0 +1,107 @@
+"""Reading the fenced code blocks of README.md and docs/*.md, and what each block is for.
+
+The conventions (documented in docs/README.md, "Code blocks in these docs"):
+
+- A `python` or `toml` block whose first line is a comment naming a file (`# evals/refunds.py`,
+  `# niceeval.toml`) is that file of the page's project: the test writes it into one throwaway
+  project per page, in page order (a later block of the same name replaces it).
+- Any other `python` block is a script, run with the page's project as working directory and
+  on `sys.path`; it must exit 0. A `pycon` block is run as a doctest.
+- A `toml` block without a file name must be valid TOML; a `json` block valid JSON.
+- In a `bash` / `sh` block each line that starts with `niceeval` runs (through a shell, so pipes
+  work) in the page's project; it must exit 0, or the code its trailing comment states
+  (`niceeval run   # exit 1: ...`). Other lines (`pip install`, `git clone`, `cd`) set up the
+  reader's machine and are not run. A block that reads `$?` is a script: it runs whole and
+  must exit 0 (or the code stated on its first line).
+- `console` blocks are transcripts: each `$ niceeval run ...` in one whose output states its
+  exit code (the summary's `· exit 1 (...)`) is run in the page's project and must exit with
+  that code. Other `$` commands (queries, `view @ID`, `--dry`) only show output.
+- `xml`, `text` and unlabelled blocks show output or signatures; they are not run.
+- `<!-- fragment -->` on the line before a fence marks a piece of a larger example: it is only
+  compiled (python) or parsed (toml). `<!-- not run: why -->` skips a block that cannot run in a
+  test (the README's install-and-test-everything commands). Both are kept few.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+_FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_DIRECTIVE = re.compile(r"<!--\s*(?P<word>fragment|not run)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
+_FILE_NAME = re.compile(r"^#\s*(?P<path>[\w./-]+\.(?:py|toml|txt|json|env))(?:\s+(?:—|-|\().*)?\s*$")
+_EXIT = re.compile(r"#.*?\bexits?\s+(?P<code>\d+)")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # 1-based line of the opening fence
+    lang: str
+    body: str
+    directive: str | None  # "fragment" / "not run" / None
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
+
+    @property
+    def file_name(self) -> str | None:
+        """The project file this block is, when its first line names one."""
+        first = self.body.splitlines()[0] if self.body.strip() else ""
+        match = _FILE_NAME.match(first.strip())
+        return match.group("path") if match and self.lang in ("python", "toml", "") else None
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        directive = _DIRECTIVE.search(before)
+        found.append(Block(page, text.count("\n", 0, match.start()) + 1, match.group("lang").lower(),
+                           match.group("body"), directive.group("word") if directive else None))
+    return found
+
+
+@dataclass(frozen=True)
+class Command:
+    line: str
+    expected_exit: int
+
+
+_SUMMARY_EXIT = re.compile(r"· exit (?P<code>\d+) \(")
+
+
+def transcript_runs(block: Block) -> list[Command]:
+    """The `$ niceeval run ...` commands of a console transcript whose output states an exit
+    code, each with that code."""
+    found = []
+    for segment in re.split(r"^(?=\$ )", block.body, flags=re.M):
+        first, _, output = segment.partition("\n")
+        if not first.startswith("$ niceeval run"):
+            continue
+        stated = _SUMMARY_EXIT.search(output)
+        if stated is not None:
+            found.append(Command(first[2:].strip(), int(stated.group("code"))))
+    return found
+
+
+def commands(block: Block) -> list[Command]:
+    """The `niceeval ...` lines of a shell block with the exit code each must give (a script
+    block is one command: the whole block)."""
+    if "$?" in block.body:
+        expected = _EXIT.search(block.body.splitlines()[0])
+        return [Command(block.body, int(expected.group("code")) if expected else 0)]
+    found = []
+    for raw in block.body.replace("\\\n", " ").splitlines():
+        line = raw.strip()
+        if not line.startswith("niceeval"):
+            continue
+        expected = _EXIT.search(line)
+        found.append(Command(line, int(expected.group("code")) if expected else 0))
+    return found

@@ -1,0 +1,58 @@
+"""`.ci/run` (the README's test command) runs lint, types and tests, and fails on any of them,
+including pytest's "no tests collected" (exit 5). Driven with a stand-in `python` on PATH that
+logs each call and exits as told, so the real script runs in a fraction of a second."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+FAKE_PYTHON = """#!/bin/sh
+echo "$*" >> "$CI_LOG"
+case "$*" in
+  *"-m ruff"*) exit "${RUFF_EXIT:-0}" ;;
+  *"-m mypy"*) exit "${MYPY_EXIT:-0}" ;;
+  *"-m pytest"*) exit "${PYTEST_EXIT:-0}" ;;
+esac
+exit 0
+"""
+
+
+def _run_ci(tmp_path: Path, **exits: int) -> tuple[int, list[str]]:
+    tree, bin_dir = tmp_path / "repo", tmp_path / "bin"
+    (tree / ".ci").mkdir(parents=True)
+    shutil.copy(REPO / ".ci" / "run", tree / ".ci" / "run")
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(FAKE_PYTHON)
+    (bin_dir / "python").chmod(0o755)
+    log = tmp_path / "calls.log"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "CI_LOG": str(log),
+           **{f"{k.upper()}_EXIT": str(v) for k, v in exits.items()}}
+    done = subprocess.run(["bash", str(tree / ".ci" / "run")], env=env, capture_output=True, text=True,
+                          timeout=60)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, [c.split()[1] if c.startswith("-m ") else c for c in calls]
+
+
+def test_ci_installs_then_lints_type_checks_and_tests(tmp_path: Path) -> None:
+    code, calls = _run_ci(tmp_path)
+    assert code == 0
+    assert calls == ["pip", "ruff", "mypy", "pytest"]
+
+
+@pytest.mark.parametrize(("failing", "ran"), [
+    ({"ruff": 1}, ["pip", "ruff"]),
+    ({"mypy": 1}, ["pip", "ruff", "mypy"]),
+    ({"pytest": 1}, ["pip", "ruff", "mypy", "pytest"]),
+    ({"pytest": 5}, ["pip", "ruff", "mypy", "pytest"]),
+], ids=["lint", "types", "tests", "no-tests-collected"])
+def test_ci_fails_when_any_step_fails(tmp_path: Path, failing: dict[str, int], ran: list[str]) -> None:
+    code, calls = _run_ci(tmp_path, **failing)
+    assert code != 0
+    assert calls == ran

@@ -1,0 +1,118 @@
+"""Every code block in README.md and docs/ runs as shown (issue 9, item 24).
+
+One throwaway project per page; the blocks are applied in page order (see code_blocks.py for
+the conventions). A failure names the page and line of the block.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
+
+pytestmark = pytest.mark.slow
+
+_RUNNABLE = ("python", "toml", "bash", "sh", "pycon", "json", "console")
+
+
+def _env(project: Path, bin_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NICEEVAL_", "OPENAI_"))}
+    env.update({"PYTHONPATH": os.pathsep.join([str(project), str(REPO)]), "NO_COLOR": "1",
+                "COLUMNS": "100", "PATH": str(bin_dir) + os.pathsep + env.get("PATH", "")})
+    return env
+
+
+def _shim(bin_dir: Path) -> None:
+    """`niceeval` on PATH runs this checkout with the test's interpreter."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "niceeval"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "from niceeval_cli.cli import main; main()" "$@"\n')
+    shim.chmod(0o755)
+
+
+def _run_block(block: Block, project: Path, env: dict[str, str]) -> None:
+    if block.directive == "not run":
+        return
+    if block.file_name is not None:
+        target = project / block.file_name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(block.body, encoding="utf-8")
+        if block.lang == "toml" or target.suffix == ".toml":
+            tomllib.loads(block.body)
+        elif target.suffix == ".py":
+            compile(block.body, block.where, "exec")
+        return
+    if block.lang == "python":
+        code = compile(block.body, block.where, "exec")
+        if block.directive == "fragment":
+            return
+        del code
+        done = subprocess.run([sys.executable, "-c", block.body], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{block.where}: the script exited {done.returncode}\n{done.stderr}"
+    elif block.lang == "toml":
+        tomllib.loads(block.body)
+    elif block.lang == "json":
+        json.loads(block.body)
+    elif block.lang == "pycon":
+        test = doctest.DocTestParser().get_doctest(block.body, {}, block.where, str(block.page), block.line)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        runner.run(test)
+        assert runner.failures == 0, f"{block.where}: the doctest failed"
+    elif block.lang in ("bash", "sh"):
+        for command in commands(block):
+            _run_command(block, command, project, env)
+    elif block.lang == "console":
+        for command in transcript_runs(block):
+            _run_command(block, command, project, env)
+
+
+def _run_command(block: Block, command: Command, project: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command.line], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == command.expected_exit, (
+        f"{block.where}: `{command.line}` exited {done.returncode}, "
+        f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
+def test_every_code_block_of_the_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
+    project, bin_dir = tmp_path / "project", tmp_path / "bin"
+    project.mkdir()
+    _shim(bin_dir)
+    env = _env(project, bin_dir)
+    problems = []
+    for block in blocks(page):
+        if block.lang in _RUNNABLE or block.file_name is not None:
+            try:
+                _run_block(block, project, env)
+            except (AssertionError, SyntaxError, ValueError) as exc:  # report every block, not the first
+                problems.append(f"{block.where}: {type(exc).__name__}: {exc}")
+    shutil.rmtree(project / ".niceeval", ignore_errors=True)
+    assert not problems, "\n\n".join(problems)
+
+
+def test_fragments_and_skipped_blocks_stay_few() -> None:
+    marked = [b.where for page in PAGES for b in blocks(page) if b.directive is not None]
+    total = sum(len(blocks(page)) for page in PAGES)
+    assert len(marked) <= max(3, total // 8), marked
+
+
+def test_the_readme_starts_with_the_two_commands() -> None:
+    first = blocks(REPO / "README.md")[0]
+    assert first.body.splitlines() == ["pip install -e . && niceeval run",
+                                      "pip install -e '.[test]' && python -m pytest -q"]
