@@ -110,3 +110,20 @@ class ErroredReason(_Name):
     MATCH_ERROR = "match-error"
     JUDGE_INVALID_RESPONSE = "judge-invalid-response"
     JUDGE_EVALUATOR_ERROR = "judge-evaluator-error"
+
+
+class Derived(_Name):
+    """Words derived from stored states, never stored themselves: spelled here once.
+
+    The hyphenated value is the filter / machine word (`view --state gate-failed`); `label` is the
+    prose form the summary and `view` print.
+    """
+
+    GATE_FAILED = "gate-failed"  # a `scored` attempt whose gate failed (points kept)
+    GATE_UNAVAILABLE = "gate-unavailable"  # a score attempt whose gate could not decide
+    NOT_RUN = "not-run"  # a planned slot that never started (interrupted, budget, missing shard)
+    NOT_DISPATCHED = "not-dispatched"  # a slot held back by a failed preflight
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("-", " ")

@@ -1,18 +1,45 @@
-"""The runner: planning, reuse, dispatch, timeouts and sealing."""
+"""The runner: planning, reuse, dispatch (through an executor), sealing, the run's decision."""
 
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
+from ._executor import (
+    DEFAULT_EXECUTOR,
+    Executor,
+    ExecutorContext,
+    SealedAttempt,
+    create_executor,
+    executor_names,
+    register_executor,
+)
+from ._extras import ExtrasSource, register_extras_source
+from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, plan
-from ._run import run, run_async
+from ._run import run, run_async, sealed_rows
+from ._spec import LiveHandles, SlotSpec, resolve_handles
 
 __all__ = [
+    "DEFAULT_EXECUTOR",
+    "Executor",
+    "ExecutorContext",
+    "ExtrasSource",
+    "InProcessExecutor",
+    "LiveHandles",
     "NullEvents",
     "PlannedSlot",
     "RerunMode",
     "RunEvents",
     "RunOutcome",
     "RunRequest",
+    "SealedAttempt",
     "SetupFailure",
+    "SlotSpec",
+    "create_executor",
+    "execute_spec",
+    "executor_names",
     "plan",
+    "register_executor",
+    "register_extras_source",
+    "resolve_handles",
     "run",
     "run_async",
+    "sealed_rows",
 ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
 
 from .. import outcomes
 from .._ids import new_id, utc_now_iso
@@ -30,11 +31,46 @@ from ..authoring import (
 )
 from ..expect._core import MatchResult
 from ..expect._json import canonical_json
-from ._plan import PlannedSlot
+from ._executor import SealedAttempt
+from ._extras import extras_json
+from ._frames import project_frame, project_traceback
+from ._sanitize import clean_value, fits_int64, usage_note
+from ._spec import LiveHandles, SlotSpec
 
 EVIDENCE_LIMIT = 64 * 1024
 
-JudgeGrader = Callable[[Registration, Any, Any], Any]
+
+class BoundedUsageMeter(UsageMeter):
+    """Usage outside SQLite's int64 range is not a count anyone can use: unreported from then
+    on (`t.usage` reads `usage-unreported`), and said in the attempt's notes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[str] = []
+        self.dropped = 0
+        self._poisoned: set[str] = set()
+
+    def record(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
+        values = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+        for name, value in values.items():
+            if value is not None and name not in self._poisoned and not fits_int64(int(value)):
+                self.notes.append(usage_note(name, int(value)))
+                self.dropped += 1
+                self._poisoned.add(name)
+        super().record(
+            None if "input_tokens" in self._poisoned else input_tokens,
+            None if "output_tokens" in self._poisoned else output_tokens,
+        )
+        if "input_tokens" in self._poisoned:
+            self._input = None
+        if "output_tokens" in self._poisoned:
+            self._output = None
+        for name, total in (("input_tokens", self._input), ("output_tokens", self._output)):
+            if total is not None and not fits_int64(total):  # a sum that grew out of range
+                self.notes.append(usage_note(name, total))
+                self.dropped += 1
+                self._poisoned.add(name)
+                setattr(self, "_input" if name == "input_tokens" else "_output", None)
 
 
 @dataclass
@@ -45,30 +81,32 @@ class _Progress:
     reason: AttemptReason | None = None
     error: str | None = None
     stop_cause: str | None = None
+    traceback: str | None = None
     registrations: list[Registration] = field(default_factory=list)
 
 
-async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterContext, usage: UsageMeter,
-                grader: JudgeGrader | None, started: float) -> None:
-    definition = slot.eval.definition
-    adapter = slot.adapter
+async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_ctx: AdapterContext,
+                usage: UsageMeter, root: Path, started: float) -> None:
+    definition = live.definition
+    adapter = live.adapter
     try:
         facts = await adapter.create(adapter_ctx) if adapter is not None else None
     except (AuthoringError, asyncio.CancelledError, KeyboardInterrupt):
         raise
     except BaseException as exc:
-        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc)
+        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc, root)
+        progress.traceback = project_traceback(exc, root)
         return
     ctx = TestContext(
         kind=definition.kind,
-        eval_file=str(slot.eval.file),
+        eval_file=spec.eval_file,
         experiment=adapter_ctx.experiment,
         adapter=adapter,
         adapter_ctx=adapter_ctx,
         facts=facts,
         usage=usage,
-        judge_declared=slot.settings.judge is not None,
-        schedule_judge=grader,
+        judge_declared=live.settings.judge is not None,
+        schedule_judge=live.grader,
         started=started,
     )
     progress.ctx = ctx
@@ -91,46 +129,48 @@ async def _body(slot: PlannedSlot, progress: _Progress, adapter_ctx: AdapterCont
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except BaseException as exc:  # SystemExit in eval code too: it must not end the run
-        progress.reason, progress.error = AttemptReason.EXCEPTION, _describe(exc)
+        progress.reason, progress.error = AttemptReason.EXCEPTION, _describe(exc, root)
+        progress.traceback = project_traceback(exc, root)
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-def _describe(exc: BaseException) -> str:
-    """`KeyError: 'missing' (at evals/x.py:12)`: the exception and where user code raised it."""
+def _describe(exc: BaseException, root: Path) -> str:
+    """`KeyError: 'missing' (at evals/x.py:12)`: the exception and where the project's code raised
+    it (the deepest frame inside the project, not json/decoder.py)."""
     text = f"{type(exc).__name__}: {exc}"
-    where = raised_at(exc)
+    where = project_frame(exc, root) or raised_at(exc)
     return f"{text} (at {where})" if where is not None else text
 
 
 async def execute_attempt(
-    slot: PlannedSlot,
+    spec: SlotSpec,
+    live: LiveHandles,
     *,
-    run_id: str,
     project_root: Path,
-    grader: JudgeGrader | None,
     secrets: Sequence[str],
-) -> tuple[AttemptRecord, list[AssertionResult]]:
-    """Run the slot's test once; always returns sealed records (errored ones included)."""
+) -> SealedAttempt:
+    """Run the slot's test once; always returns records to seal (errored ones included)."""
     attempt_id = new_id()
     started_at = utc_now_iso()
     started = time.monotonic()
-    timeout_ms = slot.settings.timeout_ms
-    usage = UsageMeter()
+    timeout_ms = live.settings.timeout_ms
+    usage = BoundedUsageMeter()
     experiment = ExperimentInfo(
-        id=slot.experiment.id, model=slot.experiment.model, options=slot.experiment.options
+        id=spec.experiment_id, model=spec.model,
+        options=live.options if live.options is not None else MappingProxyType(dict(spec.options)),
     )
     adapter_ctx = AdapterContext(
-        eval_id=slot.eval.id,
-        attempt=slot.ordinal,
+        eval_id=spec.eval_id,
+        attempt=spec.ordinal,
         experiment=experiment,
         deadline=started + timeout_ms / 1000 if timeout_ms else None,
         _usage=usage,
     )
     progress = _Progress()
     try:
-        coro = _body(slot, progress, adapter_ctx, usage, grader, started)
+        coro = _body(spec, live, progress, adapter_ctx, usage, project_root, started)
         if timeout_ms:
             await asyncio.wait_for(coro, timeout_ms / 1000)
         else:
@@ -153,17 +193,18 @@ async def execute_attempt(
         )
     registrations = list(progress.registrations)
     _settle_unfinished(registrations)
-    results = _seal_results(attempt_id, registrations, project_root, secrets)
+    notes: list[str] = []
+    results = _seal_results(attempt_id, registrations, project_root, secrets, notes)
     execution = outcomes.Execution(reason=progress.reason, error=progress.error, stop_cause=progress.stop_cause)
-    decided = outcomes.decide_attempt(slot.eval.definition.kind, results, execution)
+    decided = outcomes.decide_attempt(spec.kind, results, execution)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)
     record = AttemptRecord(
         id=attempt_id,
-        run_id=run_id,
-        experiment_id=slot.experiment.id,
-        eval_id=slot.eval.id,
-        ordinal=slot.ordinal,
-        kind=slot.eval.definition.kind,
+        run_id=spec.run_id,
+        experiment_id=spec.experiment_id,
+        eval_id=spec.eval_id,
+        ordinal=spec.ordinal,
+        kind=spec.kind,
         state=decided.state,
         reason=decided.reason,
         score=decided.score,
@@ -173,16 +214,54 @@ async def execute_attempt(
         gate=decided.gate,
         stop_cause=decided.stop_cause,
         error=redact(progress.error, secrets) if progress.error else None,
-        fingerprint=slot.fingerprint,
-        fingerprint_parts=slot.fingerprint_json,
+        fingerprint=spec.fingerprint,
+        fingerprint_parts=spec.fingerprint_json,
         started_at=started_at,
         ended_at=utc_now_iso(),
         duration_ms=round((ended - started) * 1000, 3),
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         judge_tokens=judge_tokens,
+        traceback=redact(progress.traceback, secrets) if progress.traceback else None,
     )
-    return record, results
+    return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
+
+
+def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), traceback: str | None = None,
+                    started_at: str | None = None, duration_ms: float = 0.0) -> AttemptRecord:
+    """An `errored` attempt (reason `exception`) for a slot whose attempt could not be run or
+    sealed as produced: the run goes on, and the error says what happened."""
+    now = utc_now_iso()
+    decided = outcomes.decide_attempt(
+        spec.kind, [], outcomes.Execution(reason=AttemptReason.EXCEPTION, error=error)
+    )
+    return AttemptRecord(
+        id=new_id(),
+        run_id=spec.run_id,
+        experiment_id=spec.experiment_id,
+        eval_id=spec.eval_id,
+        ordinal=spec.ordinal,
+        kind=spec.kind,
+        state=decided.state,
+        reason=decided.reason,
+        score=decided.score,
+        max_score=decided.max_score,
+        unavailable_weight=decided.unavailable_weight,
+        partial_score=decided.partial_score,
+        gate=decided.gate,
+        stop_cause=None,
+        error=error,
+        fingerprint=spec.fingerprint,
+        fingerprint_parts=spec.fingerprint_json,
+        started_at=started_at or now,
+        ended_at=now,
+        duration_ms=duration_ms,
+        input_tokens=None,
+        output_tokens=None,
+        judge_tokens=0,
+        traceback=traceback,
+        notes=json.dumps(list(notes), ensure_ascii=False) if notes else None,
+    )
 
 
 def _settle_unfinished(registrations: Sequence[Registration]) -> None:
@@ -218,8 +297,17 @@ def _relative(file: str | None, root: Path) -> str | None:
         return file
 
 
+def _extras(reg: Registration, secrets: Sequence[str], notes: list[str]) -> str | None:
+    try:
+        return extras_json(reg, secrets)
+    except Exception as exc:  # a source's bug costs its extras, never the attempt
+        notes.append(f"extras of {reg.label or f'#{reg.ordinal}'} dropped: {type(exc).__name__}: {exc}")
+        return None
+
+
 def _seal_results(
-    attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str]
+    attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str],
+    notes: list[str],
 ) -> list[AssertionResult]:
     used: dict[str, int] = {}
     results = []
@@ -234,7 +322,13 @@ def _seal_results(
         elif reg.evidence is None:
             evidence = None
         else:
-            evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            try:
+                evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            except UnicodeEncodeError:  # a lone surrogate in the evidence: store it replaced
+                cleaned, n = clean_value(reg.evidence)
+                notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+                             "be stored as UTF-8 replaced with U+FFFD")
+                evidence = safe_json(cleaned, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
         explanation = redact(result.explanation, secrets) if result.explanation else None
         results.append(AssertionResult(
             id=new_id(),
@@ -260,5 +354,6 @@ def _seal_results(
             match_kind=reg.match_kind,
             judge_audit=reg.judge_audit,
             judge_tokens=reg.judge_tokens,
+            extras=_extras(reg, secrets, notes),
         ))
     return results

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
+    from ..outcomes import RunDecision
     from ._plan import PlannedSlot
 
 
@@ -32,6 +33,12 @@ class RunOutcome:
     counts: dict[str, int] = field(default_factory=dict)  # attempt state (and gate-failed) → n
     setup_failures: tuple[SetupFailure, ...] = ()
     dry: bool = False
+    planned: int | None = None  # slots the run planned (executed, reused and not run)
+    not_run: int = 0  # planned slots that never started (interrupted, blocked by a preflight)
+    plan_reasons: dict[str, int] = field(default_factory=dict)  # PlanReason → slots (why not reused)
+    usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
+    replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
+    decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows
 
 
 class RunEvents(Protocol):

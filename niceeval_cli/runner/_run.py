@@ -11,31 +11,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import outcomes
+from .._errors import ExitCode, NiceEvalError
 from .._ids import new_id, utc_now_iso
-from .._states import AssertionState, AttemptState, EvalKind, GateState, PlanReason, Relation, RunStatus
-from ..authoring import Registration
+from .._records import AssertionResult, AttemptRecord
+from .._redact import redact
+from .._states import PlanReason, Relation, RunStatus
 from ..config import JudgeSettings, resolve_max_concurrency
-from ..expect._core import MatchResult, ThresholdedScoreMatch
 from ..store import SlotRecord, Store
-from ._attempt import execute_attempt
+from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
-from ._plan import PlannedSlot, RunRequest, plan
-
-
-@dataclass(slots=True)
-class _Light:
-    """Just what the exit code and totals need of one attempt (kept per slot, not per result)."""
-
-    experiment_id: str
-    eval_id: str
-    kind: str
-    state: str
-    gate: str | None
-    score: float | None = None
-    max_score: float | None = None
-    unavailable_weight: float | None = None
-    partial_score: float | None = None
-
+from ._executor import DEFAULT_EXECUTOR, Executor, ExecutorContext, SealedAttempt, create_executor
+from ._frames import project_traceback
+from ._judge_glue import judge_grader
+from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
+from ._sanitize import clean_sealed, replace_surrogates
+from ._spec import SlotSpec, SpecMaker, handles_of
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
 #: judge) together, its replies come back in one burst, and every next request waits for the
@@ -46,8 +36,45 @@ WORKER_STAGGER_S = 0.001
 WORKER_STAGGER_MAX_S = 0.05
 
 
+class _Stop:
+    """Ctrl-C / SIGTERM: installed before the run's first store write, so a signal during
+    start-up or the reuse bookkeeping still ends the run `interrupted` (exit 130)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.inflight: set[asyncio.Future[Any]] = set()
+        self._installed: list[signal.Signals] = []
+
+    def __call__(self) -> None:
+        self.requested = True
+        for task in list(self.inflight):
+            task.cancel()
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self)
+                self._installed.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
+                pass
+
+    def uninstall(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed.clear()
+
+    async def settle(self) -> bool:
+        """Let a signal that arrived during synchronous work reach its handler; True if one did."""
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return self.requested
+
+
 class _Dispatcher:
-    """Bounded asyncio dispatch of the executing slots, with Ctrl-C / SIGTERM handling."""
+    """The driver: bounded dispatch of the executing slots to an executor; it alone seals,
+    tells the audience (events) and keeps the concurrency bounds."""
 
     def __init__(
         self,
@@ -55,68 +82,82 @@ class _Dispatcher:
         store: Store,
         run_id: str,
         events: RunEvents,
-        judge: Any,
+        executor: Executor,
+        specs: dict[tuple[str, str, int], SlotSpec],
+        stop: _Stop,
         secrets: Sequence[str],
     ) -> None:
         self.request = request
         self.store = store
         self.run_id = run_id
         self.events = events
-        self.judge = judge
+        self.executor = executor
+        self.specs = specs
+        self.stop = stop
         self.secrets = secrets
-        self.stopping = False
-        self.inflight: set[asyncio.Future[Any]] = set()
-        self.lights: list[_Light] = []
+        self.usage_unreported = 0
+        self.replaced_code_points = 0
 
-    def interrupt(self) -> None:
-        self.stopping = True
-        for task in list(self.inflight):
-            task.cancel()
-
-    def _grader(self, settings: JudgeSettings | None) -> Any:
-        if settings is None or self.judge is None:
-            return None
-        judge = self.judge
-
-        async def grade(reg: Registration, match: Any, material: Any) -> None:
-            inner = match.inner if isinstance(match, ThresholdedScoreMatch) else match
-            try:
-                graded = await judge.grade(inner, material, settings)
-                result = MatchResult(graded.state, graded.explanation, graded.reason, graded.measurement)
-                reg.judge_audit, reg.judge_tokens, reg.judge_evidence = (
-                    graded.audit, graded.tokens, graded.evidence,
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                result = MatchResult(
-                    AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", "judge-evaluator-error"
-                )
-            if isinstance(match, ThresholdedScoreMatch):
-                result = match.apply_threshold(result)
-            reg.result = result
-
-        return grade
+    @property
+    def stopping(self) -> bool:
+        return self.stop.requested
 
     async def _run_slot(self, slot: PlannedSlot) -> None:
+        spec = self.specs[(slot.experiment.id, slot.eval.id, slot.ordinal)]
         self.events.started(self.run_id, slot)
-        task = asyncio.ensure_future(execute_attempt(
-            slot,
-            run_id=self.run_id,
-            project_root=self.request.project.root,
-            grader=self._grader(slot.settings.judge),
-            secrets=self.secrets,
-        ))
-        self.inflight.add(task)
+        started_at = utc_now_iso()
+        task = asyncio.ensure_future(self.executor.submit(spec))
+        self.stop.inflight.add(task)
         try:
-            attempt, results = await task
+            produced = await task
         except asyncio.CancelledError:
             if self.stopping and task.cancelled():
                 return  # interrupted before it started: not recorded
             raise
+        except Exception as exc:  # the executor's failure costs this attempt, never the run
+            produced = SealedAttempt(errored_attempt(
+                spec, self._error_text("the executor failed", exc), started_at=started_at,
+                traceback=self._traceback(exc),
+            ), ())
         finally:
-            self.inflight.discard(task)
-        record = SlotRecord(
+            self.stop.inflight.discard(task)
+        attempt, results = self._seal(slot, spec, produced)
+        self.events.sealed(self.run_id, slot, attempt, results)
+
+    def _error_text(self, doing: str, exc: BaseException) -> str:
+        return replace_surrogates(redact(f"{doing}: {type(exc).__name__}: {exc}", self.secrets))[0]
+
+    def _traceback(self, exc: BaseException) -> str | None:
+        text = project_traceback(exc, self.request.project.root)
+        return replace_surrogates(redact(text, self.secrets))[0]
+
+    def _seal(
+        self, slot: PlannedSlot, spec: SlotSpec, produced: SealedAttempt
+    ) -> tuple[AttemptRecord, Sequence[AssertionResult]]:
+        """Clean, then seal in one transaction; whatever sealing raises for this attempt, the
+        attempt alone is sealed `errored` (reason `exception`) and the run goes on."""
+        try:
+            cleaned = clean_sealed(produced.attempt, produced.results, produced.notes, produced.usage_unreported)
+            attempt, results = cleaned.attempt, cleaned.results
+            self.store.seal_attempt(attempt, results, self._slot_record(slot, attempt))
+        except Exception as exc:
+            if isinstance(exc, NiceEvalError) and exc.exit_code == ExitCode.STORE_UNAVAILABLE:
+                raise  # the store cannot be written at all: no errored record would seal either
+            attempt = errored_attempt(
+                spec, self._error_text("the attempt could not be sealed", exc),
+                notes=["sealed as errored: the attempt's records could not be stored as produced"],
+                started_at=_plain(produced.attempt.started_at, str),
+                duration_ms=_plain(produced.attempt.duration_ms, float) or 0.0,
+            )
+            results = ()
+            self.store.seal_attempt(attempt, results, self._slot_record(slot, attempt))
+            return attempt, results
+        self.usage_unreported += cleaned.usage_unreported
+        self.replaced_code_points += cleaned.replaced_code_points
+        return attempt, results
+
+    def _slot_record(self, slot: PlannedSlot, attempt: AttemptRecord) -> SlotRecord:
+        return SlotRecord(
             run_id=self.run_id,
             experiment_id=slot.experiment.id,
             eval_id=slot.eval.id,
@@ -126,13 +167,6 @@ class _Dispatcher:
             plan_reason=slot.reason,
             pass_rule=_rule_text(slot.settings.pass_rule),
         )
-        self.store.seal_attempt(attempt, results, record)  # one transaction: the attempt is sealed
-        self.lights.append(_Light(
-            slot.experiment.id, slot.eval.id, str(attempt.kind), str(attempt.state),
-            str(attempt.gate) if attempt.gate is not None else None,
-            attempt.score, attempt.max_score, attempt.unavailable_weight, attempt.partial_score,
-        ))
-        self.events.sealed(self.run_id, slot, attempt, results)
 
     async def dispatch(self, slots: Sequence[PlannedSlot]) -> None:
         project, overrides = self.request.project, self.request.overrides
@@ -157,60 +191,60 @@ class _Dispatcher:
                         return
                     await self._run_slot(slot)
 
-        loop = asyncio.get_running_loop()
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self.interrupt)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
-                pass
-        try:
-            await asyncio.gather(*(worker(i) for i in range(workers)))
-        finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
+        await asyncio.gather(*(worker(i) for i in range(workers)))
+
+
+def _plain(value: Any, kind: type) -> Any:
+    """`value` when it is of the plain type a column holds (a hostile record may hold anything)."""
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value if isinstance(value, kind) else None
 
 
 def _rule_text(rule: object) -> str:
     return rule if isinstance(rule, str) else f"{float(rule):g}"  # type: ignore[arg-type]
 
 
-def _reference_light(slot: PlannedSlot, store: Store) -> _Light:
-    row = store.resolve_attempt(slot.reuse_attempt_id or "")
-    return _Light(
-        slot.experiment.id, slot.eval.id, str(row.kind), str(row.state),
-        str(row.gate) if row.gate is not None else None,
-        row.score, row.max_score, row.unavailable_weight, row.partial_score,
-    )
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """One sealed attempt of the run with its slot's pass_rule (an `outcomes.OutcomeRow`)."""
+
+    experiment_id: str
+    eval_id: str
+    case_id: str | None
+    kind: str
+    state: str
+    gate: str | None
+    score: float | None
+    max_score: float | None
+    unavailable_weight: float | None
+    partial_score: float | None
+    pass_rule: str | None
 
 
-def _exit_code(lights: Sequence[_Light], slots: Sequence[PlannedSlot], *, setup_error: bool,
-               interrupted: bool) -> int:
-    rules = {(s.experiment.id, s.eval.id): s.settings.pass_rule for s in slots}
-    pass_states: dict[tuple[str, str], list[str]] = {}
-    score_attempts = []
-    for light in lights:
-        if light.kind == EvalKind.PASS:
-            pass_states.setdefault((light.experiment_id, light.eval_id), []).append(light.state)
-        else:
-            score_attempts.append(light)
-    folds = [
-        outcomes.fold_pass_eval(states, outcomes.parse_pass_rule(rules[key]))
-        for key, states in pass_states.items()
+def sealed_rows(store: Store, run_id: str) -> list[_Row]:
+    """The run's sealed rows (reused ones included) as `decide_run` reads them.
+
+    Built from two public reads; a store read returning attempts joined with their slot's
+    pass_rule (and the plan's total, schema 3) would make this one query.
+    """
+    rules = {(s.experiment_id, s.eval_id, s.ordinal): s.pass_rule for s in store.run_slots(run_id)}
+    return [
+        _Row(a.experiment_id, a.eval_id, a.case_id, str(a.kind), str(a.state),
+             str(a.gate) if a.gate is not None else None, a.score, a.max_score, a.unavailable_weight,
+             a.partial_score, rules.get((a.experiment_id, a.eval_id, a.ordinal)))
+        for a in store.attempts_for_run(run_id)
     ]
-    return outcomes.run_exit_code(
-        pass_folds=folds, score_attempts=score_attempts, setup_error=setup_error, interrupted=interrupted,
-    )
 
 
-def _counts(lights: Sequence[_Light]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for light in lights:
-        counts[light.state] = counts.get(light.state, 0) + 1
-        if light.state == AttemptState.SCORED and light.gate == GateState.FAILED:
-            counts["gate-failed"] = counts.get("gate-failed", 0) + 1
-    return counts
+def _record_plan(store: Store, run_id: str, slots: Sequence[PlannedSlot]) -> None:
+    """THE place the run's plan is recorded beyond its reference slots.
+
+    TODO(store schema 3): record `planned_total=len(slots)` on the run, the owner (pid, host,
+    start time) and the `run_plan` rows here, once the store has them (`Store.begin_run(...,
+    planned_total=...)`, `Store.record_plan(...)`); the runner then reads `planned` back from the
+    store instead of passing `len(slots)` to `decide_run`.
+    """
 
 
 def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
@@ -245,29 +279,45 @@ async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFail
     return failures
 
 
-async def run_async(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
+async def run_async(
+    request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR
+) -> RunOutcome:
     """Plan, preflight, dispatch and seal one run; returns its outcome (exit code included)."""
     events = events or NullEvents()
+    stop = _Stop()
+    stop.install()  # before the first store write: opening may create the schema
+    try:
+        return await _run(request, events, stop, executor)
+    finally:
+        stop.uninstall()
+
+
+async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str) -> RunOutcome:
     store_path = request.store_path or request.project.store
     store = Store.open(store_path)
     try:
         slots = plan(request, store)
+        reasons = count_by_reason(slots)
         if request.dry:
             events.planned(None, slots)
             outcome = RunOutcome(None, "dry", 0, executed=sum(s.execute for s in slots),
-                                 reused=sum(not s.execute for s in slots), dry=True)
+                                 reused=sum(not s.execute for s in slots), dry=True,
+                                 planned=len(slots), not_run=0, plan_reasons=reasons)
             events.finished(outcome)
             return outcome
         run_id = new_id()
         executing = [s for s in slots if s.execute]
         reused = [s for s in slots if not s.execute]
         judge = None
+        failures: list[SetupFailure] = []
+        dispatcher: _Dispatcher | None = None
         if any(s.settings.judge is not None for s in executing):
             from ..judge import JudgeService
 
             judge = JudgeService()
         try:
-            failures = await _preflight(judge, executing) if judge is not None else []
+            if not await stop.settle():
+                failures = await _preflight(judge, executing) if judge is not None else []
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
             store.begin_run(
@@ -275,6 +325,7 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
                 config_file=str(request.project.file) if request.project.file else None,
                 experiments=sorted({s.experiment.id for s in slots}),
             )
+            _record_plan(store, run_id, slots)
             store.add_reference_slots([
                 SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
                            Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
@@ -283,24 +334,45 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
             events.planned(run_id, slots)
             if failures:
                 events.setup_failed(run_id, failures)
-            dispatcher = _Dispatcher(request, store, run_id, events, judge, _secrets(executing))
-            dispatcher.lights.extend(_reference_light(s, store) for s in reused)
-            await dispatcher.dispatch(dispatchable)
+            root = request.project.root
+            secrets = _secrets(executing)
+            make_spec = SpecMaker(run_id, root)
+            specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
+            context = ExecutorContext(
+                project_root=root,
+                secrets=secrets,
+                handles={key: handles_of(slot, judge_grader(judge, slot.settings.judge))
+                         for key, slot in zip(specs, dispatchable, strict=True)},
+            )
+            executor = create_executor(executor_name, context)
+            dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
+            try:
+                if not await stop.settle():
+                    await dispatcher.dispatch(dispatchable)
+            finally:
+                await executor.aclose()
         finally:
             if judge is not None:
                 await judge.aclose()
             for adapter in {id(s.adapter): s.adapter for s in slots if s.adapter is not None}.values():
                 await adapter.aclose()
-        interrupted = dispatcher.stopping
+        interrupted = await stop.settle()
         status = (
             RunStatus.INTERRUPTED if interrupted
             else RunStatus.SETUP_ERROR if failures else RunStatus.FINISHED
         )
-        code = _exit_code(dispatcher.lights, slots, setup_error=bool(failures), interrupted=interrupted)
-        store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=code)
+        decision = outcomes.decide_run(
+            sealed_rows(store, run_id), planned=len(slots), setup_error=bool(failures), interrupted=interrupted,
+        )
+        code = decision.exit_code
+        store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
         outcome = RunOutcome(
-            run_id, str(status), code, executed=len(dispatchable), reused=len(reused),
-            counts=_counts(dispatcher.lights), setup_failures=tuple(failures),
+            run_id, str(status), int(code), executed=len(dispatchable), reused=len(reused),
+            counts=dict(decision.counts), setup_failures=tuple(failures),
+            planned=len(slots), not_run=decision.not_run or 0, plan_reasons=reasons,
+            usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
+            replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
+            decision=decision,
         )
         events.finished(outcome)
         return outcome
@@ -308,7 +380,7 @@ async def run_async(request: RunRequest, events: RunEvents | None = None) -> Run
         store.close()
 
 
-def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
+def run(request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR) -> RunOutcome:
     """Synchronous entry point (the CLI's).
 
     Plain-function adapters run in worker threads. Unlike `asyncio.run`, this does not
@@ -316,16 +388,16 @@ def run(request: RunRequest, events: RunEvents | None = None) -> RunOutcome:
     run open (the CLI exits without waiting for it either).
     """
     workers = max(32, (request.overrides.max_concurrency or request.project.max_concurrency) + 4)
-    executor = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="niceeval-worker")
+    threads = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="niceeval-worker")
     loop = asyncio.new_event_loop()
-    loop.set_default_executor(executor)
+    loop.set_default_executor(threads)
     try:
-        return loop.run_until_complete(run_async(request, events))
+        return loop.run_until_complete(run_async(request, events, executor=executor))
     finally:
         try:
             for task in asyncio.all_tasks(loop):
                 task.cancel()
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
-            executor.shutdown(wait=False, cancel_futures=True)
+            threads.shutdown(wait=False, cancel_futures=True)
             loop.close()

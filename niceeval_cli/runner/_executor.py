@@ -1,0 +1,84 @@
+"""The executor seam: where an attempt runs (this process, a Ray cluster, ...).
+
+An executor takes a serialisable `SlotSpec` and returns a serialisable `SealedAttempt`. It never
+writes the store and never tells the audience: sealing, events, progress and the concurrency
+bounds stay in the driver (`_run.py`), as pytest-xdist workers return reports to one driver.
+
+Executors are registered by name; `inprocess` (asyncio, in this process) is the default. A new
+one registers a factory::
+
+    register_executor("ray", lambda context: RayExecutor(context))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from .._records import AssertionResult, AttemptRecord
+from ._spec import LiveHandles, SlotSpec
+
+
+@dataclass(frozen=True)
+class SealedAttempt:
+    """What one attempt produced, ready for the driver to seal (plain data, picklable).
+
+    `notes` are said into `AttemptRecord.notes` when the driver cleans the records for storing;
+    `usage_unreported` counts usage values dropped because they were out of range.
+    """
+
+    attempt: AttemptRecord
+    results: tuple[AssertionResult, ...]
+    notes: tuple[str, ...] = ()
+    usage_unreported: int = 0
+
+
+@dataclass(frozen=True)
+class ExecutorContext:
+    """What the driver gives an executor when it makes one for a run."""
+
+    project_root: Path
+    secrets: Sequence[str] = ()
+    #: The driver's live objects by slot key (in-process only; a remote worker resolves its own).
+    handles: Mapping[tuple[str, str, int], LiveHandles] = field(default_factory=dict)
+
+
+class Executor(Protocol):
+    """Runs attempts. `submit` must return a SealedAttempt for every spec (an attempt that could
+    not run is an `errored` record); raising is allowed but costs the attempt, never the run."""
+
+    async def submit(self, spec: SlotSpec) -> SealedAttempt: ...
+
+    async def aclose(self) -> None: ...
+
+
+ExecutorFactory = Callable[[ExecutorContext], Executor]
+
+_EXECUTORS: dict[str, ExecutorFactory] = {}
+DEFAULT_EXECUTOR = "inprocess"
+
+
+def register_executor(name: str, factory: ExecutorFactory) -> None:
+    """Make an executor available by name (a later registration of the same name replaces it)."""
+    _EXECUTORS[name] = factory
+
+
+def executor_names() -> tuple[str, ...]:
+    _load_builtins()
+    return tuple(sorted(_EXECUTORS))
+
+
+def create_executor(name: str, context: ExecutorContext) -> Executor:
+    _load_builtins()
+    try:
+        factory = _EXECUTORS[name]
+    except KeyError:
+        raise LookupError(f"unknown executor {name!r}; known: {', '.join(sorted(_EXECUTORS))}") from None
+    return factory(context)
+
+
+def _load_builtins() -> None:
+    if DEFAULT_EXECUTOR not in _EXECUTORS:
+        from . import _inprocess  # noqa: F401 - registers itself

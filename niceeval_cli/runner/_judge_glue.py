@@ -1,0 +1,38 @@
+"""Judge glue: a grader that settles a registration with the judge service's verdict."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .._states import AssertionState
+from ..authoring import Registration
+from ..config import JudgeSettings
+from ..expect._core import MatchResult, ThresholdedScoreMatch
+from ._spec import JudgeGrader
+
+
+def judge_grader(judge: Any, settings: JudgeSettings | None) -> JudgeGrader | None:
+    """None when the slot declares no judge (or no judge service runs)."""
+    if settings is None or judge is None:
+        return None
+
+    async def grade(reg: Registration, match: Any, material: Any) -> None:
+        inner = match.inner if isinstance(match, ThresholdedScoreMatch) else match
+        try:
+            graded = await judge.grade(inner, material, settings)
+            result = MatchResult(graded.state, graded.explanation, graded.reason, graded.measurement)
+            reg.judge_audit, reg.judge_tokens, reg.judge_evidence = (
+                graded.audit, graded.tokens, graded.evidence,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            result = MatchResult(
+                AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", "judge-evaluator-error"
+            )
+        if isinstance(match, ThresholdedScoreMatch):
+            result = match.apply_threshold(result)
+        reg.result = result
+
+    return grade

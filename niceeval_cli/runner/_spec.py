@@ -1,0 +1,178 @@
+"""A slot as plain data (`SlotSpec`), and the live objects it needs kept beside it (`LiveHandles`).
+
+The spec is what crosses a process boundary: ids, where to re-import the eval, the frozen
+settings as plain data, the fingerprint. A worker elsewhere (a Ray actor, a subprocess) rebuilds
+the live objects from the spec alone with `resolve_handles`; the in-process executor is handed
+the driver's own handles instead (same objects, no re-import).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from .._states import EvalKind, PlanReason
+from ..adapters import load_adapter
+from ..authoring import Adapter, EvalDefinition, Registration
+from ..config import SlotSettings
+from ._plan import PlannedSlot
+
+#: (registration, match, material) → awaitable that settles `registration.result`.
+JudgeGrader = Callable[[Registration, Any, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotSpec:
+    """One slot to execute, serialisable (every field is plain data; `to_json`-able)."""
+
+    run_id: str
+    experiment_id: str
+    eval_id: str
+    ordinal: int
+    kind: EvalKind
+    eval_file: str  # absolute path of the eval module: re-imported by path, never by sys.path
+    eval_attr: str  # the module attribute holding the EvalDefinition
+    project_root: str
+    adapter_ref: str | None  # the experiment's `adapter` ("http", "module:attr"); None = none
+    eval_has_adapter: bool  # the eval brings its own adapter (define_eval(adapter=...))
+    model: str | None
+    options: Mapping[str, Any]  # the experiment's options, plain JSON data
+    settings: Mapping[str, Any]  # SlotSettings as plain JSON data
+    fingerprint: str
+    fingerprint_json: str
+    plan_reason: PlanReason
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.experiment_id, self.eval_id, self.ordinal)
+
+    def slot_settings(self) -> SlotSettings:
+        return SlotSettings.model_validate(dict(self.settings))
+
+
+@dataclass(frozen=True, slots=True)
+class LiveHandles:
+    """What a spec cannot carry: the test function's definition, the adapter, the judge glue."""
+
+    definition: EvalDefinition
+    adapter: Adapter | None
+    settings: SlotSettings
+    grader: JudgeGrader | None = None
+    options: Mapping[str, Any] | None = None  # the experiment's options, read-only; None = the spec's
+
+
+class SpecMaker:
+    """Builds the specs of one run; what many slots share (an eval's attribute, a settings
+    object's plain form, an experiment's options) is worked out once, not per slot."""
+
+    def __init__(self, run_id: str, project_root: Path) -> None:
+        self.run_id = run_id
+        self.project_root = project_root
+        self._attrs: dict[int, tuple[str, str]] = {}
+        self._settings: dict[int, Mapping[str, Any]] = {}
+        self._options: dict[str, Mapping[str, Any]] = {}
+        self._modules: dict[Path, ModuleType] | None = None
+
+    def __call__(self, slot: PlannedSlot) -> SlotSpec:
+        definition = slot.eval.definition
+        where = self._attrs.get(id(definition))
+        if where is None:
+            file = Path(slot.eval.file).resolve()
+            where = self._attrs[id(definition)] = (str(file), self._attribute_of(file, definition))
+        settings = self._settings.get(id(slot.settings))
+        if settings is None:
+            settings = self._settings[id(slot.settings)] = slot.settings.model_dump(mode="json")
+        options = self._options.get(slot.experiment.id)
+        if options is None:
+            options = self._options[slot.experiment.id] = slot.experiment.options_dict()
+        return SlotSpec(
+            run_id=self.run_id,
+            experiment_id=slot.experiment.id,
+            eval_id=slot.eval.id,
+            ordinal=slot.ordinal,
+            kind=definition.kind,
+            eval_file=where[0],
+            eval_attr=where[1],
+            project_root=str(self.project_root),
+            adapter_ref=slot.experiment.adapter,
+            eval_has_adapter=definition.adapter is not None,
+            model=slot.experiment.model,
+            options=options,
+            settings=settings,
+            fingerprint=slot.fingerprint,
+            fingerprint_json=slot.fingerprint_json,
+            plan_reason=slot.reason,
+        )
+
+    def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
+        """The name the eval module binds the definition to."""
+        if self._modules is None:
+            self._modules = _modules_by_file()
+        module = self._modules.get(file)
+        if module is not None:
+            for attr, value in vars(module).items():
+                if value is definition:
+                    return attr
+        return definition.name
+
+
+def spec_of(slot: PlannedSlot, run_id: str, project_root: Path) -> SlotSpec:
+    """One slot's spec (a run makes many: use a SpecMaker)."""
+    return SpecMaker(run_id, project_root)(slot)
+
+
+def _modules_by_file() -> dict[Path, ModuleType]:
+    found: dict[Path, ModuleType] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and file.endswith(".py"):
+            found.setdefault(Path(file).resolve(), module)
+    return found
+
+
+def handles_of(slot: PlannedSlot, grader: JudgeGrader | None = None) -> LiveHandles:
+    return LiveHandles(slot.eval.definition, slot.adapter, slot.settings, grader, slot.experiment.options)
+
+
+def _loaded_module(path: Path) -> ModuleType | None:
+    return _modules_by_file().get(path)
+
+
+def import_eval_module(path: Path, project_root: Path) -> ModuleType:
+    """The eval module at `path`: the loaded one when this process has it, else imported by path."""
+    module = _loaded_module(path)
+    if module is not None:
+        return module
+    root = str(project_root)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    name = f"_niceeval_eval_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the eval module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def resolve_handles(spec: SlotSpec, grader: JudgeGrader | None = None) -> LiveHandles:
+    """Rebuild a spec's live objects in a worker: re-import the eval by path, load the adapter."""
+    module = import_eval_module(Path(spec.eval_file), Path(spec.project_root))
+    definition = getattr(module, spec.eval_attr, None)
+    if not isinstance(definition, EvalDefinition):
+        raise LookupError(f"{spec.eval_file} has no eval {spec.eval_attr!r} (for {spec.eval_id})")
+    adapter = definition.adapter
+    if adapter is None and spec.adapter_ref is not None:
+        adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+    return LiveHandles(definition, adapter, spec.slot_settings(), grader, MappingProxyType(dict(spec.options)))
