@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout, uninstalled
 
 from niceeval_cli._ids import new_id
-from niceeval_cli._store.schema import INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
+from niceeval_cli.store.schema import INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
 from niceeval_cli.store import Store
 
 EXPERIMENTS = ("models/a", "models/b", "models/c", "models/d")
@@ -92,7 +92,7 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
             "score" if scoring else "gate", weight, contribution, result_state, None, None,
             "judge-timeout" if result_state == "unavailable" else None,
             f"expected equals('ok'), got 'nope {i}'" if result_state != "matched" else None,
-            "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "boolean", None, None,
+            "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "boolean", None, None, None,
         ))
     score = None if not score_style or state == "errored" else earned
     partial = earned if score_style and state == "errored" else None
@@ -100,7 +100,7 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
         attempt_id, run_id, experiment, eval_id, ordinal, kind, state, reason, score,
         weights if score_style else None, unavailable if score_style else None, partial, gate, None,
         error, "f" * 64, '{"model":"m"}', "2025-01-01T00:00:00.000Z", "2025-01-01T00:00:01.000Z",
-        1000.0, 100, 50, 0,
+        1000.0, 100, 50, 0, None, None, None, None, None, None, None,  # schema 3: case_id .. notes
     )
     slot = (run_id, experiment, eval_id, ordinal, attempt_id, "origin", "new", "any")
     return attempt, results, slot

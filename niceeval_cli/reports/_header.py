@@ -12,7 +12,7 @@ from rich.cells import cell_len
 
 from .. import outcomes
 from .._states import AttemptState, EvalKind, RunStatus
-from .._store.rows import RunRow
+from ..store import RunRow
 from ._render import (
     STYLES,
     Line,

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from .. import outcomes
 from .._states import AttemptState, EvalKind, GateState, Relation
-from .._store.summary import OutcomeGroup
+from ..store import OutcomeGroup
 
 #: The fold used when a run recorded no pass rule on its slots (stores written before it did).
 DEFAULT_PASS_RULE: outcomes.PassRule = "any"

@@ -21,8 +21,7 @@ from pathlib import Path
 from .. import outcomes
 from .._records import AssertionResult
 from .._states import AssertionState, AttemptState, GateState
-from .._store.rows import AttemptRow
-from ..store import Store
+from ..store import AttemptRow, Store
 from ._render import attempt_lines, score_text
 from ._safe import visible
 from ._tally import attempt_word

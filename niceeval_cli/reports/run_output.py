@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.text import Text
 
 from .._states import UnavailableReason
-from .._store.summary import outcome_groups
 from . import _out
 from ._header import experiment_lines, multi_attempt_lines
 from ._render import attempt_lines, blank, counts_text, exit_text, line, score_text
@@ -139,7 +138,7 @@ def print_summary(
         return
     print_setup_failures(console, outcome.setup_failures)
     run = store.resolve_run(outcome.run_id)
-    groups = outcome_groups(store, run.id)
+    groups = store.outcome_rows(run.id)
     totals = tally(groups, run.experiments)
     bad_count = sum(n for word, n in totals.words.items() if word not in ("passed", "scored"))
     bad = store.attempts_for_run(run.id, states=list(_BAD_STATES), limit=limit)

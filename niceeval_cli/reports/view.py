@@ -13,9 +13,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .._store.rows import AttemptRow, RunRow
-from .._store.summary import OutcomeGroup, outcome_groups
-from ..store import Store, StoreError
+from ..store import AttemptRow, OutcomeGroup, RunRow, Store, StoreError
 from . import _out
 from ._header import run_lines
 from ._render import Line, attempt_lines, blank, collapsed_lines, detail_lines, line, name
@@ -94,8 +92,8 @@ def build_page(
     limit: int | None = DEFAULT_PAGE,
 ) -> RunPage:
     """Read what the page needs: grouped counts for the header, at most `limit` attempts to list."""
-    groups = outcome_groups(store, run.id, experiment=list(experiments) or None,
-                            eval_prefix=list(eval_prefixes) or None)
+    groups = store.outcome_rows(run.id, experiment=list(experiments) or None,
+                                eval_prefix=list(eval_prefixes) or None)
     order = [e for e in run.experiments if not experiments or any(_selects(p, e) for p in experiments)]
     run_tally = tally(groups, order)
     rows = store.attempts_for_run(

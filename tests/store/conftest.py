@@ -27,6 +27,10 @@ from niceeval_cli.store import SlotRecord, Store
 _clock = itertools.count(1)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a test that takes seconds (real processes); still run by default")
+
+
 def timestamp() -> str:
     """Strictly increasing ISO timestamps, so 'latest' is unambiguous in tests."""
     n = next(_clock)

@@ -7,17 +7,27 @@ import sqlite3
 
 import pytest
 
-from niceeval_cli._records import AssertionResult, AttemptRecord
+from niceeval_cli._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from niceeval_cli.store import SCHEMA_VERSION, Store, StoreError
 
 CONTRACT = {
-    "runs": ["id", "started_at", "ended_at", "status", "argv", "niceeval_version", "exit_code"],
+    "runs": [
+        "id", "started_at", "ended_at", "status", "argv", "niceeval_version", "exit_code",
+        "shard_index", "shard_count", "group_id", "planned_total", "plan_digest",  # scale.md
+    ],
     "run_slots": ["run_id", "experiment_id", "eval_id", "ordinal", "attempt_id", "relation", "plan_reason"],
+    "run_plan": ["run_id", "experiment_id", "eval_id", "ordinal", "case_id"],
     "attempts": [
         "id", "run_id", "experiment_id", "eval_id", "ordinal", "kind", "state", "reason", "score",
         "max_score", "unavailable_weight", "partial_score", "gate", "stop_cause", "error", "fingerprint",
         "started_at", "ended_at", "duration_ms", "input_tokens", "output_tokens", "judge_tokens",
+        "case_id", "case_value", "cost_usd", "estimated_cost_usd", "sandbox",  # datasets, agents, sandbox
     ],
+    "turns": [
+        "attempt_id", "session", "ordinal", "input", "message", "status", "observed", "input_tokens",
+        "output_tokens", "cost_usd", "elapsed_ms", "data",
+    ],
+    "events": ["attempt_id", "turn_ordinal", "seq", "kind", "name", "role", "input", "output", "status", "text"],
     "assertion_results": [
         "id", "attempt_id", "ordinal", "key", "label", "group_name", "role", "weight", "contribution",
         "state", "measurement", "threshold", "reason", "explanation", "match_name", "match_config",
@@ -36,15 +46,21 @@ def test_new_store_has_every_contract_column(project):
             assert set(wanted) <= set(columns(conn, table)), table
 
 
+def _fields(record: type, *not_columns: str) -> list[str]:
+    return [f.name for f in dataclasses.fields(record) if f.name not in not_columns]
+
+
 def test_sealed_columns_are_exactly_the_record_fields(project):
     with sqlite3.connect(project.path) as conn:
-        assert columns(conn, "attempts") == [f.name for f in dataclasses.fields(AttemptRecord)]
-        assert columns(conn, "assertion_results") == [f.name for f in dataclasses.fields(AssertionResult)]
+        assert columns(conn, "attempts") == _fields(AttemptRecord, "turns")  # turns: a table of its own
+        assert columns(conn, "assertion_results") == _fields(AssertionResult)
+        assert columns(conn, "turns") == _fields(TurnRecord, "events")  # events: a table of its own
+        assert columns(conn, "events") == _fields(EventRecord)
 
 
 def test_schema_version_and_wal_are_recorded_in_the_file(project):
     with sqlite3.connect(project.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -69,6 +85,8 @@ def test_indexes_cover_the_reads_view_and_query_make(project):
         "DELETE FROM attempts",
         "UPDATE assertion_results SET state = 'matched'",
         "DELETE FROM assertion_results",
+        "UPDATE run_slots SET plan_reason = 'rerun'",
+        "DELETE FROM run_slots",
     ],
 )
 def test_sealed_rows_reject_update_and_delete(project, statement):
@@ -111,7 +129,7 @@ def test_a_schema_1_store_is_migrated_when_opened(tmp_path, readonly) -> None:
         conn.execute("PRAGMA user_version = 1")
     Store.open(path, readonly=readonly).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert "pass_rule" in columns(conn, "run_slots")
         indexes = {row[1] for row in conn.execute("PRAGMA index_list(assertion_results)")}
         assert "assertion_results_by_state" in indexes

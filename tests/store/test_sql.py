@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from niceeval_cli.store import StoreError
+from niceeval_cli.store import SCHEMA_VERSION, StoreError
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_anything_that_could_write_is_refused_and_changes_nothing(project, seale
     assert str(project.path) in str(caught.value)
     assert _table_counts(project.path) == before
     with sqlite3.connect(project.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 

@@ -10,11 +10,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
-from .._records import AssertionResult, AttemptRecord
+from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._states import AssertionState, AttemptState, EvalKind, GateState, PlanReason, Relation, Role, RunStatus
-from .schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, SLOT_COLUMNS
+from .schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, EVENT_COLUMNS, SLOT_COLUMNS, TURN_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,15 @@ class SlotRecord:
 SlotRow = SlotRecord  # read back exactly as written
 
 
+class PlanSlot(NamedTuple):
+    """One slot of a run's full plan (table `run_plan`, ids only): what readers name as "not run"."""
+
+    experiment_id: str
+    eval_id: str
+    ordinal: int
+    case_id: str | None = None
+
+
 @dataclass(frozen=True)
 class RunRow:
     id: str
@@ -45,6 +54,18 @@ class RunRow:
     exit_code: int | None
     config_file: str | None
     experiments: tuple[str, ...]
+    # Schema 3 (None for runs recorded before it).
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    owner_started_at: str | None = None
+    planned_total: int | None = None
+    shard_index: int | None = None
+    shard_count: int | None = None
+    group_id: str | None = None
+    plan_digest: str | None = None
+    executor: str | None = None
+    budget_usd: float | None = None
+    not_run: int | None = None  # planned slots no attempt filled; None when no plan was recorded
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,8 @@ class AssertionRow(AssertionResult):
 attempt_values = attrgetter(*ATTEMPT_COLUMNS)
 assertion_values = attrgetter(*ASSERTION_COLUMNS)
 slot_values = attrgetter(*SLOT_COLUMNS)
+turn_values = attrgetter(*TURN_COLUMNS)
+event_values = attrgetter(*EVENT_COLUMNS)
 
 
 def run_row(row: Mapping[str, Any]) -> RunRow:
@@ -81,6 +104,17 @@ def run_row(row: Mapping[str, Any]) -> RunRow:
         exit_code=row["exit_code"],
         config_file=row["config_file"],
         experiments=tuple(json.loads(row["experiments"] or "[]")),
+        owner_pid=row.get("owner_pid"),
+        owner_host=row.get("owner_host"),
+        owner_started_at=row.get("owner_started_at"),
+        planned_total=row.get("planned_total"),
+        shard_index=row.get("shard_index"),
+        shard_count=row.get("shard_count"),
+        group_id=row.get("group_id"),
+        plan_digest=row.get("plan_digest"),
+        executor=row.get("executor"),
+        budget_usd=row.get("budget_usd"),
+        not_run=row.get("not_run"),
     )
 
 
@@ -117,3 +151,11 @@ def assertion_row(row: Mapping[str, Any]) -> AssertionRow:
     fields["state"] = AssertionState(fields["state"])
     fields["or_stop"] = bool(fields["or_stop"])
     return AssertionRow(**fields)
+
+
+def event_row(row: Mapping[str, Any]) -> EventRecord:
+    return EventRecord(**{name: row[name] for name in EVENT_COLUMNS})
+
+
+def turn_row(row: Mapping[str, Any], events: tuple[EventRecord, ...] = ()) -> TurnRecord:
+    return TurnRecord(**{name: row[name] for name in TURN_COLUMNS}, events=events)

@@ -15,6 +15,7 @@ from typing import Any
 from .._states import AssertionState, AttemptState, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
+from .schema import RUN_COLUMNS
 
 GATE_FAILED = "gate-failed"
 GATE_UNAVAILABLE = "gate-unavailable"
@@ -29,6 +30,24 @@ ATTEMPT_ORDER = (
 )
 ASSERTION_ORDER = f"{assertion_severity_sql('r.state')}, {ATTEMPT_ORDER}, r.ordinal"
 RUN_ORDER = "runs.started_at DESC, runs.id DESC"
+TURN_ORDER = f"{ATTEMPT_ORDER}, t.ordinal"
+EVENT_ORDER = f"{ATTEMPT_ORDER}, e.turn_ordinal, e.seq"
+
+# A `running` run whose owner process is gone reads as `abandoned` (owner.py); readers never write.
+RUN_STATUS_SQL = (
+    f"CASE WHEN runs.status = '{RunStatus.RUNNING}' AND niceeval_owner_gone(runs.owner_pid, "
+    f"runs.owner_host, runs.owner_started_at) THEN '{RunStatus.ABANDONED}' ELSE runs.status END"
+)
+# Planned slots (run_plan) that no attempt filled; NULL for a run whose plan was not recorded.
+RUN_NOT_RUN_SQL = (
+    "CASE WHEN EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
+    "(SELECT count(*) FROM run_plan p WHERE p.run_id = runs.id AND NOT EXISTS (SELECT 1 FROM run_slots s "
+    "WHERE s.run_id = p.run_id AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id "
+    "AND s.ordinal = p.ordinal)) END"
+)
+RUN_SELECT = ", ".join(
+    f"{RUN_STATUS_SQL} AS status" if column == "status" else f"runs.{column}" for column in RUN_COLUMNS
+) + f", {RUN_NOT_RUN_SQL} AS not_run"
 
 Names = str | Sequence[str] | None
 
@@ -134,7 +153,7 @@ def filter_assertion_states(where: Where, states: Names) -> None:
 def filter_run_statuses(where: Where, states: Names) -> None:
     wanted = as_tuple(states)
     _check_states(wanted, RUN_STATUS_FILTERS, "run")
-    where.any_of([f"runs.status = {where.param(s)}" for s in wanted])
+    where.any_of([f"{RUN_STATUS_SQL} = {where.param(s)}" for s in wanted])
 
 
 def attempts_source(where: Where, run_id: str | None) -> str:
@@ -180,6 +199,26 @@ def assertions_select(
     return sql + where.limit(limit), where.params
 
 
+def transcript_select(
+    target: str, run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names,
+    limit: int | None,
+) -> tuple[str, dict[str, Any]]:
+    """`query turns|events`: the rows of the selected attempts, attempts worst first."""
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    filter_attempt_states(where, states)
+    alias, table, order = ("t", "turns", TURN_ORDER) if target == "turns" else ("e", "events", EVENT_ORDER)
+    sql = (
+        f"SELECT {alias}.*, a.run_id AS run_id, a.experiment_id AS experiment_id, a.eval_id AS eval_id, "
+        f"a.ordinal AS attempt_ordinal, {_slot_column('relation')} AS relation "
+        f"FROM {source} JOIN {table} {alias} ON {alias}.attempt_id = a.id"
+        f"{where.sql()} ORDER BY {order}"
+    )
+    return sql + where.limit(limit), where.params
+
+
 def runs_select(
     run_id: str | None, *, experiment: Names, states: Names, limit: int | None
 ) -> tuple[str, dict[str, Any]]:
@@ -191,5 +230,5 @@ def runs_select(
     if probe.clauses:
         where.add(f"EXISTS (SELECT 1 FROM json_each(runs.experiments) j WHERE {probe.clauses[0]})")
     filter_run_statuses(where, states)
-    sql = f"SELECT runs.* FROM runs{where.sql()} ORDER BY {RUN_ORDER}"
+    sql = f"SELECT {RUN_SELECT} FROM runs{where.sql()} ORDER BY {RUN_ORDER}"
     return sql + where.limit(limit), where.params

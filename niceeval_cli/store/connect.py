@@ -1,21 +1,29 @@
 """Opening the store file: connection settings, schema creation and version checks.
 
-One writer (the runner) and any number of readers share the file: WAL lets readers read while
-the writer writes, and the busy timeout makes the rare wait a wait, not "database is locked".
+One writer at a time and any number of readers share the file: WAL lets readers read while a
+writer writes. Every write transaction takes the write lock up front (`BEGIN IMMEDIATE`), so a
+second writer waits on the busy timeout instead of failing at once with "database is locked"
+(a deferred BEGIN that reads first gets SQLITE_BUSY_SNAPSHOT, which no timeout retries).
+
+A file that is not ours (foreign tables, or a newer schema) is checked before anything is
+written, so it is left byte-for-byte unchanged (no WAL conversion) when refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from sqlite_utils import Database
 
 from .errors import StoreError, translated
+from .owner import sql_owner_gone
 from .schema import SCHEMA_VERSION, TABLES, create_schema, migrate
 
-BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = 10_000
 
 
 def readonly_uri(path: Path) -> str:
@@ -23,20 +31,39 @@ def readonly_uri(path: Path) -> str:
     return path.resolve().as_uri() + "?mode=ro"
 
 
-def connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
-    """A raw connection with the store's pragmas; the caller wraps it in a sqlite-utils Database."""
+def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+    """A raw connection with the store's pragmas; the caller wraps it in a sqlite-utils Database.
+
+    `isolation_level=None`: the sqlite3 module never opens a (deferred) transaction on its own;
+    every write goes through `write_transaction`.
+    """
     if readonly:
-        conn = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
+        conn = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False, isolation_level=None)
     else:
-        conn = sqlite3.connect(str(path), check_same_thread=False)
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
     # Raw sqlite3 for PRAGMAs: these are connection settings, not data.
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     if readonly:
         conn.execute("PRAGMA query_only = ON")
     else:
         conn.execute("PRAGMA synchronous = NORMAL")
+    conn.create_function("niceeval_owner_gone", 3, sql_owner_gone)
     return conn
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection, path: Path, doing: str) -> Iterator[None]:
+    """One all-or-nothing write that holds the write lock from its first statement."""
+    with translated(path, doing):
+        conn.execute("BEGIN IMMEDIATE")  # waits on the busy timeout for another writer
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
 
 def _user_version(db: Database) -> int:
@@ -51,11 +78,16 @@ def _newer_store_error(path: Path, version: int) -> StoreError:
 
 
 def _check_foreign(path: Path, db: Database) -> None:
-    unknown = sorted(set(db.table_names()) - set(TABLES))
-    if unknown:
+    """A file without our schema version holds nothing of ours: any table in it is someone else's."""
+    names = [row[0] for row in db.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    )]
+    if names:
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise StoreError(
             f"{path} is a SQLite database but not a NiceEval results store (it has tables "
-            f"{', '.join(unknown)}); point --store at another file."
+            f"{shown} and no NiceEval schema version); it was left unchanged; "
+            "point --store at another file."
         )
 
 
@@ -70,16 +102,20 @@ def _check_tables(path: Path, db: Database) -> None:
 
 
 def ensure_schema(path: Path, db: Database) -> None:
-    """Create the schema in a new store, migrate an older one, refuse a newer one."""
-    if _user_version(db) == SCHEMA_VERSION:
+    """Create the schema in a new store, migrate an older one, refuse a newer or foreign one."""
+    version = _user_version(db)
+    if version == SCHEMA_VERSION:
         # The common case takes no write lock, so opening never waits on a running writer.
         _check_tables(path, db)
         return
+    # Refuse before writing anything: not even the WAL switch may touch a file that is not ours.
+    if version > SCHEMA_VERSION:
+        raise _newer_store_error(path, version)
+    if version == 0:
+        _check_foreign(path, db)
     db.enable_wal()  # persistent in the file; must run outside a transaction
-    conn = db.conn
-    conn.execute("BEGIN IMMEDIATE")  # take the write lock before re-reading the version
-    try:
-        version = _user_version(db)
+    with write_transaction(db.conn, path, "Creating the schema of"):
+        version = _user_version(db)  # re-read under the write lock: another process may have won
         if version > SCHEMA_VERSION:
             raise _newer_store_error(path, version)
         if version == 0:
@@ -87,12 +123,7 @@ def ensure_schema(path: Path, db: Database) -> None:
             create_schema(db)
         elif version < SCHEMA_VERSION:
             migrate(db, version)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        db.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def check_readable(path: Path, db: Database) -> None:
@@ -111,7 +142,7 @@ def check_readable(path: Path, db: Database) -> None:
     _check_tables(path, db)
 
 
-def open_database(path: Path, *, readonly: bool) -> Database:
+def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Database:
     """Open (and when writable, create or migrate) the store, or raise a StoreError naming the cause."""
     path = Path(path)
     if readonly:
@@ -129,15 +160,15 @@ def open_database(path: Path, *, readonly: bool) -> Database:
     conn: sqlite3.Connection | None = None
     try:
         with translated(path, "Opening"):
-            conn = connect(path, readonly=readonly)
+            conn = connect(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
             db = Database(conn, execute_plugins=False)
             if readonly and 0 < _user_version(db) < SCHEMA_VERSION and os.access(path, os.W_OK):
                 # A reader meeting an older store upgrades it first (a short write transaction),
                 # so `view` / `query` work right after an upgrade of NiceEval.
                 conn.close()
                 conn = None
-                open_database(path, readonly=False).close()
-                conn = connect(path, readonly=True)
+                open_database(path, readonly=False, busy_timeout_ms=busy_timeout_ms).close()
+                conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
                 db = Database(conn, execute_plugins=False)
             if readonly:
                 check_readable(path, db)

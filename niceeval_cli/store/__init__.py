@@ -1,0 +1,41 @@
+"""The results store (cli.md, "Store"): SQLite through sqlite-utils; all reads and writes.
+
+The one door: everything outside this package imports from `niceeval_cli.store` only, and
+reads and writes through `Store`'s public methods. The modules inside are small: `schema`
+(tables, triggers, migrations), `connect` (opening, locking), `store` (the Store class),
+`queries` and `summary` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
+integers), `owner` (who runs a `running` run), `errors`.
+"""
+
+from __future__ import annotations
+
+from .._imports import import_without
+
+import_without("sqlite_utils", "numpy")
+
+from .errors import StoreError, StoreUnavailable
+from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
+from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
+from .schema import SCHEMA_VERSION
+from .store import ALL_RUNS, QUERY_TARGETS, QueryTarget, Store
+from .summary import OutcomeGroup
+
+__all__ = [
+    "ALL_RUNS",
+    "ASSERTION_STATE_FILTERS",
+    "ATTEMPT_STATE_FILTERS",
+    "QUERY_TARGETS",
+    "RUN_STATUS_FILTERS",
+    "SCHEMA_VERSION",
+    "AssertionRow",
+    "AttemptRow",
+    "OutcomeGroup",
+    "PlanSlot",
+    "QueryTarget",
+    "RunRow",
+    "SlotRecord",
+    "SlotRow",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+]

@@ -1,0 +1,328 @@
+"""Tables, indexes, triggers and the schema version of the results store (cli.md, "Store").
+
+Column names are the contract: `query` prints them and scripts rely on them. The attempt and
+assertion columns are exactly the fields of `_records.AttemptRecord` / `AssertionResult` (less
+`turns`, which are rows of their own table), and `turns` / `events` those of `TurnRecord` /
+`EventRecord` (less `events`).
+
+Protections live in the file, so they hold for any program that writes to it (issue 9.5): sealed
+tables refuse UPDATE, DELETE and an INSERT whose key exists (a BEFORE INSERT trigger, because
+`INSERT OR REPLACE` deletes the old row without firing DELETE triggers); a run row is never
+deleted, a `running` one may only be finished and a finished one never changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from sqlite_utils import Database
+
+SCHEMA_VERSION = 3
+
+RUN_COLUMNS: Mapping[str, type] = {
+    "id": str,
+    "started_at": str,
+    "ended_at": str,
+    "status": str,
+    "argv": str,  # JSON list
+    "niceeval_version": str,
+    "exit_code": int,
+    "config_file": str,
+    "experiments": str,  # JSON list of the experiment ids selected
+    # Schema 3. Who runs a `running` run, so readers can tell one whose process is gone.
+    "owner_pid": int,
+    "owner_host": str,
+    "owner_started_at": str,  # the owner process's start time (ISO UTC), so pid reuse is detected
+    # Schema 3: plans, shards, executors and budgets (scale.md).
+    "planned_total": int,  # slots of the whole plan (all shards)
+    "shard_index": int,  # K of --shard K/N, 1-based
+    "shard_count": int,
+    "group_id": str,
+    "plan_digest": str,
+    "executor": str,
+    "budget_usd": float,
+}
+# What finishing a run may change; every other column of a run row is fixed at begin_run.
+RUN_FINISH_COLUMNS = ("status", "ended_at", "exit_code")
+
+SLOT_COLUMNS: Mapping[str, type] = {
+    "run_id": str,
+    "experiment_id": str,
+    "eval_id": str,
+    "ordinal": int,
+    "attempt_id": str,
+    "relation": str,
+    "plan_reason": str,
+    "pass_rule": str,  # the eval's pass rule in this run ("any", "all" or a rate), so readers fold alike
+}
+SLOT_KEY = ("run_id", "experiment_id", "eval_id", "ordinal")
+
+PLAN_COLUMNS: Mapping[str, type] = {
+    "run_id": str,
+    "experiment_id": str,
+    "eval_id": str,
+    "ordinal": int,
+    "case_id": str,
+}
+PLAN_KEY = SLOT_KEY
+
+ATTEMPT_COLUMNS: Mapping[str, type] = {
+    "id": str,
+    "run_id": str,
+    "experiment_id": str,
+    "eval_id": str,
+    "ordinal": int,
+    "kind": str,
+    "state": str,
+    "reason": str,
+    "score": float,
+    "max_score": float,
+    "unavailable_weight": float,
+    "partial_score": float,
+    "gate": str,
+    "stop_cause": str,
+    "error": str,
+    "fingerprint": str,
+    "fingerprint_parts": str,  # JSON
+    "started_at": str,
+    "ended_at": str,
+    "duration_ms": float,
+    "input_tokens": int,
+    "output_tokens": int,
+    "judge_tokens": int,
+    # Schema 3
+    "case_id": str,
+    "case_value": str,  # JSON
+    "cost_usd": float,
+    "estimated_cost_usd": float,
+    "sandbox": str,  # JSON
+    "traceback": str,
+    "notes": str,  # JSON list
+}
+
+ASSERTION_COLUMNS: Mapping[str, type] = {
+    "id": str,
+    "attempt_id": str,
+    "ordinal": int,
+    "key": str,
+    "label": str,
+    "group_name": str,
+    "role": str,
+    "weight": float,
+    "contribution": float,
+    "state": str,
+    "measurement": float,
+    "threshold": float,
+    "reason": str,
+    "explanation": str,
+    "match_name": str,
+    "match_config": str,  # JSON
+    "evidence": str,  # JSON
+    "source_file": str,
+    "source_line": int,
+    "or_stop": int,  # 0/1
+    "match_kind": str,
+    "judge_audit": str,  # JSON
+    "judge_tokens": int,
+    "extras": str,  # JSON object (schema 3)
+}
+
+TURN_COLUMNS: Mapping[str, type] = {
+    "attempt_id": str,
+    "session": str,
+    "ordinal": int,
+    "input": str,
+    "message": str,
+    "status": str,
+    "observed": str,  # JSON list
+    "input_tokens": int,
+    "output_tokens": int,
+    "cost_usd": float,
+    "elapsed_ms": float,
+    "data": str,  # JSON
+}
+TURN_KEY = ("attempt_id", "ordinal")
+
+EVENT_COLUMNS: Mapping[str, type] = {
+    "attempt_id": str,
+    "turn_ordinal": int,
+    "seq": int,
+    "kind": str,
+    "name": str,
+    "role": str,
+    "input": str,  # JSON
+    "output": str,  # JSON
+    "status": str,
+    "text": str,
+}
+EVENT_KEY = ("attempt_id", "turn_ordinal", "seq")
+
+
+def insert_sql(table: str, columns: Mapping[str, type]) -> str:
+    """A prepared INSERT for the seal hot path (sqlite3 caches the compiled statement)."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+INSERT_RUN = insert_sql("runs", RUN_COLUMNS)
+INSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS)
+INSERT_ASSERTION = insert_sql("assertion_results", ASSERTION_COLUMNS)
+INSERT_SLOT = insert_sql("run_slots", SLOT_COLUMNS)
+INSERT_PLAN = insert_sql("run_plan", PLAN_COLUMNS)
+INSERT_TURN = insert_sql("turns", TURN_COLUMNS)
+INSERT_EVENT = insert_sql("events", EVENT_COLUMNS)
+
+# Insert-only tables and their keys (an INSERT whose key exists is refused, even OR REPLACE).
+SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
+    "attempts": ("id",),
+    "assertion_results": ("id",),
+    "turns": TURN_KEY,
+    "events": EVENT_KEY,
+    "run_slots": SLOT_KEY,
+    "run_plan": PLAN_KEY,
+}
+SEALED_TABLES = tuple(SEALED_KEYS)
+TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events")
+
+_INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("attempts", ("run_id",), "attempts_by_run"),
+    ("attempts", ("experiment_id", "eval_id", "ordinal", "ended_at"), "attempts_by_slot"),
+    ("attempts", ("state",), "attempts_by_state"),
+    ("assertion_results", ("attempt_id", "ordinal"), "assertion_results_by_attempt"),
+    # `query --state failed|errored|unavailable`: the few problem rows first, not every result of a run.
+    ("assertion_results", ("state", "attempt_id"), "assertion_results_by_state"),
+    ("run_slots", ("run_id",), "run_slots_by_run"),
+    ("run_slots", ("attempt_id",), "run_slots_by_attempt"),
+    ("runs", ("group_id",), "runs_by_group"),
+)
+
+
+def _raise_trigger(name: str, when: str, message: str) -> str:
+    # Raw SQL: sqlite-utils has no API for RAISE() triggers.
+    return f"CREATE TRIGGER IF NOT EXISTS {name} {when} BEGIN SELECT RAISE(ABORT, '{message}'); END"
+
+
+def _triggers() -> list[str]:
+    statements = []
+    for table, key in SEALED_KEYS.items():
+        for action in ("UPDATE", "DELETE"):
+            statements.append(_raise_trigger(
+                f"{table}_no_{action.lower()}", f"BEFORE {action} ON {table}", "sealed rows are insert-only"
+            ))
+        same_key = " AND ".join(f"{column} IS NEW.{column}" for column in key)
+        statements.append(_raise_trigger(
+            f"{table}_no_replace",
+            f"BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE {same_key})",
+            "sealed rows are insert-only: this key is already sealed",
+        ))
+    fixed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
+    statements += [
+        _raise_trigger(
+            "runs_no_replace", "BEFORE INSERT ON runs WHEN EXISTS (SELECT 1 FROM runs WHERE id IS NEW.id)",
+            "a run row is written once: this run id exists",
+        ),
+        _raise_trigger("runs_no_delete", "BEFORE DELETE ON runs", "run rows are never deleted"),
+        _raise_trigger(
+            "runs_finished_are_immutable", "BEFORE UPDATE ON runs WHEN OLD.status IS NOT 'running'",
+            "a finished run is immutable",
+        ),
+        _raise_trigger(
+            "runs_running_may_only_finish", f"BEFORE UPDATE ON runs WHEN {fixed}",
+            "a running run may only be finished (status, ended_at, exit_code)",
+        ),
+    ]
+    return statements
+
+
+def create_schema(db: Database) -> None:
+    """Create every table, index and trigger of SCHEMA_VERSION (inside the caller's transaction).
+
+    Every step is "if not exists", so migrations call it to add what a version introduced.
+    """
+    db.table("runs").create(
+        dict(RUN_COLUMNS), pk="id", not_null={"id", "started_at", "status", "argv"}, if_not_exists=True
+    )
+    db.table("attempts").create(
+        dict(ATTEMPT_COLUMNS),
+        pk="id",
+        not_null={
+            "id", "run_id", "experiment_id", "eval_id", "ordinal", "kind", "state",
+            "fingerprint", "fingerprint_parts", "started_at", "ended_at", "duration_ms", "judge_tokens",
+        },
+        foreign_keys=[("run_id", "runs", "id")],
+        if_not_exists=True,
+    )
+    db.table("assertion_results").create(
+        dict(ASSERTION_COLUMNS),
+        pk="id",
+        not_null={"id", "attempt_id", "ordinal", "key", "role", "state", "match_name", "match_config",
+                  "or_stop", "match_kind"},
+        foreign_keys=[("attempt_id", "attempts", "id")],
+        if_not_exists=True,
+    )
+    db.table("run_slots").create(
+        dict(SLOT_COLUMNS),
+        pk=SLOT_KEY,
+        not_null={"run_id", "experiment_id", "eval_id", "ordinal", "relation", "plan_reason"},
+        foreign_keys=[("run_id", "runs", "id"), ("attempt_id", "attempts", "id")],
+        if_not_exists=True,
+    )
+    db.table("run_plan").create(
+        dict(PLAN_COLUMNS),
+        pk=PLAN_KEY,
+        not_null={"run_id", "experiment_id", "eval_id", "ordinal"},
+        foreign_keys=[("run_id", "runs", "id")],
+        if_not_exists=True,
+    )
+    db.table("turns").create(
+        dict(TURN_COLUMNS),
+        pk=TURN_KEY,
+        not_null={"attempt_id", "session", "ordinal", "status", "observed"},
+        foreign_keys=[("attempt_id", "attempts", "id")],
+        if_not_exists=True,
+    )
+    db.table("events").create(
+        dict(EVENT_COLUMNS),
+        pk=EVENT_KEY,
+        not_null={"attempt_id", "turn_ordinal", "seq", "kind"},
+        foreign_keys=[("attempt_id", "attempts", "id")],
+        if_not_exists=True,
+    )
+    for table, columns, name in _INDEXES:
+        db.table(table).create_index(columns, index_name=name, if_not_exists=True)
+    for statement in _triggers():
+        db.execute(statement)
+
+
+def _add_missing_columns(db: Database, table: str, columns: Mapping[str, type]) -> None:
+    present = db.table(table).columns_dict
+    for name, kind in columns.items():
+        if name not in present:
+            db.table(table).add_column(name, kind)
+
+
+def _to_2(db: Database) -> None:
+    """Schema 2: run_slots.pass_rule (so `view` folds as the run did) and the assertion-state index."""
+    if "pass_rule" not in db.table("run_slots").columns_dict:
+        db.table("run_slots").add_column("pass_rule", str)
+    db.table("assertion_results").create_index(
+        ("state", "attempt_id"), index_name="assertion_results_by_state", if_not_exists=True
+    )
+
+
+def _to_3(db: Database) -> None:
+    """Schema 3: the new record columns, run owners and plans, tables turns / events / run_plan,
+    and the triggers that make every sealed table (and finished runs) immutable."""
+    _add_missing_columns(db, "attempts", ATTEMPT_COLUMNS)
+    _add_missing_columns(db, "assertion_results", ASSERTION_COLUMNS)
+    _add_missing_columns(db, "runs", RUN_COLUMNS)
+    create_schema(db)
+
+
+# version → the step that upgrades a store of that version to version + 1.
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3}
+
+
+def migrate(db: Database, from_version: int) -> None:
+    """Upgrade an older store step by step (inside the caller's transaction)."""
+    for version in range(from_version, SCHEMA_VERSION):
+        MIGRATIONS[version](db)

@@ -1,0 +1,546 @@
+"""`Store`: every read and write of the results database; the CLI calls nothing else.
+
+Writes: the runner records a run, its reused (reference) slots, and seals each attempt with all
+its assertion results and its slot in one transaction. Reads: typed rows for `view`, the run
+summary and JUnit; column-named dicts for `query`; a read-only door for `query --sql`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from sqlite_utils import Database
+
+from .._ids import utc_now_iso
+from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
+from .._states import Relation, RunStatus
+from ..outcomes import assertion_severity_sql
+from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
+from .errors import StoreError, translated
+from .owner import current_owner
+from .queries import (
+    RUN_SELECT,
+    RUN_STATUS_SQL,
+    Names,
+    assertions_select,
+    attempts_select,
+    runs_select,
+    transcript_select,
+)
+from .readonly_sql import run_readonly
+from .rows import (
+    AssertionRow,
+    AttemptRow,
+    PlanSlot,
+    RunRow,
+    SlotRecord,
+    SlotRow,
+    assertion_row,
+    assertion_values,
+    attempt_row,
+    attempt_values,
+    event_row,
+    event_values,
+    run_row,
+    slot_row,
+    slot_values,
+    turn_row,
+    turn_values,
+)
+from .sanitize import clean_text, clean_values, with_notes
+from .schema import (
+    ASSERTION_COLUMNS,
+    ATTEMPT_COLUMNS,
+    EVENT_COLUMNS,
+    INSERT_ASSERTION,
+    INSERT_ATTEMPT,
+    INSERT_EVENT,
+    INSERT_PLAN,
+    INSERT_RUN,
+    INSERT_SLOT,
+    INSERT_TURN,
+    RUN_COLUMNS,
+    SLOT_COLUMNS,
+    TURN_COLUMNS,
+)
+from .summary import OutcomeGroup, outcome_groups_from, outcome_groups_select
+
+QueryTarget = Literal["runs", "attempts", "assertions", "turns", "events"]
+QUERY_TARGETS: tuple[str, ...] = ("runs", "attempts", "assertions", "turns", "events")
+ALL_RUNS = "all"
+
+_AMBIGUOUS_SHOWN = 5
+_ATTEMPT_NOT_NULL = frozenset({"ordinal", "judge_tokens"})
+_ASSERTION_NOT_NULL = frozenset({"ordinal", "or_stop"})
+_TURN_NOT_NULL = frozenset({"ordinal"})
+_EVENT_NOT_NULL = frozenset({"turn_ordinal", "seq"})
+_SLOT_NOT_NULL = frozenset({"ordinal"})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Seal:
+    """The rows of one attempt's seal transaction, as value tuples in column order."""
+
+    attempt: tuple[Any, ...]
+    results: list[tuple[Any, ...]]
+    turns: list[tuple[Any, ...]]
+    events: list[tuple[Any, ...]]
+    slot: tuple[Any, ...]
+
+
+def _seal_rows(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
+    return _Seal(
+        attempt_values(attempt),
+        [assertion_values(r) for r in results],
+        [turn_values(t) for t in attempt.turns],
+        [event_values(e) for t in attempt.turns for e in t.events],
+        slot_values(slot),
+    )
+
+
+def _cleaned_seal(rows: _Seal) -> _Seal:
+    """The same rows made storable (sanitize.py), the changes appended to the attempt's notes."""
+    notes: list[str] = []
+    attempt = clean_values(rows.attempt, ATTEMPT_COLUMNS, "attempts", notes, _ATTEMPT_NOT_NULL)
+    results = [
+        clean_values(r, ASSERTION_COLUMNS, f"assertion_results[{i}]", notes, _ASSERTION_NOT_NULL)
+        for i, r in enumerate(rows.results)
+    ]
+    turns = [clean_values(t, TURN_COLUMNS, f"turns[{i}]", notes, _TURN_NOT_NULL) for i, t in enumerate(rows.turns)]
+    events = [
+        clean_values(e, EVENT_COLUMNS, f"events[{i}]", notes, _EVENT_NOT_NULL) for i, e in enumerate(rows.events)
+    ]
+    slot = clean_values(rows.slot, SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL)  # same changes as the attempt
+    notes_at = list(ATTEMPT_COLUMNS).index("notes")
+    merged = with_notes(attempt[notes_at], notes)
+    attempt = (*attempt[:notes_at], None if merged is None else clean_text(merged)[0], *attempt[notes_at + 1:])
+    return _Seal(attempt, results, turns, events, slot)
+
+
+class Store:
+    """One open results store. Use from one thread at a time; open one per process.
+
+    The one door to the results: writers (the runner) and readers (view, summary, JUnit, query,
+    report, compare, merge) call its public methods only.
+    """
+
+    def __init__(self, path: Path, db: Database, *, readonly: bool) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._db = db
+
+    # ── opening ──────────────────────────────────────────────────────────────────────────
+
+    @classmethod
+    def open(cls, path: Path, *, readonly: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+        """Open the store; a writable open creates parent directories and the schema.
+
+        `busy_timeout_ms`: how long a write waits for another writer's lock before
+        `StoreUnavailable` (exit 6).
+        """
+        path = Path(path)
+        return cls(path, open_database(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms),
+                   readonly=readonly)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _writable(self, doing: str) -> None:
+        if self.readonly:
+            raise StoreError(f"{doing} needs a writable store, but {self.path} was opened read-only.")
+
+    # ── writes (each one transaction that takes the write lock first) ────────────────────
+
+    def begin_run(
+        self,
+        run_id: str,
+        *,
+        started_at: str,
+        argv: Sequence[str],
+        version: str,
+        config_file: str | None,
+        experiments: Sequence[str],
+        planned_total: int | None = None,
+        shard_index: int | None = None,
+        shard_count: int | None = None,
+        group_id: str | None = None,
+        plan_digest: str | None = None,
+        executor: str | None = None,
+        budget_usd: float | None = None,
+        reference_slots: Sequence[SlotRecord] = (),
+        plan: Iterable[PlanSlot | tuple[Any, ...]] | None = None,
+    ) -> None:
+        """Record a new run as `running`, owned by this process (its status is set by `finish_run`).
+
+        `reference_slots` and `plan` (see `add_reference_slots`, `record_plan`) may be written in
+        the same transaction, so no reader ever sees the run without them.
+        """
+        self._writable("Starting a run")
+        _check_reference_slots(reference_slots)
+        owner = current_owner()
+        record = {
+            "id": run_id,
+            "started_at": started_at,
+            "ended_at": None,
+            "status": RunStatus.RUNNING.value,
+            "argv": json.dumps(list(argv), ensure_ascii=False),
+            "niceeval_version": version,
+            "exit_code": None,
+            "config_file": config_file,
+            "experiments": json.dumps(list(experiments), ensure_ascii=False),
+            "owner_pid": owner.pid,
+            "owner_host": owner.host,
+            "owner_started_at": owner.started_at,
+            "planned_total": planned_total,
+            "shard_index": shard_index,
+            "shard_count": shard_count,
+            "group_id": group_id,
+            "plan_digest": plan_digest,
+            "executor": executor,
+            "budget_usd": budget_usd,
+        }
+        values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
+        conn = self._db.conn
+        with write_transaction(conn, self.path, f"Recording run {run_id}"):
+            conn.execute(INSERT_RUN, values)
+            if reference_slots:
+                conn.executemany(INSERT_SLOT, _clean_slots(reference_slots))
+            if plan is not None:
+                conn.executemany(INSERT_PLAN, _plan_values(run_id, plan))
+
+    def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
+        """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
+        readers can name the slots that never ran (`not_run`). Written once per run."""
+        self._writable("Recording a run's plan")
+        conn = self._db.conn
+        with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
+            conn.executemany(INSERT_PLAN, _plan_values(run_id, slots))
+
+    def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
+        """Set a running run's final status (a finished run is immutable: the file refuses)."""
+        self._writable("Finishing a run")
+        conn = self._db.conn
+        with write_transaction(conn, self.path, f"Finishing run {run_id}"):
+            row = conn.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is None:
+                raise StoreError(f"Run {run_id} is not in the results store {self.path}.")
+            if row[0] != RunStatus.RUNNING:
+                raise StoreError(
+                    f"Run {run_id} in {self.path} is already {row[0]}; a finished run is never changed."
+                )
+            conn.execute(
+                "UPDATE runs SET status = ?, ended_at = ?, exit_code = ? WHERE id = ?",
+                [RunStatus(status).value, ended_at, exit_code, run_id],
+            )
+
+    def record_abandoned(self, *, ended_at: str | None = None) -> list[str]:
+        """Close the `running` runs whose owner process is gone; return their ids.
+
+        Readers only *show* such a run as `abandoned`; a writer (the next `run`) calls this to
+        store the fact: status `interrupted`, `exit_code` NULL (the process never exited with
+        one; an interrupt it saw itself stores 130), `ended_at` the time it was noticed.
+        """
+        self._writable("Recording abandoned runs")
+        conn = self._db.conn
+        ended_at = ended_at or utc_now_iso()
+        with write_transaction(conn, self.path, "Recording abandoned runs"):
+            ids = [row[0] for row in conn.execute(
+                f"SELECT id FROM runs WHERE status = '{RunStatus.RUNNING}' AND {RUN_STATUS_SQL} = "
+                f"'{RunStatus.ABANDONED}' ORDER BY id"
+            )]
+            conn.executemany(
+                "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = ?",
+                [(RunStatus.INTERRUPTED.value, ended_at, run_id, RunStatus.RUNNING.value) for run_id in ids],
+            )
+        return ids
+
+    def add_reference_slots(self, slots: Sequence[SlotRecord]) -> None:
+        """Record, at plan time, the slots a run fills by reusing earlier sealed attempts."""
+        self._writable("Recording reused attempts")
+        _check_reference_slots(slots)
+        if not slots:
+            return
+        conn = self._db.conn
+        with write_transaction(conn, self.path, "Recording reused attempts"):
+            conn.executemany(INSERT_SLOT, _clean_slots(slots))
+
+    def seal_attempt(
+        self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord
+    ) -> None:
+        """Write the attempt, all its results, turns, events and its origin slot in one
+        transaction: all or nothing.
+
+        Text SQLite cannot encode and integers outside int64 never abort the seal: the values are
+        stored replaced (U+FFFD) or as NULL, and `attempts.notes` says so (sanitize.py).
+        """
+        self._writable("Sealing an attempt")
+        slot = _origin_slot(attempt, slot)
+        for result in results:
+            if result.attempt_id != attempt.id:
+                raise ValueError(f"result {result.id} belongs to {result.attempt_id}, not {attempt.id}")
+        for turn in attempt.turns:
+            if turn.attempt_id != attempt.id or any(e.attempt_id != attempt.id for e in turn.events):
+                raise ValueError(f"turn {turn.ordinal} does not belong to attempt {attempt.id}")
+            if any(e.turn_ordinal != turn.ordinal for e in turn.events):
+                raise ValueError(f"an event of turn {turn.ordinal} names another turn")
+        rows = _seal_rows(attempt, results, slot)
+        try:
+            self._write_seal(attempt.id, rows)
+        except (UnicodeEncodeError, OverflowError):
+            # Only now pay for cleaning: the first try costs nothing on the normal path.
+            self._write_seal(attempt.id, _cleaned_seal(rows))
+
+    def _write_seal(self, attempt_id: str, rows: _Seal) -> None:
+        # Prepared statements, not insert_all: sealing is the runner's hot path, and sqlite-utils'
+        # per-value conversion and per-call savepoints halve throughput (benchmarks/store_seal.py).
+        conn = self._db.conn
+        with write_transaction(conn, self.path, f"Sealing attempt {attempt_id}"):
+            conn.execute(INSERT_ATTEMPT, rows.attempt)
+            conn.executemany(INSERT_ASSERTION, rows.results)
+            if rows.turns:
+                conn.executemany(INSERT_TURN, rows.turns)
+            if rows.events:
+                conn.executemany(INSERT_EVENT, rows.events)
+            conn.execute(INSERT_SLOT, rows.slot)
+
+    # ── typed reads ──────────────────────────────────────────────────────────────────────
+
+    def _rows(
+        self, doing: str, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+    ) -> list[dict[str, Any]]:
+        with translated(self.path, doing):
+            return list(self._db.query(sql, params))
+
+    def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], AttemptRow]:
+        """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
+        (planning a run of thousands of slots must not make thousands of lookups)."""
+        rows = self._rows(
+            "Looking up previous attempts",
+            "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY eval_id, ordinal "
+            "ORDER BY ended_at DESC, id DESC) AS newest FROM attempts WHERE experiment_id = ?) WHERE newest = 1",
+            [experiment_id],
+        )
+        return {(row["eval_id"], row["ordinal"]): attempt_row(row) for row in rows}
+
+    def latest_run_id(self) -> str | None:
+        rows = self._rows(
+            "Finding the latest run", "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"
+        )
+        return rows[0]["id"] if rows else None
+
+    def resolve_run(self, ref: str | None) -> RunRow:
+        """`None` → the latest run; otherwise an exact run id or a unique prefix of one."""
+        if ref is None:
+            ref = self.latest_run_id()
+            if ref is None:
+                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
+        run_id = self._resolve_prefix("runs", "run", ref)
+        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [run_id])
+        return run_row(rows[0])
+
+    def resolve_attempt(self, prefix: str) -> AttemptRow:
+        """An attempt by exact id or unique prefix, written with or without a leading `@`."""
+        attempt_id = self._resolve_prefix("attempts", "attempt", prefix.removeprefix("@"))
+        rows = self._rows("Reading an attempt", "SELECT * FROM attempts WHERE id = ?", [attempt_id])
+        return attempt_row(rows[0])
+
+    def _resolve_prefix(self, table: str, what: str, ref: str) -> str:
+        ref = ref.strip()
+        if not ref:
+            raise StoreError(f"Give the {what} id (or the start of one).")
+        if self._rows(f"Finding {what} {ref}", f"SELECT id FROM {table} WHERE id = ?", [ref]):
+            return ref
+        # Ids are upper-case Crockford base32; people type them in any case.
+        matches = [
+            row["id"]
+            for row in self._rows(
+                f"Finding {what} {ref}",
+                f"SELECT id FROM {table} WHERE upper(substr(id, 1, length(:ref))) = upper(:ref) "
+                f"ORDER BY id LIMIT {_AMBIGUOUS_SHOWN + 1}",
+                {"ref": ref},
+            )
+        ]
+        if not matches:
+            listing = "niceeval query runs" if table == "runs" else "niceeval query attempts --run all"
+            raise StoreError(f"No {what} with id {ref!r} in {self.path}; `{listing}` lists them.")
+        if len(matches) > 1:
+            more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
+            shown = ", ".join(matches[:_AMBIGUOUS_SHOWN]) + more
+            raise StoreError(
+                f"The {what} id prefix {ref!r} is ambiguous in {self.path}: it matches {shown}; "
+                "give more characters."
+            )
+        return str(matches[0])
+
+    def run_slots(self, run_id: str) -> list[SlotRow]:
+        rows = self._rows(
+            "Reading a run's slots",
+            "SELECT * FROM run_slots WHERE run_id = ? ORDER BY experiment_id, eval_id, ordinal",
+            [run_id],
+        )
+        return [slot_row(row) for row in rows]
+
+    def attempts_for_run(
+        self,
+        run_id: str,
+        *,
+        experiment: Names = None,
+        eval_prefix: Names = None,
+        states: Names = None,
+        limit: int | None = None,
+    ) -> list[AttemptRow]:
+        """A run's attempts, reused ones included (relation `reference`), worst first."""
+        sql, params = attempts_select(
+            run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit,
+            slot_columns=("relation", "plan_reason"),
+        )
+        return [attempt_row(row) for row in self._rows("Reading a run's attempts", sql, params)]
+
+    def turns(self, attempt_id: str) -> list[TurnRecord]:
+        """An attempt's transcript: its turns in ordinal order, each with its events in seq order."""
+        by_turn: dict[int, list[EventRecord]] = {}
+        for event in self.events(attempt_id):
+            by_turn.setdefault(event.turn_ordinal, []).append(event)
+        rows = self._rows(
+            "Reading an attempt's turns", "SELECT * FROM turns WHERE attempt_id = ? ORDER BY ordinal",
+            [attempt_id],
+        )
+        return [turn_row(row, tuple(by_turn.get(row["ordinal"], ()))) for row in rows]
+
+    def events(self, attempt_id: str) -> list[EventRecord]:
+        """An attempt's events, by turn ordinal then seq."""
+        rows = self._rows(
+            "Reading an attempt's events",
+            "SELECT * FROM events WHERE attempt_id = ? ORDER BY turn_ordinal, seq", [attempt_id],
+        )
+        return [event_row(row) for row in rows]
+
+    def run_plan(self, run_id: str) -> list[PlanSlot]:
+        """The run's full planned slot list as recorded by `record_plan` (empty if none was)."""
+        rows = self._rows(
+            "Reading a run's plan",
+            "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = ? "
+            "ORDER BY experiment_id, eval_id, ordinal", [run_id],
+        )
+        return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+
+    def not_run(self, run_id: str) -> list[PlanSlot]:
+        """Planned slots of the run that no attempt filled (never started, or the run stopped)."""
+        rows = self._rows(
+            "Reading a run's plan",
+            "SELECT p.experiment_id, p.eval_id, p.ordinal, p.case_id FROM run_plan p "
+            "LEFT JOIN run_slots s ON s.run_id = p.run_id AND s.experiment_id = p.experiment_id "
+            "AND s.eval_id = p.eval_id AND s.ordinal = p.ordinal "
+            "WHERE p.run_id = ? AND s.attempt_id IS NULL ORDER BY p.experiment_id, p.eval_id, p.ordinal",
+            [run_id],
+        )
+        return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+
+    def outcome_rows(
+        self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
+    ) -> list[OutcomeGroup]:
+        """The attempts filling the slots of one or several runs (reused ones included), grouped
+        by outcome: what the run decision, `view`'s header and the summary count."""
+        ids = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+        sql, params = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
+        with translated(self.path, "Counting a run's attempts"):
+            return outcome_groups_from(self._db.conn.execute(sql, params))
+
+    def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
+        """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""
+        rows = self._rows(
+            "Reading an attempt's results",
+            f"SELECT * FROM assertion_results r WHERE attempt_id = ? "
+            f"ORDER BY {assertion_severity_sql('r.state')}, r.ordinal",
+            [attempt_id],
+        )
+        return [assertion_row(row) for row in rows]
+
+    # ── rows for output formats ──────────────────────────────────────────────────────────
+
+    def query(
+        self,
+        target: QueryTarget,
+        *,
+        run: str | None = None,
+        experiment: Names = None,
+        eval_prefix: Names = None,
+        states: Names = None,
+        limit: int | None = None,
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """Column names and rows for `niceeval query`, in the documented order.
+
+        `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
+        """
+        if target == "runs":
+            if eval_prefix:
+                raise StoreError("--eval does not apply to `query runs`.")
+            run_id = None if run in (None, ALL_RUNS) else self.resolve_run(run).id
+            sql, params = runs_select(run_id, experiment=experiment, states=states, limit=limit)
+        elif target in ("attempts", "assertions"):
+            run_id = None if run == ALL_RUNS else self.resolve_run(run).id
+            select = attempts_select if target == "attempts" else assertions_select
+            sql, params = select(
+                run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
+            )
+        elif target in ("turns", "events"):
+            run_id = None if run == ALL_RUNS else self.resolve_run(run).id
+            sql, params = transcript_select(
+                target, run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
+            )
+        else:
+            raise StoreError(f"Unknown query target {target!r}; choose {', '.join(QUERY_TARGETS)}.")
+        with translated(self.path, f"Querying {target}"):
+            cursor = self._db.execute(sql, params)
+            columns = [d[0] for d in cursor.description]
+            return columns, [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+    def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""
+        return run_readonly(self.path, statement)
+
+
+def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:
+    for slot in slots:
+        if slot.relation is not Relation.REFERENCE or slot.attempt_id is None:
+            raise ValueError(f"not a reference slot with an attempt: {slot!r}")
+
+
+def _clean_slots(slots: Sequence[SlotRecord]) -> list[tuple[Any, ...]]:
+    return [clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL) for s in slots]
+
+
+def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    values = []
+    for slot in slots:
+        experiment_id, eval_id, ordinal, *rest = slot
+        case_id = rest[0] if rest else None
+        values.append(clean_text(run_id)[0:1] + tuple(
+            clean_text(v)[0] if isinstance(v, str) else v for v in (experiment_id, eval_id, ordinal, case_id)
+        ))
+    return values
+
+
+def _origin_slot(attempt: AttemptRecord, slot: SlotRecord) -> SlotRecord:
+    """The slot row sealed with an attempt: it must describe that attempt in that run."""
+    if slot.attempt_id is None:
+        slot = dataclasses.replace(slot, attempt_id=attempt.id)
+    same = (slot.attempt_id, slot.run_id, slot.experiment_id, slot.eval_id, slot.ordinal) == (
+        attempt.id, attempt.run_id, attempt.experiment_id, attempt.eval_id, attempt.ordinal,
+    )
+    if not same or slot.relation is not Relation.ORIGIN:
+        raise ValueError(f"slot {slot!r} is not the origin slot of attempt {attempt.id}")
+    return slot
