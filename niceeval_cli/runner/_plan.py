@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
+from .._shards import ShardSpec
 from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, load_adapter
 from ..authoring import Adapter
@@ -123,6 +124,8 @@ class RunRequest:
     store_path: Path | None = None
     argv: tuple[str, ...] = ()
     version: str = ""
+    shard: ShardSpec | None = None  # --shard K/N: execute only this part of the full plan
+    group_id: str | None = None  # --group (or NICEEVAL_RUN_GROUP); default the plan digest
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import outcomes
-from .._errors import ExitCode, NiceEvalError
+from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import redact
@@ -25,6 +25,7 @@ from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
 from ._sanitize import clean_sealed, replace_surrogates
+from ._shard import ShardLayout, layout_of
 from ._spec import SlotSpec, SpecMaker, handles_of
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
@@ -237,14 +238,16 @@ def sealed_rows(store: Store, run_id: str) -> list[_Row]:
     ]
 
 
-def _record_plan(store: Store, run_id: str, slots: Sequence[PlannedSlot]) -> None:
-    """THE place the run's plan is recorded beyond its reference slots.
-
-    TODO(store schema 3): record `planned_total=len(slots)` on the run, the owner (pid, host,
-    start time) and the `run_plan` rows here, once the store has them (`Store.begin_run(...,
-    planned_total=...)`, `Store.record_plan(...)`); the runner then reads `planned` back from the
-    store instead of passing `len(slots)` to `decide_run`.
-    """
+def _check_group(store: Store, layout: ShardLayout) -> None:
+    """A group's shards must come from one plan: refuse a shard of another plan under its id."""
+    others = sorted(d for d in store.group_plan_digests(str(layout.group_id)) if d != layout.digest)
+    if others:
+        raise UsageError(
+            f"--group {layout.group_id}: the store {store.path} already has shards of this group planned "
+            f"from another plan (plan digest {others[0][:12]}…, this run's is {layout.digest[:12]}…); "
+            "shards of one group must select the same evals, experiments and attempts — give another "
+            "--group (or unset NICEEVAL_RUN_GROUP)."
+        )
 
 
 def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
@@ -296,7 +299,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
     store_path = request.store_path or request.project.store
     store = Store.open(store_path)
     try:
-        slots = plan(request, store)
+        layout = layout_of(plan(request, store), request.shard, request.group_id)
+        if layout.group_id is not None:
+            _check_group(store, layout)
+        slots = list(layout.slots)
         reasons = count_by_reason(slots)
         if request.dry:
             events.planned(None, slots)
@@ -324,8 +330,11 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
                 config_file=str(request.project.file) if request.project.file else None,
                 experiments=sorted({s.experiment.id for s in slots}),
+                planned_total=layout.planned_total, plan_digest=layout.digest, plan=layout.plan,
+                shard_index=layout.shard.index if layout.shard else None,
+                shard_count=layout.shard.count if layout.shard else None,
+                group_id=layout.group_id, executor=executor_name,
             )
-            _record_plan(store, run_id, slots)
             store.add_reference_slots([
                 SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
                            Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))

@@ -1,61 +1,47 @@
-"""Shards of a plan (scale.md): a stable partition of slots, and the plan's digest.
-
-The hash is sha256 over the UTF-8 canonical JSON of `[experiment_id, eval_id, ordinal]` (sorted
-keys, no whitespace), read as a big-endian integer: independent of PYTHONHASHSEED, the machine
-and the Python version. Slot `s` belongs to shard `1 + H(s) mod N`.
-"""
+"""Shards of a run (scale.md): which planned slots this shard executes, and what its run row
+records about the whole plan. The stable hash itself lives in the low module `_shards`, so the
+store can use it in SQL too."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ShardSpec", "parse_shard", "plan_digest", "shard_of", "slot_hash"]
+from .._shards import ShardSpec, ShardSyntaxError, parse_shard, plan_digest, shard_of, slot_hash
+from ._plan import PlannedSlot
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+__all__ = [
+    "ShardLayout",
+    "ShardSpec",
+    "ShardSyntaxError",
+    "layout_of",
+    "parse_shard",
+    "plan_digest",
+    "shard_of",
+    "slot_hash",
+]
 
 
 @dataclass(frozen=True)
-class ShardSpec:
-    index: int  # 1-based, as on the command line
-    count: int
+class ShardLayout:
+    """The whole plan and this run's part of it."""
+
+    slots: tuple[PlannedSlot, ...]  # what this run executes or reuses (the shard's slots)
+    plan: tuple[tuple[str, str, int], ...]  # every slot of the full plan, ids only
+    digest: str
+    shard: ShardSpec | None
+    group_id: str | None
+
+    @property
+    def planned_total(self) -> int:
+        return len(self.plan)
 
 
-class ShardSyntaxError(ValueError):
-    """`--shard` is not K/N with 1 ≤ K ≤ N."""
-
-
-def parse_shard(text: str) -> ShardSpec:
-    match = _SHARD.match(text)
-    if not match:
-        raise ShardSyntaxError(f"--shard {text!r}: expected K/N, e.g. --shard 2/4 (shard 2 of 4)")
-    index, count = int(match.group(1)), int(match.group(2))
-    if count < 1 or not 1 <= index <= count:
-        raise ShardSyntaxError(f"--shard {text!r}: K must be between 1 and N (N ≥ 1), e.g. --shard 1/{max(count, 1)}")
-    return ShardSpec(index, count)
-
-
-def _key(experiment_id: str, eval_id: str, ordinal: int) -> bytes:
-    return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"
-    )
-
-
-def slot_hash(experiment_id: str, eval_id: str, ordinal: int) -> int:
-    return int.from_bytes(hashlib.sha256(_key(experiment_id, eval_id, ordinal)).digest(), "big")
-
-
-def shard_of(experiment_id: str, eval_id: str, ordinal: int, count: int) -> int:
-    """The 1-based shard a slot belongs to among `count` shards."""
-    return 1 + slot_hash(experiment_id, eval_id, ordinal) % count
-
-
-def plan_digest(slots: Iterable[tuple[str, str, int]]) -> str:
-    """sha256 over the sorted full slot list: shards of one group must share it."""
-    h = hashlib.sha256()
-    for slot in sorted(slots):
-        h.update(_key(*slot) + b"\n")
-    return h.hexdigest()
+def layout_of(slots: Sequence[PlannedSlot], shard: ShardSpec | None, group_id: str | None) -> ShardLayout:
+    """Partition the full plan; without `--shard` the run is the whole plan and has no group."""
+    plan = tuple((s.experiment.id, s.eval.id, s.ordinal) for s in slots)
+    digest = plan_digest(plan)
+    if shard is None:
+        return ShardLayout(tuple(slots), plan, digest, None, None)
+    mine = tuple(s for s, key in zip(slots, plan, strict=True) if shard_of(*key, shard.count) == shard.index)
+    return ShardLayout(mine, plan, digest, shard, group_id or digest)
