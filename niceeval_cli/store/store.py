@@ -24,6 +24,7 @@ from ..outcomes import assertion_severity_sql
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .errors import StoreError, translated
 from .groups import GROUP_KIND, GROUP_STATUS_FILTERS, RUN_KIND, group_row, members_sql, not_run_sql, scope_sql
+from .merge import MergeResult, merge_stores
 from .owner import current_owner
 from .queries import (
     RUN_ORDER,
@@ -233,6 +234,14 @@ class Store:
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
             conn.executemany(INSERT_PLAN, _plan_values(run_id, slots))
+
+    def merge(self, sources: Sequence[Path]) -> MergeResult:
+        """Copy the sealed rows of other stores into this one in one transaction (merge.py):
+        identical rows skipped, a conflicting id refuses the whole merge (`MergeConflict`)."""
+        self._writable("Merging stores")
+        for source in sources:
+            Store.open(Path(source), readonly=True).close()  # a store of ours, current schema (or upgraded)
+        return merge_stores(self._db.conn, self.path, [Path(s) for s in sources])
 
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
