@@ -28,6 +28,7 @@ from pydantic import Field, field_validator
 from .._credentials import looks_like_secret
 from .._httpx import httpx
 from .._redact import redact
+from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
@@ -92,10 +93,14 @@ def read_path(document: Any, path: str) -> Any:
     return current
 
 
+def _template(value: str) -> str:
+    whole = _WHOLE_ENV_REF.fullmatch(value)
+    return "{env:" + whole.group(1) + "}" if whole else value
+
+
 def _resolve_header(name: str, value: str, experiment_id: str) -> tuple[str, list[str], list[str]]:
     """(resolved value, secrets read, missing variable names)."""
-    whole = _WHOLE_ENV_REF.fullmatch(value)
-    template = "{env:" + whole.group(1) + "}" if whole else value
+    template = _template(value)
     names = _ENV_REF.findall(template)
     if not names and (_CREDENTIAL_HEADER.search(name) or looks_like_secret(value)):
         what = "a credential header" if _CREDENTIAL_HEADER.search(name) else "this looks like a key: a header"
@@ -125,6 +130,7 @@ class HttpAdapter(Adapter):
         self.secrets: list[str] = secrets
         self._headers = headers
         self._missing = missing  # header → unset variables: every send fails with this
+        self._header_vars: dict[str, list[str]] = {}  # header → the variables it reads
         self.experiment_id = experiment_id
         self.endpoint = options.url
         self._client: httpx.AsyncClient | None = None
@@ -190,6 +196,11 @@ class HttpAdapter(Adapter):
     async def preflight(self) -> str | None:
         """OPTIONS `url` with the configured headers: refused or 401/403/404 is a cause. OPTIONS
         triggers nothing in the service; a route that exists answers 2xx or 405, a wrong one 404."""
+        for var in sorted({v for vs in self._header_vars.values() for v in vs}):
+            value = read_env(var)
+            problem = header_secret_problem(value) if value else None
+            if problem is not None:  # a secret that cannot be a header: never sent, never shown
+                return secret_problem_text(var, problem, what="secret")
         if self._missing:
             unset = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
             hint = f" (environment variable(s) unset or empty: {unset})"
@@ -212,10 +223,14 @@ def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
     headers: dict[str, str] = {}
     secrets: list[str] = []
     missing: dict[str, list[str]] = {}
+    header_vars: dict[str, list[str]] = {}
     for name, value in parsed.headers.items():
         resolved, found, unset = _resolve_header(name, value, experiment_id)
         headers[name] = resolved
+        header_vars[name] = _ENV_REF.findall(_template(value))
         secrets.extend(found)
         if unset:
             missing[name] = unset
-    return HttpAdapter(parsed, headers, secrets, missing, experiment_id)
+    adapter = HttpAdapter(parsed, headers, secrets, missing, experiment_id)
+    adapter._header_vars = header_vars
+    return adapter

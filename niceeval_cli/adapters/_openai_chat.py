@@ -26,6 +26,7 @@ from pydantic import Field, field_validator
 
 from .._httpx import httpx
 from .._redact import redact
+from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._options import AdapterOptions, check_env_name, check_url, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
@@ -159,6 +160,9 @@ class OpenAIChatAdapter(Adapter):
     async def preflight(self) -> str | None:
         """GET {base_url}/models with the key: costs no tokens and needs no model, and every
         OpenAI-compatible server answers it; refused or 401/403/404 is a cause."""
+        problem = header_secret_problem(self._key) if self._key else None
+        if problem is not None:  # a key that cannot be a header: never sent, never shown
+            return secret_problem_text(self.options.api_key_env, problem)
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         name = self.options.api_key_env
         hint = (f" (check the key in {name})" if self._key

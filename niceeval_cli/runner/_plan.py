@@ -22,6 +22,7 @@ from ..config import (
     RunOverrides,
     SlotSettings,
     experiment_selects_eval,
+    explain_nothing_selected,
     resolve_slot_settings,
     select_experiments,
 )
@@ -224,11 +225,10 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     changed=changed,
                 ))
     if not slots:
-        raise ConfigError(
-            "nothing selected: no eval matches the given experiments, prefixes and tags "
-            f"(discovered {len(request.evals)} eval(s) under "
-            f"{', '.join(str(r) for r in project.eval_roots)}); check `niceeval list`"
-        )
+        raise ConfigError(explain_nothing_selected(
+            project, {d.id: d.definition.tags for d in request.evals},
+            experiments=request.experiments, eval_prefixes=request.eval_prefixes, tags=request.tags,
+        ))
     return slots
 
 

@@ -16,8 +16,9 @@ from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import redact
 from .._states import PlanReason, Relation, RunStatus
+from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
-from ..store import SlotRecord, Store
+from ..store import PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
 from ._executor import DEFAULT_EXECUTOR, Executor, ExecutorContext, SealedAttempt, create_executor
@@ -255,8 +256,20 @@ def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     names = {s.settings.judge.api_key_env for s in slots if s.settings.judge is not None}
     values = [value for name in sorted(names) if (value := os.environ.get(name))]
     adapters = {id(s.adapter): s.adapter for s in slots if s.adapter is not None}
-    values += [v for a in adapters.values() for v in getattr(a, "secrets", ()) if v]
+    values += [v for a in adapters.values() for v in a.secrets if v]
     return values
+
+
+async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
+    """The system under test checked once before dispatch, like the judge (a setup error, exit 3)."""
+    adapters = {s.experiment.id: s.adapter for s in slots if s.adapter is not None}
+    causes = await preflight_adapters(list(adapters.items()))
+    failures = []
+    for experiment_id, cause in causes.items():
+        adapter = adapters[experiment_id]
+        eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
+        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause))
+    return failures
 
 
 async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
@@ -303,6 +316,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         if layout.group_id is not None:
             _check_group(store, layout)
         slots = list(layout.slots)
+        if not request.dry:
+            store.record_abandoned()  # runs whose process died: recorded by the next writer, never by readers
         reasons = count_by_reason(slots)
         if request.dry:
             events.planned(None, slots)
@@ -324,22 +339,26 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         try:
             if not await stop.settle():
                 failures = await _preflight(judge, executing) if judge is not None else []
+                failures += await _preflight_adapters(executing)
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
+            # The run, its reused slots and its full plan in one transaction: no reader ever sees
+            # an empty `running` run, and readers can name the planned slots that never ran.
             store.begin_run(
                 run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
                 config_file=str(request.project.file) if request.project.file else None,
                 experiments=sorted({s.experiment.id for s in slots}),
-                planned_total=layout.planned_total, plan_digest=layout.digest, plan=layout.plan,
+                planned_total=layout.planned_total, plan_digest=layout.digest,
                 shard_index=layout.shard.index if layout.shard else None,
                 shard_count=layout.shard.count if layout.shard else None,
                 group_id=layout.group_id, executor=executor_name,
+                reference_slots=[
+                    SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
+                               Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
+                    for s in reused
+                ],
+                plan=[PlanSlot(*key) for key in layout.plan],
             )
-            store.add_reference_slots([
-                SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                           Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
-                for s in reused
-            ])
             events.planned(run_id, slots)
             if failures:
                 events.setup_failed(run_id, failures)

@@ -37,6 +37,6 @@ def test_judge_reasoning_with_a_lone_surrogate_and_huge_usage_seal_and_the_run_g
     assert {a["eval_id"]: a["state"] for a in judged.attempts()} == {"e/graded": "scored", "e/plain": "passed"}
     assert judged.result("surrogate")["state"] == "measured"
     assert "\ud800" not in (judged.result("surrogate")["explanation"] or "")
-    assert judged.result("huge usage")["judge_tokens"] is None
+    assert judged.result("huge usage")["judge_tokens"] == 0  # unusable usage counts as none reported (judge.md)
     assert judged.result("huge usage")["state"] == "measured"
     assert project.query("runs")[0]["status"] == "finished"
