@@ -85,6 +85,7 @@ class AttemptReason(_Name):
     AUTHORING_ERROR = "authoring-error"
     NO_ADAPTER = "no-adapter"
     INTERRUPTED = "interrupted"
+    EXECUTOR_LOST = "executor-lost"  # the worker or node running it died (scale.md, Ray)
     ASSERTION_ERRORED = "assertion-errored"
     EVIDENCE_UNAVAILABLE = "evidence-unavailable"
 

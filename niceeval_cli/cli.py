@@ -59,7 +59,7 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
         except Exception as exc:
             if isinstance(exc, _user_error_types()):
                 typer.echo(f"niceeval: {exc}", err=True)
-                raise typer.Exit(EXIT_USAGE) from None
+                raise typer.Exit(int(getattr(exc, "exit_code", EXIT_USAGE))) from None
             _report_crash(exc)
             raise typer.Exit(EXIT_INTERNAL) from None
 
@@ -137,6 +137,14 @@ def run(
     dry: Annotated[bool, typer.Option("--dry", help="Print the plan; run nothing.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,  # noqa: UP045
+    shard: Annotated[Text, typer.Option("--shard", help="Run only shard K of N of the plan (K/N, e.g. 2/4).")] = None,
+    group: Annotated[Text, typer.Option("--group", help="The shard group (default NICEEVAL_RUN_GROUP, else "
+                                        "the plan digest).")] = None,
+    executor: Annotated[Text, typer.Option("--executor", help="Where attempts run: inprocess (default), "
+                                           "ray.")] = None,
+    ray_address: Annotated[Text, typer.Option("--ray-address", help="The Ray cluster (default: a local one).")] = None,
+    retry_lost: Annotated[bool, typer.Option("--retry-lost", help="Run again an attempt whose Ray worker was "
+                                             "lost.")] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -148,7 +156,11 @@ def run(
 
     if rerun and rerun_all:
         raise UserError("--rerun and --rerun-all exclude each other; pick one")
+    from .app.scale import executor_settings, shard_settings
+
+    shard_spec, group_id = shard_settings(shard, group, os.environ)
     project = _project(config)
+    executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
     evals = discover(project.eval_roots, project.root)
     request = RunRequest(
         project=project,
@@ -162,6 +174,10 @@ def run(
         store_path=store,
         argv=tuple(sys.argv[1:]),
         version=__version__,
+        shard=shard_spec,
+        group_id=group_id,
+        executor=executor_name,
+        executor_options=executor_options,
     )
     console = _console()
     if dry:
@@ -250,6 +266,27 @@ def query(
     write_rows(sys.stdout, columns, rows, fmt, target=None if sql is not None else target)
 
 
+@app.command()
+@_guard
+def merge(
+    stores: Annotated[list[Path], typer.Argument(metavar="STORE...", help="Stores to merge (shard results).")],
+    into: Annotated[Optional[Path], typer.Option("--into", help="The target store (default: the project's).")] = None,  # noqa: UP045
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML of the merged run.")] = None,  # noqa: UP045
+    exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit with the merged run's exit code.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Merge the sealed results of other stores (CI shards) into one; a shard group reads as one run."""
+    from .app.merge import merge_stores
+    from .reports import merge_output
+
+    target = into if into is not None else _project(config).store
+    report = merge_stores(target, stores)
+    if junit is not None and report.merged is not None:
+        merge_output.write_merged_junit(report, junit)
+    merge_output.show(report, _console())
+    raise typer.Exit(report.exit_code if exit_code else 0)
+
+
 @app.command("list")
 @_guard
 def list_evals(
@@ -279,11 +316,12 @@ def _store_path(store: Path | None, config: Path | None) -> Path:
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
+    from ._errors import NiceEvalError
     from .config import ConfigError
     from .discovery import DiscoveryError
     from .store import StoreError
 
-    return (UserError, ConfigError, DiscoveryError, StoreError)
+    return (UserError, ConfigError, DiscoveryError, StoreError, NiceEvalError)
 
 
 _console_script = False  # set by main(): only a real process may exit without joining threads

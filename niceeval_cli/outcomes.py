@@ -34,6 +34,7 @@ EXECUTION_REASONS: frozenset[AttemptReason] = frozenset(
         AttemptReason.AUTHORING_ERROR,
         AttemptReason.NO_ADAPTER,
         AttemptReason.INTERRUPTED,
+        AttemptReason.EXECUTOR_LOST,
     }
 )
 BOOLEAN_MATCH = "boolean"

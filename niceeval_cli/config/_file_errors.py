@@ -28,6 +28,8 @@ _EXPECTED = {
     "base_url": "an http:// or https:// URL",
     "options": "a table",
     "judge": "a table",
+    "executor": "an executor name (a string: \"inprocess\" or \"ray\")",
+    "ray_address": "a Ray cluster address (a string, e.g. \"127.0.0.1:6379\" or \"ray://head:10001\")",
 }
 _ELEMENT_EXPECTED = {"string_type": "a string", "string_too_short": "a non-empty string"}
 
@@ -66,10 +68,10 @@ def given(value: object) -> str:
 
 def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str | None, tuple[Any, ...]]:
     """(table path, table kind, key, index path below the key) of a validation error."""
-    if not loc or loc[0] not in ("project", "judge", "experiments"):
+    if not loc or loc[0] not in ("project", "judge", "run", "experiments"):
         return (), None, (str(loc[0]) if loc else None), ()
     head = str(loc[0])
-    if head in ("project", "judge"):
+    if head in ("project", "judge", "run"):
         return (head,), head, (str(loc[1]) if len(loc) > 1 else None), tuple(loc[2:])
     if len(loc) < 2:
         return ("experiments",), "experiment", None, ()
@@ -82,8 +84,8 @@ def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str |
 
 
 def unknown_top_level(key: str, value: object) -> str:
-    tables = ["project", "judge", "experiments"]
-    allowed = "allowed tables: [project], [judge], [experiments.<id>]"
+    tables = ["project", "judge", "run", "experiments"]
+    allowed = "allowed tables: [project], [judge], [run], [experiments.<id>]"
     if isinstance(value, Mapping):
         hint = suggest(key, tables, quote=lambda name: f"[{name}]")
         return f"unknown top-level table [{toml_key(key)}]{hint}; {allowed}."

@@ -123,6 +123,8 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         pass_rule=project.pass_rule,
         judge=settings.judge,
         experiments=experiments,
+        executor=settings.run.executor,
+        ray_address=settings.run.ray_address,
     )
 
 

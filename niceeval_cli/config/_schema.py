@@ -149,6 +149,13 @@ class ProjectTable(StrictTable):
     pass_rule: PassRuleValue = "any"
 
 
+class RunTable(StrictTable):
+    """`[run]`: where attempts run (scale.md); `--executor` / `--ray-address` override it."""
+
+    executor: Text | None = None
+    ray_address: Text | None = None
+
+
 class ExperimentTable(StrictTable):
     description: str | None = None
     adapter: AdapterRef | None = None
@@ -170,6 +177,7 @@ class FileSettings(BaseSettings):
 
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
+    run: RunTable = RunTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
 
     @classmethod
@@ -187,6 +195,7 @@ class FileSettings(BaseSettings):
 TABLE_MODELS: dict[str, type[BaseModel]] = {
     "project": ProjectTable,
     "judge": JudgeOverrides,
+    "run": RunTable,
     "experiment": ExperimentTable,
 }
 
@@ -244,6 +253,8 @@ class ProjectConfig(FrozenModel):
     pass_rule: PassRuleValue = "any"
     judge: JudgeOverrides = JudgeOverrides()
     experiments: Mapping[str, ExperimentConfig]
+    executor: str | None = None  # [run] executor; None: in-process
+    ray_address: str | None = None  # [run] ray_address
 
     @field_validator("experiments", mode="after")
     @classmethod

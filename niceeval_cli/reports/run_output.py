@@ -222,6 +222,7 @@ def run_with_output(request: Any, console: Console, *, json_out: bool, junit: An
 def run_dry(request: Any, console: Console, *, json_out: bool) -> int:
     """`run --dry`: print the plan (execute: why / reuse: which attempt); run nothing."""
     from ..runner import plan
+    from ..runner._shard import layout_of
     from ..store import Store
 
     path = request.store_path or request.project.store
@@ -230,6 +231,7 @@ def run_dry(request: Any, console: Console, *, json_out: bool) -> int:
             slots = plan(request, store)
     else:  # nothing sealed yet: every slot is new, and --dry creates no store
         slots = plan(request, None)
+    slots = list(layout_of(slots, request.shard, request.group_id).slots)  # --shard: this shard's part
     if json_out:
         import sys
 

@@ -127,6 +127,8 @@ class RunRequest:
     version: str = ""
     shard: ShardSpec | None = None  # --shard K/N: execute only this part of the full plan
     group_id: str | None = None  # --group (or NICEEVAL_RUN_GROUP); default the plan digest
+    executor: str | None = None  # --executor / [run] executor; None: the in-process default
+    executor_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. ray_address, retry_lost
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,14 @@ from ..config import JudgeSettings, resolve_max_concurrency
 from ..store import PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
-from ._executor import DEFAULT_EXECUTOR, Executor, ExecutorContext, SealedAttempt, create_executor
+from ._executor import (
+    DEFAULT_EXECUTOR,
+    Executor,
+    ExecutorContext,
+    SealedAttempt,
+    check_executor,
+    create_executor,
+)
 from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
@@ -309,6 +316,8 @@ async def run_async(
 
 
 async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str) -> RunOutcome:
+    executor_name = request.executor or executor_name
+    check_executor(executor_name, request.executor_options)  # before anything is written
     store_path = request.store_path or request.project.store
     store = Store.open(store_path)
     try:
@@ -342,39 +351,43 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 failures += await _preflight_adapters(executing)
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
-            # The run, its reused slots and its full plan in one transaction: no reader ever sees
-            # an empty `running` run, and readers can name the planned slots that never ran.
-            store.begin_run(
-                run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
-                config_file=str(request.project.file) if request.project.file else None,
-                experiments=sorted({s.experiment.id for s in slots}),
-                planned_total=layout.planned_total, plan_digest=layout.digest,
-                shard_index=layout.shard.index if layout.shard else None,
-                shard_count=layout.shard.count if layout.shard else None,
-                group_id=layout.group_id, executor=executor_name,
-                reference_slots=[
-                    SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                               Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
-                    for s in reused
-                ],
-                plan=[PlanSlot(*key) for key in layout.plan],
-            )
-            events.planned(run_id, slots)
-            if failures:
-                events.setup_failed(run_id, failures)
             root = request.project.root
             secrets = _secrets(executing)
-            make_spec = SpecMaker(run_id, root)
-            specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
             context = ExecutorContext(
                 project_root=root,
                 secrets=secrets,
-                handles={key: handles_of(slot, judge_grader(judge, slot.settings.judge))
-                         for key, slot in zip(specs, dispatchable, strict=True)},
+                handles={(s.experiment.id, s.eval.id, s.ordinal): handles_of(s, judge_grader(judge, s.settings.judge))
+                         for s in dispatchable},
+                options=dict(request.executor_options),
+                max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
             )
+            # Made before the run is recorded: an executor that cannot start (Ray not installed,
+            # no cluster at the address) records no run at all.
             executor = create_executor(executor_name, context)
-            dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
             try:
+                # The run, its reused slots and its full plan in one transaction: no reader ever sees
+                # an empty `running` run, and readers can name the planned slots that never ran.
+                store.begin_run(
+                    run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
+                    config_file=str(request.project.file) if request.project.file else None,
+                    experiments=sorted({s.experiment.id for s in slots}),
+                    planned_total=layout.planned_total, plan_digest=layout.digest,
+                    shard_index=layout.shard.index if layout.shard else None,
+                    shard_count=layout.shard.count if layout.shard else None,
+                    group_id=layout.group_id, executor=executor_name,
+                    reference_slots=[
+                        SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
+                                   Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
+                        for s in reused
+                    ],
+                    plan=[PlanSlot(*key) for key in layout.plan],
+                )
+                events.planned(run_id, slots)
+                if failures:
+                    events.setup_failed(run_id, failures)
+                make_spec = SpecMaker(run_id, root)
+                specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
+                dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
             finally:
