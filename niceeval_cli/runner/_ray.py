@@ -1,8 +1,8 @@
 """The Ray executor (scale.md): attempts run as Ray tasks on a cluster; the driver seals them.
 
 The driver plans, preflights and seals as ever (one writer); this executor only moves a
-`SlotSpec` to a worker and a `SealedAttempt` back. Workers are async Ray actors (one per node,
-spread), each running many attempts at once as coroutines, like the in-process executor — the
+`SlotSpec` to a worker and a `SealedAttempt` back. Workers are async Ray actors (one per node),
+each running many attempts at once as coroutines, like the in-process executor — the
 attempts of an agent eval wait on I/O, so a process per attempt would only cost memory. The
 driver's concurrency bound (`max_concurrency`) is what limits attempts in flight, cluster-wide.
 
@@ -45,7 +45,11 @@ RETRIES_WHEN_LOST = 2
 
 
 def _check(options: Mapping[str, Any]) -> None:
-    if importlib.util.find_spec("ray") is None:
+    try:
+        missing = importlib.util.find_spec("ray") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
         raise UsageError(
             f"--executor ray needs Ray, which is not installed; install it with: {RAY_INSTALL} "
             "(or run without --executor ray / [run] executor = \"ray\")"
@@ -100,10 +104,12 @@ async def _execute_remote(spec: SlotSpec, secrets: Sequence[str]) -> SealedAttem
 class _Worker:
     """The actor body (made a Ray actor class lazily, so importing this module never imports Ray)."""
 
-    def __init__(self, python_path: Sequence[str]) -> None:
+    def __init__(self, python_path: Sequence[str], cwd: str | None) -> None:
         for entry in reversed(python_path):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
+        if cwd is not None and os.path.isdir(cwd):
+            os.chdir(cwd)  # on this machine: where the driver runs, so paths read as they do in-process
 
     async def run(self, spec: SlotSpec, secrets: Sequence[str]) -> SealedAttempt:
         return await _execute_remote(spec, secrets)
@@ -123,6 +129,8 @@ class RayExecutor:
         self.retry_lost = bool(context.options.get("retry_lost"))
         self._workers: list[Any] = []
         self._busy: list[int] = []
+        self._actor: Any = None
+        self._args: tuple[Any, ...] = ()
         self._started_ray = False
         if context.handles:  # nothing to execute (all reused): no cluster needed
             self._connect()
@@ -135,14 +143,17 @@ class RayExecutor:
         root = str(self.context.project_root)
         local = is_local_address(self.address)
         package_root = str(Path(__file__).resolve().parents[2])  # the folder holding niceeval_cli
-        runtime_env: dict[str, Any] = {}
-        if not local:
+        runtime_env: dict[str, Any]
+        if local:  # the workers read the project where it lies, and run this very niceeval_cli
+            search = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+            runtime_env = {"env_vars": {"PYTHONPATH": search}}
+        else:  # Ray ships the project folder; niceeval-cli must be installed on the cluster
             runtime_env = {"working_dir": root, "excludes": WORKING_DIR_EXCLUDES}
         if not ray.is_initialized():
             try:
                 ray.init(
                     address=self.address if self.address not in (None, "", "local") else None,
-                    runtime_env=runtime_env or None,
+                    runtime_env=runtime_env,
                     include_dashboard=False,
                     log_to_driver=False,
                     logging_level=logging.ERROR,
@@ -155,17 +166,36 @@ class RayExecutor:
                     "--ray-address (or [run] ray_address; `ray status` on the head node prints its address)"
                 ) from None
             self._started_ray = True
-        nodes = [n for n in ray.nodes() if n.get("Alive")] or [None]
-        actor = ray.remote(_Worker).options(
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self._actor = ray.remote(_Worker)
+        self._args = ([package_root, root] if local else [], os.getcwd() if local else None)
+        alive = [str(n["NodeID"]) for n in ray.nodes() if n.get("Alive")]
+        # One worker per node, pinned there; a lost one is replaced by a worker anywhere (`_replace`).
+        self._workers = [self._new_worker(NodeAffinitySchedulingStrategy(node, soft=False)) for node in alive]
+        if not self._workers:
+            self._workers = [self._new_worker("DEFAULT")]
+        self._busy = [0] * len(self._workers)
+
+    def _new_worker(self, strategy: Any) -> Any:
+        return self._actor.options(
             num_cpus=0,
             max_concurrency=max(1, self.context.max_concurrency),
-            max_restarts=-1,  # a lost worker comes back for the attempts still to run
-            max_task_retries=0,  # ... but an attempt that was running on it is never re-run silently
-            scheduling_strategy="SPREAD",
-        )
-        python_path = [package_root, root] if local else []
-        self._workers = [actor.remote(python_path) for _ in nodes]
-        self._busy = [0] * len(self._workers)
+            max_restarts=0,  # a lost worker is replaced by the driver, its attempts sealed executor-lost
+            scheduling_strategy=strategy,
+        ).remote(*self._args)
+
+    def _replace(self, index: int, lost: Any) -> None:
+        """The worker at `index` died (or its node did): later attempts go to a fresh one."""
+        if self._workers[index] is not lost:
+            return  # another attempt lost on the same worker replaced it already
+        import ray
+
+        try:
+            ray.kill(lost, no_restart=True)
+        except Exception:  # pragma: no cover - already gone
+            pass
+        self._workers[index] = self._new_worker("DEFAULT")
 
     # ── submitting ───────────────────────────────────────────────────────────────────────
 
@@ -180,13 +210,15 @@ class RayExecutor:
         for _ in range(tries):
             index = min(range(len(self._workers)), key=self._busy.__getitem__)
             self._busy[index] += 1
-            ref = self._workers[index].run.remote(spec, list(self.context.secrets))
+            worker = self._workers[index]
+            ref = worker.run.remote(spec, list(self.context.secrets))
             try:
                 return await _awaited(ref)
             except asyncio.CancelledError:
                 return await self._cancelled(ray, ref, spec)
             except lost as exc:
                 cause = exc
+                self._replace(index, worker)
             except rex.RayTaskError as exc:  # our own code failed in the worker: the driver seals it errored
                 raise exc.as_instanceof_cause() from None
             finally:
