@@ -153,6 +153,7 @@ def _kill_victim(root: Path, driver: subprocess.Popen[str]) -> None:
         assert driver.poll() is None and time.monotonic() < deadline, "the victim attempt never started"
         time.sleep(0.1)
     time.sleep(0.2)
+    (root / "victim.done").write_text("1")
     os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the Ray worker process running the attempt
 
 
@@ -161,20 +162,12 @@ def test_a_worker_killed_mid_attempt_is_sealed_executor_lost(cluster, ray_projec
     for name in ("victim.pid", "victim.done"):
         (ray_project / name).unlink(missing_ok=True)
     store = f"victim-{retry}.db"
-    args = ["run", "victim/", "--store", store, "--executor", "ray", "--ray-address", cluster.address]
-    driver = subprocess.Popen([sys.executable, "-m", "niceeval_cli", *args, *(["--retry-lost"] if retry else [])],
-                              cwd=ray_project, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+    args = ["run", "victim/", "--store", store, "--executor", "ray", "--ray-address", cluster.address,
+            "--attempts", "1", "--max-concurrency", "1", *(["--retry-lost"] if retry else [])]
+    driver = subprocess.Popen([sys.executable, "-m", "niceeval_cli", *args], cwd=ray_project, env=cluster.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        if retry:
-            (ray_project / "victim.done").write_text("1")  # the attempt run again passes
-            while not (ray_project / "victim.pid").exists():
-                time.sleep(0.1)
-            (ray_project / "victim.done").unlink()
-            _kill_victim(ray_project, driver)
-            (ray_project / "victim.done").write_text("1")
-        else:
-            _kill_victim(ray_project, driver)
+        _kill_victim(ray_project, driver)  # once: the attempt run again (--retry-lost) passes
         _, err = driver.communicate(timeout=120)
     finally:
         if driver.poll() is None:
@@ -194,9 +187,9 @@ def test_ctrl_c_cancels_the_ray_tasks_and_exits_130(cluster, ray_project):
     started = ray_project / "slow.started"
     started.unlink(missing_ok=True)
     driver = subprocess.Popen(
-        [sys.executable, "-m", "niceeval_cli", "run", "slow/", "--store", "slow.db", "--executor", "ray",
-         "--ray-address", cluster.address], cwd=ray_project, env=cluster.env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+        [sys.executable, "-m", "niceeval_cli", "run", "slow", "--attempts", "1", "--store", "slow.db",
+         "--executor", "ray", "--ray-address", cluster.address],
+        cwd=ray_project, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 90
         while not started.exists():
