@@ -1,4 +1,5 @@
-"""The `niceeval` command (typer). Thin: it parses, calls one library function, prints.
+"""The `niceeval` command (typer). Thin: it parses, calls one app/ function, hands the result to
+reports/ and prints a NiceEvalError as one paragraph with its exit code.
 
 Heavy imports (runner, store, rich, pydantic) happen inside the commands so that
 `niceeval --version` and `--help` stay fast.
@@ -13,34 +14,65 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
+import typer.main
 
 from . import __version__
+from ._errors import ExitCode, NiceEvalError, UsageError
 
-if TYPE_CHECKING:
-    from .config import ProjectConfig
 
-EXIT_USAGE = 2
-EXIT_INTERNAL = 4
+class _Argument(typer.core.TyperArgument):
+    """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+class _Option(typer.core.TyperOption):
+    """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return super().display_type_rich(ctx)
+
+
+# typer builds parameters (and the --help option) from these names; the subclasses only change
+# how a parameter's type is shown in --help.
+typer.main.TyperArgument = _Argument  # type: ignore[misc]
+typer.main.TyperOption = _Option  # type: ignore[misc]
+typer.core.TyperOption = _Option  # type: ignore[misc]
 
 app = typer.Typer(
     name="niceeval",
-    help="Run evals for AI applications and agents; read honest results back from SQLite.",
+    help="Run evals for AI applications and agents; read honest results back from SQLite.\n\n"
+         "Start with `niceeval init`, then `niceeval run` and `niceeval view`.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    rich_markup_mode="markdown",
 )
 
+_EXIT_CODES_RUN = """\
+**Exit codes**
 
-class UserError(Exception):
-    """A mistake the user can fix: printed as one paragraph, exit code 2."""
+* 0: every pass-style eval passed under its pass_rule, every score attempt scored cleanly
+* 1: a definite failure: an eval failed, or a score gate failed
+* 2: usage or configuration error
+* 3: setup error (a judge or system-under-test preflight failed; affected attempts were not dispatched)
+* 4: internal error (a bug in NiceEval)
+* 5: nothing failed for certain, but something could not be decided
+* 6: the store could not be written (locked too long, disk full, read-only)
+* 130: interrupted
+"""
+_EXIT_CODES_READ = "**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · 4 internal error"
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
-    """User mistakes → one paragraph on stderr, exit 2; bugs → short message + crash file, exit 4."""
+    """User mistakes → one paragraph on stderr and their exit code; bugs → short message + crash file, exit 4."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -50,18 +82,18 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
             raise
         except KeyboardInterrupt:
             typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
         except BrokenPipeError:  # `niceeval query ... | head`: the reader has what it wanted
-            from .reports.run_output import silence_stdout
+            from .app.run import silence_stdout
 
             silence_stdout()
-            raise typer.Exit(0) from None
+            raise typer.Exit(ExitCode.OK) from None
+        except NiceEvalError as error:
+            typer.echo(f"niceeval: {error}", err=True)
+            raise typer.Exit(error.exit_code) from None
         except Exception as exc:
-            if isinstance(exc, _user_error_types()):
-                typer.echo(f"niceeval: {exc}", err=True)
-                raise typer.Exit(int(getattr(exc, "exit_code", EXIT_USAGE))) from None
             _report_crash(exc)
-            raise typer.Exit(EXIT_INTERNAL) from None
+            raise typer.Exit(ExitCode.INTERNAL) from None
 
     return wrapper
 
@@ -89,31 +121,38 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
+                           help="Print the version and exit.")
     ] = False,
 ) -> None:
     """NiceEval: run evals, then `niceeval view` to see why something failed."""
 
 
 # Optional[...] (not `X | None`): typer reads these annotations at runtime on Python 3.10 too.
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="Use this niceeval.toml.")]  # noqa: UP045
-StoreOpt = Annotated[Optional[Path], typer.Option("--store", help="Use this store file.")]  # noqa: UP045
+_FLAG = ""  # the metavar of a flag: none, not typer's `<bool>`
+
+
+def _flag(*names: str, **options: Any) -> Any:
+    """A boolean flag, shown in --help without a type placeholder."""
+    return typer.Option(*names, metavar=_FLAG, **options)
+
+_FILES = "Project"
+_SCALE = "Scale"
+_SELECT = "Selection"
+ConfigOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--config", metavar="FILE", help="Use this niceeval.toml.", rich_help_panel=_FILES)]
+StoreOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--store", metavar="FILE", help="Use this store file.", rich_help_panel=_FILES)]
 Names = Optional[list[str]]  # noqa: UP045
 Int = Optional[int]  # noqa: UP045
 Text = Optional[str]  # noqa: UP045
-ExperimentsOpt = Annotated[Names, typer.Option("-e", "--experiment", help="Experiment id or id prefix (repeatable).")]
-ExperimentFilter = Annotated[Names, typer.Option("--experiment", help="Only this experiment (repeatable).")]
-EvalFilter = Annotated[Names, typer.Option("--eval", help="Only evals with this id prefix (repeatable).")]
-
-
-def _project(config: Path | None) -> ProjectConfig:
-    from .config import load_config, load_credentials
-
-    if config is not None and not config.is_file():
-        raise UserError(f"--config {config}: no such file; expected a niceeval.toml")
-    project = load_config(config, Path.cwd())
-    load_credentials(project.root)
-    return project
+ExperimentsOpt = Annotated[Names, typer.Option(
+    "-e", "--experiment", metavar="ID", help="Experiment id, or a group prefix like `models/` (repeatable).",
+    rich_help_panel=_SELECT)]
+ExperimentFilter = Annotated[Names, typer.Option(
+    "--experiment", metavar="ID", help="Only this experiment (repeatable).", rich_help_panel=_SELECT)]
+EvalFilter = Annotated[Names, typer.Option(
+    "--eval", metavar="PREFIX", help="Only evals whose id starts with PREFIX (repeatable).", rich_help_panel=_SELECT)]
 
 
 def _console(stderr: bool = False) -> Any:
@@ -123,69 +162,89 @@ def _console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
 
 
-@app.command()
+@app.command(
+    short_help="Run evals and seal their results into the store.",
+    epilog="**Examples**\n\n"
+           "* `niceeval run`: every eval, every experiment\n"
+           "* `niceeval run checkout/ -e models/ --attempts 3`: evals under checkout/, the models/ experiments\n"
+           "* `niceeval run --rerun`: run again what did not pass; reuse the rest\n"
+           "* `niceeval run --json | jq .event`: NDJSON events for scripts\n"
+           "* `niceeval run --junit report.xml`: also write JUnit XML for CI\n\n" + _EXIT_CODES_RUN,
+)
 @_guard
 def run(
-    prefixes: Annotated[Names, typer.Argument(help="Only evals whose id starts with one of these.")] = None,
+    prefixes: Annotated[Names, typer.Argument(
+        metavar="EVAL_PREFIX", help="Only evals whose id starts with one of these.", show_default=False)] = None,
     experiment: ExperimentsOpt = None,
-    tag: Annotated[Names, typer.Option("--tag", help="Only evals carrying this tag (repeatable).")] = None,
-    attempts: Annotated[Int, typer.Option("--attempts", min=1, help="Attempts per eval.")] = None,
-    max_concurrency: Annotated[Int, typer.Option("--max-concurrency", min=1, help="Attempts in flight.")] = None,
-    timeout: Annotated[Int, typer.Option("--timeout", min=1, help="Per-attempt timeout in ms.")] = None,
-    rerun: Annotated[bool, typer.Option("--rerun", help="Run again what did not pass.")] = False,
-    rerun_all: Annotated[bool, typer.Option("--rerun-all", help="Run everything; reuse nothing.")] = False,
-    dry: Annotated[bool, typer.Option("--dry", help="Print the plan; run nothing.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,  # noqa: UP045
-    shard: Annotated[Text, typer.Option("--shard", help="Run only shard K of N of the plan (K/N, e.g. 2/4).")] = None,
-    group: Annotated[Text, typer.Option("--group", help="The shard group (default NICEEVAL_RUN_GROUP, else "
-                                        "the plan digest).")] = None,
-    executor: Annotated[Text, typer.Option("--executor", help="Where attempts run: inprocess (default), "
-                                           "ray.")] = None,
-    ray_address: Annotated[Text, typer.Option("--ray-address", help="The Ray cluster (default: a local one).")] = None,
-    retry_lost: Annotated[bool, typer.Option("--retry-lost", help="Run again an attempt whose Ray worker was "
-                                             "lost.")] = False,
+    tag: Annotated[Names, typer.Option(
+        "--tag", metavar="TAG", help="Only evals carrying this tag (repeatable).", rich_help_panel=_SELECT)] = None,
+    attempts: Annotated[Int, typer.Option(
+        "--attempts", metavar="N", min=1, help="Attempts per eval (overrides the config).")] = None,
+    max_concurrency: Annotated[Int, typer.Option(
+        "--max-concurrency", metavar="N", min=1, help="Attempts in flight at once.")] = None,
+    timeout: Annotated[Int, typer.Option(
+        "--timeout", metavar="MS", min=1, help="Per-attempt timeout in milliseconds.")] = None,
+    rerun: Annotated[bool, _flag("--rerun", help="Run again what did not pass; reuse what passed.")] = False,
+    rerun_all: Annotated[bool, _flag("--rerun-all", help="Run everything; reuse nothing.")] = False,
+    dry: Annotated[bool, _flag("--dry", help="Print the plan (execute: why / reuse: which); run nothing.")
+                   ] = False,
+    json_out: Annotated[bool, _flag("--json", help="NDJSON events on stdout instead of human output.",
+                                           rich_help_panel="Output")] = False,
+    junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--junit", metavar="FILE", help="Also write JUnit XML here.", rich_help_panel="Output")] = None,
+    shard: Annotated[Text, typer.Option(
+        "--shard", metavar="K/N", help="Run only shard K of N of the plan (docs/scale.md).",
+        rich_help_panel=_SCALE)] = None,
+    group: Annotated[Text, typer.Option(
+        "--group", metavar="ID", help="The shard group (default: NICEEVAL_RUN_GROUP, else the plan digest).",
+        rich_help_panel=_SCALE)] = None,
+    executor: Annotated[Text, typer.Option(
+        "--executor", metavar="NAME", help="Where attempts run: inprocess (default) or ray.",
+        rich_help_panel=_SCALE)] = None,
+    ray_address: Annotated[Text, typer.Option(
+        "--ray-address", metavar="ADDR", help="The Ray cluster (default: a local one).",
+        rich_help_panel=_SCALE)] = None,
+    retry_lost: Annotated[bool, _flag(
+        "--retry-lost", help="Run again an attempt whose Ray worker or node was lost.",
+        rich_help_panel=_SCALE)] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Run evals: dispatch attempts, evaluate assertions, seal results into the store."""
-    from .config import RunOverrides
-    from .discovery import discover
+    """Run evals: dispatch attempts, evaluate assertions, seal the results into the store.
+
+    Results whose fingerprint has not changed are reused from earlier runs (`--rerun`,
+    `--rerun-all` to run again). Then a summary lists what failed; `niceeval view` shows more.
+    """
+    from .app import run as run_app
     from .reports import run_output
-    from .runner import RerunMode, RunRequest
 
-    if rerun and rerun_all:
-        raise UserError("--rerun and --rerun-all exclude each other; pick one")
-    from .app.scale import executor_settings, shard_settings
-
-    shard_spec, group_id = shard_settings(shard, group, os.environ)
-    project = _project(config)
-    executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
-    evals = discover(project.eval_roots, project.root)
-    request = RunRequest(
-        project=project,
-        evals=evals,
-        eval_prefixes=tuple(prefixes or ()),
-        experiments=tuple(experiment or ()),
-        tags=tuple(tag or ()),
-        overrides=RunOverrides(attempts=attempts, max_concurrency=max_concurrency, timeout_ms=timeout),
-        mode=RerunMode.ALL if rerun_all else RerunMode.RERUN if rerun else RerunMode.DEFAULT,
-        dry=dry,
-        store_path=store,
-        argv=tuple(sys.argv[1:]),
-        version=__version__,
-        shard=shard_spec,
-        group_id=group_id,
-        executor=executor_name,
-        executor_options=executor_options,
+    request = run_app.build_request(
+        config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
+        max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
+        store=store, version=__version__, shard=shard, group=group, executor=executor, ray_address=ray_address,
+        retry_lost=retry_lost,
     )
     console = _console()
     if dry:
-        code = run_output.run_dry(request, console, json_out=json_out)
-        raise typer.Exit(code)
-    outcome = run_output.run_with_output(request, console, json_out=json_out, junit=junit)
-    _exit_now_if_threads_linger(outcome.exit_code)
-    raise typer.Exit(outcome.exit_code)
+        from .app.dry import plan_run
+
+        run_output.print_plan(console, plan_run(request), json_out=json_out)
+        raise typer.Exit(ExitCode.OK)
+    events = run_output.events_for(console, json_out)
+    try:
+        report = run_app.execute(request, events, summary=not json_out, junit=junit is not None)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()  # a live display must give the terminal back even when the run raised
+    if junit is not None and report.sealed is not None:
+        from .reports.junit import write_junit
+
+        write_junit(report.sealed, junit)
+    if not json_out:
+        run_output.print_summary(console, report)
+    _exit_now_if_threads_linger(report.outcome.exit_code)
+    raise typer.Exit(report.outcome.exit_code)
 
 
 def _exit_now_if_threads_linger(code: int) -> None:
@@ -194,134 +253,151 @@ def _exit_now_if_threads_linger(code: int) -> None:
     import threading
 
     if _console_script and any(t.name.startswith("niceeval-worker") and t.is_alive() for t in threading.enumerate()):
-        sys.stdout.flush()
-        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (BrokenPipeError, ValueError):
+            pass
         os._exit(code)
 
 
-@app.command()
+_STATES = "errored, failed, unrankable, gate-failed, gate-unavailable, passed, scored"
+
+
+@app.command(
+    short_help="Show a run's results, failures first.",
+    epilog="**Examples**\n\n"
+           "* `niceeval view`: the latest run\n"
+           "* `niceeval view --state failed --eval checkout/`: its failed attempts under checkout/\n"
+           "* `niceeval view @3f2a`: one attempt in full (evidence, judge audit, usage)\n\n" + _EXIT_CODES_READ,
+)
 @_guard
 def view(
-    ref: Annotated[
-        Text, typer.Argument(metavar="[RUN_ID | @ATTEMPT_ID]", help="A run (default: the latest) or @attempt.")
-    ] = None,
+    ref: Annotated[Text, typer.Argument(
+        metavar="RUN_ID|@ATTEMPT_ID", help="A run (default: the latest), or @ and an attempt id (a prefix is "
+        "enough).", show_default=False)] = None,
     experiment: ExperimentFilter = None,
     eval_prefix: EvalFilter = None,
-    state: Annotated[Names, typer.Option("--state", help="Only attempts in this state (repeatable).")] = None,
-    show_all: Annotated[bool, typer.Option("--all", help="Expand passed attempts too.")] = False,
+    state: Annotated[Names, typer.Option(
+        "--state", metavar="STATE", help=f"Only attempts in this state (repeatable): {_STATES}.",
+        rich_help_panel=_SELECT)] = None,
+    show_all: Annotated[bool, _flag("--all", help="Expand passed attempts too.")] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Show sealed results: failed and unavailable items first."""
-    from .reports import view as view_report
+    """Show sealed results: failed and unavailable items first, passed ones on one line each."""
+    from .app.project import store_path
+    from .app.view import STATE_FILTERS, ViewFilters, load_view
+    from .reports.view import print_view
 
-    path = _store_path(store, config)
-    view_report.show(
-        path, ref, console=_console(), experiments=experiment or (), eval_prefixes=eval_prefix or (),
-        states=state or (), expand=show_all,
-    )
+    unknown = [s for s in state or () if s not in STATE_FILTERS]
+    if unknown:
+        raise UsageError(f"--state {unknown[0]!r} is not one of {', '.join(STATE_FILTERS)}")
+    filters = ViewFilters(experiment or (), eval_prefix or (), state or ())
+    print_view(_console(), load_view(store_path(store, config), ref, filters, expand=show_all))
 
 
-@app.command()
+@app.command(
+    short_help="Print sealed rows (runs, attempts, assertions) for scripts.",
+    epilog="**Examples**\n\n"
+           "* `niceeval query attempts --state failed --format csv`\n"
+           "* `niceeval query runs --run all --format json | jq '.[0].argv'`\n"
+           "* `niceeval query --sql 'SELECT state, COUNT(*) FROM attempts GROUP BY state'`\n\n"
+           "JSON columns (argv, evidence, match_config, ...) are JSON values in json/ndjson and text in "
+           "csv. To a terminal, control characters in stored text are shown escaped.\n\n" + _EXIT_CODES_READ,
+)
 @_guard
 def query(
-    target: Annotated[
-        str, typer.Argument(metavar="[runs|attempts|assertions]", help="What to list.")
+    target: Annotated[str, typer.Argument(
+        metavar="runs|attempts|assertions|turns|events", help="What to list (default: assertions).", show_default=False)
     ] = "assertions",
-    run_ref: Annotated[Text, typer.Option("--run", help="Run id or prefix, or `all` (default: latest).")] = None,
+    run_ref: Annotated[Text, typer.Option(
+        "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,
     experiment: ExperimentFilter = None,
     eval_prefix: EvalFilter = None,
-    state: Annotated[
-        Names, typer.Option("--state", help="Only rows in this state (repeatable; for assertions "
-                            "`failed` = mismatched + below).")
-    ] = None,
-    limit: Annotated[Int, typer.Option("--limit", min=1, help="At most N rows.")] = None,
-    fmt: Annotated[
-        Text, typer.Option("--format", help="json | ndjson | csv | table (default: table on a TTY, else ndjson).")
-    ] = None,
-    sql: Annotated[Text, typer.Option("--sql", help="Run a read-only SQL statement instead.")] = None,
+    state: Annotated[Names, typer.Option(
+        "--state", metavar="STATE", help="Only rows in this state (repeatable; for assertions `failed` = "
+        "mismatched + below).", rich_help_panel=_SELECT)] = None,
+    limit: Annotated[Int, typer.Option("--limit", metavar="N", min=1, help="At most N rows.")] = None,
+    fmt: Annotated[Text, typer.Option(
+        "--format", metavar="FORMAT", help="json, ndjson, csv or table (default: table on a terminal, else "
+        "ndjson).", rich_help_panel="Output")] = None,
+    sql: Annotated[Text, typer.Option(
+        "--sql", metavar="STATEMENT", help="Run a read-only SQL statement instead.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Print sealed rows for scripts and pipelines, worst first."""
+    from .app.project import store_path
+    from .app.query import query_rows
     from .reports._formats import FORMATS, write_rows
-    from .store import Store
 
-    if target not in ("runs", "attempts", "assertions"):
-        raise UserError(f"query target {target!r} is not one of runs, attempts, assertions")
-    if fmt is None:
-        fmt = "table" if sys.stdout.isatty() else "ndjson"
+    tty = sys.stdout.isatty()
+    fmt = fmt or ("table" if tty else "ndjson")
     if fmt not in FORMATS:
-        raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
-    path = _store_path(store, config)
-    with Store.open(path, readonly=True) as db:
-        if sql is not None:
-            columns, tuples = db.sql(sql)
-            rows = [dict(zip(columns, t, strict=True)) for t in tuples]
-        else:
-            columns, rows = db.query(
-                target, run=run_ref, experiment=experiment or None, eval_prefix=eval_prefix or None,  # type: ignore[arg-type]
-                states=state or None, limit=limit,
-            )
-    write_rows(sys.stdout, columns, rows, fmt, target=None if sql is not None else target)
+        raise UsageError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
+                      eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql)
+    write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)
 
 
-@app.command()
+@app.command(
+    short_help="Merge stores (CI shards) into one; a shard group reads as one run.",
+    epilog="**Examples**\n\n"
+           "* `niceeval merge shard-*/results.db --into merged.db --exit-code`: the merge job of a CI matrix\n"
+           "* `niceeval view GROUP --store merged.db`: the group as one run",
+)
 @_guard
 def merge(
     stores: Annotated[list[Path], typer.Argument(metavar="STORE...", help="Stores to merge (shard results).")],
-    into: Annotated[Optional[Path], typer.Option("--into", help="The target store (default: the project's).")] = None,  # noqa: UP045
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML of the merged run.")] = None,  # noqa: UP045
-    exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit with the merged run's exit code.")] = False,
+    into: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--into", metavar="FILE", help="The target store (default: the project's).")] = None,
+    junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--junit", metavar="FILE", help="Also write JUnit XML of the merged run.")] = None,
+    exit_code: Annotated[bool, _flag("--exit-code", help="Exit with the merged run's exit code.")] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Merge the sealed results of other stores (CI shards) into one; a shard group reads as one run."""
+    """Copy the sealed rows of each STORE into one store, in one transaction.
+
+    Identical rows are skipped (merging twice changes nothing); the same id with other content
+    refuses the whole merge (exit 2). Shard runs of one group then read as one run.
+    """
     from .app.merge import merge_stores
+    from .app.project import store_path
     from .reports import merge_output
 
-    target = into if into is not None else _project(config).store
-    report = merge_stores(target, stores)
+    report = merge_stores(into if into is not None else store_path(None, config), stores)
     if junit is not None and report.merged is not None:
         merge_output.write_merged_junit(report, junit)
     merge_output.show(report, _console())
     raise typer.Exit(report.exit_code if exit_code else 0)
 
 
-@app.command("list")
+@app.command("list", short_help="List discovered evals and configured experiments.",
+             epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _EXIT_CODES_READ)
 @_guard
 def list_evals(
-    json_out: Annotated[bool, typer.Option("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
+    json_out: Annotated[bool, _flag("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """List discovered evals and configured experiments."""
+    """List discovered evals and configured experiments (what `niceeval run` would select)."""
+    from .app.listing import list_project
+    from .app.project import load_project
     from .reports import listing
 
-    project = _project(config)
-    listing.show(project, console=_console(), json_out=json_out)
+    listing.show(list_project(load_project(config)), console=_console(), json_out=json_out)
 
 
-@app.command()
+@app.command(short_help="Write a minimal project that runs as it is.",
+             epilog="Writes niceeval.toml and evals/example.py in the current folder; never overwrites a file.\n\n"
+                    + _EXIT_CODES_READ)
 @_guard
 def init() -> None:
-    """Write a minimal niceeval.toml and evals/example.py that run as-is (never overwrites)."""
+    """Write a minimal niceeval.toml and evals/example.py that run as they are (never overwrites)."""
+    from .app.init import init_project
     from .reports import listing
 
-    listing.init_project(Path.cwd(), console=_console())
-
-
-def _store_path(store: Path | None, config: Path | None) -> Path:
-    if store is not None:
-        return store
-    return _project(config).store
-
-
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    from ._errors import NiceEvalError
-    from .config import ConfigError
-    from .discovery import DiscoveryError
-    from .store import StoreError
-
-    return (UserError, ConfigError, DiscoveryError, StoreError, NiceEvalError)
+    listing.show_init(init_project(Path.cwd()), console=_console())
 
 
 _console_script = False  # set by main(): only a real process may exit without joining threads

@@ -1,20 +1,26 @@
-"""`niceeval query` output formats: json, ndjson, csv, table. Machine formats carry stored text unchanged."""
+"""`niceeval query` output formats: json, ndjson, csv, table.
+
+Machine formats carry stored text unchanged when piped (JSON-text columns as JSON values in
+json/ndjson, `json_columns`); to a terminal (`visible=True`) control characters are made visible
+as `view` does, so a stored escape sequence cannot act on the reader's terminal.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, cast
 
+from .._registry import OUTPUT_FORMATS
 from ._safe import visible
-
-FORMATS = ("json", "ndjson", "csv", "table")
+from .json_columns import decoded
 
 #: What `--format table` shows of each target: a table is for reading, and 25 columns in a
 #: terminal are unreadable. Machine formats (json, ndjson, csv) carry every column.
 TABLE_COLUMNS = {
-    "runs": ("id", "started_at", "status", "exit_code", "experiments"),
+    "runs": ("id", "started_at", "status", "exit_code", "not_run", "experiments"),  # not_run: once recorded
     "attempts": (
         "id", "experiment_id", "eval_id", "ordinal", "state", "reason", "score", "max_score",
         "unavailable_weight", "gate", "duration_ms", "relation",
@@ -23,7 +29,64 @@ TABLE_COLUMNS = {
         "attempt_id", "eval_id", "ordinal", "label", "state", "measurement", "threshold", "contribution",
         "weight", "reason", "explanation",
     ),
+    "turns": ("attempt_id", "session", "ordinal", "status", "input", "message", "elapsed_ms", "cost_usd"),
+    "events": ("attempt_id", "turn_ordinal", "seq", "kind", "name", "status", "input", "output", "text"),
 }
+
+
+
+@dataclass(frozen=True)
+class FormatOptions:
+    width: int | None = None
+    target: str | None = None  # None: the rows of a `--sql` statement, columns kept as they are
+    tty: bool = False  # stdout is a terminal: control characters in stored text are made visible
+
+
+#: A format writes rows (dicts keyed by column) to a text stream. Registered in OUTPUT_FORMATS.
+Writer = Callable[[IO[str], Sequence[str], Sequence[Mapping[str, Any]], FormatOptions], None]
+
+
+def _json(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+    decode = decoded if opts.target is not None else dict
+    _write(out, json.dumps([decode(r) for r in rows], ensure_ascii=False) + "\n", opts.tty)
+
+
+def _ndjson(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+    decode = decoded if opts.target is not None else dict
+    for row in rows:
+        _write(out, json.dumps(decode(row), ensure_ascii=False) + "\n", opts.tty)
+
+
+def _csv(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+    writer = csv.writer(_Visible(out) if opts.tty else out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
+
+
+def _table(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(file=out, width=opts.width)
+    if not console.is_terminal and opts.width is None:
+        console.width = 200  # piped: wide enough to read, rows still one per line mostly
+    target = opts.target
+    if target in TABLE_COLUMNS:
+        columns = [c for c in TABLE_COLUMNS[target] if c in columns]
+    table = Table(*columns, show_lines=False, highlight=False)
+    for row in rows:
+        table.add_row(*(Text(visible(_cell(row.get(c)), 120, single_line=True)) for c in columns))
+    console.print(table)
+    hidden = " (selected columns; --format json shows them all)" if target in TABLE_COLUMNS else ""
+    console.print(f"{len(rows)} row(s){hidden}", style="dim")
+
+
+for _name, _writer in (("json", _json), ("ndjson", _ndjson), ("csv", _csv), ("table", _table)):
+    OUTPUT_FORMATS.register(_name, _writer)
+
+FORMATS: tuple[str, ...] = OUTPUT_FORMATS.names()
 
 
 def write_rows(
@@ -34,37 +97,31 @@ def write_rows(
     *,
     width: int | None = None,
     target: str | None = None,
+    tty: bool = False,
 ) -> None:
-    if fmt == "json":
-        json.dump([dict(r) for r in rows], out, ensure_ascii=False)
-        out.write("\n")
-    elif fmt == "ndjson":
-        for row in rows:
-            out.write(json.dumps(dict(row), ensure_ascii=False))
-            out.write("\n")
-    elif fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
-    elif fmt == "table":
-        from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
+    """Write rows in the registered format `fmt` (see FormatOptions for the flags)."""
+    writer = cast(Writer, OUTPUT_FORMATS.get(fmt))
+    writer(out, columns, rows, FormatOptions(width, target, tty))
 
-        console = Console(file=out, width=width)
-        if not console.is_terminal and width is None:
-            console.width = 200  # piped: wide enough to read, rows still one per line mostly
-        if target in TABLE_COLUMNS:
-            columns = [c for c in TABLE_COLUMNS[target] if c in columns]
-        table = Table(*columns, show_lines=False, highlight=False)
-        for row in rows:
-            table.add_row(*(Text(visible(_cell(row.get(c)), 120, single_line=True)) for c in columns))
-        console.print(table)
-        hidden = " (selected columns; --format json shows them all)" if target in TABLE_COLUMNS else ""
-        console.print(f"{len(rows)} row(s){hidden}", style="dim")
-    else:  # pragma: no cover - typer validates the choice
-        raise ValueError(fmt)
+
+def _write(out: IO[str], text: str, tty: bool) -> None:
+    out.write(_shown(text) if tty else text)
+
+
+def _shown(text: str) -> str:
+    """Control characters made visible, line breaks kept (JSON already escapes C0 controls; C1
+    controls, DEL and bidi overrides it passes through, and CSV passes everything)."""
+    return "\n".join(visible(part, None) for part in text.split("\n"))
+
+
+class _Visible:
+    """A file-like for csv.writer that makes control characters visible on the way to a TTY."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(_shown(text))
 
 
 def _cell(value: Any) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .. import outcomes
-from .._states import AttemptState, EvalKind, GateState, Relation
+from .._states import AttemptState, Derived, EvalKind, GateState, Relation
 from ..store import OutcomeGroup
 
 #: The fold used when a run recorded no pass rule on its slots (stores written before it did).
@@ -37,9 +37,9 @@ def attempt_word(state: AttemptState | str, gate: GateState | str | None) -> str
     """The one word a report uses for an attempt's outcome (a failed score gate is its own word)."""
     state = AttemptState(state)
     if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.FAILED:
-        return "gate failed"
+        return Derived.GATE_FAILED.label
     if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.UNAVAILABLE:
-        return "gate unavailable"
+        return Derived.GATE_UNAVAILABLE.label
     return state.value
 
 
@@ -150,7 +150,8 @@ def _severity(state: AttemptState, gate: GateState | None) -> int:
     return outcomes.attempt_severity(state, gate)
 
 
-_WORD_ORDER = ("errored", "failed", "unrankable", "gate failed", "gate unavailable", "passed", "scored")
+_WORD_ORDER = ("errored", "failed", "unrankable", Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label,
+               "passed", "scored")
 
 
 def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) -> RunTally:

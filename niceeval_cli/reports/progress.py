@@ -4,6 +4,10 @@ The runner calls these RunEvents from its event loop, so each call only updates 
 rich's lock; rich's own refresh thread redraws at most `REFRESH_PER_SECOND` times a second. A
 run of 10 000 attempts therefore costs 10 000 dictionary updates, not 10 000 redraws. When the
 run ends the bars stay on screen as the final state (not transient), then the summary follows.
+
+Each line fits the terminal (80 columns included): zero counts are left out, words are
+abbreviated when the full ones do not fit, and an experiment none of whose attempts has started
+shows "waiting" (no spinner, no clock).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -24,22 +29,50 @@ from rich.progress import (
     TaskID,
     TimeElapsedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
-from .._states import AttemptState, GateState
-from ._render import STYLES, name
+from .._states import AttemptState, Derived, GateState
 from ._tally import attempt_word
+from .terminal.lines import STYLES
+from .viewmodels.text import name
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..runner import PlannedSlot, RunOutcome, SetupFailure
 
 REFRESH_PER_SECOND = 10
-BAR_WIDTH = 16
-#: Always shown, in this order (cli.md: "counts of passed / failed / errored / scored").
-ALWAYS = ("passed", "failed", "errored", "scored")
-#: Shown once they occur.
-SOMETIMES = ("unrankable", "gate failed", "gate unavailable", "reused", "not dispatched")
+BAR_WIDTH = 10
+NAME_WIDTH = 16  # cells of the experiment id (longer ids end in "…")
+#: In this order (cli.md: "counts of passed / failed / errored / scored"); a zero count is left out.
+WORDS = ("passed", "failed", "errored", "scored", "unrankable", Derived.GATE_FAILED.label,
+         Derived.GATE_UNAVAILABLE.label, "reused",
+         Derived.NOT_DISPATCHED.label)
+#: The same words when the full ones do not fit the line.
+SHORT = {"passed": "ok", "failed": "fail", "errored": "err", "scored": "scored", "unrankable": "unrk",
+         Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?", "reused": "reused",
+         Derived.NOT_DISPATCHED.label: "skip"}
+#: Cells the other columns take: spinner 1, name, bar, "1234/1234", clock "0:00:00", and the gaps.
+_FIXED = 1 + NAME_WIDTH + BAR_WIDTH + 9 + 7 + 5
+
+
+class _Spinner(SpinnerColumn):
+    """No spinner for an experiment that has not started."""
+
+    def render(self, task: Task) -> Text:
+        if not task.started:
+            return Text(" ")
+        rendered = super().render(task)
+        return rendered if isinstance(rendered, Text) else Text("•")
+
+
+class _Clock(TimeElapsedColumn):
+    """`waiting` until the experiment's first attempt starts, then the time since."""
+
+    def render(self, task: Task) -> Text:
+        if not task.started:
+            return Text("waiting", style="dim")
+        return super().render(task)
 
 
 class _Name(ProgressColumn):
@@ -49,18 +82,30 @@ class _Name(ProgressColumn):
         return Text(task.description, style="bold", no_wrap=True, overflow="ellipsis")
 
 
+def counts_text(counts: Counter[str], width: int) -> Text:
+    """Non-zero counts in `width` cells: full words if they fit, else abbreviated, else cut with "…"."""
+    present = [(w, counts[w]) for w in WORDS if counts.get(w, 0)]
+    for words, gap in (({w: w for w in WORDS}, ", "), (SHORT, " ")):
+        parts = [f"{n} {words[w]}" for w, n in present]
+        if cell_len(gap.join(parts)) <= width:
+            break
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for (word, _), part in zip(present, parts, strict=True):
+        if text:
+            text.append(gap, style="dim")
+        text.append(part, style=STYLES.get(word, ""))
+    text.truncate(max(width, 1), overflow="ellipsis")
+    return text
+
+
 class _Counts(ProgressColumn):
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+
     def render(self, task: Task) -> Text:
         counts: Counter[str] = task.fields.get("counts", Counter())
-        text = Text(no_wrap=True, overflow="ellipsis")
-        for word in (*ALWAYS, *SOMETIMES):
-            n = counts.get(word, 0)
-            if not n and word not in ALWAYS:
-                continue
-            if text:
-                text.append(", ", style="dim")
-            text.append(f"{n} {word}", style=STYLES.get(word, "dim") if n else "dim")
-        return text
+        return counts_text(counts, max(10, self.console.width - _FIXED))
 
 
 class LiveProgress:
@@ -69,13 +114,14 @@ class LiveProgress:
     def __init__(self, console: Console, *, refresh_per_second: float = REFRESH_PER_SECOND) -> None:
         self.console = console
         self.progress = Progress(
-            SpinnerColumn(finished_text="•"), _Name(), BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(),
-            TimeElapsedColumn(), _Counts(),
+            _Spinner(finished_text="•"), _Name(table_column=Column(width=NAME_WIDTH, no_wrap=True)),
+            BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(), _Clock(), _Counts(console),
             console=console, refresh_per_second=refresh_per_second, transient=False, auto_refresh=True,
         )
         self._tasks: dict[str, TaskID] = {}
         self._counts: dict[str, Counter[str]] = {}
         self._slots: Counter[tuple[str, str]] = Counter()
+        self._started: set[TaskID] = set()
         self._live = False
 
     # ── RunEvents ──────────────────────────────────────────────────────────────────────
@@ -94,6 +140,7 @@ class LiveProgress:
             self._counts[experiment_id] = counts
             self._tasks[experiment_id] = self.progress.add_task(
                 name(experiment_id, 60), total=len(planned), completed=counts["reused"], counts=counts,
+                start=counts["reused"] == len(planned),  # all reused: done at once; else waiting until one starts
             )
         if not self._live:
             self.progress.start()
@@ -106,7 +153,7 @@ class LiveProgress:
             if task is None:
                 continue
             counts = self._counts[failure.experiment_id]
-            counts["not dispatched"] += skipped
+            counts[Derived.NOT_DISPATCHED.label] += skipped
             total = self.progress.tasks[_index(self.progress, task)].total or 0
             self.progress.update(task, total=max(0, total - skipped), counts=counts)
             self.progress.console.print(Text(
@@ -116,7 +163,11 @@ class LiveProgress:
             ))
 
     def started(self, run_id: str, slot: PlannedSlot) -> None:
-        pass  # the bar moves when an attempt is sealed
+        """The experiment's first start ends its "waiting"; the bar moves when an attempt is sealed."""
+        task = self._tasks.get(slot.experiment.id)
+        if task is not None and task not in self._started:
+            self._started.add(task)
+            self.progress.start_task(task)
 
     def sealed(
         self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
@@ -126,6 +177,9 @@ class LiveProgress:
         task = self._tasks.get(experiment_id)
         if counts is None or task is None:
             return
+        if task not in self._started:
+            self._started.add(task)
+            self.progress.start_task(task)
         counts[_word(attempt.state, attempt.gate)] += 1
         self.progress.update(task, advance=1, counts=counts)
 

@@ -1,8 +1,10 @@
-"""What `niceeval run` prints: NDJSON events, one line per sealed attempt, and the summary."""
+"""What `niceeval run` prints: the events during the run (NDJSON, plain lines; the live display
+is `progress`), the plan of `--dry`, and the summary of a `RunReport` (app.run)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import IO, TYPE_CHECKING, Any
@@ -10,25 +12,25 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.console import Console
 from rich.text import Text
 
-from .._states import UnavailableReason
-from . import _out
-from ._header import experiment_lines, multi_attempt_lines
-from ._render import attempt_lines, blank, counts_text, exit_text, line, score_text
+from ..app.run import RunReport, silence_stdout
 from ._safe import visible
 from ._tally import attempt_word, tally
+from .json_columns import decoded
+from .terminal import emit as out
+from .terminal.attempt import block_lines
+from .terminal.lines import Line, blank, line
+from .terminal.run import experiment_lines, multi_attempt_lines
+from .viewmodels.attempt import attempt_block, score_text
+from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
+from .viewmodels.text import exit_text, plural
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
-    from ..runner import PlannedSlot, RunOutcome, SetupFailure
-    from ..store import Store
-
-SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
-# Everything but passed and cleanly scored: the attempt filters of the store, as `view --state` takes them.
-_BAD_STATES = ("errored", "failed", "unrankable", "gate-failed", "gate-unavailable")
+    from ..runner import PlannedSlot, RunEvents, RunOutcome, SetupFailure
 
 
 def _plain(record: Any) -> dict[str, Any]:
-    return {k: (str(v) if hasattr(v, "value") else v) for k, v in asdict(record).items()}
+    return decoded({k: (str(v) if hasattr(v, "value") else v) for k, v in asdict(record).items()})
 
 
 def _slot_json(slot: PlannedSlot) -> dict[str, Any]:
@@ -46,7 +48,7 @@ def _slot_json(slot: PlannedSlot) -> dict[str, Any]:
 
 
 class NdjsonEvents:
-    """`--json`: one JSON object per line, each with "event" and "run_id"."""
+    """`--json`: one JSON object per line, each with "event" and "run_id"; JSON-text columns as values."""
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
@@ -91,9 +93,8 @@ class LineEvents:
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         executing = sum(s.execute for s in slots)
-        self.console.print(
-            Text(f"niceeval: {len(slots)} slot(s): {executing} to execute, {len(slots) - executing} reused")
-        )
+        self.console.file.write(f"niceeval: {len(slots)} slot(s): {executing} to execute, "
+                                f"{len(slots) - executing} reused\n")
 
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
         pass  # the summary names them
@@ -106,160 +107,103 @@ class LineEvents:
         word = attempt_word(attempt.state, attempt.gate)
         extra = score_text(attempt)
         reason = f" ({attempt.reason})" if attempt.reason else ""
-        line = f"{word:<10} {slot.experiment.id} · {slot.eval.id}#{slot.ordinal}{reason}"
+        text = f"{word:<10} {slot.experiment.id} · {slot.eval.id}#{slot.ordinal}{reason}"
         if extra:
-            line += f"  {extra}"
+            text += f"  {extra}"
         # Plain write, not rich: one line per attempt must stay cheap on a 10 000-attempt run.
-        self.console.file.write(visible(line, 300, single_line=True) + "\n")
+        self.console.file.write(visible(text, 300, single_line=True) + "\n")
+        self.console.file.flush()  # a reader that went away is noticed now (app.run keeps running)
 
     def finished(self, outcome: RunOutcome) -> None:
         pass
 
 
-def print_setup_failures(console: Console, failures: Sequence[SetupFailure]) -> None:
-    for f in failures:
-        console.print(Text(
-            f"setup error: judge preflight failed for experiment {f.experiment_id!r} "
-            f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint} model {f.model!r}: {visible(f.cause, 300)}. "
-            "These attempts were not dispatched.",
-            style="red",
-        ))
-
-
-def print_summary(
-    console: Console,
-    store: Store,
-    outcome: RunOutcome,
-    *,
-    limit: int = SUMMARY_LIMIT,
-) -> None:
-    """Failures first (the same renderer as `view`), then totals, the run id and next steps."""
-    if outcome.run_id is None:
-        return
-    print_setup_failures(console, outcome.setup_failures)
-    run = store.resolve_run(outcome.run_id)
-    groups = store.outcome_rows(run.id)
-    totals = tally(groups, run.experiments)
-    bad_count = sum(n for word, n in totals.words.items() if word not in ("passed", "scored"))
-    bad = store.attempts_for_run(run.id, states=list(_BAD_STATES), limit=limit)
-    key_problem = False
-    for attempt in bad:
-        results = store.assertions_for_attempt(attempt.id)
-        key_problem = key_problem or any(r.reason == UnavailableReason.JUDGE_KEY_UNRESOLVED for r in results)
-        _out.emit(console, [blank(), *attempt_lines(attempt, results, rest_limit=0, note_hidden=False)])
-    if bad_count > len(bad):
-        _out.emit(console, [line((f"… and {bad_count - len(bad)} more; see `niceeval view {run.id}`", "dim"))])
-    lines = []
-    for experiment in totals.experiments:
-        lines += [blank(), *experiment_lines(experiment)]
-    multi = multi_attempt_lines(totals)
-    if multi:
-        lines += [blank(), *multi]
-    lines.append(blank())
-    lines.append(line(("run ", "bold"), (run.id, "bold"),
-                      f": {counts_text(totals.words)} · {exit_text(outcome.exit_code)}"))
-    if outcome.reused:  # config.md: run output always says how many results were reused and how to rerun
-        lines.append(line(
-            f"{outcome.reused} result(s) reused from earlier runs (same fingerprint); "
-            "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything."
-        ))
-    else:
-        lines.append(line("0 results reused (nothing sealed earlier had the same fingerprint)."))
-    if key_problem:
-        lines.append(line(
-            "judge items are unavailable (judge-key-unresolved): set the API key variable named by "
-            "api_key_env (default OPENAI_API_KEY), e.g. in a .env file beside niceeval.toml."
-        ))
-    lines.append(line(("details: ", "dim"), f"niceeval view {run.id}"))
-    _out.emit(console, lines)
-
-
-def _events_for(console: Console, json_out: bool) -> Any:
-    import sys
-
+def events_for(console: Console, json_out: bool) -> RunEvents:
     if json_out:
         return NdjsonEvents(sys.stdout)
     if console.is_terminal:
-        try:
-            from .progress import LiveProgress
-        except ImportError:  # pragma: no cover - until the live display exists
-            return LineEvents(console)
+        from .progress import LiveProgress
+
         return LiveProgress(console)
     return LineEvents(console)
 
 
-def run_with_output(request: Any, console: Console, *, json_out: bool, junit: Any = None) -> RunOutcome:
-    """Run, showing progress, then the summary (human) or `run.finished` (NDJSON)."""
-    from ..runner import run
-    from ..store import Store
+_events_for = events_for  # the name tests/reports/test_progress.py imports
 
-    events = _events_for(console, json_out)
+
+def setup_failure_lines(failures: Sequence[SetupFailure]) -> list[Line]:
+    return [line((
+        f"setup error: judge preflight failed for experiment {f.experiment_id!r} "
+        f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint} model {f.model!r}: {visible(f.cause, 300)}. "
+        "These attempts were not dispatched.", "red")) for f in failures]
+
+
+def summary_lines(report: RunReport) -> list[Line]:
+    """Failures first (the same renderer as `view`), then per experiment, the evals with several
+    attempts, the count line that explains the exit code, the reuse line and the next step."""
+    sealed = report.sealed
+    if sealed is None:
+        return []
+    outcome = report.outcome
+    lines = setup_failure_lines(outcome.setup_failures)
+    totals = tally(sealed.groups, sealed.run.experiments)
+    counts = count_line(totals, outcome.exit_code)
+    for attempt, results in sealed.shown:
+        lines += [blank(), *block_lines(attempt_block(attempt, results, rest_limit=0), note_hidden=False)]
+    if sealed.more:
+        lines.append(line((f"… and {sealed.more} more; see `niceeval view {sealed.run.id}`", "dim")))
+    for experiment in totals.experiments:
+        lines += [blank(), *experiment_lines(experiment_summary(experiment))]
+    multi = multi_attempt(totals)
+    if multi is not None:
+        lines += [blank(), *multi_attempt_lines(multi)]
+    lines.append(blank())
+    lines.append(line(("run ", "bold"), (sealed.run.id, "bold"),
+                      f": {counts.text} · {exit_text(outcome.exit_code, counts.because)}"))
+    not_run = not_run_text(report.not_run, totals.attempts)
+    if not_run:
+        lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
+    if report.plan is not None:
+        lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if outcome.usage_unreported:
+        lines.append(line((
+            f"warning: {plural(outcome.usage_unreported, 'token count')} outside the range a store can hold "
+            "(adapter or judge usage) treated as unreported (usage-unreported); see the attempts' notes", "yellow")))
+    if outcome.replaced_code_points:
+        lines.append(line((
+            f"warning: {plural(outcome.replaced_code_points, 'code point')} that cannot be stored as UTF-8 "
+            "(lone surrogates) replaced with U+FFFD; see the attempts' notes", "yellow")))
+    if sealed.key_problem:
+        lines.append(line(
+            "judge items are unavailable (judge-key-unresolved): set the API key variable named by "
+            "api_key_env (default OPENAI_API_KEY), e.g. in a .env file beside niceeval.toml."
+        ))
+    lines.append(line(("details: ", "dim"), f"niceeval view {sealed.run.id}"))
+    return lines
+
+
+def print_summary(console: Console, report: RunReport) -> None:
+    """The summary; a reader that went away (`run | head`) stops only the output, not the exit code."""
     try:
-        outcome = run(request, events)
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()  # a live display must give the terminal back even when the run raised
-    if outcome.run_id is not None and (junit is not None or not json_out):
-        with Store.open(request.store_path or request.project.store, readonly=True) as store:
-            if not json_out:
-                print_summary(console, store, outcome)
-            if junit is not None:
-                from .junit import write_junit
-
-                try:
-                    write_junit(store, outcome.run_id, junit)
-                except OSError as error:
-                    from ..cli import UserError
-
-                    raise UserError(
-                        f"--junit {junit}: could not write the JUnit XML ({error.strerror or error}); "
-                        f"the results are sealed in run {outcome.run_id}"
-                    ) from error
-    return outcome
+        out.emit(console, summary_lines(report))
+    except BrokenPipeError:
+        out.reader_went_away()
 
 
-def run_dry(request: Any, console: Console, *, json_out: bool) -> int:
-    """`run --dry`: print the plan (execute: why / reuse: which attempt); run nothing."""
-    from ..runner import plan
-    from ..runner._shard import layout_of
-    from ..store import Store
-
-    path = request.store_path or request.project.store
-    if path.exists():
-        with Store.open(path, readonly=True) as store:
-            slots = plan(request, store)
-    else:  # nothing sealed yet: every slot is new, and --dry creates no store
-        slots = plan(request, None)
-    slots = list(layout_of(slots, request.shard, request.group_id).slots)  # --shard: this shard's part
+def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool) -> None:
+    """`run --dry`: execute (why) / reuse (which attempt), one line per slot."""
     if json_out:
-        import sys
-
         NdjsonEvents(sys.stdout).planned(None, slots)
-        return 0
+        return
     for slot in slots:
         if slot.execute:
             why = str(slot.reason)
             if slot.changed:
                 why += f" ({', '.join(slot.changed)})"
-            line = f"execute  {slot.label}  {why}"
+            text = f"execute  {slot.label}  {why}"
         else:
-            line = f"reuse    {slot.label}  attempt {slot.reuse_attempt_id} from run {slot.reuse_run_id}"
-        console.print(Text(visible(line, 400, single_line=True)))
+            text = f"reuse    {slot.label}  attempt {slot.reuse_attempt_id} from run {slot.reuse_run_id}"
+        console.print(Text(visible(text, 400, single_line=True)))
     executing = sum(s.execute for s in slots)
     console.print(Text(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
                        "nothing was run (--dry)"))
-    return 0
-
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null after a broken pipe, so later writes and the final flush at exit
-    do not raise again (the Python docs' recipe for SIGPIPE)."""
-    import os
-    import sys
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from .._errors import UsageError
 from .._records import AssertionResult, AttemptRecord
+from .._registry import EXECUTORS, UnknownName
 from ._spec import LiveHandles, SlotSpec
 
 
@@ -63,31 +64,30 @@ ExecutorFactory = Callable[[ExecutorContext], Executor]
 #: Says, before a run is recorded, why an executor cannot be used (raises a NiceEvalError).
 ExecutorCheck = Callable[[Mapping[str, Any]], None]
 
-_EXECUTORS: dict[str, ExecutorFactory] = {}
-_CHECKS: dict[str, ExecutorCheck] = {}
 DEFAULT_EXECUTOR = "inprocess"
+_CHECKS: dict[str, ExecutorCheck] = {}
 
 
 def register_executor(name: str, factory: ExecutorFactory, check: ExecutorCheck | None = None) -> None:
-    """Make an executor available by name (a later registration of the same name replaces it).
-    `check(options)` runs before the run is recorded and raises when the executor cannot be used."""
-    _EXECUTORS[name] = factory
+    """Make an executor available by name in the registry of pluggable kinds (`_registry.EXECUTORS`);
+    a later registration of the same name replaces it. `check(options)` runs before the run is
+    recorded and raises when the executor cannot be used (Ray not installed, ...)."""
+    EXECUTORS.register(name, factory, replace=True)
     if check is not None:
         _CHECKS[name] = check
 
 
 def executor_names() -> tuple[str, ...]:
     _load_builtins()
-    return tuple(sorted(_EXECUTORS))
+    return tuple(sorted(EXECUTORS.names()))
 
 
 def check_executor(name: str, options: Mapping[str, Any]) -> None:
     """Raise a UsageError for an unknown executor, or the executor's own reason it cannot run."""
     _load_builtins()
-    if name not in _EXECUTORS:
+    if name not in EXECUTORS:
         raise UsageError(
-            f"--executor {name!r}: unknown executor; known: {', '.join(sorted(_EXECUTORS))} "
-            "(or [run] executor in niceeval.toml)"
+            f"--executor {name!r}: {EXECUTORS.unknown(name)} (or set [run] executor in niceeval.toml)"
         )
     check = _CHECKS.get(name)
     if check is not None:
@@ -97,14 +97,14 @@ def check_executor(name: str, options: Mapping[str, Any]) -> None:
 def create_executor(name: str, context: ExecutorContext) -> Executor:
     _load_builtins()
     try:
-        factory = _EXECUTORS[name]
-    except KeyError:
-        raise LookupError(f"unknown executor {name!r}; known: {', '.join(sorted(_EXECUTORS))}") from None
+        factory = cast(ExecutorFactory, EXECUTORS.get(name))
+    except UnknownName as exc:
+        raise LookupError(str(exc)) from None
     return factory(context)
 
 
 def _load_builtins() -> None:
-    if DEFAULT_EXECUTOR not in _EXECUTORS:
+    if DEFAULT_EXECUTOR not in EXECUTORS:
         from . import _inprocess  # noqa: F401 - registers itself
-    if "ray" not in _EXECUTORS:
+    if "ray" not in EXECUTORS:
         from . import _ray  # noqa: F401 - registers itself (imports Ray only when used)

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._states import AssertionState, AttemptState, GateState, RunStatus
+from .._states import AssertionState, AttemptState, Derived, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
 from .schema import RUN_COLUMNS
 
-GATE_FAILED = "gate-failed"
-GATE_UNAVAILABLE = "gate-unavailable"
+GATE_FAILED = Derived.GATE_FAILED
+GATE_UNAVAILABLE = Derived.GATE_UNAVAILABLE
 FAILED_SHORTHAND = "failed"  # for assertions: mismatched + below
 
 ATTEMPT_STATE_FILTERS = (*(s.value for s in AttemptState), GATE_FAILED, GATE_UNAVAILABLE)

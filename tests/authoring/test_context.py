@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 EXPERIMENT_TOML = """
 [experiments.local]
 model = "model-x"
@@ -217,4 +215,4 @@ def test_subject_is_read_at_the_call(run_one):
     """)
     row = sealed.by_label("snapshot")
     assert row["state"] == "matched"
-    assert json.loads(row["evidence"]) == ["a"]
+    assert row["evidence"] == ["a"]  # query --format json: a JSON value

@@ -261,7 +261,7 @@ def test_chinese_eval_names_labels_and_keys_round_trip(project):
     assert rows["说明了退款期限"]["eval_id"] == "客服/退款窗口"
     assert rows["说明了退款期限"]["experiment_id"] == "本地"
     assert rows["礼貌问候"]["group_name"] == "语气"
-    assert json.loads(rows["礼貌问候"]["evidence"]) == "您好"
+    assert rows["礼貌问候"]["evidence"] == "您好"  # a JSON column is a JSON value, not text
     assert {a["eval_id"] for a in project.attempts()} == {"客服/退款窗口", "客服/配送"}
     ndjson = project.cli("query", "assertions", "--format", "ndjson").stdout
     assert "说明了退款期限" in ndjson  # not \\u-escaped

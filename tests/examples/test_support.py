@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -51,7 +50,7 @@ def test_the_expression_judge_reads_every_agent_speech_and_nothing_else(
     assert "Is every utterance natural, complete, and clear?" in user
     assert "Is there anything else I can help you with today?" in user  # undelivered, unverified: kept
     assert "I was charged twice" not in user  # the customer's speech is not selected
-    config = json.loads(judged.assertions("support")["Expression quality"]["match_config"])
+    config = judged.assertions("support")["Expression quality"]["match_config"]  # a JSON value
     assert (config["max_material_bytes"], config["max_audit_bytes"]) == (256 * 1024, 1024 * 1024)
 
 

@@ -3,8 +3,6 @@ reason `judge-invalid-response`, measurement empty — never guessed, never clip
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from judge_server import Reply
 
@@ -38,7 +36,7 @@ def test_an_unusable_answer_is_errored_invalid_response_with_no_measurement(judg
     row = judged.result("capital")
     assert (row["state"], row["reason"], row["measurement"], row["contribution"], row["threshold"]) == (
         "errored", "judge-invalid-response", None, None, 1.0)
-    assert row["judge_audit"] is not None and "response" in json.loads(row["judge_audit"])
+    assert row["judge_audit"] is not None and "response" in row["judge_audit"]
     attempt = judged.one_attempt()
     assert (attempt["state"], attempt["reason"]) == ("errored", "assertion-errored")
     assert len(judged.grading) == 1, "an invalid answer is not retried"

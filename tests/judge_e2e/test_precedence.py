@@ -58,7 +58,7 @@ def test_each_judge_field_resolves_eval_over_experiment_over_project(judged):
         ("own_url", "C", "m-project", bearer2),
     }
     # The same frozen settings are what the fingerprint holds (defaults filled in, no key value).
-    parts = {(a["experiment_id"], a["eval_id"]): json.loads(a["fingerprint_parts"])["judge"]
+    parts = {(a["experiment_id"], a["eval_id"]): a["fingerprint_parts"]["judge"]
              for a in judged.attempts()}
     assert parts[("y", "own_model")] == {
         "model": "m-eval", "base_url": server_b.base_url, "api_key_env": "JK2", "timeout_ms": 180000,

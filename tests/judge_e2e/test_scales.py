@@ -3,8 +3,6 @@ exactly like any ScoreMatch's (judge.md: Factories; outcomes.md) — seen throug
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from judge_server import Reply
 
@@ -28,7 +26,7 @@ def test_factuality_letters_are_the_fixed_categories_and_score_m_times_n(judged)
         row = judged.result(letter)
         assert (row["state"], row["measurement"], row["contribution"]) == ("measured", value, value * 10)
         assert row["explanation"] == f"{letter}: picked {letter}"
-        assert json.loads(row["match_config"])["choices"] == FACTUALITY
+        assert row["match_config"]["choices"] == FACTUALITY
     attempt = judged.one_attempt()
     assert (attempt["state"], attempt["score"], attempt["max_score"], attempt["gate"]) == ("scored", 30.0, 50.0, "none")
     assert len(judged.grading) == 5
@@ -50,7 +48,7 @@ def test_yes_no_judges_measure_one_or_zero(judged, factory):
     assert run.exit_code == 0
     assert [(r["measurement"], r["contribution"]) for r in (judged.result("yes"), judged.result("no"))] == [
         (1.0, 4.0), (0.0, 0.0)]
-    assert json.loads(judged.result("yes")["match_config"])["choices"] == {"Y": 1.0, "N": 0.0}
+    assert judged.result("yes")["match_config"]["choices"] == {"Y": 1.0, "N": 0.0}
     assert judged.one_attempt()["score"] == 4.0
 
 

@@ -81,7 +81,7 @@ def test_a_material_match_subject_sends_every_selected_item_and_nothing_else(jud
         for selected in ("marker-hello", "marker-refund", "marker-unheard"):
             assert selected in sent
         assert "marker-user-only" not in sent
-    evidence = json.loads(judged.result("polite")["evidence"])
+    evidence = judged.result("polite")["evidence"]
     assert [m["text"].split()[-1] for m in evidence] == ["marker-hello", "marker-refund", "marker-unheard"]
     assert judged.result("answers")["state"] == "measured"
 
@@ -129,7 +129,8 @@ def test_the_audit_is_trimmed_to_max_audit_bytes_but_the_judge_gets_everything(j
     """)
 
     assert judged.run().exit_code == 0
-    row = judged.result("summary")
+    stored = judged.sql("SELECT judge_audit, evidence FROM assertion_results WHERE label = 'summary'")[0]
+    row = {**judged.result("summary"), **stored}  # the stored text (query json decodes JSON columns)
     audit = row["judge_audit"]
     assert len(audit.encode()) <= 4096
     assert set(json.loads(audit)) == {"request", "response"}  # still valid JSON, trimmed inside

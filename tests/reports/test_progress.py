@@ -57,8 +57,8 @@ def test_each_experiment_shows_passed_failed_errored_scored_counts() -> None:
     progress.finished(RunOutcome("RUN", "finished", 1))
     frame = final_frame(buffer)
     assert "models/a" in frame and "4/4" in frame
-    assert "2 passed, 1 failed, 1 errored, 0 scored" in frame
-    assert "0 passed, 0 failed, 0 errored, 1 scored, 1 unrankable" in frame
+    assert "2 passed, 1 failed, 1 errored" in frame and "0 scored" not in frame  # zero counts left out
+    assert "1 scored, 1 unrankable" in frame
     assert "0:00:0" in frame  # elapsed time
 
 
@@ -98,7 +98,7 @@ def test_experiment_ids_are_not_read_as_rich_markup() -> None:
     progress.planned("RUN", [slot("[bold red]x[/]\x1b[2J", "e")])
     progress.close()
     frame = final_frame(buffer)
-    assert "[bold red]x[/]\\x1b[2J" in frame
+    assert "[bold red]x[/]\\" in frame  # shown as typed (and escaped), then cut at the name width
 
 
 def test_live_progress_only_in_a_terminal_else_one_line_per_attempt() -> None:
@@ -108,3 +108,32 @@ def test_live_progress_only_in_a_terminal_else_one_line_per_attempt() -> None:
 
     piped, _ = plain_console()
     assert isinstance(_events_for(piped, json_out=False), LineEvents)
+
+
+def test_the_progress_line_fits_80_columns_whatever_the_counts() -> None:
+    console, buffer = tty_console(80)
+    slots = [slot("models/a-very-long-experiment-name", f"e{n}") for n in range(1300)]
+    progress = LiveProgress(console)
+    progress.planned("RUN", slots)
+    states = ["passed"] * 1188 + ["failed"] * 12 + ["errored"] * 50 + ["scored"] * 50
+    for s, state in zip(slots, states, strict=False):
+        progress.sealed("RUN", s, sealed(state, "failed" if state == "scored" else None), [])  # type: ignore[arg-type]
+    progress.finished(RunOutcome("RUN", "finished", 1))
+    lines = [line for line in final_frame(buffer).splitlines() if line.strip()]
+    assert lines and max(len(line.rstrip()) for line in lines) <= 80
+    last = lines[-1]
+    assert "1188 ok 12 fail 50 err 50 gate✗" in last  # abbreviated to fit, nothing cut
+    assert "…" not in last.split("━")[-1]
+
+
+def test_an_experiment_not_started_shows_waiting_without_a_spinner_or_clock() -> None:
+    console, buffer = tty_console(100)
+    progress = LiveProgress(console)
+    progress.planned("RUN", [slot("first", "e"), slot("second", "e")])
+    progress.started("RUN", slot("first", "e"))  # type: ignore[arg-type]
+    progress.close()
+    lines = final_frame(buffer).splitlines()
+    second = [line for line in lines if "second" in line][-1]
+    first = [line for line in lines if "first" in line][-1]
+    assert "waiting" in second and "0:00:0" not in second
+    assert "waiting" not in first and "0:00:0" in first

@@ -8,9 +8,10 @@ import pytest
 from view_builders import Runs, result
 
 from niceeval_cli._states import AttemptState, GateState
-from niceeval_cli.reports._render import measurement_text, num, score_text, scoring_text
 from niceeval_cli.reports._safe import visible
 from niceeval_cli.reports._tally import attempt_word, is_ok
+from niceeval_cli.reports.viewmodels.attempt import measurement_text, score_text, scoring_text
+from niceeval_cli.reports.viewmodels.text import num
 
 
 @pytest.mark.parametrize(("value", "shown"), [(8.0, "8"), (6.666666, "6.67"), (0.5, "0.5"), (None, "—"),
@@ -81,6 +82,6 @@ def test_trimming_says_how_much_was_left_out_and_none_keeps_everything() -> None
 
 def test_the_judge_match_names_the_renderer_knows_are_the_judge_factories() -> None:
     from niceeval_cli.expect._judge import JUDGE_CHOICES
-    from niceeval_cli.reports._render import _JUDGE_MATCHES
+    from niceeval_cli.reports.viewmodels.attempt import JUDGE_MATCHES as _JUDGE_MATCHES
 
     assert frozenset(JUDGE_CHOICES) == _JUDGE_MATCHES

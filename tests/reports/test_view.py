@@ -7,10 +7,9 @@ import threading
 
 import pytest
 import view_scenarios as scenarios
-from view_builders import Runs, judge_result, normalise, plain_console, render, result, tty_console
+from view_builders import Runs, judge_result, normalise, plain_console, render, result, show_view, tty_console
 
 from niceeval_cli._states import AssertionState, AttemptState, GateState, Role, RunStatus
-from niceeval_cli.reports import view
 from niceeval_cli.store import Store, StoreError
 
 
@@ -113,14 +112,16 @@ def test_header_folds_evals_and_reports_attempt_pass_rate_per_experiment(runs: R
     text = render(runs.path)
     assert "evals     2 of 2 passed" in text  # pass@N: the flaky eval passed once
     assert "attempts  3 of 5 passed (60%)" in text
-    assert "passed  exp · support/flaky  1 of 3 attempts passed (33%)" in text
+    assert "passed  exp · support/flaky  passed under pass_rule any: 1 of 3 attempts passed (33%)" in text
 
 
 def test_header_score_totals_say_earned_of_max_unavailable_and_rankability(runs: Runs) -> None:
     scenarios.score_style(runs)
     text = render(runs.path)
     assert "score     60 of 120 · 50 unavailable · not rankable (1 unrankable)" in text
-    assert "mean 7.5 · min 7 · max 8 over 2 rankable attempts · gate failed in 1" in text
+    # The evals are worth 100 and 10: their spread is normalised (score / max) and says so.
+    assert "mean 75% · min 70% · max 80% of each eval's max (maxima differ) over 2 rankable attempts" in text
+    assert "gate failed in 1" in text
 
 
 def test_filters_narrow_by_experiment_eval_prefix_and_state(runs: Runs) -> None:
@@ -197,7 +198,7 @@ def test_unknown_and_ambiguous_ids_are_store_errors_naming_the_id(runs: Runs) ->
 def test_hostile_text_never_reaches_a_terminal_as_control_sequences(runs: Runs) -> None:
     scenarios.hostile(runs)
     console, buffer = tty_console(120)
-    view.show(runs.path, None, console=console)
+    show_view(runs.path, None, console=console)
     out = buffer.getvalue()
     for raw in ("\x1b[2J", "\x1b[31m in", "\x1b]0;", "\x07", "\r", "\u202e"):
         assert raw not in out
@@ -208,7 +209,7 @@ def test_hostile_text_never_reaches_a_terminal_as_control_sequences(runs: Runs) 
 def test_no_color_in_a_terminal_prints_no_escape_sequences_at_all(runs: Runs) -> None:
     scenarios.hostile(runs)
     console, buffer = tty_console(120, no_color=True)
-    view.show(runs.path, None, console=console)
+    show_view(runs.path, None, console=console)
     out = buffer.getvalue()
     assert "\x1b" not in out
     assert "╭" not in out  # no boxes either
@@ -224,7 +225,7 @@ def test_long_text_is_trimmed_with_a_marker_saying_how_much_was_left_out(runs: R
 def test_a_terminal_wraps_long_lines_at_its_width_and_keeps_the_indent(runs: Runs) -> None:
     scenarios.hostile(runs)
     console, buffer = tty_console(60, no_color=True)
-    view.show(runs.path, None, console=console)
+    show_view(runs.path, None, console=console)
     lines = buffer.getvalue().splitlines()
     assert max(len(line) for line in lines) <= 60
     words = [line for line in lines if line.strip().startswith("word word")]
@@ -236,7 +237,7 @@ def test_chinese_text_lines_up_by_terminal_cells(runs: Runs) -> None:
 
     scenarios.hostile(runs)
     for console, buffer in (plain_console(), tty_console(100, no_color=True)):
-        view.show(runs.path, None, console=console)
+        show_view(runs.path, None, console=console)
         passed = [line for line in buffer.getvalue().splitlines() if line.startswith("passed")]
         assert len(passed) == 2
         columns = {cell_len(line[: line.index("@")]) for line in passed}
@@ -288,12 +289,12 @@ def test_view_never_writes_to_the_store(runs: Runs) -> None:
     scenarios.pass_style(runs)
     before = runs.path.stat().st_mtime_ns
     console, _ = plain_console()
-    view.show(runs.path, None, console=console)
+    show_view(runs.path, None, console=console)
     assert runs.path.stat().st_mtime_ns == before
     assert normalise("01ARZ3NDEKTSV4RRFFQ69G5FAV x") == "<ID1> x"
 
 
 def test_every_assertion_state_has_a_mark() -> None:
-    from niceeval_cli.reports._render import MARKS
+    from niceeval_cli.reports.viewmodels.attempt import MARKS
 
     assert set(MARKS) == set(AssertionState)

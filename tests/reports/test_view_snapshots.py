@@ -14,7 +14,7 @@ import view_scenarios as scenarios
 from view_builders import Runs, render
 
 PASS_STYLE = """\
-Run <ID1>  finished · exit 1 (a definite failure)
+Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   2 attempts: 1 failed, 1 passed
 
@@ -37,13 +37,13 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 SCORE_STYLE = """\
-Run <ID1>  finished · exit 1 (a definite failure)
+Run <ID1>  finished · exit 1 (a definite failure: 1 gate failed)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   3 attempts: 1 unrankable, 1 gate failed, 1 scored
 
 Experiment models/a
   score     60 of 120 · 50 unavailable · not rankable (1 unrankable)
-            mean 7.5 · min 7 · max 8 over 2 rankable attempts · gate failed in 1
+            mean 75% · min 70% · max 80% of each eval's max (maxima differ) over 2 rankable attempts · gate failed in 1
 
 Attempts, worst first
 UNRANKABLE  models/a · review/partial#0  45 of 100 · 50 unavailable · not rankable  @<ID2>
@@ -72,7 +72,7 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 JUDGE = """\
-Run <ID1>  finished · exit 1 (a definite failure)
+Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   1 attempt: 1 failed
 
@@ -92,7 +92,7 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 UNAVAILABLE = """\
-Run <ID1>  finished · exit 5 (something could not be decided)
+Run <ID1>  finished · exit 5 (something could not be decided: 1 eval errored)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   1 attempt: 1 errored
 
@@ -113,7 +113,7 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 ERRORED = """\
-Run <ID1>  finished · exit 5 (something could not be decided)
+Run <ID1>  finished · exit 5 (something could not be decided: 2 evals errored)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   2 attempts: 2 errored
 
@@ -138,7 +138,7 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 REUSED = """\
-Run <ID1>  finished · exit 1 (a definite failure)
+Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   2 attempts: 1 failed, 1 passed · 1 reused from earlier runs
 
@@ -168,16 +168,16 @@ Experiment exp
   attempts  3 of 5 passed (60%)
 
 Evals with several attempts, not all passing (worst first; folded under pass_rule any)
-  passed  exp · support/flaky  1 of 3 attempts passed (33%)
+  passed  exp · support/flaky  passed under pass_rule any: 1 of 3 attempts passed (33%)
   1 more eval(s) with several attempts passed every attempt
 
 Attempts, worst first
-FAILED  exp · support/flaky#0  @<ID2>
+FAILED  exp · support/flaky#0  @<ID2>  (its eval passed under pass_rule any: 1 of 3 attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
 
-FAILED  exp · support/flaky#2  @<ID3>
+FAILED  exp · support/flaky#2  @<ID3>  (its eval passed under pass_rule any: 1 of 3 attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
@@ -191,7 +191,7 @@ One attempt in full (evidence, judge audit, usage, timings): niceeval view @<ID2
 """
 
 HOSTILE = """\
-Run <ID1>  finished · exit 1 (a definite failure)
+Run <ID1>  finished · exit 1 (a definite failure: 2 evals failed)
   started 2025-03-01 10:00:00 UTC · took 2.5 s · niceeval 0.1.0
   4 attempts: 2 failed, 2 passed
 

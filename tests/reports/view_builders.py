@@ -136,8 +136,18 @@ def judge_result(attempt: AttemptRecord, ordinal: int, state: AssertionState | s
 
 def render(path: Path, ref: str | None = None, *, width: int = 100, **options: Any) -> str:
     """`niceeval view` as a pipe sees it, ids normalised."""
-    from niceeval_cli.reports import view
-
     console, buffer = plain_console(width)
-    view.show(path, ref, console=console, **options)
+    show_view(path, ref, console=console, **options)
     return normalise(buffer.getvalue())
+
+
+def show_view(
+    path: Path, ref: str | None, *, console: Any, experiments: Any = (), eval_prefixes: Any = (),
+    states: Any = (), expand: bool = False, limit: int | None = 100,
+) -> None:
+    """`niceeval view` through its two layers: app.view reads, reports.view prints."""
+    from niceeval_cli.app.view import ViewFilters, load_view
+    from niceeval_cli.reports.view import print_view
+
+    filters = ViewFilters(tuple(experiments), tuple(eval_prefixes), tuple(states))
+    print_view(console, load_view(path, ref, filters, expand=expand, limit=limit))

@@ -62,7 +62,7 @@ def test_a_lone_surrogate_anywhere_never_aborts_the_run(project):
     assert project.query("runs")[0]["status"] == "finished"
     labels = {r["label"] for r in project.assertions()}
     assert "label \ufffd" in labels
-    evidence = " ".join(r["evidence"] or "" for r in project.assertions())
+    evidence = " ".join(json.dumps(r["evidence"], ensure_ascii=False) for r in project.assertions())
     assert "\ud800" not in evidence and "\udfff" not in evidence
 
 
@@ -172,3 +172,11 @@ def test_whatever_an_executor_or_sealing_raises_costs_that_attempt_alone(project
         assert attempts[eval_id]["reason"] == "exception"
         assert says in attempts[eval_id]["error"]
     assert outcome.decision is not None and outcome.decision.undecided == {"errored-evals": 2}
+
+
+def test_the_summary_warns_when_usage_was_out_of_range(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/usage.py", USAGE_EVALS)
+    result = project.run()
+    assert "warning: 1 token count outside the range a store can hold" in result.stdout, result.stdout
+    assert project.query("runs")[0]["status"] == "finished"

@@ -164,3 +164,23 @@ def test_an_exception_is_located_at_the_deepest_frame_inside_the_project(project
     lines = trace.splitlines()
     assert lines[0] == "Traceback (most recent call last):" and len(lines) < 15, trace
     assert json.loads(seen.attempt("ex").notes or "[]") == []
+
+
+def test_view_of_an_attempt_shows_its_stored_traceback_with_project_frames(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ex.py", """
+        import json
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def broken_json(t):
+            json.loads("{")
+    """)
+    assert project.run().exit_code == 5
+    [attempt] = project.attempts()
+    assert 'File "evals/ex.py", line 6, in broken_json' in attempt["traceback"]
+    shown = project.cli("view", "@" + attempt["id"])
+    assert shown.exit_code == 0, shown.stderr
+    assert "traceback" in shown.stdout
+    assert 'File "evals/ex.py", line 6, in broken_json' in shown.stdout
+    assert "json.decoder.JSONDecodeError" in shown.stdout

@@ -18,7 +18,7 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
-from ._render import Line
+from .lines import Line
 
 
 def is_plain(console: Console) -> bool:
@@ -43,7 +43,8 @@ def emit(console: Console, lines: Sequence[Line]) -> None:
             console.file.write(text)
             console.file.flush()
         except BrokenPipeError:
-            _reader_went_away()
+            reader_went_away()
+            raise
         return
     plain = console.no_color
     for line in lines:
@@ -67,11 +68,12 @@ def section(console: Console, title: str) -> None:
     console.rule(Text(title, style="bold"), align="left", style="dim")
 
 
-def _reader_went_away() -> None:
-    """`niceeval view | head`: the reader closed the pipe; stop quietly like other Unix tools."""
+def reader_went_away() -> None:
+    """`niceeval view | head`: the reader closed the pipe. Point stdout at /dev/null so later
+    writes and the interpreter's final flush do not fail too; the caller decides whether to stop
+    (`view`: exit 0 like other Unix tools) or go on (`run`: the run's own exit code)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush does not fail too
+        os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    raise SystemExit(0)

@@ -1,0 +1,23 @@
+"""`niceeval run --dry`: the plan, nothing run, no store created."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..runner import PlannedSlot, RunRequest
+
+
+def plan_run(request: RunRequest) -> list[PlannedSlot]:
+    """Each slot with its decision (execute: why / reuse: which attempt)."""
+    from ..runner import plan
+    from ..runner._shard import layout_of
+    from ..store import Store
+
+    path = request.store_path or request.project.store
+    if not path.exists():  # nothing sealed yet: every slot is new, and --dry creates no store
+        slots = plan(request, None)
+    else:
+        with Store.open(path, readonly=True) as store:
+            slots = plan(request, store)
+    return list(layout_of(slots, request.shard, request.group_id).slots)  # --shard K/N: this shard's part

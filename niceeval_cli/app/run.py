@@ -1,0 +1,268 @@
+"""`niceeval run`: build the request, run it with the caller's events, read back what it sealed.
+
+The caller (cli.py) chooses the events (reports/: live progress, plain lines or NDJSON) and
+renders the returned `RunReport`; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import outcomes
+from .._errors import UsageError
+from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
+from .project import load_project
+
+if TYPE_CHECKING:
+    from .._records import AssertionResult, AttemptRecord
+    from ..runner import PlannedSlot, RerunMode, RunEvents, RunOutcome, RunRequest, SetupFailure
+    from ..store import OutcomeGroup, Store
+    from ..store.rows import AssertionRow, AttemptRow, RunRow
+
+SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
+#: Everything but passed and cleanly scored: the attempt filters of the store, as `view --state` takes them.
+BAD_STATES = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE)
+
+
+@dataclass(frozen=True)
+class PlanTotals:
+    """What the plan decided, for the reuse line: slots, reused, and executed slots by reason."""
+
+    slots: int
+    reused: int
+    reasons: dict[str, int]  # PlanReason value → executed slots
+    mode: str  # RerunMode value: "default", "rerun" or "all"
+
+    @classmethod
+    def of(cls, slots: Sequence[PlannedSlot], mode: RerunMode) -> PlanTotals:
+        reasons: dict[str, int] = {}
+        for slot in slots:
+            if slot.execute:
+                reasons[str(slot.reason)] = reasons.get(str(slot.reason), 0) + 1
+        return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value))
+
+
+@dataclass(frozen=True)
+class SealedRun:
+    """A run's sealed rows as the summary and JUnit read them (from the store, after the run)."""
+
+    run: RunRow
+    groups: list[OutcomeGroup]
+    shown: list[tuple[AttemptRow, list[AssertionRow]]]  # the attempts the summary expands
+    more: int = 0  # attempts the summary would expand beyond its limit (`view` shows them)
+    attempts: list[AttemptRow] = field(default_factory=list)  # all of them (JUnit only)
+    results: dict[str, list[AssertionRow]] = field(default_factory=dict)  # attempt id → results (JUnit)
+    key_problem: bool = False  # some judge item is unavailable for want of an API key
+
+
+@dataclass(frozen=True)
+class RunReport:
+    outcome: RunOutcome
+    plan: PlanTotals | None  # None: the run stopped before planning finished
+    sealed: SealedRun | None  # None: nothing was recorded (no run id)
+    not_run: int | None  # planned slots with no sealed attempt (interrupted, setup error)
+
+
+def build_request(
+    *,
+    config: Path | None,
+    prefixes: Sequence[str],
+    experiments: Sequence[str],
+    tags: Sequence[str],
+    attempts: int | None,
+    max_concurrency: int | None,
+    timeout_ms: int | None,
+    rerun: bool,
+    rerun_all: bool,
+    dry: bool,
+    store: Path | None,
+    version: str,
+    shard: str | None = None,
+    group: str | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    retry_lost: bool = False,
+) -> RunRequest:
+    """Flags → a RunRequest (discovers the evals; config errors surface here)."""
+    from ..config import RunOverrides
+    from ..discovery import discover
+    from ..runner import RerunMode, RunRequest
+    from .scale import executor_settings, shard_settings
+
+    if rerun and rerun_all:
+        raise UsageError("--rerun and --rerun-all exclude each other; pick one")
+    shard_spec, group_id = shard_settings(shard, group, os.environ)
+    project = load_project(config)
+    executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
+    return RunRequest(
+        project=project,
+        evals=discover(project.eval_roots, project.root),
+        eval_prefixes=tuple(prefixes),
+        experiments=tuple(experiments),
+        tags=tuple(tags),
+        overrides=RunOverrides(attempts=attempts, max_concurrency=max_concurrency, timeout_ms=timeout_ms),
+        mode=RerunMode.ALL if rerun_all else RerunMode.RERUN if rerun else RerunMode.DEFAULT,
+        dry=dry,
+        store_path=store,
+        argv=tuple(sys.argv[1:]),
+        version=version,
+        shard=shard_spec,
+        group_id=group_id,
+        executor=executor_name,
+        executor_options=executor_options,
+    )
+
+
+class _Recording:
+    """Forwards the runner's events; keeps the plan; a reader that went away stops only the output.
+
+    `niceeval run | head -3`: the first write after `head` exits raises BrokenPipeError inside
+    the runner's event loop. The events stop (stdout is pointed at /dev/null); the run goes on,
+    seals everything and exits with its own code.
+    """
+
+    def __init__(self, events: RunEvents) -> None:
+        self.events = events
+        self.slots: list[PlannedSlot] | None = None
+        self.closed = False
+
+    def _guarded(self, emit: Callable[[], None]) -> None:
+        if self.closed:
+            return
+        try:
+            emit()
+        except BrokenPipeError:
+            self.closed = True
+            silence_stdout()
+
+    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
+        self.slots = list(slots)
+        self._guarded(lambda: self.events.planned(run_id, slots))
+
+    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
+        self._guarded(lambda: self.events.setup_failed(run_id, failures))
+
+    def started(self, run_id: str, slot: PlannedSlot) -> None:
+        self._guarded(lambda: self.events.started(run_id, slot))
+
+    def sealed(
+        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
+    ) -> None:
+        self._guarded(lambda: self.events.sealed(run_id, slot, attempt, results))
+
+    def finished(self, outcome: RunOutcome) -> None:
+        self._guarded(lambda: self.events.finished(outcome))
+
+
+def execute(
+    request: RunRequest, events: RunEvents, *, summary: bool = True, junit: bool = False,
+    limit: int = SUMMARY_LIMIT,
+) -> RunReport:
+    """Run, then read back what the summary (`summary`) and the JUnit report (`junit`) need."""
+    from ..runner import run
+    from ..store import Store
+
+    recording = _Recording(events)
+    outcome = run(request, recording)
+    plan = PlanTotals.of(recording.slots, request.mode) if recording.slots is not None else None
+    if outcome.run_id is None or not (summary or junit):
+        return RunReport(outcome, plan, None, None)
+    with Store.open(request.store_path or request.project.store, readonly=True) as store:
+        sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit)
+    sealed_count = sum(g.total for g in sealed.groups)
+    not_run = max(0, plan.slots - sealed_count) if plan is not None else None
+    return RunReport(outcome, plan, sealed, not_run)
+
+
+def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMARY_LIMIT,
+                junit: bool = False) -> SealedRun:
+    """A run's sealed rows for the summary (`summary_limit` attempts expanded; None: none) and for
+    JUnit or another full report (`junit`: every attempt, results of those not ok)."""
+
+    run_row = store.resolve_run(run_id)
+    groups = store.outcome_rows(run_row.id)
+    shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
+    more, key_problem = 0, False
+    if summary_limit is not None:
+        shown, more, key_problem = _shown(store, run_row.id, groups, summary_limit)
+    attempts: list[AttemptRow] = []
+    results: dict[str, list[AssertionRow]] = {}
+    if junit:
+        attempts = store.attempts_for_run(run_row.id)
+        results = {a.id: store.assertions_for_attempt(a.id) for a in attempts if not _clean(a)}
+    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem)
+
+
+def _clean(attempt: AttemptRow) -> bool:
+    return is_clean(attempt.state, attempt.gate)
+
+
+def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
+    """Passed, or scored with its gate passed or absent: nothing to show."""
+    if state == AttemptState.PASSED:
+        return True
+    return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
+
+
+def passed_evals(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
+    """(experiment, eval) of the pass-style evals that passed under the pass rule their slots recorded."""
+    states: dict[tuple[str, str], list[AttemptState]] = {}
+    rules: dict[tuple[str, str], str | None] = {}
+    for group in groups:
+        if group.kind is EvalKind.PASS:
+            key = (group.experiment_id, group.eval_id)
+            states.setdefault(key, []).extend([group.state] * group.total)
+            rules[key] = group.pass_rule
+    return {key for key, folded in states.items()
+            if outcomes.fold_pass_eval(folded, stored_pass_rule(rules[key])).result is AttemptState.PASSED}
+
+
+def stored_pass_rule(stored: str | None) -> outcomes.PassRule:
+    """A pass rule as run_slots store it ("any", "all" or a rate as text); None (older stores): "any"."""
+    if stored is None:
+        return "any"
+    try:
+        return outcomes.parse_pass_rule(float(stored))
+    except ValueError:
+        return outcomes.parse_pass_rule(stored)
+
+
+def _shown(
+    store: Store, run_id: str, groups: Sequence[OutcomeGroup], limit: int
+) -> tuple[list[tuple[AttemptRow, list[AssertionRow]]], int, bool]:
+    """The attempts the summary expands: not ok, except attempts of a pass-style eval that passed
+    under its pass_rule (the summary lists that eval, with its attempts as detail)."""
+    passed = passed_evals(groups)
+    shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
+    key_problem = False
+    more = 0
+    for attempt in store.attempts_for_run(run_id, states=list(BAD_STATES)):
+        if (attempt.experiment_id, attempt.eval_id) in passed:
+            continue
+        if len(shown) >= limit:
+            more += 1
+            continue
+        results = store.assertions_for_attempt(attempt.id)
+        key_problem = key_problem or any(r.reason == UnavailableReason.JUDGE_KEY_UNRESOLVED for r in results)
+        shown.append((attempt, results))
+    return shown, more, key_problem
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null after a broken pipe, so later writes and the final flush at exit
+    do not raise again (the Python docs' recipe for SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+__all__ = ["BAD_STATES", "PlanTotals", "RunReport", "SealedRun", "build_request", "execute", "read_sealed"]

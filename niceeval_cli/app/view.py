@@ -1,0 +1,136 @@
+"""`niceeval view [RUN_ID | @ATTEMPT_ID]`: read what the page shows (the store opened read-only,
+so it works while a run is writing). The header counts come from one grouped query, the page
+from the store's severity order, and only the attempts on the page have their results read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._states import AttemptState, Derived, GateState
+from .run import is_clean
+
+if TYPE_CHECKING:
+    from ..store import OutcomeGroup, Store
+    from ..store.rows import AssertionRow, AttemptRow, RunRow
+
+DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
+
+#: `view --state` values: attempt states, plus the two score-gate words.
+STATE_FILTERS = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE, "passed", "scored")
+_GATE_FILTERS: dict[str, GateState] = {
+    Derived.GATE_FAILED: GateState.FAILED, Derived.GATE_UNAVAILABLE: GateState.UNAVAILABLE,
+}
+
+
+@dataclass(frozen=True)
+class ViewFilters:
+    experiments: Sequence[str] = ()
+    eval_prefixes: Sequence[str] = ()
+    states: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """What `view` shows for a run: the grouped outcomes for the header, the listed attempts."""
+
+    run: RunRow
+    groups: list[OutcomeGroup]
+    experiments: list[str]  # the run's experiments the filters keep, in run order
+    expanded: list[tuple[AttemptRow, list[AssertionRow]]]
+    collapsed: list[AttemptRow]
+    matching: int  # attempts matching the filters (the page shows at most `limit` of them)
+    filters: ViewFilters
+    not_run: int | None  # planned slots never run; None while the store does not record the plan
+
+    @property
+    def shown(self) -> int:
+        return len(self.expanded) + len(self.collapsed)
+
+
+@dataclass(frozen=True)
+class AttemptDetail:
+    """`view @ATTEMPT_ID`: one attempt and all its results."""
+
+    attempt: AttemptRow
+    results: list[AssertionRow]
+
+
+def load_view(
+    path: Path, ref: str | None, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
+    limit: int | None = DEFAULT_PAGE,
+) -> RunPage | AttemptDetail:
+    """A run (default: the latest) or, for `@ATTEMPT_ID` (or an attempt id alone), one attempt."""
+    from ..store import Store, StoreError
+
+    with Store.open(Path(path), readonly=True) as store:
+        if ref is not None and ref.strip().startswith("@"):
+            return _attempt(store, ref.strip())
+        try:
+            run = store.resolve_run(ref)
+        except StoreError:
+            if ref is None or not _is_attempt(store, ref):
+                raise
+            return _attempt(store, ref)  # an attempt id given without its `@`
+        return build_page(store, run, filters, expand=expand, limit=limit)
+
+
+def _attempt(store: Store, ref: str) -> AttemptDetail:
+    attempt = store.resolve_attempt(ref)
+    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id))
+
+
+def _is_attempt(store: Store, ref: str) -> bool:
+    from ..store import StoreError
+
+    try:
+        store.resolve_attempt(ref)
+    except StoreError:
+        return False
+    return True
+
+
+def build_page(
+    store: Store, run: RunRow, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
+    limit: int | None = DEFAULT_PAGE,
+) -> RunPage:
+    """Read what the page needs: grouped counts for the header, at most `limit` attempts to list."""
+
+    experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
+    groups = store.outcome_rows(run.id, experiment=experiments, eval_prefix=prefixes)
+    order = [e for e in run.experiments if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
+    rows = store.attempts_for_run(run.id, experiment=experiments, eval_prefix=prefixes,
+                                  states=list(filters.states) or None, limit=limit)
+    expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
+    collapsed: list[AttemptRow] = []
+    for attempt in rows:
+        if expand or not is_clean(attempt.state, attempt.gate):
+            expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
+        else:
+            collapsed.append(attempt)
+    matching = sum(g.total for g in groups if _matches(g, filters.states))
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run))
+
+
+def not_run_count(run: RunRow) -> int | None:
+    """Planned slots of `run` with no sealed attempt; None for runs recorded without a plan."""
+    return run.not_run
+
+
+def _selects(pattern: str, experiment_id: str) -> bool:
+    return experiment_id == pattern or (pattern.endswith("/") and experiment_id.startswith(pattern))
+
+
+def _matches(group: OutcomeGroup, states: Sequence[str]) -> bool:
+    if not states:
+        return True
+    for state in states:
+        gate = _GATE_FILTERS.get(state)
+        if gate is not None:
+            if group.state is AttemptState.SCORED and group.gate is gate:
+                return True
+        elif group.state.value == state:
+            return True
+    return False

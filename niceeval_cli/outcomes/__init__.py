@@ -1,0 +1,81 @@
+"""Outcome rules (outcomes.md): assertion results → an Attempt's verdict or score.
+
+Pure functions only. The runner calls `decide_attempt` once when sealing; `view`, `query`,
+JUnit and the exit code read what was decided (stored) and never re-decide. The severity
+tables (`_severity.py`) are the one home of the reading order: the Python functions and the SQL CASE
+expressions the store sorts by are both built from them.
+"""
+
+from __future__ import annotations
+
+from ._attempt import (
+    BOOLEAN_MATCH,
+    EXECUTION_REASONS,
+    GATE_ROLES,
+    SCORE_MATCH,
+    SCORING_ROLES,
+    SHORT_STATES,
+    AttemptOutcome,
+    EntryLike,
+    Execution,
+    ScoreAttemptLike,
+    contribution,
+    decide_attempt,
+)
+from ._folds import (
+    EvalFold,
+    PassRule,
+    ScoreSummary,
+    fold_pass_eval,
+    parse_pass_rule,
+    summarize_scores,
+)
+from ._run import (
+    EvalDecision,
+    OutcomeRow,
+    RunDecision,
+    decide_run,
+    pass_rule_of,
+    run_exit_code,
+)
+from ._severity import (
+    ASSERTION_SEVERITY_SQL,
+    ATTEMPT_SEVERITY_SQL,
+    assertion_severity,
+    assertion_severity_sql,
+    attempt_severity,
+    attempt_severity_sql,
+)
+
+__all__ = [
+    "ASSERTION_SEVERITY_SQL",
+    "ATTEMPT_SEVERITY_SQL",
+    "BOOLEAN_MATCH",
+    "EXECUTION_REASONS",
+    "GATE_ROLES",
+    "SCORE_MATCH",
+    "SCORING_ROLES",
+    "SHORT_STATES",
+    "AttemptOutcome",
+    "EntryLike",
+    "EvalDecision",
+    "EvalFold",
+    "Execution",
+    "OutcomeRow",
+    "PassRule",
+    "RunDecision",
+    "ScoreAttemptLike",
+    "ScoreSummary",
+    "assertion_severity",
+    "assertion_severity_sql",
+    "attempt_severity",
+    "attempt_severity_sql",
+    "contribution",
+    "decide_attempt",
+    "decide_run",
+    "fold_pass_eval",
+    "parse_pass_rule",
+    "pass_rule_of",
+    "run_exit_code",
+    "summarize_scores",
+]

@@ -1,0 +1,151 @@
+"""Several attempts of one eval: pass rules, folds and score summaries (outcomes.md, pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .._states import AttemptState, GateState
+from ._attempt import ScoreAttemptLike, _round, _sum
+
+# ── several attempts of one eval ─────────────────────────────────────────────────────────
+
+PassRule = Literal["any", "all"] | float
+
+
+def parse_pass_rule(value: object) -> PassRule:
+    """Validate a `pass_rule` setting: "any", "all", or a minimum pass rate in (0, 1]."""
+    if value == "any":
+        return "any"
+    if value == "all":
+        return "all"
+    if isinstance(value, str):
+        hint = " (write the number without quotes)" if _looks_numeric(value) else ""
+        raise ValueError(f'pass_rule must be "any", "all" or a number in (0, 1], got {value!r}{hint}')
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f'pass_rule must be "any", "all" or a number in (0, 1], got {value!r}')
+    rate = float(value)
+    if not 0.0 < rate <= 1.0:  # NaN fails this too
+        raise ValueError(f"pass_rule as a minimum pass rate must be in (0, 1], got {value!r}")
+    return rate
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class EvalFold:
+    """One (experiment, eval) folded over its attempts under a pass_rule."""
+
+    result: AttemptState  # passed | failed | errored
+    passed: int
+    failed: int
+    errored: int
+    pass_rate: float | None  # passed / (passed + failed + errored); None with no attempts
+
+
+_PASS_STATES = frozenset({AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED})
+
+
+def fold_pass_eval(states: Sequence[AttemptState | str], rule: PassRule) -> EvalFold:
+    """Fold pass-style attempt verdicts; with no attempts nothing was decided, so `errored`."""
+    rule = parse_pass_rule(rule)
+    decided = [AttemptState(s) for s in states]
+    for s in decided:
+        if s not in _PASS_STATES:
+            raise ValueError(f"{s} is not a pass-style attempt state")
+    passed = decided.count(AttemptState.PASSED)
+    failed = decided.count(AttemptState.FAILED)
+    errored = decided.count(AttemptState.ERRORED)
+    total = len(decided)
+    pass_rate = passed / total if total else None
+    if rule == "any":
+        ok = passed > 0
+    elif rule == "all":
+        ok = total > 0 and passed == total
+    else:
+        ok = pass_rate is not None and pass_rate >= rule
+    if ok:
+        result = AttemptState.PASSED
+    elif failed:
+        result = AttemptState.FAILED
+    else:
+        result = AttemptState.ERRORED
+    return EvalFold(result=result, passed=passed, failed=failed, errored=errored, pass_rate=pass_rate)
+
+
+@dataclass(frozen=True)
+class ScoreSummary:
+    """Score-style attempts of one scope; totals cover the attempts that have a score."""
+
+    attempts: int
+    rankable: int
+    unrankable: int
+    errored: int
+    mean: float | None  # over rankable (`scored`) attempts only
+    min: float | None
+    max: float | None
+    earned: float  # Σ score of scored + unrankable attempts (errored ones have no score)
+    max_score: float
+    unavailable_weight: float
+    gate_failed: int
+    gate_unavailable: int
+
+
+_SCORE_STATES = frozenset({AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED})
+
+
+def summarize_scores(
+    attempts: Sequence[ScoreAttemptLike], counts: Sequence[int] | None = None
+) -> ScoreSummary:
+    """Mean/min/max of rankable scores, the counts around them, and the earned/max totals.
+
+    `counts[i]` says how many attempts `attempts[i]` stands for (readers that group identical
+    outcomes pass one item per group); default one each.
+    """
+    weights: Iterable[int] = counts if counts is not None else [1] * len(attempts)
+    rankable: list[tuple[float, int]] = []
+    counted: list[tuple[ScoreAttemptLike, int]] = []
+    total = unrankable = errored = gate_failed = gate_unavailable = 0
+    for a, n in zip(attempts, weights, strict=True):
+        total += n
+        state = AttemptState(a.state)
+        if state not in _SCORE_STATES:
+            raise ValueError(f"{state} is not a score-style attempt state")
+        if state is AttemptState.ERRORED:
+            errored += n
+        else:
+            counted.append((a, n))
+            if state is AttemptState.UNRANKABLE:
+                unrankable += n
+            elif a.score is None:
+                raise ValueError("a scored attempt needs a score")
+            else:
+                rankable.append((a.score, n))
+        gate = GateState(a.gate) if a.gate is not None else GateState.NONE
+        gate_failed += n if gate is GateState.FAILED else 0
+        gate_unavailable += n if gate is GateState.UNAVAILABLE else 0
+    ranked = sum(n for _, n in rankable)
+    return ScoreSummary(
+        attempts=total,
+        rankable=ranked,
+        unrankable=unrankable,
+        errored=errored,
+        mean=_round(math.fsum(s * n for s, n in rankable) / ranked) if ranked else None,
+        min=min(s for s, _ in rankable) if ranked else None,
+        max=max(s for s, _ in rankable) if ranked else None,
+        earned=_sum((a.score or 0.0) * n for a, n in counted),
+        max_score=_sum((a.max_score or 0.0) * n for a, n in counted),
+        unavailable_weight=_sum((a.unavailable_weight or 0.0) * n for a, n in counted),
+        gate_failed=gate_failed,
+        gate_unavailable=gate_unavailable,
+    )
+
+

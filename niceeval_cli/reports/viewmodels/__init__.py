@@ -1,0 +1,13 @@
+"""View-models: sealed rows shaped for display, shared by every renderer (terminal now, HTML next).
+
+Plain frozen dataclasses of display-ready text (stored text already made visible and trimmed,
+numbers already formatted) and a few flags a renderer styles by. No rich, no I/O: a renderer
+only lays them out. Built from store rows and `OutcomeGroup`s; every decision comes from
+`outcomes` (through `reports._tally`), never from here.
+
+- `attempt`: `AttemptHeading`, `AssertionLine`, `AttemptBlock`, `AttemptDetail` (+ `DetailField`,
+  `ResultDetail`), `CollapsedAttempt`
+- `run`: `RunHeader`, `ExperimentSummary`, `EvalCounts`, `ScoreLines`, `MultiAttempt`, `EvalFoldRow`,
+  `RunCountLine`, `ReuseLine`
+- `text`: the formatting every renderer shares (`num`, `plural`, `exit_text`, `name`, ...)
+"""

@@ -1,0 +1,295 @@
+"""A run shaped for display: its header, per-experiment results, evals with several attempts,
+the count line that explains the exit code, and the reuse line. Built from a `RunTally`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ... import outcomes
+from ..._errors import ExitCode
+from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
+from ...store.rows import RunRow
+from .._tally import DEFAULT_PASS_RULE, EvalTally, ExperimentTally, RunTally
+from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
+
+MULTI_LIMIT = 20  # evals with several attempts listed in the header
+
+
+# ── the count line: evals under their pass rule, score attempts, and why the exit code ───
+
+
+@dataclass(frozen=True)
+class RunCountLine:
+    """`2 evals: 1 passed, 1 failed · 3 score attempts: 2 scored, 1 gate failed`, and `because`:
+    the definite failures (exit 1) or undecided items (exit 5) behind the exit code."""
+
+    evals: dict[str, int]  # pass-style evals folded under their pass_rule: passed / failed / errored
+    score_attempts: dict[str, int]  # attempt_word → n for score-style attempts
+    because: str  # "1 eval failed, 1 gate failed"; "" when nothing needs explaining
+
+    @property
+    def text(self) -> str:
+        parts = []
+        if self.evals:
+            parts.append(f"{plural(sum(self.evals.values()), 'eval')}: {counts_text(self.evals)}")
+        if self.score_attempts:
+            parts.append(f"{plural(sum(self.score_attempts.values()), 'score attempt')}: "
+                         f"{counts_text(self.score_attempts)}")
+        return join(parts) or "nothing sealed"
+
+
+_SCORE_WORDS = ("errored", Derived.GATE_FAILED.label, "unrankable", Derived.GATE_UNAVAILABLE.label, "scored")
+
+
+def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
+    evals = {"failed": 0, "errored": 0, "passed": 0}
+    for experiment in tally.experiments:
+        for state, n in experiment.eval_results().items():
+            evals[state.value] += n
+    score = {w: 0 for w in _SCORE_WORDS}
+    gates_failed = gates_unavailable = 0  # in any score attempt, unrankable ones included
+    for experiment in tally.experiments:
+        for group in experiment.score_groups():
+            word = _score_word(group.state, group.gate)
+            score[word] = score.get(word, 0) + group.total
+            gates_failed += group.total if group.gate is GateState.FAILED else 0
+            gates_unavailable += group.total if group.gate is GateState.UNAVAILABLE else 0
+    evals = {w: n for w, n in evals.items() if n}
+    score = {w: n for w, n in score.items() if n}
+    because = ""
+    if exit_code == ExitCode.FAILED:
+        because = ", ".join(p for p in (
+            plural(evals["failed"], "eval") + " failed" if evals.get("failed") else "",
+            plural(gates_failed, "gate") + " failed" if gates_failed else "",
+        ) if p)
+    elif exit_code == ExitCode.UNDECIDED:
+        because = ", ".join(p for p in (
+            plural(evals["errored"], "eval") + " errored" if evals.get("errored") else "",
+            plural(score["errored"], "score attempt") + " errored" if score.get("errored") else "",
+            f"{score['unrankable']} unrankable" if score.get("unrankable") else "",
+            plural(gates_unavailable, "gate") + " unavailable" if gates_unavailable else "",
+        ) if p)
+    return RunCountLine(evals, score, because)
+
+
+def _score_word(state: AttemptState, gate: object) -> str:
+    from .._tally import attempt_word
+
+    return attempt_word(state, gate)  # type: ignore[arg-type]
+
+
+# ── the header ───────────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    run_id: str
+    status: str  # RunStatus value
+    exit: str | None  # `exit 1 (a definite failure: 1 gate failed)`; None while running
+    when: str  # `started … · took … · niceeval …`
+    running: bool
+    attempts: str  # `3 attempts: 2 failed, 1 passed · 1 reused from earlier runs`
+    not_run: str | None  # `16 of 20 planned slots were not run`; None when unknown or none
+    filters: str
+    experiments: tuple[ExperimentSummary, ...]
+    multi: MultiAttempt | None
+
+
+def not_run_text(not_run: int | None, sealed: int) -> str | None:
+    if not not_run:
+        return None
+    return f"{not_run} of {not_run + sealed} planned slots were not run"
+
+
+def run_header(run: RunRow, tally: RunTally, *, filters: str = "", not_run: int | None = None) -> RunHeader:
+    status = RunStatus(run.status)
+    running = status is RunStatus.RUNNING
+    exit_ = None if running else exit_text(run.exit_code, count_line(tally, run.exit_code).because)
+    elapsed = took(run.started_at, run.ended_at) if run.ended_at else None
+    started = join([
+        f"started {when(run.started_at)}", f"took {elapsed}" if elapsed else "",
+        f"niceeval {name(run.niceeval_version)}" if run.niceeval_version else "",
+    ])
+    attempts = f"{plural(tally.attempts, 'attempt')}: {counts_text(tally.words)}"
+    if tally.reused:
+        attempts += f" · {tally.reused} reused from earlier runs"
+    return RunHeader(
+        run.id, status.value, exit_, started, running, attempts, not_run_text(not_run, tally.attempts), filters,
+        tuple(experiment_summary(x) for x in tally.experiments), multi_attempt(tally),
+    )
+
+
+# ── per experiment ───────────────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class EvalCounts:
+    """`evals 1 of 2 passed · 1 failed` and `attempts 3 of 6 passed (50%)`."""
+
+    passed: int
+    total: int
+    rest: str  # "1 failed, 1 errored"
+    attempts: str
+
+    @property
+    def all_passed(self) -> bool:
+        return self.passed == self.total
+
+
+@dataclass(frozen=True)
+class ScoreLines:
+    """`score 9 of 10 · rankable`, then the spread: raw when every eval has the same maximum,
+    else normalised (score / max, as a percentage), and said so."""
+
+    totals: str
+    rankable: str
+    rankable_ok: bool
+    spread: str
+    gates: str
+    gate_failed: bool
+    normalised: bool
+
+
+@dataclass(frozen=True)
+class ExperimentSummary:
+    experiment_id: str
+    evals: EvalCounts | None  # None: no pass-style eval
+    scores: ScoreLines | None  # None: no score-style eval
+    empty: bool  # no attempts (not dispatched, or filtered out)
+
+
+def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
+    if not experiment.evals:
+        return ExperimentSummary(name(experiment.experiment_id), None, None, True)
+    counts = None
+    attempt_fold = experiment.attempt_fold()
+    if attempt_fold is not None:
+        results = experiment.eval_results()
+        rest = ", ".join(f"{n} {state}" for state, n in results.items() if n and state is not AttemptState.PASSED)
+        decided = attempt_fold.passed + attempt_fold.failed + attempt_fold.errored
+        counts = EvalCounts(results[AttemptState.PASSED], sum(results.values()), rest,
+                            f"{attempt_fold.passed} of {decided} passed ({percent(attempt_fold.pass_rate)})")
+    summary = experiment.scores()
+    scores = None
+    if summary is not None:
+        scores = score_lines(summary, _normalised(experiment.evals))
+    return ExperimentSummary(name(experiment.experiment_id), counts, scores, False)
+
+
+def _normalised(evals: Sequence[EvalTally]) -> list[float] | None:
+    """score / max of each rankable attempt when the score evals' maxima differ; None when they agree."""
+    groups = [g for e in evals if e.kind is EvalKind.SCORE for g in e.groups]
+    maxima = {g.max_score for g in groups if g.max_score}
+    if len(maxima) <= 1:
+        return None
+    return [g.score / g.max_score for g in groups
+            if g.state is AttemptState.SCORED and g.score is not None and g.max_score
+            for _ in range(g.total)]
+
+
+def score_lines(summary: outcomes.ScoreSummary, normalised: list[float] | None = None) -> ScoreLines:
+    problems = [f"{summary.unrankable} unrankable" if summary.unrankable else "",
+                f"{summary.errored} errored, without a score" if summary.errored else ""]
+    listed = ", ".join(p for p in problems if p)
+    totals = f"{num(summary.earned)} of {num(summary.max_score)}"
+    if summary.errored == summary.attempts:
+        totals = "no score"
+    elif summary.unavailable_weight:
+        totals += f" · {num(summary.unavailable_weight)} unavailable"
+    over = plural(summary.rankable, "rankable attempt")
+    if not summary.rankable:
+        spread = "no rankable attempt"
+    elif normalised:
+        mean = sum(normalised) / len(normalised)
+        spread = (f"mean {percent(mean)} · min {percent(min(normalised))} · max {percent(max(normalised))} "
+                  f"of each eval's max (maxima differ) over {over}")
+    else:
+        spread = f"mean {num(summary.mean)} · min {num(summary.min)} · max {num(summary.max)} over {over}"
+    gates = join([f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
+                  f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else ""])
+    return ScoreLines(totals, f"not rankable ({listed})" if listed else "rankable", not listed, spread, gates,
+                      bool(summary.gate_failed), bool(normalised))
+
+
+# ── evals with several attempts ──────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class EvalFoldRow:
+    """`passed  exp · eval  passed under pass_rule any: 1 of 3 attempts passed (33%)`."""
+
+    word: str  # the eval's result (pass-style) or "scores"
+    slot: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class MultiAttempt:
+    rows: tuple[EvalFoldRow, ...]  # worst first; empty when every eval with several attempts passed
+    total: int  # evals with several attempts
+    note: str  # how they were folded
+    more: int  # rows left out (beyond the limit)
+    passing: int  # evals with several attempts that passed every attempt
+
+
+def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT) -> MultiAttempt | None:
+    evals, total = run_tally.multi_attempt_evals()
+    if not total:
+        return None
+    note = "worst first" if run_tally.rules_known else f"worst first; folded under pass_rule {DEFAULT_PASS_RULE}"
+    rows = []
+    for tally in evals[:limit]:
+        slot = f"{name(tally.experiment_id)} · {name(tally.eval_id)}"
+        if tally.kind is EvalKind.PASS:
+            fold = tally.fold()
+            decided = fold.passed + fold.failed + fold.errored
+            word = fold.result.value
+            detail = (f"{word} under pass_rule {tally.rule}: {fold.passed} of {decided} attempts passed "
+                      f"({percent(fold.pass_rate)})")
+        else:
+            summary = tally.scores()
+            word = "scores"
+            detail = join([
+                plural(summary.attempts, "attempt"),
+                f"mean {num(summary.mean)} · min {num(summary.min)} · max {num(summary.max)}",
+                f"{summary.unrankable} unrankable" if summary.unrankable else "",
+                f"{summary.errored} errored" if summary.errored else "",
+                f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
+                f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else "",
+            ])
+        rows.append(EvalFoldRow(word, slot, detail))
+    return MultiAttempt(tuple(rows), total, note, max(0, len(evals) - limit), total - len(evals))
+
+
+# ── the reuse line of the run summary ────────────────────────────────────────────────────
+
+_REASON_TEXT = {
+    PlanReason.PREVIOUS_ERRORED: ("previous attempt errored", "previous attempts errored", "run again"),
+    PlanReason.PREVIOUS_UNRANKABLE: ("previous attempt was unrankable", "previous attempts were unrankable",
+                                     "run again"),
+    PlanReason.FINGERPRINT_CHANGED: ("slot changed since it was sealed", "slots changed since they were sealed",
+                                     "fingerprint differs"),
+    PlanReason.TIMEOUT_CHANGED: ("previous attempt ran longer than the timeout",
+                                 "previous attempts ran longer than the timeout", "run again"),
+    PlanReason.RERUN: ("slot did not pass earlier", "slots did not pass earlier", "--rerun"),
+    PlanReason.NEW: ("slot is new", "slots are new", "nothing sealed earlier"),
+}
+
+
+def reuse_text(reused: int, reasons: dict[str, int], mode: str) -> str:
+    """Why results were or were not reused, from the plan's reasons (config.md, "Reuse")."""
+    parts = []
+    for reason, (one, many, why) in _REASON_TEXT.items():
+        n = reasons.get(reason.value, 0)
+        if n and reason is not PlanReason.NEW:
+            parts.append(f"{n} {one if n == 1 else many}, {why}")
+    if reused:
+        text = (f"{reused} result(s) reused from earlier runs (same fingerprint); "
+                "`niceeval run --rerun` reruns what did not pass, `--rerun-all` everything.")
+        return text + (f" Not reused: {'; '.join(parts)}." if parts else "")
+    if mode == "all":
+        return "nothing reused: --rerun-all."
+    if not parts:
+        return "0 results reused (nothing sealed earlier had the same fingerprint)."
+    return "nothing reused: " + "; ".join(parts) + "."
