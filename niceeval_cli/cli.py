@@ -366,8 +366,8 @@ def merge(
     from .app.project import store_path
     from .reports import merge_output
 
-    report = merge_stores(into if into is not None else store_path(None, config), stores)
-    if junit is not None and report.merged is not None:
+    report = merge_stores(into if into is not None else store_path(None, config), stores, junit=junit is not None)
+    if junit is not None and report.sealed is not None:
         merge_output.write_merged_junit(report, junit)
     merge_output.show(report, _console())
     raise typer.Exit(report.exit_code if exit_code else 0)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .._errors import ExitCode, UsageError
 from ..store import MergeResult, PlanSlot, RunRow, Store
+from .run import SealedRun, read_sealed
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class MergeReport:
     result: MergeResult
     merged: RunRow | None  # the merged logical run (a group for shards); None: the sources had no runs
     not_run: tuple[PlanSlot, ...]  # its planned slots that no attempt filled (a missing shard's)
+    sealed: SealedRun | None = None  # its sealed rows, read for JUnit (`junit=True`)
 
     @property
     def exit_code(self) -> int:
@@ -31,8 +33,9 @@ class MergeReport:
         return int(self.merged.exit_code)
 
 
-def merge_stores(target: Path, sources: Sequence[Path]) -> MergeReport:
-    """Merge `sources` into `target` (created when absent); all or nothing."""
+def merge_stores(target: Path, sources: Sequence[Path], *, junit: bool = False) -> MergeReport:
+    """Merge `sources` into `target` (created when absent); all or nothing. `junit`: also read
+    the merged run's rows for its JUnit XML."""
     if not sources:
         raise UsageError("merge: give at least one store to merge (niceeval merge shard-1.db shard-2.db ...)")
     for source in sources:
@@ -42,7 +45,8 @@ def merge_stores(target: Path, sources: Sequence[Path]) -> MergeReport:
         result = store.merge([Path(s) for s in sources])
         merged = store.resolve_run(result.logical_runs[0]) if result.logical_runs else None
         not_run = tuple(store.not_run(merged.id)) if merged is not None else ()
-    return MergeReport(Path(target), tuple(Path(s) for s in sources), result, merged, not_run)
+        sealed = read_sealed(store, merged.id, summary_limit=None, junit=True) if junit and merged else None
+    return MergeReport(Path(target), tuple(Path(s) for s in sources), result, merged, not_run, sealed)
 
 
 __all__ = ["MergeReport", "merge_stores"]

@@ -65,13 +65,10 @@ def show(report: MergeReport, console: Console) -> None:
 
 def write_merged_junit(report: MergeReport, path: Path) -> Path:
     """JUnit of the merged run; a missing shard's slots are <skipped> testcases ("not run")."""
-    from ..app.run import read_sealed
-    from ..store import Store
     from .junit import _umask, build
 
-    assert report.merged is not None
-    with Store.open(report.target, readonly=True) as store:
-        tree = build(read_sealed(store, report.merged.id, summary_limit=None, junit=True))
+    assert report.sealed is not None, "merge_stores(..., junit=True) reads the rows JUnit needs"
+    tree = build(report.sealed)
     root = tree.getroot()
     assert root is not None
     suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
