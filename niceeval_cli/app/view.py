@@ -13,7 +13,7 @@ from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
 if TYPE_CHECKING:
-    from ..store import OutcomeGroup, Store
+    from ..store import OutcomeGroup, PlanSlot, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
@@ -44,6 +44,7 @@ class RunPage:
     matching: int  # attempts matching the filters (the page shows at most `limit` of them)
     filters: ViewFilters
     not_run: int | None  # planned slots never run; None while the store does not record the plan
+    not_run_slots: tuple[PlanSlot, ...] = ()  # a shard group's slots no shard filled (listed as "not run")
 
     @property
     def shown(self) -> int:
@@ -111,7 +112,8 @@ def build_page(
         else:
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, filters.states))
-    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run))
+    missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), missing)
 
 
 def not_run_count(run: RunRow) -> int | None:

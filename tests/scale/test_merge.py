@@ -149,6 +149,10 @@ def test_a_missing_shard_leaves_exact_denominators_and_not_run_slots(suite):
     assert group["planned_total"] == 30 and group["not_run"] == len(missing) > 0
     for slot in missing:
         assert f"not run  {slot['experiment_id']} · {slot['eval_id']}#{slot['ordinal']}" in result.stdout
+    view = suite.cli("view", "ci-7", "--store", "merged.db").stdout
+    assert "incomplete · shards merged 2 of 3 · 30 planned" in view
+    for slot in missing[:20]:
+        assert f"not run  {slot['experiment_id']} · {slot['eval_id']}#{slot['ordinal']}" in view
     merged = query(suite, "attempts", "--store", "merged.db", "--run", "ci-7")
     assert len(merged) == 30 - len(missing)  # not-run slots are never rows of passed/failed/undecided
     suites = ET.parse(suite.root / "merged.xml").getroot()
@@ -183,7 +187,7 @@ def test_a_group_id_is_accepted_wherever_a_run_id_is_and_latest_is_the_group(sui
     assert len(latest) == 30  # the latest run is the group (a group counts as one)
     assert query(suite, "attempts", "--store", "merged.db", "--run", "ci") == latest  # a unique prefix
     view = suite.cli("view", "ci-7", "--store", "merged.db")
-    assert view.exit_code == 0 and "ci-7" in view.stdout
+    assert view.exit_code == 0 and "Group ci-7" in view.stdout and "shards merged 2 of 2" in view.stdout
     assert suite.cli("view", "--store", "merged.db").stdout.splitlines()[0] == view.stdout.splitlines()[0]
     rows = query(suite, "runs", "--store", "merged.db")
     assert [r["kind"] for r in rows] == ["group", "run", "run"]
