@@ -371,6 +371,15 @@ class Store:
         rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
         return run_row(rows[0])
 
+    def _resolve_id(self, ref: str | None) -> str:
+        """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
+        if ref is None:
+            latest = self.latest_run_id()
+            if latest is None:
+                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
+            return latest
+        return self._resolve_run_or_group(ref)[1]
+
     def _resolve_run_or_group(self, ref: str) -> tuple[str, str]:
         ref = ref.strip()
         if not ref:
@@ -430,9 +439,11 @@ class Store:
         )
 
     def _group_row(self, group_id: str) -> dict[str, Any] | None:
+        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted below
+            f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
         members = self._rows(
             "Reading a group's runs",
-            f"SELECT {RUN_SELECT} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
+            f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
             {"g": group_id},
         )
         if not members:
@@ -599,13 +610,13 @@ class Store:
             return self._query_runs(run, experiment=experiment, states=states, limit=limit)
         run_id: str | list[str] | None
         if target in ("attempts", "assertions"):
-            run_id = None if run == ALL_RUNS else self.run_scope(self.resolve_run(run).id)
+            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
             select = attempts_select if target == "attempts" else assertions_select
             sql, params = select(
                 run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
         elif target in ("turns", "events"):
-            run_id = None if run == ALL_RUNS else self.run_scope(self.resolve_run(run).id)
+            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
             sql, params = transcript_select(
                 target, run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
