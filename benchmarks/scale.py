@@ -124,24 +124,25 @@ def _cluster() -> Any:
     return start_cluster(nodes=2)
 
 
-def ray_overhead(n: int = 400) -> None:
-    """Trivial attempts: (Ray wall - in-process wall) / n, the cluster already running."""
+def ray_overhead(n: int = 1000) -> None:
+    """Trivial attempts: the per-attempt slope of a Ray run minus that of an in-process run
+    ((wall at n - wall at 1) / (n - 1) each), so connecting and starting workers cancel out."""
     cluster = _cluster()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             root = _project(Path(tmp), TRIVIAL, n, "[project]\nmax_concurrency = 32\n")
-            local, _ = _cli(root, "run", "--store", "local.db", env=cluster.env)
-            empty, _ = _cli(root, "run", "case_00000", "--store", "ray1.db", "--executor", "ray",
-                            "--ray-address", cluster.address, env=cluster.env)
-            ray, _ = _cli(root, "run", "--store", "ray.db", "--executor", "ray", "--ray-address",
-                             cluster.address, env=cluster.env)
+            ray_args = ("--executor", "ray", "--ray-address", cluster.address)
+            local_1, _ = _cli(root, "run", "cases/case_00000", "--store", "l1.db", env=cluster.env)
+            local_n, _ = _cli(root, "run", "--store", "ln.db", env=cluster.env)
+            ray_1, _ = _cli(root, "run", "cases/case_00000", "--store", "r1.db", *ray_args, env=cluster.env)
+            ray_n, _ = _cli(root, "run", "--store", "rn.db", *ray_args, env=cluster.env)
     finally:
         cluster.stop()
-    fixed = empty  # connecting, starting one worker per node, one attempt
-    print(f"ray    {n} trivial attempts at concurrency 32: in-process {local:.2f} s · Ray (2 local nodes) "
-          f"{ray:.2f} s · Ray with 1 attempt {fixed:.2f} s (connect + workers)")
-    print(f"ray    per-attempt overhead: {(ray - fixed - (local - 0.4)) / n * 1000:.2f} ms "
-          f"((Ray - Ray for 1 - (in-process - start-up)) / {n}); ratio Ray/in-process {ray / local:.1f}")
+    local_slope, ray_slope = (local_n - local_1) / (n - 1), (ray_n - ray_1) / (n - 1)
+    print(f"ray    {n} trivial attempts at concurrency 32: in-process {local_n:.2f} s (1 attempt: {local_1:.2f} s) · "
+          f"Ray on 2 local nodes {ray_n:.2f} s (1 attempt: {ray_1:.2f} s: connect + one worker per node)")
+    print(f"ray    per attempt: in-process {local_slope * 1000:.2f} ms · Ray {ray_slope * 1000:.2f} ms · "
+          f"Ray overhead {(ray_slope - local_slope) * 1000:.2f} ms per attempt")
 
 
 def ray_sleep(n: int = 200, concurrency: int = 50) -> None:

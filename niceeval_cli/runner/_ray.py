@@ -83,36 +83,83 @@ def _rebased(spec: SlotSpec) -> SlotSpec:
     return dataclasses.replace(spec, project_root=str(here), eval_file=str(here / relative))
 
 
-async def _execute_remote(spec: SlotSpec, secrets: Sequence[str]) -> SealedAttempt:
+class _Resolved:
+    """A worker's live objects, resolved once per eval and per experiment (a Ray worker process
+    has thousands of modules loaded: finding an eval module among them per attempt would cost
+    more than a trivial attempt)."""
+
+    def __init__(self) -> None:
+        self._modules: dict[str, Any] = {}
+        self._definitions: dict[tuple[str, str], Any] = {}
+        self._adapters: dict[tuple[str, str], Any] = {}
+
+    def handles(self, spec: SlotSpec, grader: Any) -> Any:
+        from types import MappingProxyType
+
+        from ..adapters import load_adapter
+        from ..authoring import EvalDefinition
+        from ._spec import LiveHandles, import_eval_module
+
+        where = (spec.eval_file, spec.eval_attr)
+        definition = self._definitions.get(where)
+        if definition is None:
+            module = self._modules.get(spec.eval_file)
+            if module is None:
+                module = self._modules[spec.eval_file] = import_eval_module(Path(spec.eval_file),
+                                                                            Path(spec.project_root))
+            definition = getattr(module, spec.eval_attr, None)
+            if not isinstance(definition, EvalDefinition):
+                raise LookupError(f"{spec.eval_file} has no eval {spec.eval_attr!r} (for {spec.eval_id})")
+            self._definitions[where] = definition
+        adapter = definition.adapter
+        if adapter is None and spec.adapter_ref is not None:
+            key = (spec.experiment_id, spec.adapter_ref)
+            adapter = self._adapters.get(key)
+            if adapter is None:
+                adapter = self._adapters[key] = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+        return LiveHandles(definition, adapter, spec.slot_settings(), grader, MappingProxyType(dict(spec.options)))
+
+
+async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], resolved: _Resolved) -> SealedAttempt:
     """A worker's job: the attempt, with a judge service of its own when the slot uses one."""
-    from ._inprocess import execute_spec
+    from ._attempt import execute_attempt
     from ._judge_glue import judge_grader
 
     spec = _rebased(spec)
     settings = spec.slot_settings().judge
-    if settings is None:
-        return await execute_spec(spec, secrets=secrets)
-    from ..judge import JudgeService
+    judge = None
+    if settings is not None:
+        from ..judge import JudgeService
 
-    judge = JudgeService()
+        judge = JudgeService()
     try:
-        return await execute_spec(spec, secrets=secrets, grader=judge_grader(judge, settings))
+        live = resolved.handles(spec, judge_grader(judge, settings))
+        return await execute_attempt(spec, live, project_root=Path(spec.project_root), secrets=secrets)
     finally:
-        await judge.aclose()
+        if judge is not None:
+            await judge.aclose()
 
 
 class _Worker:
     """The actor body (made a Ray actor class lazily, so importing this module never imports Ray)."""
 
-    def __init__(self, python_path: Sequence[str], cwd: str | None) -> None:
+    def __init__(self, python_path: Sequence[str], cwd: str | None, max_concurrency: int = 32) -> None:
+        self._threads = max(32, max_concurrency + 4)  # plain-function adapters run in threads, as in-process
+        self._pool: Any = None
         for entry in reversed(python_path):
             if entry not in sys.path:
                 sys.path.insert(0, entry)
         if cwd is not None and os.path.isdir(cwd):
             os.chdir(cwd)  # on this machine: where the driver runs, so paths read as they do in-process
+        self._resolved = _Resolved()
 
     async def run(self, spec: SlotSpec, secrets: Sequence[str]) -> SealedAttempt:
-        return await _execute_remote(spec, secrets)
+        if self._pool is None:  # the actor's loop: give it as many threads as the driver would have
+            import concurrent.futures
+
+            self._pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="niceeval-worker")
+            asyncio.get_running_loop().set_default_executor(self._pool)
+        return await _execute_remote(spec, secrets, self._resolved)
 
     def node(self) -> str:
         import ray
@@ -169,7 +216,8 @@ class RayExecutor:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._actor = ray.remote(_Worker)
-        self._args = ([package_root, root] if local else [], os.getcwd() if local else None)
+        self._args = ([package_root, root] if local else [], os.getcwd() if local else None,
+                      max(1, self.context.max_concurrency))
         alive = [str(n["NodeID"]) for n in ray.nodes() if n.get("Alive")]
         # One worker per node, pinned there; a lost one is replaced by a worker anywhere (`_replace`).
         self._workers = [self._new_worker(NodeAffinitySchedulingStrategy(node, soft=False)) for node in alive]
