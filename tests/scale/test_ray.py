@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -125,8 +126,11 @@ def test_results_through_ray_equal_in_process_results(cluster, ray_project):
             rows(ray_project, env, target, "inprocess.db"))
     run = rows(ray_project, env, "runs", "ray.db")[0]
     assert run["executor"] == "ray" and run["planned_total"] == 30
-    # The summary and the NDJSON events behave as in-process.
-    assert "2 errored, 6 failed, 18 passed, 4 scored" in remote.stdout
+    # The summary says the same as in-process (only ids differ).
+    def summary(out: str) -> list[str]:
+        return [re.sub(r"[0-9A-HJKMNP-TV-Z]{26}", "ID", line) for line in out.splitlines()[-4:]]
+
+    assert summary(remote.stdout) == summary(local.stdout)
 
 
 def test_attempts_spread_over_both_nodes_within_max_concurrency(cluster, ray_project):
