@@ -192,6 +192,9 @@ def run(
                                            rich_help_panel="Output")] = False,
     junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--junit", metavar="FILE", help="Also write JUnit XML here.", rich_help_panel="Output")] = None,
+    budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--budget", metavar="USD", min=0,
+        help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
     shard: Annotated[Text, typer.Option(
         "--shard", metavar="K/N", help="Run only shard K of N of the plan (docs/scale.md).",
         rich_help_panel=_SCALE)] = None,
@@ -221,8 +224,8 @@ def run(
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__, shard=shard, group=group, executor=executor, ray_address=ray_address,
-        retry_lost=retry_lost,
+        store=store, version=__version__, budget_usd=budget, shard=shard, group=group, executor=executor,
+        ray_address=ray_address, retry_lost=retry_lost,
     )
     console = _console()
     if dry:
@@ -377,7 +380,10 @@ def merge(
              epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _EXIT_CODES_READ)
 @_guard
 def list_evals(
-    json_out: Annotated[bool, _flag("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
+    json_out: Annotated[bool, _flag(
+        "--json", help='Print {"evals": [...], "experiments": [...], "warnings": [...]}.')] = False,
+    cases: Annotated[bool, _flag(
+        "--cases", help="One line per case of an eval with cases (its id is <eval id>[<case id>]).")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments (what `niceeval run` would select)."""
@@ -385,7 +391,7 @@ def list_evals(
     from .app.project import load_project
     from .reports import listing
 
-    listing.show(list_project(load_project(config)), console=_console(), json_out=json_out)
+    listing.show(list_project(load_project(config), cases=cases), console=_console(), json_out=json_out)
 
 
 @app.command(short_help="Write a minimal project that runs as it is.",

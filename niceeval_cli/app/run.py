@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .. import outcomes
 from .._errors import UsageError
 from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
+from ..authoring._turns import TOOL_CALLS_UNOBSERVED
 from .project import load_project
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class SealedRun:
     attempts: list[AttemptRow] = field(default_factory=list)  # all of them (JUnit only)
     results: dict[str, list[AssertionRow]] = field(default_factory=dict)  # attempt id → results (JUnit)
     key_problem: bool = False  # some judge item is unavailable for want of an API key
+    unobserved: bool = False  # some tool assertion is unavailable: the adapter did not observe tool calls
+    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ def build_request(
     executor: str | None = None,
     ray_address: str | None = None,
     retry_lost: bool = False,
+    budget_usd: float | None = None,
 ) -> RunRequest:
     """Flags → a RunRequest (discovers the evals; config errors surface here)."""
     from ..config import RunOverrides
@@ -115,6 +119,7 @@ def build_request(
         group_id=group_id,
         executor=executor_name,
         executor_options=executor_options,
+        budget_usd=budget_usd,
     )
 
 
@@ -187,15 +192,17 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
     run_row = store.resolve_run(run_id)
     groups = store.outcome_rows(run_row.id)
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
-    more, key_problem = 0, False
+    more, key_problem, unobserved = 0, False, False
     if summary_limit is not None:
         shown, more, key_problem = _shown(store, run_row.id, groups, summary_limit)
+        unobserved = any(r.reason == TOOL_CALLS_UNOBSERVED for _, results in shown for r in results)
     attempts: list[AttemptRow] = []
     results: dict[str, list[AssertionRow]] = {}
     if junit:
         attempts = store.attempts_for_run(run_row.id)
         results = {a.id: store.assertions_for_attempt(a.id) for a in attempts if not _clean(a)}
-    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem)
+    costs = store.costs(run_row.id) if summary_limit is not None else []
+    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem, unobserved, costs)
 
 
 def _clean(attempt: AttemptRow) -> bool:

@@ -5,7 +5,7 @@ from the store's severity order, and only the attempts on the page have their re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
 if TYPE_CHECKING:
+    from .._records import TurnRecord
     from ..store import OutcomeGroup, PlanSlot, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
@@ -44,6 +45,7 @@ class RunPage:
     matching: int  # attempts matching the filters (the page shows at most `limit` of them)
     filters: ViewFilters
     not_run: int | None  # planned slots never run; None while the store does not record the plan
+    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
     not_run_slots: tuple[PlanSlot, ...] = ()  # a shard group's slots no shard filled (listed as "not run")
 
     @property
@@ -57,6 +59,7 @@ class AttemptDetail:
 
     attempt: AttemptRow
     results: list[AssertionRow]
+    turns: list[TurnRecord] = field(default_factory=list)  # the transcript (agents.md)
 
 
 def load_view(
@@ -80,7 +83,7 @@ def load_view(
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
     attempt = store.resolve_attempt(ref)
-    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id))
+    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id), store.turns(attempt.id))
 
 
 def _is_attempt(store: Store, ref: str) -> bool:
@@ -112,8 +115,10 @@ def build_page(
         else:
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, filters.states))
+    costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
     missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
-    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), missing)
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
+                   missing)
 
 
 def not_run_count(run: RunRow) -> int | None:

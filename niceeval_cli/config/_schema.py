@@ -170,6 +170,14 @@ class ExperimentTable(StrictTable):
     judge: JudgeOverrides = JudgeOverrides()
 
 
+class PriceTable(StrictTable):
+    """`[prices."MODEL"]`: USD per million tokens, for estimated cost (never mixed with reported)."""
+
+    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
 class FileSettings(BaseSettings):
     """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
 
@@ -179,6 +187,7 @@ class FileSettings(BaseSettings):
     judge: JudgeOverrides = JudgeOverrides()
     run: RunTable = RunTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
+    prices: dict[str, PriceTable] = Field(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -197,6 +206,7 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "judge": JudgeOverrides,
     "run": RunTable,
     "experiment": ExperimentTable,
+    "price": PriceTable,
 }
 
 
@@ -255,6 +265,7 @@ class ProjectConfig(FrozenModel):
     experiments: Mapping[str, ExperimentConfig]
     executor: str | None = None  # [run] executor; None: in-process
     ray_address: str | None = None  # [run] ray_address
+    prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
 
     @field_validator("experiments", mode="after")
     @classmethod

@@ -10,7 +10,6 @@ from dataclasses import asdict
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.text import Text
 
 from ..app.run import RunReport, silence_stdout
 from ._safe import visible
@@ -18,9 +17,11 @@ from ._tally import attempt_word, tally
 from .json_columns import decoded
 from .terminal import emit as out
 from .terminal.attempt import block_lines
+from .terminal.cost import cost_lines
 from .terminal.lines import Line, blank, line
 from .terminal.run import experiment_lines, multi_attempt_lines
 from .viewmodels.attempt import attempt_block, score_text
+from .viewmodels.cost import experiment_costs, usd
 from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
 from .viewmodels.text import exit_text, plural
 
@@ -37,6 +38,7 @@ def _slot_json(slot: PlannedSlot) -> dict[str, Any]:
     return {
         "experiment_id": slot.experiment.id,
         "eval_id": slot.eval.id,
+        "case_id": slot.eval.case.id if slot.eval.case is not None else None,
         "ordinal": slot.ordinal,
         "decision": "execute" if slot.execute else "reuse",
         "plan_reason": str(slot.reason),
@@ -81,8 +83,10 @@ class NdjsonEvents:
         self._emit("attempt.sealed", run_id, attempt=_plain(attempt), assertions=[_plain(r) for r in results])
 
     def finished(self, outcome: RunOutcome) -> None:
+        budget = ({"budget_usd": outcome.budget_usd, "spent_usd": outcome.spent_usd,
+                   "unstarted": list(outcome.unstarted)} if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
-                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts)
+                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts, **budget)
 
 
 class LineEvents:
@@ -157,6 +161,9 @@ def summary_lines(report: RunReport) -> list[Line]:
     multi = multi_attempt(totals)
     if multi is not None:
         lines += [blank(), *multi_attempt_lines(multi)]
+    costs = cost_lines(experiment_costs(sealed.costs, sealed.run.experiments))
+    if costs:
+        lines += [blank(), *costs]
     lines.append(blank())
     lines.append(line(("run ", "bold"), (sealed.run.id, "bold"),
                       f": {counts.text} · {exit_text(outcome.exit_code, counts.because)}"))
@@ -165,6 +172,17 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if outcome.budget_usd is not None and outcome.status == "budget-exhausted":
+        unstarted = [visible(u, 200, single_line=True) for u in outcome.unstarted]
+        shown = ", ".join(unstarted[:10]) + (f" (+{len(unstarted) - 10} more)" if len(unstarted) > 10 else "")
+        lines.append(line((f"budget exhausted: {usd(outcome.spent_usd or 0.0)} spent of {usd(outcome.budget_usd)}; ",
+                           "yellow"), f"{len(unstarted)} slot(s) not started: {shown or 'none'}"))
+    if sealed.unobserved:
+        lines.append(line(
+            "tool assertions are unavailable (tool-calls-unobserved): the adapter does not report tool calls "
+            'completely; declare define_adapter(..., observes=("messages", "tool_calls")) when its turns '
+            "carry every call (docs/agents.md)."
+        ))
     if outcome.usage_unreported:
         lines.append(line((
             f"warning: {plural(outcome.usage_unreported, 'token count')} outside the range a store can hold "
@@ -195,6 +213,7 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
     if json_out:
         NdjsonEvents(sys.stdout).planned(None, slots)
         return
+    lines = []
     for slot in slots:
         if slot.execute:
             why = str(slot.reason)
@@ -203,7 +222,8 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
             text = f"execute  {slot.label}  {why}"
         else:
             text = f"reuse    {slot.label}  attempt {slot.reuse_attempt_id} from run {slot.reuse_run_id}"
-        console.print(Text(visible(text, 400, single_line=True)))
+        lines.append(line(visible(text, 400, single_line=True)))
     executing = sum(s.execute for s in slots)
-    console.print(Text(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
-                       "nothing was run (--dry)"))
+    lines.append(line(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
+                      "nothing was run (--dry)"))
+    out.emit(console, lines)  # one write when piped: a dataset's plan is 10 000 lines

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._selectors import is_glob, sqlite_glob
 from .._states import AssertionState, AttemptState, Derived, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
@@ -117,8 +118,12 @@ def filter_experiments(where: Where, experiments: Names, column: str) -> None:
 
 def filter_evals(where: Where, prefixes: Names, column: str = "a.eval_id") -> None:
     # substr, not LIKE: eval ids often contain `_`, a LIKE wildcard.
+    # A selector with `*` or `?` is a glob over the whole id, as for `niceeval run` (_selectors).
     clauses = []
     for prefix in as_tuple(prefixes):
+        if is_glob(prefix):
+            clauses.append(f"{column} GLOB {where.param(sqlite_glob(prefix))}")
+            continue
         p = where.param(prefix)
         clauses.append(f"substr({column}, 1, length({p})) = {p}")
     where.any_of(clauses)
@@ -222,6 +227,21 @@ def transcript_select(
         f"{where.sql()} ORDER BY {order}"
     )
     return sql + where.limit(limit), where.params
+
+
+def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple[str, dict[str, Any]]:
+    """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    sql = (
+        "SELECT a.experiment_id AS experiment_id, count(*) AS attempts, "
+        "sum(a.cost_usd) AS reported, count(a.cost_usd) AS reported_n, "
+        "sum(a.estimated_cost_usd) AS estimated, count(a.estimated_cost_usd) AS estimated_n "
+        f"FROM {source}{where.sql()} GROUP BY a.experiment_id"
+    )
+    return sql, where.params
 
 
 def runs_select(

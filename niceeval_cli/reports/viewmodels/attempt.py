@@ -11,6 +11,7 @@ from ..._records import AssertionResult, AttemptRecord
 from ..._states import AssertionState, AttemptState, EvalKind, GateState, Relation
 from .._safe import visible
 from .._tally import attempt_word
+from .cost import attempt_cost_text
 from .text import TEXT_LIMIT, duration, name, num, when
 
 REST_LIMIT = 20  # passing results shown per expanded attempt before "… N more"
@@ -251,6 +252,9 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
     fields = [
         ("eval", f"{name(attempt.eval_id, None)} #{attempt.ordinal} ({kind})"),
         ("experiment", name(attempt.experiment_id, None)),
+        ("case", name(attempt.case_id, None) if attempt.case_id is not None else ""),
+        ("case value", visible(_pretty_json(attempt.case_value), None) if attempt.case_value is not None else ""),
+        ("case metadata", visible(_pretty_json(attempt.case_metadata), None) if attempt.case_metadata else ""),
         ("run", f"{attempt.run_id} (the run that executed and sealed it)"),
         ("score", score_text(attempt)),
         ("gate", str(attempt.gate) if attempt.gate is not None and attempt.kind == EvalKind.SCORE else ""),
@@ -262,6 +266,7 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
         ("duration", duration(attempt.duration_ms)),
         ("usage", f"input {_tokens(attempt.input_tokens)} · output {_tokens(attempt.output_tokens)} · "
                   f"judge {_tokens(attempt.judge_tokens)} tokens"),
+        ("cost", attempt_cost_text(attempt)),
         ("fingerprint", attempt.fingerprint),
         ("notes", visible(_notes_text(attempt.notes), None) if attempt.notes else ""),
         ("traceback", visible(attempt.traceback.rstrip(), None) if attempt.traceback else ""),
