@@ -36,7 +36,7 @@ from ..expect._json import canonical_json
 from ._executor import SealedAttempt
 from ._extras import extras_json
 from ._frames import project_frame, project_traceback
-from ._sanitize import clean_value, fits_int64, usage_note
+from ._sanitize import clean_value, fits_int64, replace_surrogates, usage_note
 from ._spec import LiveHandles, SlotSpec
 
 EVIDENCE_LIMIT = 64 * 1024
@@ -340,6 +340,7 @@ def _seal_results(
     for reg in registrations:
         result = reg.result
         assert result is not None
+        notes.extend(reg.seal_notes)
         rel_file = _relative(reg.location.file, root)
         role = reg.role
         contribution = outcomes.contribution(role, result.state, reg.weight, result.measurement)
@@ -348,14 +349,21 @@ def _seal_results(
         elif reg.evidence is None:
             evidence = None
         else:
-            try:
-                evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
-            except UnicodeEncodeError:  # a lone surrogate in the evidence: store it replaced
-                cleaned, n = clean_value(reg.evidence)
-                notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+            # safe_json replaces lone surrogates by U+FFFD itself; count them (only when a U+FFFD
+            # shows up, so the usual case pays nothing) so that the attempt's notes say so.
+            evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            if "\ufffd" in evidence:
+                n = clean_value(reg.evidence)[1]
+                if n:
+                    notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+                                 "be stored as UTF-8 replaced with U+FFFD")
+        explanation = None
+        if result.explanation:  # redact replaces lone surrogates silently: note them first
+            explanation, n = replace_surrogates(result.explanation)
+            if n:
+                notes.append(f"explanation of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
                              "be stored as UTF-8 replaced with U+FFFD")
-                evidence = safe_json(cleaned, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
-        explanation = redact(result.explanation, secrets) if result.explanation else None
+            explanation = redact(explanation, secrets)
         results.append(AssertionResult(
             id=new_id(),
             attempt_id=attempt_id,

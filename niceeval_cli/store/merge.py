@@ -202,28 +202,45 @@ def _check_groups(conn: sqlite3.Connection) -> None:
 
 
 def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], int]:
-    copied: dict[str, int] = {}
-    skipped: dict[str, int] = {}
-    finished = 0
+    """Compare, then insert; runs go in as `running` and are finished last, because the file
+    accepts slots and plan rows only for a running run (schema.py)."""
     for table in _TABLES:
         found = _conflicts(conn, table, table.stage, f"main.{table.name}")
         if found:
             raise _refuse(table, found, "a source", "the target store")
-        if table is _RUNS:
-            finish = ", ".join(f"{c} = (SELECT i.{c} FROM {table.stage} i WHERE i.id = main.runs.id)"
-                               for c in RUN_FINISH_COLUMNS)
-            finished = conn.execute(
-                f"UPDATE main.runs SET {finish} WHERE status = '{_RUNNING}' AND id IN (SELECT id FROM {table.stage} "
-                f"WHERE status != '{_RUNNING}')"
-            ).rowcount
+    runs = _RUNS.stage
+    conn.execute("DROP TABLE IF EXISTS temp.niceeval_merge_finishing")
+    conn.execute(
+        f"CREATE TABLE temp.niceeval_merge_finishing AS SELECT i.id AS id FROM {runs} i WHERE i.status != "
+        f"'{_RUNNING}' AND (NOT EXISTS (SELECT 1 FROM main.runs p WHERE p.id = i.id) OR EXISTS "
+        f"(SELECT 1 FROM main.runs p WHERE p.id = i.id AND p.status = '{_RUNNING}'))"
+    )
+    finished = conn.execute(
+        "SELECT count(*) FROM temp.niceeval_merge_finishing f JOIN main.runs p ON p.id = f.id"
+    ).fetchone()[0]
+    copied: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    for table in _TABLES:
         columns = ", ".join(table.columns)
+        selected = columns
+        if table is _RUNS:  # as running: its slots and plan can then be added
+            selected = ", ".join(
+                f"'{_RUNNING}'" if c == "status" else "NULL" if c in ("ended_at", "exit_code") else f"i.{c}"
+                for c in table.columns
+            )
         staged = conn.execute(f"SELECT count(*) FROM {table.stage}").fetchone()[0]
         inserted = conn.execute(
-            f"INSERT INTO main.{table.name} ({columns}) SELECT {columns} FROM {table.stage} i "
+            f"INSERT INTO main.{table.name} ({columns}) SELECT {selected} FROM {table.stage} i "
             f"WHERE NOT EXISTS (SELECT 1 FROM main.{table.name} p WHERE {_on_key(table, 'i', 'p')})"
         ).rowcount
         copied[table.name] = inserted
         skipped[table.name] = staged - inserted - (finished if table is _RUNS else 0)
+    finish = ", ".join(f"{c} = (SELECT i.{c} FROM {runs} i WHERE i.id = main.runs.id)" for c in RUN_FINISH_COLUMNS)
+    conn.execute(
+        f"UPDATE main.runs SET {finish} WHERE status = '{_RUNNING}' AND id IN "
+        "(SELECT id FROM temp.niceeval_merge_finishing)"
+    )
+    conn.execute("DROP TABLE temp.niceeval_merge_finishing")
     _check_groups(conn)
     return copied, skipped, finished
 

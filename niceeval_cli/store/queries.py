@@ -229,7 +229,9 @@ def transcript_select(
     return sql + where.limit(limit), where.params
 
 
-def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple[str, dict[str, Any]]:
+def costs_select(
+    run_id: str | Sequence[str], *, experiment: Names, eval_prefix: Names
+) -> tuple[str, dict[str, Any]]:
     """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
     where = Where()
     source = attempts_source(where, run_id)

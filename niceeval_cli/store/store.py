@@ -523,7 +523,7 @@ class Store:
 
     def costs(self, run_id: str, *, experiment: Names = None, eval_prefix: Names = None) -> list[dict[str, Any]]:
         """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
-        sql, params = costs_select(run_id, experiment=experiment, eval_prefix=eval_prefix)
+        sql, params = costs_select(self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix)
         return self._rows("Reading a run's cost", sql, params)
 
     def turns(self, attempt_id: str) -> list[TurnRecord]:

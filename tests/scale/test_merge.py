@@ -228,3 +228,17 @@ def test_a_shard_against_the_merged_store_reuses_by_fingerprint(suite):
 def test_merge_of_a_missing_file_is_a_usage_error(suite):
     result = merge(suite, "nope.db", "--into", "m.db")
     assert result.exit_code == 2 and "nope.db" in result.stderr
+
+
+def test_report_and_compare_take_a_group_id(suite, one_machine):
+    names = shards(suite, 2)
+    assert merge(suite, "one.db", *names, "--into", "merged.db").exit_code == 0
+    single = next(r for r in query(suite, "runs", "--store", "one.db") if r["kind"] == "run")["id"]
+    compared = suite.cli("compare", single, "ci-7", "--store", "merged.db", "--format", "json",
+                         "--fail-on", "regressed", "--fail-on", "fixed")
+    assert compared.exit_code == 0, compared.stdout + compared.stderr
+    pairs = json.loads(compared.stdout)
+    assert pairs and {p["class"] for p in pairs} <= {"unchanged", "still-failing", "decided", "undecided"}
+    report = suite.cli("report", "ci-7", "--store", "merged.db", "--out", "group.html")
+    assert report.exit_code == 0, report.stderr
+    assert "ci-7" in (suite.root / "group.html").read_text()
