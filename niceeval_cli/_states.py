@@ -86,6 +86,7 @@ class AttemptReason(_Name):
     NO_ADAPTER = "no-adapter"
     INTERRUPTED = "interrupted"
     SANDBOX_PREPARE_FAILED = "sandbox-prepare-failed"  # a `prepare` command failed (docs/sandbox.md)
+    EXECUTOR_LOST = "executor-lost"  # the worker or node running it died (scale.md, Ray)
     ASSERTION_ERRORED = "assertion-errored"
     EVIDENCE_UNAVAILABLE = "evidence-unavailable"
 

@@ -139,6 +139,7 @@ def _flag(*names: str, **options: Any) -> Any:
     return typer.Option(*names, metavar=_FLAG, **options)
 
 _FILES = "Project"
+_SCALE = "Scale"
 _SELECT = "Selection"
 ConfigOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
     "--config", metavar="FILE", help="Use this niceeval.toml.", rich_help_panel=_FILES)]
@@ -200,6 +201,21 @@ def run(
         "--keep-sandbox", metavar="failed|all",
         help="Keep the sandbox of failed and errored attempts (failed) or of every attempt (all); "
              "`niceeval sandbox list` shows where.")] = None,
+    shard: Annotated[Text, typer.Option(
+        "--shard", metavar="K/N", help="Run only shard K of N of the plan (docs/scale.md).",
+        rich_help_panel=_SCALE)] = None,
+    group: Annotated[Text, typer.Option(
+        "--group", metavar="ID", help="The shard group (default: NICEEVAL_RUN_GROUP, else the plan digest).",
+        rich_help_panel=_SCALE)] = None,
+    executor: Annotated[Text, typer.Option(
+        "--executor", metavar="NAME", help="Where attempts run: inprocess (default) or ray.",
+        rich_help_panel=_SCALE)] = None,
+    ray_address: Annotated[Text, typer.Option(
+        "--ray-address", metavar="ADDR", help="The Ray cluster (default: a local one).",
+        rich_help_panel=_SCALE)] = None,
+    retry_lost: Annotated[bool, _flag(
+        "--retry-lost", help="Run again an attempt whose Ray worker or node was lost.",
+        rich_help_panel=_SCALE)] = False,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -214,7 +230,8 @@ def run(
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox,
+        store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox, shard=shard, group=group,
+        executor=executor, ray_address=ray_address, retry_lost=retry_lost,
     )
     console = _console()
     if dry:
@@ -332,6 +349,38 @@ def query(
     rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
                       eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql)
     write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)
+
+
+@app.command(
+    short_help="Merge stores (CI shards) into one; a shard group reads as one run.",
+    epilog="**Examples**\n\n"
+           "* `niceeval merge shard-*/results.db --into merged.db --exit-code`: the merge job of a CI matrix\n"
+           "* `niceeval view GROUP --store merged.db`: the group as one run",
+)
+@_guard
+def merge(
+    stores: Annotated[list[Path], typer.Argument(metavar="STORE...", help="Stores to merge (shard results).")],
+    into: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--into", metavar="FILE", help="The target store (default: the project's).")] = None,
+    junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--junit", metavar="FILE", help="Also write JUnit XML of the merged run.")] = None,
+    exit_code: Annotated[bool, _flag("--exit-code", help="Exit with the merged run's exit code.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Copy the sealed rows of each STORE into one store, in one transaction.
+
+    Identical rows are skipped (merging twice changes nothing); the same id with other content
+    refuses the whole merge (exit 2). Shard runs of one group then read as one run.
+    """
+    from .app.merge import merge_stores
+    from .app.project import store_path
+    from .reports import merge_output
+
+    report = merge_stores(into if into is not None else store_path(None, config), stores, junit=junit is not None)
+    if junit is not None and report.sealed is not None:
+        merge_output.write_merged_junit(report, junit)
+    merge_output.show(report, _console())
+    raise typer.Exit(report.exit_code if exit_code else 0)
 
 
 @app.command("list", short_help="List discovered evals and configured experiments.",

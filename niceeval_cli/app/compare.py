@@ -69,10 +69,11 @@ def run_results(store: Store, run: RunRow) -> Results:
     Through `Store.sql` (tuples, no per-row dicts): 100 000 results read in a few tenths of a second.
     Ordered by attempt, then severity (outcomes.md), then registration order.
     """
-    run_id = run.id.replace("'", "''")
+    # A shard group reads as its member runs (scale.md).
+    run_ids = ", ".join("'" + member.replace("'", "''") + "'" for member in store.run_scope(run.id))
     columns, rows = store.sql(
         "SELECT r.* FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id "
-        f"WHERE s.run_id = '{run_id}' ORDER BY r.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
+        f"WHERE s.run_id IN ({run_ids}) ORDER BY r.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
     )
     return Results(columns, rows)
 

@@ -11,10 +11,13 @@ if TYPE_CHECKING:
 def plan_run(request: RunRequest) -> list[PlannedSlot]:
     """Each slot with its decision (execute: why / reuse: which attempt)."""
     from ..runner import plan
+    from ..runner._shard import layout_of
     from ..store import Store
 
     path = request.store_path or request.project.store
     if not path.exists():  # nothing sealed yet: every slot is new, and --dry creates no store
-        return plan(request, None)
-    with Store.open(path, readonly=True) as store:
-        return plan(request, store)
+        slots = plan(request, None)
+    else:
+        with Store.open(path, readonly=True) as store:
+            slots = plan(request, store)
+    return list(layout_of(slots, request.shard, request.group_id).slots)  # --shard K/N: this shard's part

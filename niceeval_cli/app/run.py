@@ -7,6 +7,7 @@ renders the returned `RunReport`; nothing here prints.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,11 @@ def build_request(
     dry: bool,
     store: Path | None,
     version: str,
+    shard: str | None = None,
+    group: str | None = None,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    retry_lost: bool = False,
     budget_usd: float | None = None,
     keep_sandbox: str | None = None,
 ) -> RunRequest:
@@ -94,13 +100,16 @@ def build_request(
     from ..discovery import discover
     from ..runner import RerunMode, RunRequest
     from ..sandbox import KEEP_CHOICES
+    from .scale import executor_settings, shard_settings
 
     if rerun and rerun_all:
         raise UsageError("--rerun and --rerun-all exclude each other; pick one")
     if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
         raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
                          f"and errored attempts, or of every attempt), got {keep_sandbox!r}")
+    shard_spec, group_id = shard_settings(shard, group, os.environ)
     project = load_project(config)
+    executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
     return RunRequest(
         project=project,
         evals=discover(project.eval_roots, project.root),
@@ -113,6 +122,10 @@ def build_request(
         store_path=store,
         argv=tuple(sys.argv[1:]),
         version=version,
+        shard=shard_spec,
+        group_id=group_id,
+        executor=executor_name,
+        executor_options=executor_options,
         budget_usd=budget_usd,
         keep_sandbox=keep_sandbox,
     )

@@ -14,7 +14,7 @@ from .run import is_clean
 
 if TYPE_CHECKING:
     from .._records import TurnRecord
-    from ..store import OutcomeGroup, Store
+    from ..store import OutcomeGroup, PlanSlot, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
@@ -46,6 +46,7 @@ class RunPage:
     filters: ViewFilters
     not_run: int | None  # planned slots never run; None while the store does not record the plan
     costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
+    not_run_slots: tuple[PlanSlot, ...] = ()  # a shard group's slots no shard filled (listed as "not run")
 
     @property
     def shown(self) -> int:
@@ -115,7 +116,9 @@ def build_page(
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, filters.states))
     costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
-    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs)
+    missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
+                   missing)
 
 
 def not_run_count(run: RunRow) -> int | None:

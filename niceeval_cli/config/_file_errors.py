@@ -38,6 +38,8 @@ _EXPECTED = {
     "memory": 'a Docker memory limit such as "512m" or "2g"',
     "user": 'a user for the container such as "1000" or "1000:1000"',
     "workdir": "an absolute path inside the container",
+    "executor": "an executor name (a string: \"inprocess\" or \"ray\")",
+    "ray_address": "a Ray cluster address (a string, e.g. \"127.0.0.1:6379\" or \"ray://head:10001\")",
 }
 _ELEMENT_EXPECTED = {"string_type": "a string", "string_too_short": "a non-empty string"}
 
@@ -76,14 +78,14 @@ def given(value: object) -> str:
 
 def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str | None, tuple[Any, ...]]:
     """(table path, table kind, key, index path below the key) of a validation error."""
-    if not loc or loc[0] not in ("project", "judge", "sandbox", "experiments", "prices"):
+    if not loc or loc[0] not in ("project", "judge", "sandbox", "run", "experiments", "prices"):
         return (), None, (str(loc[0]) if loc else None), ()
     head = str(loc[0])
     if head == "prices":  # [prices."MODEL"]
         if len(loc) < 3:
             return ((head, str(loc[1])) if len(loc) > 1 else (head,)), "price", None, ()
         return (head, str(loc[1])), "price", str(loc[2]), tuple(loc[3:])
-    if head in ("project", "judge", "sandbox"):
+    if head in ("project", "judge", "sandbox", "run"):
         return (head,), head, (str(loc[1]) if len(loc) > 1 else None), tuple(loc[2:])
     if len(loc) < 2:
         return ("experiments",), "experiment", None, ()
@@ -96,8 +98,8 @@ def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str |
 
 
 def unknown_top_level(key: str, value: object) -> str:
-    tables = ["project", "judge", "sandbox", "experiments", "prices"]
-    allowed = "allowed tables: [project], [judge], [sandbox], [experiments.<id>], [prices.<model>]"
+    tables = ["project", "judge", "sandbox", "run", "experiments", "prices"]
+    allowed = "allowed tables: [project], [judge], [sandbox], [run], [experiments.<id>], [prices.<model>]"
     if isinstance(value, Mapping):
         hint = suggest(key, tables, quote=lambda name: f"[{name}]")
         return f"unknown top-level table [{toml_key(key)}]{hint}; {allowed}."

@@ -127,6 +127,8 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         judge=settings.judge,
         sandbox=checked_sandbox_table(settings.sandbox, where, ("sandbox",), root),
         experiments=experiments,
+        executor=settings.run.executor,
+        ray_address=settings.run.ray_address,
         prices=dict(settings.prices),
     )
 

@@ -200,6 +200,13 @@ class ProjectTable(StrictTable):
     pass_rule: PassRuleValue = "any"
 
 
+class RunTable(StrictTable):
+    """`[run]`: where attempts run (scale.md); `--executor` / `--ray-address` override it."""
+
+    executor: Text | None = None
+    ray_address: Text | None = None
+
+
 class ExperimentTable(StrictTable):
     description: str | None = None
     adapter: AdapterRef | None = None
@@ -231,6 +238,7 @@ class FileSettings(BaseSettings):
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None
+    run: RunTable = RunTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
     prices: dict[str, PriceTable] = Field(default_factory=dict)
 
@@ -249,6 +257,7 @@ class FileSettings(BaseSettings):
 TABLE_MODELS: dict[str, type[BaseModel]] = {
     "project": ProjectTable,
     "judge": JudgeOverrides,
+    "run": RunTable,
     "experiment": ExperimentTable,
     "sandbox": SandboxTable,
     "price": PriceTable,
@@ -310,6 +319,8 @@ class ProjectConfig(FrozenModel):
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None  # `[sandbox]`, template already absolute
     experiments: Mapping[str, ExperimentConfig]
+    executor: str | None = None  # [run] executor; None: in-process
+    ray_address: str | None = None  # [run] ray_address
     prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
 
     @field_validator("experiments", mode="after")

@@ -27,6 +27,7 @@ EXECUTION_REASONS: frozenset[AttemptReason] = frozenset(
         AttemptReason.NO_ADAPTER,
         AttemptReason.INTERRUPTED,
         AttemptReason.SANDBOX_PREPARE_FAILED,
+        AttemptReason.EXECUTOR_LOST,
     }
 )
 BOOLEAN_MATCH = "boolean"

@@ -35,7 +35,7 @@ def print_view(console: Console, page: RunPage | AttemptDetail) -> None:
 def print_page(console: Console, page: RunPage) -> None:
     filters = filters_text(page.filters)
     totals = tally(page.groups, page.experiments)
-    header = run_header(page.run, totals, filters=filters, not_run=page.not_run)
+    header = run_header(page.run, totals, filters=filters, not_run=page.not_run, not_run_slots=page.not_run_slots)
     notes = eval_notes(totals)
     out.emit_boxed(console, header_lines(header))
     costs = cost_lines(experiment_costs(page.costs, page.experiments))

@@ -285,12 +285,13 @@ async def _close_sandbox(scope: AttemptScope, state: str, notes: list[str]) -> s
 
 
 def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), traceback: str | None = None,
-                    started_at: str | None = None, duration_ms: float = 0.0) -> AttemptRecord:
-    """An `errored` attempt (reason `exception`) for a slot whose attempt could not be run or
-    sealed as produced: the run goes on, and the error says what happened."""
+                    started_at: str | None = None, duration_ms: float = 0.0,
+                    reason: AttemptReason = AttemptReason.EXCEPTION) -> AttemptRecord:
+    """An `errored` attempt (reason `exception`, or the one given) for a slot whose attempt could
+    not be run or sealed as produced: the run goes on, and the error says what happened."""
     now = utc_now_iso()
     decided = outcomes.decide_attempt(
-        spec.kind, [], outcomes.Execution(reason=AttemptReason.EXCEPTION, error=error)
+        spec.kind, [], outcomes.Execution(reason=reason, error=error)
     )
     return AttemptRecord(
         id=new_id(),

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
+from .._errors import UsageError
 from .._records import AssertionResult, AttemptRecord
 from .._registry import EXECUTORS, UnknownName
 from ._spec import LiveHandles, SlotSpec
@@ -44,6 +45,10 @@ class ExecutorContext:
     secrets: Sequence[str] = ()
     #: The driver's live objects by slot key (in-process only; a remote worker resolves its own).
     handles: Mapping[tuple[str, str, int], LiveHandles] = field(default_factory=dict)
+    #: The executor's own settings (`RunRequest.executor_options`: ray_address, retry_lost, ...).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: Attempts the driver keeps in flight at most (across a cluster too).
+    max_concurrency: int = 1
 
 
 class Executor(Protocol):
@@ -56,19 +61,37 @@ class Executor(Protocol):
 
 
 ExecutorFactory = Callable[[ExecutorContext], Executor]
+#: Says, before a run is recorded, why an executor cannot be used (raises a NiceEvalError).
+ExecutorCheck = Callable[[Mapping[str, Any]], None]
 
 DEFAULT_EXECUTOR = "inprocess"
+_CHECKS: dict[str, ExecutorCheck] = {}
 
 
-def register_executor(name: str, factory: ExecutorFactory) -> None:
+def register_executor(name: str, factory: ExecutorFactory, check: ExecutorCheck | None = None) -> None:
     """Make an executor available by name in the registry of pluggable kinds (`_registry.EXECUTORS`);
-    a later registration of the same name replaces it."""
+    a later registration of the same name replaces it. `check(options)` runs before the run is
+    recorded and raises when the executor cannot be used (Ray not installed, ...)."""
     EXECUTORS.register(name, factory, replace=True)
+    if check is not None:
+        _CHECKS[name] = check
 
 
 def executor_names() -> tuple[str, ...]:
     _load_builtins()
     return tuple(sorted(EXECUTORS.names()))
+
+
+def check_executor(name: str, options: Mapping[str, Any]) -> None:
+    """Raise a UsageError for an unknown executor, or the executor's own reason it cannot run."""
+    _load_builtins()
+    if name not in EXECUTORS:
+        raise UsageError(
+            f"--executor {name!r}: {EXECUTORS.unknown(name)} (or set [run] executor in niceeval.toml)"
+        )
+    check = _CHECKS.get(name)
+    if check is not None:
+        check(options)
 
 
 def create_executor(name: str, context: ExecutorContext) -> Executor:
@@ -83,3 +106,5 @@ def create_executor(name: str, context: ExecutorContext) -> Executor:
 def _load_builtins() -> None:
     if DEFAULT_EXECUTOR not in EXECUTORS:
         from . import _inprocess  # noqa: F401 - registers itself
+    if "ray" not in EXECUTORS:
+        from . import _ray  # noqa: F401 - registers itself (imports Ray only when used)

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint_parts
 from .._selectors import matches_any
+from .._shards import ShardSpec
 from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, load_adapter
 from ..authoring import Adapter
@@ -126,6 +127,10 @@ class RunRequest:
     store_path: Path | None = None
     argv: tuple[str, ...] = ()
     version: str = ""
+    shard: ShardSpec | None = None  # --shard K/N: execute only this part of the full plan
+    group_id: str | None = None  # --group (or NICEEVAL_RUN_GROUP); default the plan digest
+    executor: str | None = None  # --executor / [run] executor; None: the in-process default
+    executor_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. ray_address, retry_lost
     budget_usd: float | None = None  # `--budget`: no new attempt once the run's spend reaches it
     keep_sandbox: str | None = None  # `--keep-sandbox failed|all` (docs/sandbox.md)
 

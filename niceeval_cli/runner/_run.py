@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import outcomes
-from .._errors import ExitCode, NiceEvalError
+from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import redact
@@ -22,12 +22,20 @@ from ..sandbox import cleanup_all
 from ..store import PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
-from ._executor import DEFAULT_EXECUTOR, Executor, ExecutorContext, SealedAttempt, create_executor
+from ._executor import (
+    DEFAULT_EXECUTOR,
+    Executor,
+    ExecutorContext,
+    SealedAttempt,
+    check_executor,
+    create_executor,
+)
 from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
 from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
+from ._shard import ShardLayout, layout_of
 from ._spec import SlotSpec, SpecMaker, handles_of
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
@@ -270,6 +278,18 @@ def sealed_rows(store: Store, run_id: str) -> list[_Row]:
     ]
 
 
+def _check_group(store: Store, layout: ShardLayout) -> None:
+    """A group's shards must come from one plan: refuse a shard of another plan under its id."""
+    others = sorted(d for d in store.group_plan_digests(str(layout.group_id)) if d != layout.digest)
+    if others:
+        raise UsageError(
+            f"--group {layout.group_id}: the store {store.path} already has shards of this group planned "
+            f"from another plan (plan digest {others[0][:12]}…, this run's is {layout.digest[:12]}…); "
+            "shards of one group must select the same evals, experiments and attempts — give another "
+            "--group (or unset NICEEVAL_RUN_GROUP)."
+        )
+
+
 def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     """Values never stored or printed: judge keys and what adapters read from the environment."""
     names = {s.settings.judge.api_key_env for s in slots if s.settings.judge is not None}
@@ -329,10 +349,16 @@ async def run_async(
 
 
 async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str) -> RunOutcome:
+    executor_name = request.executor or executor_name
+    check_executor(executor_name, request.executor_options)  # before anything is written
     store_path = request.store_path or request.project.store
     store = Store.open(store_path)
     try:
-        slots = plan(request, store)
+        planned_slots = plan(request, store)
+        layout = layout_of(planned_slots, request.shard, request.group_id)
+        if layout.group_id is not None:
+            _check_group(store, layout)
+        slots = list(layout.slots)
         if not request.dry:
             store.record_abandoned()  # runs whose process died: recorded by the next writer, never by readers
         reasons = count_by_reason(slots)
@@ -360,37 +386,44 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 failures += await preflight_sandbox_slots(executing)
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
-            # The run, its reused slots and its full plan in one transaction: no reader ever sees
-            # an empty `running` run, and readers can name the planned slots that never ran.
-            store.begin_run(
-                run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
-                config_file=str(request.project.file) if request.project.file else None,
-                experiments=sorted({s.experiment.id for s in slots}),
-                planned_total=len(slots), executor=executor_name, budget_usd=request.budget_usd,
-                reference_slots=[
-                    SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                               Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
-                    for s in reused
-                ],
-                plan=[PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
-                      for s in slots],
-            )
-            events.planned(run_id, slots)
-            if failures:
-                events.setup_failed(run_id, failures)
             root = request.project.root
             secrets = _secrets(executing)
-            make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
-            specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
             context = ExecutorContext(
                 project_root=root,
                 secrets=secrets,
-                handles={key: handles_of(slot, judge_grader(judge, slot.settings.judge))
-                         for key, slot in zip(specs, dispatchable, strict=True)},
+                handles={(s.experiment.id, s.eval.id, s.ordinal): handles_of(s, judge_grader(judge, s.settings.judge))
+                         for s in dispatchable},
+                options=dict(request.executor_options),
+                max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
             )
+            # Made before the run is recorded: an executor that cannot start (Ray not installed,
+            # no cluster at the address) records no run at all.
             executor = create_executor(executor_name, context)
-            dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
             try:
+                # The run, its reused slots and its full plan in one transaction: no reader ever sees
+                # an empty `running` run, and readers can name the planned slots that never ran.
+                store.begin_run(
+                    run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
+                    config_file=str(request.project.file) if request.project.file else None,
+                    experiments=sorted({s.experiment.id for s in slots}),
+                    planned_total=layout.planned_total, plan_digest=layout.digest,
+                    shard_index=layout.shard.index if layout.shard else None,
+                    shard_count=layout.shard.count if layout.shard else None,
+                    group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
+                    reference_slots=[
+                        SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
+                                   Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
+                        for s in reused
+                    ],
+                    plan=[PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+                          for s in planned_slots],  # the full plan (every shard's slots)
+                )
+                events.planned(run_id, slots)
+                if failures:
+                    events.setup_failed(run_id, failures)
+                make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
+                specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
+                dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
             finally:

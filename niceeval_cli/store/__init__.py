@@ -14,6 +14,7 @@ from .._imports import import_without
 import_without("sqlite_utils", "numpy")
 
 from .errors import StoreError, StoreUnavailable
+from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
@@ -29,6 +30,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "AssertionRow",
     "AttemptRow",
+    "MergeConflict",
+    "MergeResult",
     "OutcomeGroup",
     "PlanSlot",
     "QueryTarget",

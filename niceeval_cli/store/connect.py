@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from .._shards import sql_shard_of
 from .errors import StoreError, translated
 from .owner import sql_owner_gone
 from .schema import SCHEMA_VERSION, TABLES, create_schema, migrate
@@ -49,6 +50,7 @@ def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_M
     else:
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.create_function("niceeval_owner_gone", 3, sql_owner_gone)
+    conn.create_function("niceeval_shard_of", 4, sql_shard_of, deterministic=True)
     return conn
 
 

@@ -44,11 +44,14 @@ RUN_NOT_RUN_SQL = (
     "CASE WHEN EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
     "(SELECT count(*) FROM run_plan p WHERE p.run_id = runs.id AND NOT EXISTS (SELECT 1 FROM run_slots s "
     "WHERE s.run_id = p.run_id AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id "
-    "AND s.ordinal = p.ordinal)) END"
+    "AND s.ordinal = p.ordinal) AND (runs.shard_count IS NULL OR "
+    "niceeval_shard_of(p.experiment_id, p.eval_id, p.ordinal, runs.shard_count) = runs.shard_index)) END"
 )
 RUN_SELECT = ", ".join(
     f"{RUN_STATUS_SQL} AS status" if column == "status" else f"runs.{column}" for column in RUN_COLUMNS
 ) + f", {RUN_NOT_RUN_SQL} AS not_run"
+# `query runs` also lists shard groups (scale.md); a run row says it is one.
+RUN_QUERY_SELECT = f"{RUN_SELECT}, 'run' AS kind, NULL AS shards_merged"
 
 Names = str | Sequence[str] | None
 
@@ -161,16 +164,18 @@ def filter_run_statuses(where: Where, states: Names) -> None:
     where.any_of([f"{RUN_STATUS_SQL} = {where.param(s)}" for s in wanted])
 
 
-def attempts_source(where: Where, run_id: str | None) -> str:
-    """Attempts `a` with their slot `s` in one run (origin and reference), or every attempt once."""
+def attempts_source(where: Where, run_id: str | Sequence[str] | None) -> str:
+    """Attempts `a` with their slot `s` in one run or several (a shard group's members; origin and
+    reference), or every attempt once."""
     if run_id is None:
         return "attempts a LEFT JOIN run_slots s ON s.attempt_id = a.id AND s.run_id = a.run_id"
-    where.add(f"s.run_id = {where.param(run_id)}")
+    ids = [run_id] if isinstance(run_id, str) else list(run_id)
+    where.add(f"s.run_id IN ({', '.join(where.param(i) for i in ids) or 'NULL'})")
     return "run_slots s JOIN attempts a ON a.id = s.attempt_id"
 
 
 def attempts_select(
-    run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None,
+    run_id: str | Sequence[str] | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None,
     slot_columns: Sequence[str] = ("relation",),
 ) -> tuple[str, dict[str, Any]]:
     where = Where()
@@ -188,7 +193,7 @@ def _slot_column(name: str) -> str:
 
 
 def assertions_select(
-    run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None
+    run_id: str | Sequence[str] | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None
 ) -> tuple[str, dict[str, Any]]:
     where = Where()
     source = attempts_source(where, run_id)
@@ -205,7 +210,7 @@ def assertions_select(
 
 
 def transcript_select(
-    target: str, run_id: str | None, *, experiment: Names, eval_prefix: Names, states: Names,
+    target: str, run_id: str | Sequence[str] | None, *, experiment: Names, eval_prefix: Names, states: Names,
     limit: int | None,
 ) -> tuple[str, dict[str, Any]]:
     """`query turns|events`: the rows of the selected attempts, attempts worst first."""
@@ -224,7 +229,9 @@ def transcript_select(
     return sql + where.limit(limit), where.params
 
 
-def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple[str, dict[str, Any]]:
+def costs_select(
+    run_id: str | Sequence[str], *, experiment: Names, eval_prefix: Names
+) -> tuple[str, dict[str, Any]]:
     """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
     where = Where()
     source = attempts_source(where, run_id)
@@ -240,15 +247,16 @@ def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple
 
 
 def runs_select(
-    run_id: str | None, *, experiment: Names, states: Names, limit: int | None
+    run_id: str | Sequence[str] | None, *, experiment: Names, states: Names, limit: int | None
 ) -> tuple[str, dict[str, Any]]:
     where = Where()
     if run_id is not None:
-        where.add(f"runs.id = {where.param(run_id)}")
+        ids = [run_id] if isinstance(run_id, str) else list(run_id)
+        where.add(f"runs.id IN ({', '.join(where.param(i) for i in ids) or 'NULL'})")
     probe = Where(params=where.params)
     filter_experiments(probe, experiment, "j.value")
     if probe.clauses:
         where.add(f"EXISTS (SELECT 1 FROM json_each(runs.experiments) j WHERE {probe.clauses[0]})")
     filter_run_statuses(where, states)
-    sql = f"SELECT {RUN_SELECT} FROM runs{where.sql()} ORDER BY {RUN_ORDER}"
+    sql = f"SELECT {RUN_QUERY_SELECT} FROM runs{where.sql()} ORDER BY {RUN_ORDER}"
     return sql + where.limit(limit), where.params

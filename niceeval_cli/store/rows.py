@@ -66,6 +66,15 @@ class RunRow:
     executor: str | None = None
     budget_usd: float | None = None
     not_run: int | None = None  # planned slots no attempt filled; None when no plan was recorded
+    # A shard group read as one run (scale.md): kind "group", its id the group id.
+    kind: str = "run"
+    shards_merged: int | None = None  # distinct shards present (groups only)
+    member_run_ids: tuple[str, ...] = ()  # the shard runs that make the group (groups only)
+    group_status: str | None = None  # "complete" / "incomplete" (groups only)
+
+    @property
+    def is_group(self) -> bool:
+        return self.kind == "group"
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,21 @@ from sqlite_utils import Database
 
 from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
+from .._shards import shard_of
 from .._states import Relation, RunStatus
 from ..outcomes import assertion_severity_sql
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .errors import StoreError, translated
+from .groups import GROUP_KIND, GROUP_STATUS_FILTERS, RUN_KIND, group_row, members_sql, not_run_sql, scope_sql
+from .merge import MergeResult, merge_stores
 from .owner import current_owner
 from .queries import (
+    RUN_ORDER,
     RUN_SELECT,
+    RUN_STATUS_FILTERS,
     RUN_STATUS_SQL,
     Names,
+    as_tuple,
     assertions_select,
     attempts_select,
     costs_select,
@@ -230,6 +236,14 @@ class Store:
         with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
             conn.executemany(INSERT_PLAN, _plan_values(run_id, slots))
 
+    def merge(self, sources: Sequence[Path]) -> MergeResult:
+        """Copy the sealed rows of other stores into this one in one transaction (merge.py):
+        identical rows skipped, a conflicting id refuses the whole merge (`MergeConflict`)."""
+        self._writable("Merging stores")
+        for source in sources:
+            Store.open(Path(source), readonly=True).close()  # a store of ours, current schema (or upgraded)
+        return merge_stores(self._db.conn, self.path, [Path(s) for s in sources])
+
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
         self._writable("Finishing a run")
@@ -337,20 +351,114 @@ class Store:
         return {(row["eval_id"], row["ordinal"]): attempt_row(row) for row in rows}
 
     def latest_run_id(self) -> str | None:
+        """The most recent run, or its group when it is a shard (a group counts as one run)."""
         rows = self._rows(
-            "Finding the latest run", "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"
+            "Finding the latest run",
+            "SELECT id, CASE WHEN shard_count IS NOT NULL THEN group_id END AS grp FROM runs "
+            "ORDER BY started_at DESC, id DESC LIMIT 1",
         )
-        return rows[0]["id"] if rows else None
+        return (rows[0]["grp"] or rows[0]["id"]) if rows else None
 
     def resolve_run(self, ref: str | None) -> RunRow:
-        """`None` → the latest run; otherwise an exact run id or a unique prefix of one."""
+        """`None` → the latest run (or group); otherwise an exact run id, an exact shard group id,
+        or a unique prefix of either. A group reads as one run (`RunRow.kind == "group"`)."""
         if ref is None:
             ref = self.latest_run_id()
             if ref is None:
                 raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-        run_id = self._resolve_prefix("runs", "run", ref)
-        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [run_id])
+        kind, ident = self._resolve_run_or_group(ref)
+        if kind == GROUP_KIND:
+            return self.group(ident)
+        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
         return run_row(rows[0])
+
+    def _resolve_id(self, ref: str | None) -> str:
+        """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
+        if ref is None:
+            latest = self.latest_run_id()
+            if latest is None:
+                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
+            return latest
+        return self._resolve_run_or_group(ref)[1]
+
+    def _resolve_run_or_group(self, ref: str) -> tuple[str, str]:
+        ref = ref.strip()
+        if not ref:
+            raise StoreError("Give the run id or group id (or the start of one).")
+        if self._rows("Finding run", "SELECT id FROM runs WHERE id = ?", [ref]):
+            return RUN_KIND, ref
+        if self._is_group(ref):
+            return GROUP_KIND, ref
+        matches = [(RUN_KIND, row["id"]) for row in self._rows(
+            f"Finding run {ref}",
+            f"SELECT id FROM runs WHERE upper(substr(id, 1, length(:ref))) = upper(:ref) "
+            f"ORDER BY id LIMIT {_AMBIGUOUS_SHOWN + 1}", {"ref": ref},
+        )] + [(GROUP_KIND, row["group_id"]) for row in self._rows(
+            f"Finding group {ref}",
+            "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
+            f"AND substr(group_id, 1, length(:ref)) = :ref ORDER BY group_id LIMIT {_AMBIGUOUS_SHOWN + 1}",
+            {"ref": ref},
+        )]
+        if not matches:
+            raise StoreError(
+                f"No run with id {ref!r} in {self.path} (nor a shard group); `niceeval query runs` lists them."
+            )
+        if len(matches) > 1:
+            more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
+            shown = ", ".join(f"{kind} {ident}" for kind, ident in matches[:_AMBIGUOUS_SHOWN]) + more
+            raise StoreError(
+                f"The id prefix {ref!r} is ambiguous in {self.path}: it matches {shown}; give more characters."
+            )
+        return matches[0]
+
+    def _is_group(self, group_id: str) -> bool:
+        return bool(self._rows(
+            "Finding a group", "SELECT 1 FROM runs WHERE group_id = ? AND shard_count IS NOT NULL LIMIT 1",
+            [group_id],
+        ))
+
+    def run_scope(self, ref_id: str) -> list[str]:
+        """The run ids an exact run or group id stands for: the run itself, or the group's
+        member shard runs (newest first)."""
+        rows = self._rows(
+            "Reading a group's runs",
+            f"SELECT runs.id FROM runs WHERE runs.id IN ({scope_sql(':ref')}) ORDER BY {RUN_ORDER}",
+            {"ref": ref_id},
+        )
+        return [row["id"] for row in rows] or [ref_id]
+
+    def group(self, group_id: str) -> RunRow:
+        """A shard group as one run: exact denominators, shards merged, its decided exit code."""
+        row = self._group_row(group_id)
+        if row is None:
+            raise StoreError(f"No group with id {group_id!r} in {self.path}; `niceeval query runs` lists them.")
+        members, run_status, status = row.pop("member_run_ids"), row.pop("run_status"), row["status"]
+        row["status"] = run_status
+        return dataclasses.replace(
+            run_row(row), kind=GROUP_KIND, shards_merged=row["shards_merged"], member_run_ids=members,
+            group_status=status,
+        )
+
+    def _group_row(self, group_id: str) -> dict[str, Any] | None:
+        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted below
+            f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
+        members = self._rows(
+            "Reading a group's runs",
+            f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
+            {"g": group_id},
+        )
+        if not members:
+            return None
+        ids = [m["id"] for m in members]
+        return group_row(group_id, members, self.outcome_rows(ids), len(self._not_run(ids, ids[0], None)))
+
+    def group_plan_digests(self, group_id: str) -> set[str]:
+        """The plan digests the shard runs of a group were planned from (one, when consistent)."""
+        rows = self._rows(
+            "Reading a group's plans", "SELECT DISTINCT plan_digest FROM runs WHERE group_id = ? "
+            "AND shard_count IS NOT NULL AND plan_digest IS NOT NULL", [group_id],
+        )
+        return {row["plan_digest"] for row in rows}
 
     def resolve_attempt(self, prefix: str) -> AttemptRow:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""
@@ -387,10 +495,13 @@ class Store:
         return str(matches[0])
 
     def run_slots(self, run_id: str) -> list[SlotRow]:
+        """A run's (or a group's) slots, by experiment, eval and ordinal."""
+        ids = self.run_scope(run_id)
         rows = self._rows(
             "Reading a run's slots",
-            "SELECT * FROM run_slots WHERE run_id = ? ORDER BY experiment_id, eval_id, ordinal",
-            [run_id],
+            f"SELECT * FROM run_slots WHERE run_id IN ({', '.join('?' * len(ids))}) "
+            "ORDER BY experiment_id, eval_id, ordinal",
+            ids,
         )
         return [slot_row(row) for row in rows]
 
@@ -405,14 +516,14 @@ class Store:
     ) -> list[AttemptRow]:
         """A run's attempts, reused ones included (relation `reference`), worst first."""
         sql, params = attempts_select(
-            run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit,
+            self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit,
             slot_columns=("relation", "plan_reason"),
         )
         return [attempt_row(row) for row in self._rows("Reading a run's attempts", sql, params)]
 
     def costs(self, run_id: str, *, experiment: Names = None, eval_prefix: Names = None) -> list[dict[str, Any]]:
         """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
-        sql, params = costs_select(run_id, experiment=experiment, eval_prefix=eval_prefix)
+        sql, params = costs_select(self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix)
         return self._rows("Reading a run's cost", sql, params)
 
     def turns(self, attempt_id: str) -> list[TurnRecord]:
@@ -435,32 +546,40 @@ class Store:
         return [event_row(row) for row in rows]
 
     def run_plan(self, run_id: str) -> list[PlanSlot]:
-        """The run's full planned slot list as recorded by `record_plan` (empty if none was)."""
+        """The run's (or group's) full planned slot list as recorded by `record_plan` (empty if none was)."""
         rows = self._rows(
             "Reading a run's plan",
             "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = ? "
-            "ORDER BY experiment_id, eval_id, ordinal", [run_id],
+            "ORDER BY experiment_id, eval_id, ordinal", [self.run_scope(run_id)[0]],
         )
         return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
 
     def not_run(self, run_id: str) -> list[PlanSlot]:
-        """Planned slots of the run that no attempt filled (never started, or the run stopped)."""
-        rows = self._rows(
-            "Reading a run's plan",
-            "SELECT p.experiment_id, p.eval_id, p.ordinal, p.case_id FROM run_plan p "
-            "LEFT JOIN run_slots s ON s.run_id = p.run_id AND s.experiment_id = p.experiment_id "
-            "AND s.eval_id = p.eval_id AND s.ordinal = p.ordinal "
-            "WHERE p.run_id = ? AND s.attempt_id IS NULL ORDER BY p.experiment_id, p.eval_id, p.ordinal",
-            [run_id],
-        )
-        return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+        """Planned slots of the run that no attempt filled (never started, or the run stopped);
+        of a shard run, only its own shard's; of a group, every slot its members did not fill
+        (a missing shard's slots included)."""
+        ids = self.run_scope(run_id)
+        shard = None
+        if ids == [run_id]:
+            row = self._rows("Reading a run", "SELECT shard_index, shard_count FROM runs WHERE id = ?", [run_id])
+            if row and row[0]["shard_count"] is not None:
+                shard = (row[0]["shard_index"], row[0]["shard_count"])
+        return self._not_run(ids, ids[0], shard)
+
+    def _not_run(self, members: Sequence[str], plan_run: str, shard: tuple[int, int] | None) -> list[PlanSlot]:
+        sql, params = not_run_sql(members, plan_run)
+        rows = self._rows("Reading a run's plan", sql, params)
+        slots = [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+        if shard is not None:
+            slots = [p for p in slots if shard_of(p.experiment_id, p.eval_id, p.ordinal, shard[1]) == shard[0]]
+        return slots
 
     def outcome_rows(
         self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
     ) -> list[OutcomeGroup]:
         """The attempts filling the slots of one or several runs (reused ones included), grouped
         by outcome: what the run decision, `view`'s header and the summary count."""
-        ids = [run_ids] if isinstance(run_ids, str) else list(run_ids)
+        ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
         sql, params = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
         with translated(self.path, "Counting a run's attempts"):
             return outcome_groups_from(self._db.conn.execute(sql, params))
@@ -494,16 +613,16 @@ class Store:
         if target == "runs":
             if eval_prefix:
                 raise StoreError("--eval does not apply to `query runs`.")
-            run_id = None if run in (None, ALL_RUNS) else self.resolve_run(run).id
-            sql, params = runs_select(run_id, experiment=experiment, states=states, limit=limit)
-        elif target in ("attempts", "assertions"):
-            run_id = None if run == ALL_RUNS else self.resolve_run(run).id
+            return self._query_runs(run, experiment=experiment, states=states, limit=limit)
+        run_id: str | list[str] | None
+        if target in ("attempts", "assertions"):
+            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
             select = attempts_select if target == "attempts" else assertions_select
             sql, params = select(
                 run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
         elif target in ("turns", "events"):
-            run_id = None if run == ALL_RUNS else self.resolve_run(run).id
+            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
             sql, params = transcript_select(
                 target, run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
@@ -514,9 +633,80 @@ class Store:
             columns = [d[0] for d in cursor.description]
             return columns, [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
+    def _query_runs(
+        self, run: str | None, *, experiment: Names, states: Names, limit: int | None
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """Runs newest first, each shard group as a row of its own (kind `group`) just before its
+        newest member; `--run GROUP` gives the group row and its member runs."""
+        wanted = as_tuple(states)
+        unknown = [s for s in wanted if s not in RUN_STATUS_FILTERS and s not in GROUP_STATUS_FILTERS]
+        if unknown:
+            raise StoreError(
+                f"Unknown run state {', '.join(repr(s) for s in unknown)}; "
+                f"choose from {', '.join((*RUN_STATUS_FILTERS, *GROUP_STATUS_FILTERS))}."
+            )
+        run_states = [s for s in wanted if s in RUN_STATUS_FILTERS]
+        group_states = [s for s in wanted if s in GROUP_STATUS_FILTERS]
+        scope: list[str] | None = None
+        groups: list[str]
+        if run in (None, ALL_RUNS):
+            groups = [row["group_id"] for row in self._rows(
+                "Listing groups", "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
+                "AND group_id IS NOT NULL",
+            )]
+        else:
+            selected = self.resolve_run(run)
+            groups = [selected.id] if selected.is_group else []
+            scope = list(selected.member_run_ids) if selected.is_group else [selected.id]
+        sql, params = runs_select(scope, experiment=experiment, states=run_states or None, limit=None)
+        with translated(self.path, "Querying runs"):
+            cursor = self._db.execute(sql, params)
+            columns = [d[0] for d in cursor.description]
+            runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        if run_states and not group_states:
+            groups = []
+        if group_states and not run_states:
+            runs = []
+        rows = _with_groups(runs, [g for g in map(self._group_row, groups) if g is not None],
+                            experiment, group_states)
+        return columns, rows[:limit] if limit is not None else rows
+
     def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""
         return run_readonly(self.path, statement)
+
+
+def _with_groups(
+    runs: list[dict[str, Any]], groups: list[dict[str, Any]], experiment: Names, states: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Each group row placed just before its newest member run (or by its start time when the
+    run rows were filtered away), the group-only keys dropped."""
+    wanted = as_tuple(experiment)
+    placed: dict[str, dict[str, Any]] = {}
+    loose: list[dict[str, Any]] = []
+    for group in groups:
+        members = group.pop("member_run_ids")
+        group.pop("run_status")
+        if states and group["status"] not in states:
+            continue
+        if wanted and not any(
+            e == w or (w.endswith("/") and e.startswith(w)) for e in json.loads(group["experiments"]) for w in wanted
+        ):
+            continue
+        if members[0] in {r["id"] for r in runs}:
+            placed[members[0]] = group
+        else:
+            loose.append(group)
+    rows: list[dict[str, Any]] = []
+    for row in runs:
+        if row["id"] in placed:
+            rows.append(placed[row["id"]])
+        rows.append(row)
+    for group in loose:
+        at = next((i for i, r in enumerate(rows) if (r["started_at"], r["id"]) < (group["started_at"], group["id"])),
+                  len(rows))
+        rows.insert(at, group)
+    return rows
 
 
 def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:

@@ -43,14 +43,14 @@ def _run_ci(tmp_path: Path, **exits: int) -> tuple[int, list[str]]:
 def test_ci_installs_then_lints_type_checks_and_tests(tmp_path: Path) -> None:
     code, calls = _run_ci(tmp_path)
     assert code == 0
-    assert calls == ["pip", "ruff", "mypy", "pytest"]
+    assert calls == ["pip", "pip", "ruff", "mypy", "pytest"]
 
 
 @pytest.mark.parametrize(("failing", "ran"), [
-    ({"ruff": 1}, ["pip", "ruff"]),
-    ({"mypy": 1}, ["pip", "ruff", "mypy"]),
-    ({"pytest": 1}, ["pip", "ruff", "mypy", "pytest"]),
-    ({"pytest": 5}, ["pip", "ruff", "mypy", "pytest"]),
+    ({"ruff": 1}, ["pip", "pip", "ruff"]),
+    ({"mypy": 1}, ["pip", "pip", "ruff", "mypy"]),
+    ({"pytest": 1}, ["pip", "pip", "ruff", "mypy", "pytest"]),
+    ({"pytest": 5}, ["pip", "pip", "ruff", "mypy", "pytest"]),
 ], ids=["lint", "types", "tests", "no-tests-collected"])
 def test_ci_fails_when_any_step_fails(tmp_path: Path, failing: dict[str, int], ran: list[str]) -> None:
     code, calls = _run_ci(tmp_path, **failing)

@@ -89,7 +89,11 @@ def test_begin_run_records_shards_budget_and_executor(project):
     run = project.store.resolve_run("R1")
     assert (run.planned_total, run.shard_index, run.shard_count, run.group_id, run.plan_digest, run.executor,
             run.budget_usd) == (8, 2, 4, "g", "sha256:ab", "ray", 1.5)
-    assert len(project.store.not_run("R1")) == 8
+    # A shard run's not-run slots are its own shard's (scale.md); the other shards' are the group's.
+    from niceeval_cli._shards import shard_of
+
+    assert len(project.store.not_run("R1")) == sum(shard_of("exp", f"evals/{n}", 0, 4) == 2 for n in range(8))
+    assert len(project.store.not_run("g")) == 8
 
 
 def test_outcome_rows_group_the_attempts_of_one_or_several_runs_by_case(project):

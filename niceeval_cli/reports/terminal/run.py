@@ -19,10 +19,14 @@ _STATUS_STYLE = {
 
 
 def header_lines(header: RunHeader) -> list[Line]:
-    head = line(("Run ", "bold"), (header.run_id, "bold"), "  ", (header.status, _STATUS_STYLE.get(header.status, "")))
+    kind = "Group " if header.group else "Run "
+    head = line((kind, "bold"), (header.run_id, "bold"), "  ", (header.status, _STATUS_STYLE.get(header.status, "")))
     if header.exit is not None:
         head.text.append(f" · {header.exit}")
     out = [head, line(header.when, indent=2)]
+    if header.group:
+        out.append(line((header.group, "yellow" if "incomplete" in header.group else ""), indent=2))
+        out += [line(("not run  ", "yellow"), slot, indent=4) for slot in header.not_run_slots]
     if header.running:
         out.append(line(("still running: the counts below are what has been sealed so far", "cyan"), indent=2))
     out.append(line(header.attempts, indent=2))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ... import outcomes
 from ..._errors import ExitCode
 from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
-from ...store.rows import RunRow
+from ...store.rows import PlanSlot, RunRow
 from .._tally import DEFAULT_PASS_RULE, CasesTally, EvalTally, ExperimentTally, RunTally
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
 
@@ -94,6 +94,8 @@ class RunHeader:
     filters: str
     experiments: tuple[ExperimentSummary, ...]
     multi: MultiAttempt | None
+    group: str | None = None  # a shard group: `complete · shards merged 3 of 3 · 30 planned`
+    not_run_slots: tuple[str, ...] = ()  # a group's slots that no shard filled, as `exp · eval#n`
 
 
 def not_run_text(not_run: int | None, sealed: int) -> str | None:
@@ -102,7 +104,23 @@ def not_run_text(not_run: int | None, sealed: int) -> str | None:
     return f"{not_run} of {not_run + sealed} planned slots were not run"
 
 
-def run_header(run: RunRow, tally: RunTally, *, filters: str = "", not_run: int | None = None) -> RunHeader:
+def group_text(run: RunRow) -> str | None:
+    """What a shard group is made of (scale.md): shards merged K of N and exact denominators."""
+    if not run.is_group:
+        return None
+    planned = f"{run.planned_total} planned" if run.planned_total is not None else "plan unknown"
+    missing = f", {run.not_run} not run (never counted passed, failed or undecided)" if run.not_run else ""
+    shards = f"shards merged {run.shards_merged} of {run.shard_count}"
+    return f"shard group · {run.group_status} · {shards} · {planned}{missing}"
+
+
+NOT_RUN_SHOWN = 20
+
+
+def run_header(
+    run: RunRow, tally: RunTally, *, filters: str = "", not_run: int | None = None,
+    not_run_slots: Sequence[PlanSlot] = (),
+) -> RunHeader:
     status = RunStatus(run.status)
     running = status is RunStatus.RUNNING
     exit_ = None if running else exit_text(run.exit_code, count_line(tally, run.exit_code).because)
@@ -116,7 +134,9 @@ def run_header(run: RunRow, tally: RunTally, *, filters: str = "", not_run: int 
         attempts += f" · {tally.reused} reused from earlier runs"
     return RunHeader(
         run.id, status.value, exit_, started, running, attempts, not_run_text(not_run, tally.attempts), filters,
-        tuple(experiment_summary(x) for x in tally.experiments), multi_attempt(tally),
+        tuple(experiment_summary(x) for x in tally.experiments), multi_attempt(tally), group_text(run),
+        tuple(f"{p.experiment_id} · {p.eval_id}#{p.ordinal}" for p in not_run_slots[:NOT_RUN_SHOWN])
+        + ((f"… and {len(not_run_slots) - NOT_RUN_SHOWN} more",) if len(not_run_slots) > NOT_RUN_SHOWN else ()),
     )
 
 

@@ -1,0 +1,5 @@
+"""`python -m niceeval_cli` is `niceeval`."""
+
+from .cli import main
+
+main()

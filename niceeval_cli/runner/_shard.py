@@ -1,0 +1,47 @@
+"""Shards of a run (scale.md): which planned slots this shard executes, and what its run row
+records about the whole plan. The stable hash itself lives in the low module `_shards`, so the
+store can use it in SQL too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .._shards import ShardSpec, ShardSyntaxError, parse_shard, plan_digest, shard_of, slot_hash
+from ._plan import PlannedSlot
+
+__all__ = [
+    "ShardLayout",
+    "ShardSpec",
+    "ShardSyntaxError",
+    "layout_of",
+    "parse_shard",
+    "plan_digest",
+    "shard_of",
+    "slot_hash",
+]
+
+
+@dataclass(frozen=True)
+class ShardLayout:
+    """The whole plan and this run's part of it."""
+
+    slots: tuple[PlannedSlot, ...]  # what this run executes or reuses (the shard's slots)
+    plan: tuple[tuple[str, str, int], ...]  # every slot of the full plan, ids only
+    digest: str
+    shard: ShardSpec | None
+    group_id: str | None
+
+    @property
+    def planned_total(self) -> int:
+        return len(self.plan)
+
+
+def layout_of(slots: Sequence[PlannedSlot], shard: ShardSpec | None, group_id: str | None) -> ShardLayout:
+    """Partition the full plan; without `--shard` the run is the whole plan and has no group."""
+    plan = tuple((s.experiment.id, s.eval.id, s.ordinal) for s in slots)
+    digest = plan_digest(plan)
+    if shard is None:
+        return ShardLayout(tuple(slots), plan, digest, None, None)
+    mine = tuple(s for s, key in zip(slots, plan, strict=True) if shard_of(*key, shard.count) == shard.index)
+    return ShardLayout(mine, plan, digest, shard, group_id or digest)

@@ -1,0 +1,108 @@
+"""Shard groups (scale.md): the shard runs that share a `group_id` read as one logical run.
+
+A group's members are, per shard index, its most recent run (a CI job retried for shard 2 counts
+once, as its last try), among the runs of the group's most recent shard count. Its plan is the
+full slot list every shard stored (`run_plan`); the slots no member filled are "not run" — the
+slots of a shard that never arrived, or that a shard did not reach. Its verdict is
+`outcomes.decide_run` over every member's sealed rows against the planned total. Pure: SQL text
+and the building of a group's row; `Store` runs it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .._states import RunStatus
+from ..outcomes import decide_run
+from .schema import RUN_COLUMNS
+from .summary import OutcomeGroup
+
+GROUP_KIND = "group"
+RUN_KIND = "run"
+COMPLETE = "complete"
+INCOMPLETE = "incomplete"
+GROUP_STATUS_FILTERS = (COMPLETE, INCOMPLETE)
+
+
+def members_sql(group: str) -> str:
+    """Member run ids of the group named by the SQL expression `group` (a parameter)."""
+    return (
+        "SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY shard_index "
+        "ORDER BY started_at DESC, id DESC) AS newest FROM runs "
+        f"WHERE group_id = {group} AND shard_count IS (SELECT shard_count FROM runs "
+        f"WHERE group_id = {group} ORDER BY started_at DESC, id DESC LIMIT 1)) WHERE newest = 1"
+    )
+
+
+def scope_sql(ref: str) -> str:
+    """The run ids a reference names: itself when it is a run id, else its group's members."""
+    return (
+        f"SELECT id FROM runs WHERE id = {ref} UNION ALL SELECT id FROM ({members_sql(ref)}) "
+        f"WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = {ref})"
+    )
+
+
+def not_run_sql(members: Sequence[str], plan_run: str) -> tuple[str, list[Any]]:
+    """Slots of `plan_run`'s recorded plan that no member run filled."""
+    marks = ", ".join("?" * len(members))
+    sql = (
+        "SELECT p.experiment_id, p.eval_id, p.ordinal, p.case_id FROM run_plan p WHERE p.run_id = ? "
+        f"AND NOT EXISTS (SELECT 1 FROM run_slots s WHERE s.run_id IN ({marks}) "
+        "AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id AND s.ordinal = p.ordinal "
+        "AND s.attempt_id IS NOT NULL) ORDER BY p.experiment_id, p.eval_id, p.ordinal"
+    )
+    return sql, [plan_run, *members]
+
+
+_STATUS_ORDER = (
+    RunStatus.RUNNING, RunStatus.ABANDONED, RunStatus.INTERRUPTED, RunStatus.SETUP_ERROR,
+    RunStatus.BUDGET_EXHAUSTED, RunStatus.FINISHED,
+)
+
+
+def group_row(
+    group_id: str,
+    members: Sequence[Mapping[str, Any]],
+    outcome: Iterable[OutcomeGroup],
+    not_run: int,
+) -> dict[str, Any]:
+    """A group as one row with the runs' columns (newest member first in `members`), plus `kind`,
+    `shards_merged`, `member_run_ids` and the member-level `run_status` (the worst of theirs)."""
+    newest = members[0]
+    shard_count = newest["shard_count"]
+    planned = newest["planned_total"]
+    statuses = {RunStatus(m["status"]) for m in members}
+    run_status = next(s for s in _STATUS_ORDER if s in statuses)
+    rows = itertools.chain.from_iterable(itertools.repeat(g, g.total) for g in outcome)
+    decision = decide_run(
+        rows, planned=planned, setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False
+    )
+    shards = len({m["shard_index"] for m in members})
+    ended = [m["ended_at"] for m in members]
+    complete = shards == shard_count and not not_run and run_status not in (RunStatus.RUNNING, RunStatus.ABANDONED)
+    experiments = sorted({e for m in members for e in json.loads(m["experiments"] or "[]")})
+    row: dict[str, Any] = {column: None for column in RUN_COLUMNS}
+    row.update(
+        id=group_id,
+        started_at=min(m["started_at"] for m in members),
+        ended_at=None if None in ended else max(ended),
+        status=COMPLETE if complete else INCOMPLETE,
+        niceeval_version=newest["niceeval_version"],
+        exit_code=int(decision.exit_code),
+        config_file=newest["config_file"],
+        experiments=json.dumps(experiments, ensure_ascii=False),
+        planned_total=planned,
+        shard_count=shard_count,
+        group_id=group_id,
+        plan_digest=newest["plan_digest"],
+        executor=newest["executor"],
+        not_run=not_run,
+        kind=GROUP_KIND,
+        shards_merged=shards,
+    )
+    row["member_run_ids"] = tuple(m["id"] for m in members)
+    row["run_status"] = run_status.value
+    return row

@@ -1,0 +1,76 @@
+"""`--executor ray` without an address: the driver starts a single-node Ray (`ray.init()`), runs
+the attempts there with the same results as in-process, and leaves no Ray process behind; without
+Ray installed it is a usage error naming the install command; `[run]` in niceeval.toml selects it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ray_cluster import ray_env
+from scale_project import TOML, comparable, eval_source
+
+
+def _raylets() -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"raylet" in (entry / "cmdline").read_bytes():
+                    found.add(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def _rows(root: Path, env: dict[str, str], target: str, store: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "niceeval_cli", "query", target, "--format", "json", "--store",
+                           store], cwd=root, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
+    (tmp_path / "niceeval.toml").write_text(TOML + '\n[run]\nexecutor = "ray"\n')
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "many.py").write_text(eval_source())
+    env = ray_env()
+    before = _raylets()
+    ray = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    local = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "local.db", "--executor",
+                            "inprocess"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert ray.returncode == local.returncode == 1, ray.stderr
+    assert _rows(tmp_path, env, "runs", "ray.db")[0]["executor"] == "ray"
+    for target in ("attempts", "assertions"):
+        ray_rows, local_rows = (_rows(tmp_path, env, target, store) for store in ("ray.db", "local.db"))
+        assert comparable(ray_rows) == comparable(local_rows)
+    deadline = time.monotonic() + 20
+    while _raylets() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _raylets() - before, "the local Ray the run started is still running"
+
+
+def test_without_ray_installed_executor_ray_exits_2_with_the_install_command(project, monkeypatch):
+    project.write("evals/one.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = project.run("--executor", "ray")
+    assert result.exit_code == 2
+    assert 'pip install "niceeval-cli[ray]"' in result.stderr
+    assert not (project.root / ".niceeval").exists()
+
+
+def test_an_unknown_executor_is_a_usage_error(project):
+    project.write("evals/one.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
+    result = project.run("--executor", "kubernetes")
+    assert result.exit_code == 2 and "kubernetes" in result.stderr and "inprocess" in result.stderr
+
+
+def test_a_ray_address_in_the_config_must_be_text(project):
+    project.write("niceeval.toml", "[run]\nray_address = 6379\n")
+    result = project.run()
+    assert result.exit_code == 2 and "ray_address" in result.stderr
