@@ -45,12 +45,16 @@ class Endpoint:
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._url = httpx.URL(self.url)
+        self._headers: dict[str, httpx.Headers] = {}  # by key: built once, copied per request
 
     async def send(self, body: Mapping[str, Any], key: str, timeout_s: float) -> httpx.Response:
         """POST `body` as JSON (encoded as httpx encodes `json=`) and read the whole response."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        headers = self._headers.get(key)
+        if headers is None:
+            headers = self._headers[key] = httpx.Headers(headers_for(key))
         request = httpx.Request(
-            "POST", self._url, content=content, headers=headers_for(key),
+            "POST", self._url, content=content, headers=headers,
             extensions={"timeout": httpx.Timeout(timeout_s).as_dict()},
         )
         response = await self.transport.handle_async_request(request)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from collections.abc import AsyncIterable, Iterator
 from contextlib import contextmanager
 
 import httpcore
+from httpcore._synchronization import AsyncLock as _CoreLock
 
 from .._httpx import httpx
 from ._wire import AsyncioBackend
@@ -86,7 +87,13 @@ class _Lane:
         stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
         if origin.scheme == b"https":
             stream = await stream.start_tls(self._verify, server_hostname=host, timeout=timeout)
-        return httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        connection = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        if isinstance(getattr(connection, "_state_lock", None), _CoreLock):
+            # httpcore's lock goes through anyio (importing its asyncio backend on first use,
+            # and yielding to the loop on every acquire); a lane is used by one request at a
+            # time, so asyncio's own lock, never contended, keeps the same guarantee for free.
+            connection._state_lock = asyncio.Lock()  # type: ignore[assignment]
+        return connection
 
     async def aclose(self) -> None:
         connection, self._connection = self._connection, None
@@ -94,32 +101,21 @@ class _Lane:
             await connection.aclose()
 
 
-class _Releasing(httpx.AsyncByteStream):
-    """A response body that hands its lane back once the client has closed it."""
-
-    def __init__(self, inner: AsyncIterable[bytes], release: asyncio.Queue[_Lane], lane: _Lane) -> None:
-        self._inner, self._release, self._lane = inner, release, lane
-        self._done = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _httpx_errors():
-            async for chunk in self._inner:
-                yield chunk
-
-    async def aclose(self) -> None:
-        try:
-            close = getattr(self._inner, "aclose", None)
-            if close is not None:
-                with _httpx_errors():
-                    await close()
-        finally:
-            if not self._done:
-                self._done = True
-                self._release.put_nowait(self._lane)
+async def _read_all(response: httpcore.Response) -> bytes:
+    stream = response.stream
+    assert isinstance(stream, AsyncIterable)
+    try:
+        chunks = [chunk async for chunk in stream]
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class LaneTransport(httpx.AsyncBaseTransport):
-    """`size` single-connection lanes; a request takes a free lane (FIFO when none is)."""
+    """`size` single-connection lanes; a request takes a free lane (FIFO when none is) and
+    hands it back with the whole response read."""
 
     def __init__(self, size: int, verify: ssl.SSLContext) -> None:
         self._size = size
@@ -160,15 +156,17 @@ class LaneTransport(httpx.AsyncBaseTransport):
                 except httpcore.ConnectionNotAvailable:  # closed under us: once more, on a new one
                     await lane.aclose()
                     response = await lane.send(core)
-        except BaseException:
+                body = await _read_all(response)
+        finally:
             self._free.put_nowait(lane)
-            raise
-        assert isinstance(response.stream, AsyncIterable)
+        # The body is read here, whole (a judge call always reads all of it), so the lane is
+        # free again before the caller looks at the answer; httpx decodes it (Content-Encoding)
+        # as for any response given its content.
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=_Releasing(response.stream, self._free, lane),
-            extensions=response.extensions,
+            content=body,
+            extensions={k: v for k, v in response.extensions.items() if k != "network_stream"},
         )
 
     async def aclose(self) -> None:
