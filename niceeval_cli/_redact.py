@@ -149,6 +149,15 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     return _SK_KEY.sub(REDACTED, text)
 
 
+def is_clean(text: str, secrets: Sequence[str] = ()) -> bool:
+    """True when `redact(text, secrets)` would return `text` unchanged: one cheap check for many
+    small values joined together (a transcript's texts), instead of one per value."""
+    if _SURROGATE.search(text) is not None or _maybe_credential(text):
+        return False
+    matcher = _find_matcher(secrets)
+    return matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None
+
+
 def _header_value(match: re.Match[str]) -> str:
     value = match.group("value")
     if value.strip() == REDACTED:

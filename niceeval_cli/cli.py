@@ -191,6 +191,9 @@ def run(
                                            rich_help_panel="Output")] = False,
     junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--junit", metavar="FILE", help="Also write JUnit XML here.", rich_help_panel="Output")] = None,
+    budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--budget", metavar="USD", min=0,
+        help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -205,7 +208,7 @@ def run(
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__,
+        store=store, version=__version__, budget_usd=budget,
     )
     console = _console()
     if dry:

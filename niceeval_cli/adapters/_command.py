@@ -6,8 +6,12 @@
     argv = ["python", "agent.py", "--quiet"]
     timeout_ms = 30000        # default 60000; the process (group) is killed when it is exceeded
     cwd = "agent"             # optional working directory (relative to where niceeval runs)
+    output = "ndjson"         # optional: "text" (default) or "ndjson" (the event protocol)
 
-The reply is stdout decoded as UTF-8 with trailing newlines removed. A non-zero exit raises an
+With `output = "text"` the reply is stdout decoded as UTF-8 with trailing newlines removed, and
+nothing else is observed. With `output = "ndjson"` each stdout line is one event object and the
+last line is `{"type": "final", "message": ..., "status"?: ..., "usage"?: {...}}`
+(docs/adapters.md, "The event protocol"); a malformed line is an error naming its number. A non-zero exit raises an
 error carrying the exit code and the tail of stderr; the runner records it as the Attempt's
 `adapter-error`. A timeout raises too (the Attempt is `errored`, never `failed`).
 """
@@ -20,11 +24,12 @@ import shlex
 import shutil
 import signal
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from ..authoring import Adapter, AdapterContext, Turn
+from ._events import OBSERVES_EVENTS, turn_from_ndjson
 from ._options import AdapterOptions, load_error, parse_options, tail
 
 VERSION = "1"
@@ -35,6 +40,7 @@ class CommandOptions(AdapterOptions):
     argv: list[str] = Field(min_length=1)
     timeout_ms: int = Field(default=60_000, gt=0)
     cwd: str | None = None
+    output: Literal["text", "ndjson"] = "text"
 
     @field_validator("argv")
     @classmethod
@@ -65,7 +71,8 @@ class CommandAdapter(Adapter):
     """Runs `argv` once per `t.send`."""
 
     def __init__(self, options: CommandOptions) -> None:
-        super().__init__("command", send=self._send_message, version=VERSION)
+        super().__init__("command", send=self._send_message, version=VERSION,
+                         observes=OBSERVES_EVENTS if options.output == "ndjson" else ())
         self.options = options
         self.secrets: list[str] = []
         self._shown = shlex.join(options.argv)
@@ -101,7 +108,10 @@ class CommandAdapter(Adapter):
             how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
             stderr = tail(err.decode("utf-8", errors="replace"), self.secrets)
             raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
-        return Turn(input=message, message=out.decode("utf-8", errors="replace").rstrip("\r\n"))
+        text = out.decode("utf-8", errors="replace")
+        if self.options.output == "ndjson":
+            return turn_from_ndjson(message, text, f"command `{self._shown}`")
+        return Turn(input=message, message=text.rstrip("\r\n"), observed=frozenset())
 
 
 def build(options: Mapping[str, Any], experiment_id: str) -> CommandAdapter:

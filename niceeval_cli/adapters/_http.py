@@ -14,6 +14,11 @@ values are read from the environment (or `.env`) when the adapter loads and neve
 printed. Credential headers (`Authorization`, `Cookie`, `*api-key*`, `*token*`) must use an env
 reference, so a key cannot end up in `niceeval.toml` or in the stored fingerprint.
 Optional `input_tokens_path` / `output_tokens_path` read token usage from the reply.
+
+Agent events (docs/adapters.md, "The event protocol"): `events_path = "events"` reads a list of
+event objects from the reply (the turn then observes messages and tool calls), and
+`format = "openai"` reads the reply as an OpenAI chat completion (text, tool calls, usage;
+`response_path` is not used).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -30,6 +35,7 @@ from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
+from ._events import OBSERVES_EVENTS, events_from_list, turn_from_chat_reply
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
@@ -47,13 +53,15 @@ class HttpOptions(AdapterOptions):
     timeout_ms: int = Field(default=60_000, gt=0)
     input_tokens_path: str | None = None
     output_tokens_path: str | None = None
+    events_path: str | None = None
+    format: Literal["fields", "openai"] = "fields"
 
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
         return check_url(value)
 
-    @field_validator("response_path", "input_tokens_path", "output_tokens_path")
+    @field_validator("response_path", "input_tokens_path", "output_tokens_path", "events_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
         if value is not None and (not value or any(not part for part in value.split("."))):
@@ -125,7 +133,9 @@ class HttpAdapter(Adapter):
 
     def __init__(self, options: HttpOptions, headers: dict[str, str], secrets: list[str],
                  missing: dict[str, list[str]], experiment_id: str = "<id>") -> None:
-        super().__init__("http", send=self._send_message, version=VERSION)
+        reports_events = options.events_path is not None or options.format == "openai"
+        super().__init__("http", send=self._send_message, version=VERSION,
+                         observes=OBSERVES_EVENTS if reports_events else ())
         self.options = options
         self.secrets: list[str] = secrets
         self._headers = headers
@@ -168,6 +178,8 @@ class HttpAdapter(Adapter):
             reply = response.json()
         except json.JSONDecodeError:
             raise ValueError(f"POST {url} answered non-JSON: {tail(response.text, self.secrets, 500)}") from None
+        if self.options.format == "openai":
+            return turn_from_chat_reply(message, reply, f"the reply of POST {url}")
         try:
             value = read_path(reply, self.options.response_path)
         except KeyError as exc:
@@ -175,7 +187,17 @@ class HttpAdapter(Adapter):
                 f"response_path {self.options.response_path!r} not found in the reply of {url}: {exc.args[0]}"
             ) from None
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        return Turn(input=message, message=text, data=reply, usage=self._usage(reply))
+        if self.options.events_path is None:
+            return Turn(input=message, message=text, data=reply, usage=self._usage(reply), observed=frozenset())
+        try:
+            raw_events = read_path(reply, self.options.events_path)
+        except KeyError as exc:
+            raise ValueError(
+                f"events_path {self.options.events_path!r} not found in the reply of {url}: {exc.args[0]}"
+            ) from None
+        events = events_from_list(raw_events, f"events_path {self.options.events_path!r} of the reply of {url}")
+        return Turn(input=message, message=text, events=events, data=reply, usage=self._usage(reply),
+                    observed=frozenset(OBSERVES_EVENTS))
 
     def _usage(self, reply: Any) -> Usage | None:
         paths = (self.options.input_tokens_path, self.options.output_tokens_path)
@@ -220,6 +242,9 @@ class HttpAdapter(Adapter):
 def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
     """The `http` adapter of one experiment; header secrets are read from the environment now."""
     parsed = parse_options(HttpOptions, options, experiment_id, "http")
+    if parsed.format == "openai" and parsed.events_path is not None:
+        raise load_error(experiment_id, "http", "events_path",
+                         'format = "openai" reads the tool calls of the chat completion; drop events_path')
     headers: dict[str, str] = {}
     secrets: list[str] = []
     missing: dict[str, list[str]] = {}

@@ -10,16 +10,23 @@
     temperature = 0                             # optional; so is max_tokens
     timeout_ms = 120000
 
-Each `t.send` in one Attempt continues the same conversation (`history = false` sends every
-message on its own). Token usage of every reply is recorded into `t.usage`. Extra keyword
-options of `t.send(message, **options)` are added to the request body (e.g. `seed=7`).
+Each `t.send` continues its session's conversation (`history = false` sends every message on
+its own); the assistant's tool calls and the tool results are part of that history. Token usage
+of every reply is recorded into `t.usage`. Extra keyword options of `t.send(message, **options)`
+are added to the request body (e.g. `seed=7`).
+
+Tools (docs/agents.md): `tools` (OpenAI tool schemas, inline or "module:attr") are sent with
+every request; `tool_handlers = "module:attr"` (a dict name → callable, or one callable
+`(name, input)`) runs the model's calls and sends the results back, up to `max_steps` model
+requests per turn (default 8; reaching it fails the turn). Without handlers the calls are
+recorded `pending` and the turn ends `waiting`.
 """
 
 from __future__ import annotations
 
-import json
+import importlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -27,9 +34,20 @@ from pydantic import Field, field_validator
 from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
-from ..authoring import Adapter, AdapterContext, Turn, Usage
-from ._options import AdapterOptions, check_env_name, check_url, options_table, parse_options, read_env, tail
+from ..authoring import Adapter, AdapterContext, Turn
+from ._events import OBSERVES_EVENTS, EventProtocolError
+from ._options import (
+    AdapterOptions,
+    check_env_name,
+    check_url,
+    load_error,
+    options_table,
+    parse_options,
+    read_env,
+    tail,
+)
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
+from ._tool_loop import DEFAULT_MAX_STEPS, Handlers, run_tool_loop
 
 VERSION = "1"
 _RESERVED_BODY_KEYS = frozenset({"model", "messages"})
@@ -43,6 +61,18 @@ class OpenAIChatOptions(AdapterOptions):
     max_tokens: int | None = Field(default=None, gt=0)
     timeout_ms: int = Field(default=120_000, gt=0)
     history: bool = True
+    tools: list[dict[str, Any]] | str | None = None
+    tool_handlers: str | None = None
+    max_steps: int = Field(default=DEFAULT_MAX_STEPS, gt=0)
+
+    @field_validator("tools", "tool_handlers")
+    @classmethod
+    def _reference(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            module, sep, attr = value.partition(":")
+            if not sep or not module or not attr:
+                raise ValueError(f'expected "module:attr" (e.g. "myapp.tools:SCHEMAS"), got {value!r}')
+        return value
 
     @field_validator("base_url")
     @classmethod
@@ -55,22 +85,29 @@ class OpenAIChatOptions(AdapterOptions):
         return check_env_name(value)
 
 
-def _int_or_none(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+def _import(reference: str) -> Any:
+    module_name, _, attr = reference.partition(":")
+    value: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    return value
 
 
 class OpenAIChatAdapter(Adapter):
-    """Sends each `t.send` as a chat completion request with the experiment's model."""
+    """Sends each `t.send` as chat completion requests with the experiment's model (and runs tools)."""
 
-    def __init__(self, options: OpenAIChatOptions, experiment_id: str) -> None:
-        super().__init__("openai-chat", send=self._send_message, version=VERSION)
+    def __init__(self, options: OpenAIChatOptions, experiment_id: str,
+                 tools: list[dict[str, Any]] | None = None, handlers: Handlers | None = None) -> None:
+        super().__init__("openai-chat", send=self._send_message, version=VERSION, observes=OBSERVES_EVENTS)
         self.options = options
         self.experiment_id = experiment_id
+        self.tools = tools
+        self.handlers = handlers
         self._key = read_env(options.api_key_env)
         self.secrets: list[str] = [self._key] if self._key else []
         self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
-        self._histories: dict[int, list[dict[str, str]]] = {}  # id(AdapterContext) → messages
+        self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
 
     @property
     def url(self) -> str:
@@ -81,15 +118,7 @@ class OpenAIChatAdapter(Adapter):
             self._client = httpx.AsyncClient(timeout=self.options.timeout_ms / 1000)
         return self._client
 
-    def _history(self, ctx: AdapterContext) -> list[dict[str, str]]:
-        """This Attempt's conversation so far (forgotten when the Attempt's context is)."""
-        key = id(ctx)
-        if key not in self._histories:
-            self._histories[key] = []
-            weakref.finalize(ctx, self._histories.pop, key, None)
-        return self._histories[key]
-
-    def _request(self, ctx: AdapterContext, message: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    def _base(self, ctx: AdapterContext, extra: Mapping[str, Any]) -> dict[str, Any]:
         clash = sorted(_RESERVED_BODY_KEYS & set(extra))
         if clash:
             raise TypeError(f"t.send options may not set {', '.join(clash)} (the experiment decides them)")
@@ -99,28 +128,28 @@ class OpenAIChatAdapter(Adapter):
                 f"the openai-chat adapter needs a model: set model = \"...\" in [experiments.{ctx.experiment.id}] "
                 "of niceeval.toml"
             )
-        messages: list[dict[str, str]] = []
-        if self.options.system_prompt:
-            messages.append({"role": "system", "content": self.options.system_prompt})
-        if self.options.history:
-            messages.extend(self._history(ctx))
-        messages.append({"role": "user", "content": message})
-        body: dict[str, Any] = {"model": model, "messages": messages}
+        body: dict[str, Any] = {"model": model}
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         if self.options.max_tokens is not None:
             body["max_tokens"] = self.options.max_tokens
+        if self.tools:
+            body["tools"] = self.tools
         body.update(extra)
         return body
 
-    async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
-        if self._key is None:
-            raise RuntimeError(
-                f"the API key variable {self.options.api_key_env} is unset or empty (api_key_env of "
-                f"{options_table(self.experiment_id)}); set it in the environment or in .env beside "
-                "niceeval.toml"
-            )
-        body = self._request(ctx, message, send_options)
+    def _state(self, ctx: AdapterContext) -> dict[str, Any]:
+        """The session's state; a context without a session (the adapter used on its own) keeps
+        one of its own, forgotten when the context is."""
+        if ctx.session is not None:
+            return ctx.session.state  # type: ignore[no-any-return]
+        key = id(ctx)
+        if key not in self._states:
+            self._states[key] = {}
+            weakref.finalize(ctx, self._states.pop, key, None)
+        return self._states[key]
+
+    async def _post(self, body: dict[str, Any]) -> Any:
         headers = {"Authorization": f"Bearer {self._key}"}
         try:
             response = await self._http().post(self.url, json=body, headers=headers)
@@ -134,28 +163,36 @@ class OpenAIChatAdapter(Adapter):
                 f"POST {self.url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
             )
         try:
-            reply = response.json()
-            choice = reply["choices"][0]
-            content = choice["message"]["content"]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+            return response.json()
+        except ValueError:
             raise ValueError(
                 f"POST {self.url} answered something that is not a chat completion: "
                 f"{tail(response.text, self.secrets, 500)}"
             ) from None
-        if not isinstance(content, str):
-            raise ValueError(
-                f"the chat completion from {self.url} has no text content (finish_reason "
-                f"{choice.get('finish_reason')!r})"
+
+    async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
+        if self._key is None:
+            raise RuntimeError(
+                f"the API key variable {self.options.api_key_env} is unset or empty (api_key_env of "
+                f"{options_table(self.experiment_id)}); set it in the environment or in .env beside "
+                "niceeval.toml"
             )
+        base = self._base(ctx, send_options)
+        state = self._state(ctx)
+        system = [{"role": "system", "content": self.options.system_prompt}] if self.options.system_prompt else []
+        earlier: list[dict[str, Any]] = state.get("openai_history", []) if self.options.history else []
+
+        async def post(messages: list[dict[str, Any]]) -> Any:
+            return await self._post({**base, "messages": messages})
+
+        try:
+            outcome = await run_tool_loop(message, [*system, *earlier], post, self.handlers,
+                                          self.options.max_steps, where=f"the reply of POST {self.url}")
+        except EventProtocolError as exc:
+            raise ValueError(str(exc)) from None
         if self.options.history:
-            self._history(ctx).extend([{"role": "user", "content": message},
-                                       {"role": "assistant", "content": content}])
-        usage = reply.get("usage") if isinstance(reply, Mapping) else None
-        turn_usage = None
-        if isinstance(usage, Mapping):
-            turn_usage = Usage(input_tokens=_int_or_none(usage.get("prompt_tokens")),
-                               output_tokens=_int_or_none(usage.get("completion_tokens")))
-        return Turn(input=message, message=content, data=reply, usage=turn_usage)
+            state["openai_history"] = outcome.history[len(system):]
+        return outcome.turn
 
     async def preflight(self) -> str | None:
         """GET {base_url}/models with the key: costs no tokens and needs no model, and every
@@ -177,6 +214,46 @@ class OpenAIChatAdapter(Adapter):
             self._client = None
 
 
+def _load_tools(parsed: OpenAIChatOptions, experiment_id: str) -> list[dict[str, Any]] | None:
+    value: Any = parsed.tools
+    if isinstance(value, str):
+        try:
+            value = _import(value)
+        except Exception as exc:
+            raise load_error(experiment_id, "openai-chat", "tools",
+                             f"cannot import {parsed.tools!r} ({type(exc).__name__}: {exc})") from None
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(t, Mapping) for t in value):
+        raise load_error(experiment_id, "openai-chat", "tools",
+                         "expected a list of OpenAI tool schemas ({\"type\": \"function\", \"function\": {...}})")
+    return [dict(t) for t in value]
+
+
+def _load_handlers(parsed: OpenAIChatOptions, experiment_id: str) -> Handlers | None:
+    if parsed.tool_handlers is None:
+        return None
+    try:
+        value = _import(parsed.tool_handlers)
+    except Exception as exc:
+        raise load_error(experiment_id, "openai-chat", "tool_handlers",
+                         f"cannot import {parsed.tool_handlers!r} ({type(exc).__name__}: {exc})") from None
+    if isinstance(value, Mapping):
+        bad = sorted(str(k) for k, fn in value.items() if not isinstance(k, str) or not callable(fn))
+        if bad:
+            raise load_error(experiment_id, "openai-chat", "tool_handlers",
+                             f"every entry must map a tool name to a function; not: {', '.join(bad)}")
+        handlers: Mapping[str, Callable[..., Any]] = dict(value)
+        return handlers
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    raise load_error(experiment_id, "openai-chat", "tool_handlers",
+                     f"{parsed.tool_handlers} is a {type(value).__name__}; expected a dict name → function "
+                     "or one function (name, input)")
+
+
 def build(options: Mapping[str, Any], experiment_id: str) -> OpenAIChatAdapter:
     """The `openai-chat` adapter of one experiment (the key is read from the environment now)."""
-    return OpenAIChatAdapter(parse_options(OpenAIChatOptions, options, experiment_id, "openai-chat"), experiment_id)
+    parsed = parse_options(OpenAIChatOptions, options, experiment_id, "openai-chat")
+    return OpenAIChatAdapter(parsed, experiment_id, _load_tools(parsed, experiment_id),
+                             _load_handlers(parsed, experiment_id))

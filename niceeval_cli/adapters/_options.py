@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._credentials import env_name_problem
 from .._redact import redact
-from ..authoring import Turn, Usage
+from ..authoring import Turn
+from ..authoring._turns import turn_from_reply
 from . import AdapterLoadError
 
 M = TypeVar("M", bound="AdapterOptions")
@@ -104,41 +105,24 @@ def tail(text: str, secrets: list[str], limit: int = TAIL_CHARS) -> str:
     return f"[… {len(text) - limit} chars before] {text[-limit:]}"
 
 
-def _usage(value: object, who: str) -> Usage:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{who}: 'usage' must be a mapping with input_tokens / output_tokens, got {value!r}")
-    unknown = sorted(set(value) - {"input_tokens", "output_tokens"})
-    if unknown:
-        raise TypeError(f"{who}: 'usage' has unknown key(s) {', '.join(map(str, unknown))}; "
-                        "expected input_tokens and output_tokens")
-    counts: dict[str, int | None] = {}
-    for name in ("input_tokens", "output_tokens"):
-        n = value.get(name)
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            raise TypeError(f"{who}: usage {name} must be a whole number ≥ 0, got {n!r}")
-        counts[name] = n
-    return Usage(input_tokens=counts["input_tokens"], output_tokens=counts["output_tokens"])
+def reply_to_turn(message: str, reply: object, who: str, observes: tuple[str, ...] = ()) -> Turn:
+    """A reply as text, a Turn, or a dict {"message", "events"?, "status"?, "usage"?, "data"?} → a Turn.
 
-
-def reply_to_turn(message: str, reply: object, who: str) -> Turn:
-    """A reply as text, a Turn, or a dict {"message", "usage"?, "data"?} → a Turn."""
+    Text observes nothing; a dict that carries `events` observes what the adapter declares.
+    """
     if isinstance(reply, str):
-        return Turn(input=message, message=reply)
+        return Turn(input=message, message=reply, observed=frozenset())
     if isinstance(reply, Turn):
         return reply
     if isinstance(reply, Mapping):
-        unknown = sorted(str(k) for k in set(reply) - {"message", "usage", "data"})
-        if unknown:
-            raise TypeError(f"{who} returned a dict with unknown key(s) {', '.join(unknown)}; "
-                            "allowed: message, usage, data")
-        text = reply.get("message")
-        if not isinstance(text, str):
-            raise TypeError(f"{who} returned a dict whose 'message' is {type(text).__name__}, not text")
-        usage = _usage(reply["usage"], who) if reply.get("usage") is not None else None
-        return Turn(input=message, message=text, data=reply.get("data"), usage=usage)
+        try:
+            return turn_from_reply(message, reply, observes)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{who} returned a dict with {exc}" if str(exc).startswith("unknown key")
+                            else f"{who} returned a dict: {exc}") from None
     raise TypeError(
         f"{who} returned {type(reply).__name__}; expected text, a Turn or a dict "
-        '{"message": ..., "usage"?: {...}, "data"?: ...}'
+        '{"message": ..., "events"?: [...], "status"?: ..., "usage"?: {...}, "data"?: ...}'
     )
 
 

@@ -7,9 +7,11 @@
     kwargs = { temperature = 0 }          # optional keyword arguments for every call
 
 The callable takes the message (and keyword options, if its signature accepts them: the
-`kwargs` table merged with `t.send(message, **options)`) and returns text, a `Turn`, or a dict
-`{"message": str, "usage"?: {"input_tokens", "output_tokens"}, "data"?: any}`. It may be sync or
-async; a sync callable runs in a worker thread so a slow one does not stall other attempts.
+`kwargs` table merged with `t.send(message, **options)`; a parameter named `session` receives the
+session, with its `.id`, `.name` and per-session `.state` dict) and returns text, a `Turn`, or a
+dict `{"message": str, "events"?: [...], "status"?: str, "usage"?: {...}, "data"?: any}` (the
+event protocol, docs/adapters.md). It may be sync or async; a sync callable runs in a worker
+thread so a slow one does not stall other attempts.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..authoring import Adapter, AdapterContext, Turn
+from ._events import OBSERVES_EVENTS
 from ._options import AdapterOptions, load_error, parse_options, reply_to_turn
 
 VERSION = "1"
@@ -84,7 +87,8 @@ class PythonAdapter(Adapter):
 
     def __init__(self, options: PythonOptions, fn: Callable[..., Any]) -> None:
         digest = _source_digest(fn)
-        super().__init__("python", send=self._send_message, version=f"{VERSION}+{digest}" if digest else VERSION)
+        super().__init__("python", send=self._send_message, version=f"{VERSION}+{digest}" if digest else VERSION,
+                         observes=OBSERVES_EVENTS)
         self.options = options
         self.fn = fn
         self.secrets: list[str] = []
@@ -104,13 +108,15 @@ class PythonAdapter(Adapter):
 
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
         keywords = self._keywords(send_options)
+        if "session" in self._named and "session" not in keywords:
+            keywords["session"] = ctx.session
         if inspect.iscoroutinefunction(self.fn):
             reply = await self.fn(message, **keywords)
         else:
             reply = await asyncio.to_thread(self.fn, message, **keywords)
             if inspect.isawaitable(reply):
                 reply = await reply
-        return reply_to_turn(message, reply, self.options.callable)
+        return reply_to_turn(message, reply, self.options.callable, OBSERVES_EVENTS)
 
 
 def build(options: Mapping[str, Any], experiment_id: str) -> PythonAdapter:

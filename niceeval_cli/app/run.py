@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .. import outcomes
 from .._errors import UsageError
 from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
+from ..authoring._turns import TOOL_CALLS_UNOBSERVED
 from .project import load_project
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ class SealedRun:
     attempts: list[AttemptRow] = field(default_factory=list)  # all of them (JUnit only)
     results: dict[str, list[AssertionRow]] = field(default_factory=dict)  # attempt id → results (JUnit)
     key_problem: bool = False  # some judge item is unavailable for want of an API key
+    unobserved: bool = False  # some tool assertion is unavailable: the adapter did not observe tool calls
+    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ def build_request(
     dry: bool,
     store: Path | None,
     version: str,
+    budget_usd: float | None = None,
 ) -> RunRequest:
     """Flags → a RunRequest (discovers the evals; config errors surface here)."""
     from ..config import RunOverrides
@@ -102,6 +106,7 @@ def build_request(
         store_path=store,
         argv=tuple(sys.argv[1:]),
         version=version,
+        budget_usd=budget_usd,
     )
 
 
@@ -174,15 +179,17 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
     run_row = store.resolve_run(run_id)
     groups = store.outcome_rows(run_row.id)
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
-    more, key_problem = 0, False
+    more, key_problem, unobserved = 0, False, False
     if summary_limit is not None:
         shown, more, key_problem = _shown(store, run_row.id, groups, summary_limit)
+        unobserved = any(r.reason == TOOL_CALLS_UNOBSERVED for _, results in shown for r in results)
     attempts: list[AttemptRow] = []
     results: dict[str, list[AssertionRow]] = {}
     if junit:
         attempts = store.attempts_for_run(run_row.id)
         results = {a.id: store.assertions_for_attempt(a.id) for a in attempts if not _clean(a)}
-    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem)
+    costs = store.costs(run_row.id) if summary_limit is not None else []
+    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem, unobserved, costs)
 
 
 def _clean(attempt: AttemptRow) -> bool:

@@ -5,7 +5,7 @@ from the store's severity order, and only the attempts on the page have their re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
 if TYPE_CHECKING:
+    from .._records import TurnRecord
     from ..store import OutcomeGroup, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
@@ -44,6 +45,7 @@ class RunPage:
     matching: int  # attempts matching the filters (the page shows at most `limit` of them)
     filters: ViewFilters
     not_run: int | None  # planned slots never run; None while the store does not record the plan
+    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
 
     @property
     def shown(self) -> int:
@@ -56,6 +58,7 @@ class AttemptDetail:
 
     attempt: AttemptRow
     results: list[AssertionRow]
+    turns: list[TurnRecord] = field(default_factory=list)  # the transcript (agents.md)
 
 
 def load_view(
@@ -79,7 +82,7 @@ def load_view(
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
     attempt = store.resolve_attempt(ref)
-    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id))
+    return AttemptDetail(attempt, store.assertions_for_attempt(attempt.id), store.turns(attempt.id))
 
 
 def _is_attempt(store: Store, ref: str) -> bool:
@@ -111,7 +114,8 @@ def build_page(
         else:
             collapsed.append(attempt)
     matching = sum(g.total for g in groups if _matches(g, filters.states))
-    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run))
+    costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
+    return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs)
 
 
 def not_run_count(run: RunRow) -> int | None:

@@ -5,22 +5,30 @@ from ._context import AdapterFailure, NoAdapterError, TestContext
 from ._definition import EvalDefinition, define_eval, define_score_eval
 from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
 from ._registration import AssertionHandle, Registration, StopContinuation
-from ._usage import Turn, Usage, UsageMeter, UsageView
+from ._session import Session
+from ._turns import AgentError, Event, Message, ToolCall, Turn, Usage
+from ._usage import Price, UsageMeter, UsageView
 
 __all__ = [
     "RESERVED_NAMES",
     "Adapter",
     "AdapterContext",
     "AdapterFailure",
+    "AgentError",
     "AssertionHandle",
     "AuthoringError",
     "EvalDefinition",
+    "Event",
     "ExperimentInfo",
+    "Message",
     "NoAdapterError",
+    "Price",
     "Registration",
+    "Session",
     "SourceLocation",
     "StopContinuation",
     "TestContext",
+    "ToolCall",
     "Turn",
     "Usage",
     "UsageMeter",

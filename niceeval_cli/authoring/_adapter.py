@@ -11,12 +11,15 @@ from types import MappingProxyType
 from typing import Any, TypeAlias
 
 from ._errors import AuthoringError
-from ._usage import Turn, UsageMeter
+from ._turns import Turn, check_observed, turn_from_reply
+from ._usage import UsageMeter
 
 #: Members of the test context an adapter assertion may not shadow.
 RESERVED_NAMES = frozenset({
     "check", "score", "send", "facts", "usage", "elapsed_ms", "experiment", "group",
     "closed_qa", "factuality", "summarizes",
+    "turns", "new_session", "succeeded", "called_tool", "not_called_tool", "tool_order",
+    "max_tool_calls", "no_failed_actions",
 })
 
 
@@ -39,6 +42,7 @@ class AdapterContext:
     deadline: float | None  # time.monotonic() seconds, or None
     _usage: UsageMeter
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("niceeval.adapter"))
+    session: Any = None  # the Session a `send` talks in (`.id`, `.name`, `.state`)
 
     def record_usage(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         self._usage.record(input_tokens, output_tokens)
@@ -77,6 +81,7 @@ class Adapter:
         assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
         version: str | None = None,
         preflight: Callable[[], Any] | None = None,
+        observes: Any = (),
     ) -> None:
         if not isinstance(name, str) or not name:
             raise AuthoringError("define_adapter(name=...) needs a non-empty name")
@@ -84,6 +89,10 @@ class Adapter:
             raise AuthoringError(f"define_adapter(preflight=...) must be a function, got {preflight!r}")
         self.name = name
         self.version = version
+        try:
+            self.observes = check_observed(observes, f"adapter {name!r}: observes")
+        except (TypeError, ValueError) as exc:
+            raise AuthoringError(str(exc)) from None
         self._create = create
         self._send = send
         self._assertions = assertions
@@ -100,6 +109,10 @@ class Adapter:
         return self._send is not None
 
     async def create(self, ctx: AdapterContext) -> Any:
+        if ctx.session is None:  # `create` sees the attempt's default session too
+            from ._session import DEFAULT_SESSION, Session
+
+            ctx.session = Session(DEFAULT_SESSION, None)
         if self._create is None:
             return None
         return await _call(self._create, ctx)
@@ -109,9 +122,14 @@ class Adapter:
             raise AuthoringError(f"adapter {self.name!r} does not implement send; t.send needs one that does")
         reply = await _call(self._send, ctx, message, **options)
         if isinstance(reply, str):
-            return Turn(input=message, message=reply)
+            return Turn(input=message, message=reply, observed=frozenset())  # text observes nothing
         if isinstance(reply, Turn):
             return reply
+        if isinstance(reply, Mapping):
+            try:
+                return turn_from_reply(message, reply, self.observes)
+            except ValueError as exc:
+                raise TypeError(f"adapter {self.name!r} send returned a dict: {exc}") from None
         raise TypeError(f"adapter {self.name!r} send returned {type(reply).__name__}; expected Turn or str")
 
     def assertion_methods(self, check: Callable[..., Any]) -> Mapping[str, Callable[..., Any]]:
@@ -189,10 +207,13 @@ def define_adapter(
     assertions: Callable[[Callable[..., Any]], Mapping[str, Callable[..., Any]]] | None = None,
     version: str | None = None,
     preflight: Callable[[], Any] | None = None,
+    observes: Any = (),
 ) -> Adapter:
     """Define the boundary to a system under test (see docs/adapters.md). `preflight()`, when
-    given, returns None when the system is reachable, else the cause (sync or async)."""
-    return Adapter(name, create=create, send=send, assertions=assertions, version=version, preflight=preflight)
+    given, returns None when the system is reachable, else the cause (sync or async); `observes`
+    names the event kinds its turns report completely (`"messages"`, `"tool_calls"`)."""
+    return Adapter(name, create=create, send=send, assertions=assertions, version=version, preflight=preflight,
+                   observes=observes)
 
 
 #: What the `ADAPTERS` registry holds: (the experiment's `options` table, its id) → an Adapter.

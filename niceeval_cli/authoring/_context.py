@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
@@ -15,9 +17,12 @@ from ..expect._facts import FactUnavailable, Material, NumericMaterial, unavaila
 from ..expect._json import to_jsonable
 from ..expect._material import ContextMatch, MaterialMatch
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
+from ._agent_checks import ScopedChecks, ScopeMatch
 from ._errors import AuthoringError, SourceLocation, caller_location
 from ._registration import AssertionHandle, Registration
-from ._usage import Turn, UsageMeter, UsageView
+from ._session import DEFAULT_SESSION, Session
+from ._turns import Turn
+from ._usage import UsageMeter, UsageView
 
 #: Grades a judge ScoreMatch over JSON material; provided by the runner. Must settle `reg` itself.
 JudgeScheduler = Callable[[Registration, Any, Any], Coroutine[Any, Any, None]]
@@ -69,6 +74,17 @@ class TestContext:
         self._groups: list[str] = []
         self._registrations: list[Registration] = []
         self._assertion_methods: Mapping[str, Callable[..., Any]] | None = None
+        self._turns: list[Turn] = []
+        self._sessions: list[Session] = []
+        self._session_ids: set[str] = set()
+        self._contexts: dict[str, AdapterContext] = {}
+        existing = adapter_ctx.session  # made before `create` ran, so it saw the same session
+        if isinstance(existing, Session) and existing._send is None:
+            self._default_session = self._adopt(existing)
+        else:
+            self._default_session = self._open_session(DEFAULT_SESSION, None)
+        self._checks = self._scoped(lambda: tuple(self._turns))
+        adapter_ctx.session = self._default_session
 
     # -- read-only views -------------------------------------------------------------------
     @property
@@ -150,6 +166,10 @@ class TestContext:
         except Exception as exc:  # an exception inside a match is `errored`, never `mismatched`
             result = errored_result(exc)
         reg.result = result
+        if isinstance(match, ScopeMatch):
+            pointed = ScopeMatch.pointed(result)
+            if pointed:
+                reg.extras = {"calls": pointed}
         if result.has_evidence:
             reg.evidence = result.evidence
         elif not isinstance(match, (ContextMatch, MaterialMatch)):
@@ -226,7 +246,41 @@ class TestContext:
 
     # -- the system under test ------------------------------------------------------------
     async def send(self, message: str, **options: Any) -> Turn:
-        """Send one turn through the experiment's adapter."""
+        """Send one turn through the experiment's adapter (in the default session)."""
+        return await self._send_in(self._default_session, message, options)
+
+    def new_session(self, name: str | None = None) -> Session:
+        """Open an independent conversation with the same adapter."""
+        if name is not None and not isinstance(name, str):
+            raise AuthoringError(f"t.new_session(name=...) needs text, got {name!r}", self._location())
+        n = len(self._sessions)
+        session_id = name if name and name not in self._session_ids else (
+            f"{name}-{n}" if name else f"s{n}"
+        )
+        return self._open_session(session_id, name)
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        """Every turn of the attempt, across sessions, in the order they were recorded."""
+        return tuple(self._turns)
+
+    @property
+    def sessions(self) -> tuple[Session, ...]:
+        return tuple(self._sessions)
+
+    def _open_session(self, session_id: str, name: str | None) -> Session:
+        return self._adopt(Session(session_id, name))
+
+    def _adopt(self, session: Session) -> Session:
+        session._bind(self._send_in, lambda s: self._scoped(lambda: s.turns))
+        self._sessions.append(session)
+        self._session_ids.add(session.id)
+        return session
+
+    def _scoped(self, turns: Callable[[], tuple[Turn, ...]]) -> ScopedChecks:
+        return ScopedChecks(turns, self._register, lambda text: AuthoringError(text, self._location()))
+
+    async def _send_in(self, session: Session, message: str, options: dict[str, Any]) -> Turn:
         if self._adapter is None:
             raise NoAdapterError(
                 f"t.send needs an adapter, but experiment {self._experiment.id!r} has none; set "
@@ -238,18 +292,61 @@ class TestContext:
                 f"adapter {self._adapter.name!r} does not implement send, so t.send cannot be used",
                 self._location(),
             )
+        if not isinstance(message, str):
+            raise AuthoringError(f"send(message) needs text, got {type(message).__name__}", self._location())
         started = time.monotonic()
+        ctx = self._session_ctx(session)
         try:
-            turn = await self._adapter.send(self._adapter_ctx, message, **options)
+            turn = await self._adapter.send(ctx, message, **options)
         except (AuthoringError, asyncio.CancelledError):
             raise
         except Exception as exc:
             raise AdapterFailure(f"{type(exc).__name__}: {exc}") from exc
-        if turn.usage is not None:
-            self._usage.record(turn.usage.input_tokens, turn.usage.output_tokens)
+        return self._record(session, turn, started)
+
+    def _session_ctx(self, session: Session) -> AdapterContext:
+        """The adapter context a session's sends see (one per session, so `ctx.session` is its own)."""
+        if session is self._default_session:
+            return self._adapter_ctx
+        ctx = self._contexts.get(session.id)
+        if ctx is None:
+            ctx = self._contexts[session.id] = dataclasses.replace(self._adapter_ctx, session=session)
+        return ctx
+
+    def _record(self, session: Session, turn: Turn, started: float) -> Turn:
+        """A fresh copy of the adapter's turn that knows its place; usage adds to `t.usage`."""
+        recorded = copy.copy(turn)  # validated already: a shallow copy, not a re-construction
         if turn.elapsed_ms is None:
-            turn = Turn(turn.input, turn.message, turn.data, turn.usage, (time.monotonic() - started) * 1000)
-        return turn
+            object.__setattr__(recorded, "elapsed_ms", (time.monotonic() - started) * 1000)
+        if turn.observed is None:
+            observes = self._adapter.observes if self._adapter is not None else frozenset()
+            object.__setattr__(recorded, "observed", observes)
+        object.__setattr__(recorded, "_ordinal", len(self._turns))
+        object.__setattr__(recorded, "_session", session)
+        object.__setattr__(recorded, "_scope", self._scoped(lambda: (recorded,)))
+        self._usage.record_turn(recorded.usage)
+        self._turns.append(recorded)
+        session._record(recorded)
+        return recorded
+
+    # -- scoped agent assertions (the scope: every turn so far, all sessions) ------------------
+    def succeeded(self) -> AssertionHandle:
+        return self._checks.succeeded()  # type: ignore[no-any-return]
+
+    def called_tool(self, match: Any, count: Any = None) -> AssertionHandle:
+        return self._checks.called_tool(match, count)  # type: ignore[no-any-return]
+
+    def not_called_tool(self, match: Any) -> AssertionHandle:
+        return self._checks.not_called_tool(match)  # type: ignore[no-any-return]
+
+    def tool_order(self, matches: Any) -> AssertionHandle:
+        return self._checks.tool_order(matches)  # type: ignore[no-any-return]
+
+    def max_tool_calls(self, n: int) -> AssertionHandle:
+        return self._checks.max_tool_calls(n)  # type: ignore[no-any-return]
+
+    def no_failed_actions(self) -> AssertionHandle:
+        return self._checks.no_failed_actions()  # type: ignore[no-any-return]
 
     # -- judge sugar ------------------------------------------------------------------------
     def closed_qa(self, material: Any, question: str, **limits: Any) -> AssertionHandle:

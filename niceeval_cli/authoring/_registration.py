@@ -48,6 +48,7 @@ class Registration:
     or_stop: bool = False
     result: MatchResult | None = None
     pending: asyncio.Future[Any] | None = field(default=None, repr=False)
+    extras: Any = None  # JSON-able per-measurement extras, e.g. {"calls": [[turn, seq], ...]}
     judge_audit: str | None = None
     judge_tokens: int | None = None
     judge_evidence: str | None = None

@@ -123,6 +123,7 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         pass_rule=project.pass_rule,
         judge=settings.judge,
         experiments=experiments,
+        prices=dict(settings.prices),
     )
 
 

@@ -163,6 +163,14 @@ class ExperimentTable(StrictTable):
     judge: JudgeOverrides = JudgeOverrides()
 
 
+class PriceTable(StrictTable):
+    """`[prices."MODEL"]`: USD per million tokens, for estimated cost (never mixed with reported)."""
+
+    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+
 class FileSettings(BaseSettings):
     """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
 
@@ -171,6 +179,7 @@ class FileSettings(BaseSettings):
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
+    prices: dict[str, PriceTable] = Field(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -188,6 +197,7 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "project": ProjectTable,
     "judge": JudgeOverrides,
     "experiment": ExperimentTable,
+    "price": PriceTable,
 }
 
 
@@ -244,6 +254,7 @@ class ProjectConfig(FrozenModel):
     pass_rule: PassRuleValue = "any"
     judge: JudgeOverrides = JudgeOverrides()
     experiments: Mapping[str, ExperimentConfig]
+    prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
 
     @field_validator("experiments", mode="after")
     @classmethod

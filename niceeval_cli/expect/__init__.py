@@ -6,6 +6,7 @@ from ._facts import Fact, FactUnavailable, Material, NumericMaterial
 from ._judge import closed_qa, factuality, summarizes
 from ._logic import and_, not_, or_
 from ._material import Capture, define_context_match, define_material_match
+from ._tools import json_match, tool_match
 from ._values import (
     at_least,
     at_most,
@@ -58,6 +59,7 @@ __all__ = [
     "is_defined",
     "is_false",
     "is_true",
+    "json_match",
     "less_than",
     "map_each",
     "map_value",
@@ -69,4 +71,5 @@ __all__ = [
     "similarity",
     "some",
     "summarizes",
+    "tool_match",
 ]

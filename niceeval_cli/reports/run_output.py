@@ -18,9 +18,11 @@ from ._tally import attempt_word, tally
 from .json_columns import decoded
 from .terminal import emit as out
 from .terminal.attempt import block_lines
+from .terminal.cost import cost_lines
 from .terminal.lines import Line, blank, line
 from .terminal.run import experiment_lines, multi_attempt_lines
 from .viewmodels.attempt import attempt_block, score_text
+from .viewmodels.cost import experiment_costs, usd
 from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
 from .viewmodels.text import exit_text, plural
 
@@ -81,8 +83,10 @@ class NdjsonEvents:
         self._emit("attempt.sealed", run_id, attempt=_plain(attempt), assertions=[_plain(r) for r in results])
 
     def finished(self, outcome: RunOutcome) -> None:
+        budget = ({"budget_usd": outcome.budget_usd, "spent_usd": outcome.spent_usd,
+                   "unstarted": list(outcome.unstarted)} if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
-                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts)
+                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts, **budget)
 
 
 class LineEvents:
@@ -157,6 +161,9 @@ def summary_lines(report: RunReport) -> list[Line]:
     multi = multi_attempt(totals)
     if multi is not None:
         lines += [blank(), *multi_attempt_lines(multi)]
+    costs = cost_lines(experiment_costs(sealed.costs, sealed.run.experiments))
+    if costs:
+        lines += [blank(), *costs]
     lines.append(blank())
     lines.append(line(("run ", "bold"), (sealed.run.id, "bold"),
                       f": {counts.text} · {exit_text(outcome.exit_code, counts.because)}"))
@@ -165,6 +172,17 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if outcome.budget_usd is not None and outcome.status == "budget-exhausted":
+        unstarted = [visible(u, 200, single_line=True) for u in outcome.unstarted]
+        shown = ", ".join(unstarted[:10]) + (f" (+{len(unstarted) - 10} more)" if len(unstarted) > 10 else "")
+        lines.append(line((f"budget exhausted: {usd(outcome.spent_usd or 0.0)} spent of {usd(outcome.budget_usd)}; ",
+                           "yellow"), f"{len(unstarted)} slot(s) not started: {shown or 'none'}"))
+    if sealed.unobserved:
+        lines.append(line(
+            "tool assertions are unavailable (tool-calls-unobserved): the adapter does not report tool calls "
+            'completely; declare define_adapter(..., observes=("messages", "tool_calls")) when its turns '
+            "carry every call (docs/agents.md)."
+        ))
     if outcome.usage_unreported:
         lines.append(line((
             f"warning: {plural(outcome.usage_unreported, 'token count')} outside the range a store can hold "

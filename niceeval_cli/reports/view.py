@@ -11,16 +11,23 @@ from ..app.view import AttemptDetail, RunPage, ViewFilters
 from ._tally import RunTally, tally
 from .terminal import emit as out
 from .terminal.attempt import block_lines, collapsed_lines, detail_lines
+from .terminal.cost import cost_lines
 from .terminal.lines import Line, blank, line
 from .terminal.run import header_lines
+from .terminal.transcript import transcript_lines
 from .viewmodels.attempt import attempt_block, attempt_detail, collapsed_attempt
+from .viewmodels.cost import experiment_costs
 from .viewmodels.run import run_header
 from .viewmodels.text import name
+from .viewmodels.transcript import transcript
 
 
 def print_view(console: Console, page: RunPage | AttemptDetail) -> None:
     if isinstance(page, AttemptDetail):
         out.emit(console, detail_lines(attempt_detail(page.attempt, page.results)))
+        lines = transcript_lines(transcript(page.turns, page.results))
+        if lines:
+            out.emit(console, [blank(), *lines])
     else:
         print_page(console, page)
 
@@ -31,6 +38,9 @@ def print_page(console: Console, page: RunPage) -> None:
     header = run_header(page.run, totals, filters=filters, not_run=page.not_run)
     notes = eval_notes(totals)
     out.emit_boxed(console, header_lines(header))
+    costs = cost_lines(experiment_costs(page.costs, page.experiments))
+    if costs:
+        out.emit(console, [blank(), *costs])
     out.emit(console, [blank()])
     if not page.matching:
         what = "match these filters" if filters else "were sealed in this run"

@@ -29,6 +29,8 @@ from ..authoring import (
     UsageMeter,
     raised_at,
 )
+from ..authoring._transcript import transcript_records
+from ..authoring._usage import Price
 from ..expect._core import MatchResult
 from ..expect._json import canonical_json
 from ._executor import SealedAttempt
@@ -157,6 +159,8 @@ async def execute_attempt(
     started = time.monotonic()
     timeout_ms = live.settings.timeout_ms
     usage = BoundedUsageMeter()
+    if spec.price is not None:
+        usage.price = Price(**spec.price)  # type: ignore[arg-type]
     experiment = ExperimentInfo(
         id=spec.experiment_id, model=spec.model,
         options=live.options if live.options is not None else MappingProxyType(dict(spec.options)),
@@ -223,6 +227,9 @@ async def execute_attempt(
         output_tokens=usage.output_tokens,
         judge_tokens=judge_tokens,
         traceback=redact(progress.traceback, secrets) if progress.traceback else None,
+        cost_usd=usage.cost_usd,
+        estimated_cost_usd=usage.estimated_cost_usd,
+        turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
     )
     return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
 

@@ -39,6 +39,9 @@ class RunOutcome:
     usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
     replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
     decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows
+    spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
+    budget_usd: float | None = None  # `--budget`, when given
+    unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
 
 
 class RunEvents(Protocol):

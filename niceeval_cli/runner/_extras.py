@@ -38,3 +38,12 @@ def extras_json(reg: Registration, secrets: Sequence[str]) -> str | None:
     if not merged:
         return None
     return safe_json(merged, secrets=secrets, max_bytes=EXTRAS_LIMIT)
+
+
+def _registration_extras(reg: Registration) -> Mapping[str, Any] | None:
+    """What the registration itself carries (the agent assertions' pointed calls, agents.md)."""
+    extras = getattr(reg, "extras", None)
+    return extras if isinstance(extras, Mapping) else None
+
+
+register_extras_source(_registration_extras)

@@ -124,6 +124,7 @@ class RunRequest:
     store_path: Path | None = None
     argv: tuple[str, ...] = ()
     version: str = ""
+    budget_usd: float | None = None  # `--budget`: no new attempt once the run's spend reaches it
 
 
 @dataclass(frozen=True)

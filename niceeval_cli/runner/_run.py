@@ -98,13 +98,34 @@ class _Dispatcher:
         self.secrets = secrets
         self.usage_unreported = 0
         self.replaced_code_points = 0
+        self.spent_usd = 0.0
+        self.budget_hit = False
+        self.started: set[tuple[str, str, int]] = set()
 
     @property
     def stopping(self) -> bool:
         return self.stop.requested
 
+    def _judge_spend(self, slot: PlannedSlot, attempt: AttemptRecord) -> float:
+        """Judge tokens, priced when `[prices]` covers the judge's model (all at the input price:
+        a judge's output is a short grade)."""
+        judge = slot.settings.judge
+        price = self.request.project.prices.get(judge.model) if judge is not None and judge.model else None
+        tokens = attempt.judge_tokens
+        if price is None or not isinstance(tokens, int) or tokens <= 0:
+            return 0.0
+        return tokens * price.input_per_mtok / 1_000_000
+
+    def _over_budget(self) -> bool:
+        """agents.md: once the run's spend reaches `--budget`, no new attempt is dispatched."""
+        budget = self.request.budget_usd
+        if budget is not None and self.spent_usd >= budget:
+            self.budget_hit = True
+        return self.budget_hit
+
     async def _run_slot(self, slot: PlannedSlot) -> None:
         spec = self.specs[(slot.experiment.id, slot.eval.id, slot.ordinal)]
+        self.started.add(spec.key)
         self.events.started(self.run_id, slot)
         started_at = utc_now_iso()
         task = asyncio.ensure_future(self.executor.submit(spec))
@@ -123,6 +144,7 @@ class _Dispatcher:
         finally:
             self.stop.inflight.discard(task)
         attempt, results = self._seal(slot, spec, produced)
+        self.spent_usd += attempt_spend(attempt) + self._judge_spend(slot, attempt)
         self.events.sealed(self.run_id, slot, attempt, results)
 
     def _error_text(self, doing: str, exc: BaseException) -> str:
@@ -185,14 +207,22 @@ class _Dispatcher:
             if index:
                 await asyncio.sleep(index * gap)
             for slot in queue:
-                if self.stopping:
+                if self.stopping or self._over_budget():
                     return
                 async with per_experiment[slot.experiment.id]:
-                    if self.stopping:
+                    if self.stopping or self._over_budget():
                         return
                     await self._run_slot(slot)
 
         await asyncio.gather(*(worker(i) for i in range(workers)))
+
+
+def attempt_spend(attempt: AttemptRecord) -> float:
+    """What an attempt cost, reported first, else estimated; unknown spends nothing known."""
+    for value in (attempt.cost_usd, attempt.estimated_cost_usd):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return 0.0
 
 
 def _plain(value: Any, kind: type) -> Any:
@@ -332,7 +362,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
                 config_file=str(request.project.file) if request.project.file else None,
                 experiments=sorted({s.experiment.id for s in slots}),
-                planned_total=len(slots), executor=executor_name,
+                planned_total=len(slots), executor=executor_name, budget_usd=request.budget_usd,
                 reference_slots=[
                     SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
                                Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
@@ -345,7 +375,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 events.setup_failed(run_id, failures)
             root = request.project.root
             secrets = _secrets(executing)
-            make_spec = SpecMaker(run_id, root)
+            make_spec = SpecMaker(run_id, root, request.project.prices)
             specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
             context = ExecutorContext(
                 project_root=root,
@@ -366,13 +396,20 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             for adapter in {id(s.adapter): s.adapter for s in slots if s.adapter is not None}.values():
                 await adapter.aclose()
         interrupted = await stop.settle()
+        budget_hit = dispatcher is not None and dispatcher.budget_hit
         status = (
             RunStatus.INTERRUPTED if interrupted
-            else RunStatus.SETUP_ERROR if failures else RunStatus.FINISHED
+            else RunStatus.SETUP_ERROR if failures
+            else RunStatus.BUDGET_EXHAUSTED if budget_hit else RunStatus.FINISHED
         )
         decision = outcomes.decide_run(
             sealed_rows(store, run_id), planned=len(slots), setup_error=bool(failures), interrupted=interrupted,
+            budget_exhausted=budget_hit,
         )
+        unstarted = tuple(
+            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatchable
+            if dispatcher is not None and (s.experiment.id, s.eval.id, s.ordinal) not in dispatcher.started
+        ) if budget_hit else ()
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
         outcome = RunOutcome(
@@ -382,6 +419,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
             decision=decision,
+            spent_usd=dispatcher.spent_usd if dispatcher else None,
+            budget_usd=request.budget_usd,
+            unstarted=unstarted,
         )
         events.finished(outcome)
         return outcome

@@ -47,6 +47,7 @@ class SlotSpec:
     fingerprint: str
     fingerprint_json: str
     plan_reason: PlanReason
+    price: Mapping[str, float | None] | None = None  # [prices."MODEL"] of the model, plain data
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -71,9 +72,11 @@ class SpecMaker:
     """Builds the specs of one run; what many slots share (an eval's attribute, a settings
     object's plain form, an experiment's options) is worked out once, not per slot."""
 
-    def __init__(self, run_id: str, project_root: Path) -> None:
+    def __init__(self, run_id: str, project_root: Path, prices: Mapping[str, Any] | None = None) -> None:
         self.run_id = run_id
         self.project_root = project_root
+        self._prices = {model: dict(p) if isinstance(p, Mapping) else p.model_dump()
+                        for model, p in (prices or {}).items()}
         self._attrs: dict[int, tuple[str, str]] = {}
         self._settings: dict[int, Mapping[str, Any]] = {}
         self._options: dict[str, Mapping[str, Any]] = {}
@@ -108,6 +111,7 @@ class SpecMaker:
             fingerprint=slot.fingerprint,
             fingerprint_json=slot.fingerprint_json,
             plan_reason=slot.reason,
+            price=self._prices.get(slot.experiment.model) if slot.experiment.model else None,
         )
 
     def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:

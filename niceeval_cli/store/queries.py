@@ -219,6 +219,21 @@ def transcript_select(
     return sql + where.limit(limit), where.params
 
 
+def costs_select(run_id: str, *, experiment: Names, eval_prefix: Names) -> tuple[str, dict[str, Any]]:
+    """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
+    where = Where()
+    source = attempts_source(where, run_id)
+    filter_experiments(where, experiment, "a.experiment_id")
+    filter_evals(where, eval_prefix)
+    sql = (
+        "SELECT a.experiment_id AS experiment_id, count(*) AS attempts, "
+        "sum(a.cost_usd) AS reported, count(a.cost_usd) AS reported_n, "
+        "sum(a.estimated_cost_usd) AS estimated, count(a.estimated_cost_usd) AS estimated_n "
+        f"FROM {source}{where.sql()} GROUP BY a.experiment_id"
+    )
+    return sql, where.params
+
+
 def runs_select(
     run_id: str | None, *, experiment: Names, states: Names, limit: int | None
 ) -> tuple[str, dict[str, Any]]:

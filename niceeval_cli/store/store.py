@@ -29,6 +29,7 @@ from .queries import (
     Names,
     assertions_select,
     attempts_select,
+    costs_select,
     runs_select,
     transcript_select,
 )
@@ -408,6 +409,11 @@ class Store:
             slot_columns=("relation", "plan_reason"),
         )
         return [attempt_row(row) for row in self._rows("Reading a run's attempts", sql, params)]
+
+    def costs(self, run_id: str, *, experiment: Names = None, eval_prefix: Names = None) -> list[dict[str, Any]]:
+        """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
+        sql, params = costs_select(run_id, experiment=experiment, eval_prefix=eval_prefix)
+        return self._rows("Reading a run's cost", sql, params)
 
     def turns(self, attempt_id: str) -> list[TurnRecord]:
         """An attempt's transcript: its turns in ordinal order, each with its events in seq order."""

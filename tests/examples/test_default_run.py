@@ -26,6 +26,14 @@ def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_
         ("directions/unheard", "directions/scenario"): ("unrankable", "failed"),
         ("directions/player-moves", "directions/scenario"): ("unrankable", "failed"),
         ("directions/uncorrelated", "directions/scenario"): ("unrankable", "unavailable"),
+        ("agent_tools", "agent_tools/recovery"): ("scored", "passed"),
+        ("agent_tools", "agent_tools/refunds/refund_flow"): ("passed", None),
+        ("agent_tools", "agent_tools/refunds/shipping_question"): ("passed", None),
+        ("agent_tools", "agent_tools/sessions"): ("passed", None),
+        ("agent_tools/broken", "agent_tools/recovery"): ("scored", "passed"),
+        ("agent_tools/broken", "agent_tools/refunds/refund_flow"): ("failed", None),
+        ("agent_tools/broken", "agent_tools/refunds/shipping_question"): ("passed", None),
+        ("agent_tools/broken", "agent_tools/sessions"): ("failed", None),
     }
 
 

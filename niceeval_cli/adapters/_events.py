@@ -1,0 +1,210 @@
+"""Reading events from what built-in adapters receive: the ndjson protocol of `command`, an
+event list inside an HTTP reply, and OpenAI chat-completion messages (docs/adapters.md,
+"The event protocol").
+
+Every reader raises `EventProtocolError` with a sentence naming what was wrong and where (the
+line number of the output, the field path); the adapter turns it into an `adapter-error`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..authoring._turns import (
+    AnyEvent,
+    Message,
+    ToolCall,
+    Turn,
+    Usage,
+    event_from_dict,
+    turn_from_reply,
+    usage_from_dict,
+)
+
+OBSERVES_EVENTS = ("messages", "tool_calls")
+_SHOWN = 200
+
+
+class EventProtocolError(ValueError):
+    """What an adapter received does not follow the event protocol."""
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + f"… [+{len(text) - _SHOWN} chars]"
+
+
+def turn_from_ndjson(message: str, stdout: str, who: str) -> Turn:
+    """`output = "ndjson"`: one event object per line, then `{"type": "final", ...}` last.
+
+    Blank lines are ignored. The final line carries `message`, `status`, `usage`, `data`.
+    """
+    events: list[AnyEvent] = []
+    final: Mapping[str, Any] | None = None
+    final_line = 0
+    for number, line in enumerate(stdout.splitlines(), 1):
+        if not line.strip():
+            continue
+        if final is not None:
+            raise EventProtocolError(
+                f"{who}: line {number} of stdout comes after the final line (line {final_line}); "
+                "the final line must be the last"
+            )
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EventProtocolError(
+                f"{who}: line {number} of stdout is not JSON ({exc.msg}): {_shown(line)!r}"
+            ) from None
+        if isinstance(obj, Mapping) and obj.get("type") == "final":
+            final, final_line = obj, number
+            continue
+        try:
+            events.append(event_from_dict(obj))
+        except ValueError as exc:
+            raise EventProtocolError(f"{who}: line {number} of stdout: {exc}: {_shown(line)!r}") from None
+    if final is None:
+        raise EventProtocolError(
+            f'{who}: stdout ended without the final line {{"type": "final", "message": ...}} '
+            f"({len(events)} event line(s) read)"
+        )
+    reply = {k: v for k, v in final.items() if k != "type"}
+    reply["events"] = events
+    try:
+        return turn_from_reply(message, reply, OBSERVES_EVENTS)
+    except ValueError as exc:
+        raise EventProtocolError(f"{who}: the final line (line {final_line}): {exc}") from None
+
+
+def events_from_list(value: object, where: str) -> tuple[AnyEvent, ...]:
+    """A JSON list of event objects (an HTTP reply's `events_path`)."""
+    if not isinstance(value, (list, tuple)):
+        raise EventProtocolError(f"{where} must be a list of event objects, got {type(value).__name__}")
+    events = []
+    for i, item in enumerate(value):
+        try:
+            events.append(event_from_dict(item))
+        except ValueError as exc:
+            raise EventProtocolError(f"{where}[{i}]: {exc}") from None
+    return tuple(events)
+
+
+# -- OpenAI chat completions ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChatReply:
+    """One chat-completion choice: its text (None when absent), tool calls, usage."""
+
+    content: str | None
+    tool_calls: tuple[Mapping[str, Any], ...]
+    finish_reason: str | None
+    usage: Usage | None
+    assistant: dict[str, Any]  # the assistant message as it goes back into the history
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def openai_usage(usage: object) -> Usage | None:
+    """`prompt_tokens`, `completion_tokens`, cached tokens and a reported `cost` (OpenRouter-style)."""
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    cost = usage.get("cost")
+    cost_usd = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached, cost_usd)
+
+
+def parse_chat_reply(reply: object, where: str) -> ChatReply:
+    """The first choice of a chat completion; a tool-call reply with `content: null` is fine."""
+    try:
+        choice = reply["choices"][0]  # type: ignore[index]
+        msg = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        raise EventProtocolError(f"{where} is not a chat completion (no choices[0].message)") from None
+    if not isinstance(msg, Mapping):
+        raise EventProtocolError(f"{where}: choices[0].message is not an object")
+    content = msg.get("content")
+    if content is not None and not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False)  # e.g. a list of content parts
+    raw_calls = msg.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise EventProtocolError(f"{where}: choices[0].message.tool_calls is not a list")
+    calls = []
+    for i, call in enumerate(raw_calls):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn.get("name"):
+            raise EventProtocolError(f"{where}: choices[0].message.tool_calls[{i}] has no function name")
+        calls.append(call)
+    assistant: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        assistant["tool_calls"] = [dict(c) for c in calls]
+    usage = openai_usage(reply.get("usage")) if isinstance(reply, Mapping) else None
+    return ChatReply(content, tuple(calls), choice.get("finish_reason"), usage, assistant)
+
+
+def call_input(call: Mapping[str, Any]) -> Any:
+    """The parsed JSON of the model's `arguments`, or the raw text when it is not JSON."""
+    arguments = call.get("function", {}).get("arguments")
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except json.JSONDecodeError:
+        return arguments
+
+
+def tool_call_event(call: Mapping[str, Any], **fields: Any) -> ToolCall:
+    return ToolCall(name=call["function"]["name"], input=call_input(call),
+                    id=call.get("id") if isinstance(call.get("id"), str) else None, **fields)
+
+
+def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+    """Usage over several requests: a field is known when every request reported it."""
+    items = list(usages)
+    if not items or all(u is None for u in items):
+        return None
+
+    def total(name: str) -> Any:
+        values = [getattr(u, name) if u is not None else None for u in items]
+        return None if any(v is None for v in values) else sum(values)
+
+    return Usage(total("input_tokens"), total("output_tokens"), total("cache_read_tokens"), total("cost_usd"))
+
+
+def turn_from_chat_reply(message: str, reply: object, where: str) -> Turn:
+    """`http` with `format = "openai"`: one chat completion as a turn (tool calls pending)."""
+    parsed = parse_chat_reply(reply, where)
+    events: list[AnyEvent] = []
+    if parsed.content:
+        events.append(Message("assistant", parsed.content))
+    events.extend(tool_call_event(c, status="pending") for c in parsed.tool_calls)
+    return Turn(input=message, message=parsed.content or "", events=tuple(events),
+                status="waiting" if parsed.tool_calls else "completed", data=reply, usage=parsed.usage,
+                observed=frozenset(OBSERVES_EVENTS))
+
+
+def usage_at(value: object, where: str) -> Usage:
+    try:
+        return usage_from_dict(value)
+    except ValueError as exc:
+        raise EventProtocolError(f"{where}: {exc}") from None
+
+
+__all__ = [
+    "OBSERVES_EVENTS",
+    "ChatReply",
+    "EventProtocolError",
+    "call_input",
+    "events_from_list",
+    "openai_usage",
+    "parse_chat_reply",
+    "sum_usage",
+    "tool_call_event",
+    "turn_from_chat_reply",
+    "turn_from_ndjson",
+    "usage_at",
+]

@@ -1,0 +1,179 @@
+"""An attempt's turns as sealed transcript records (tables `turns` and `events`).
+
+What is stored is redacted first, then trimmed: a text longer than `TEXT_LIMIT` characters keeps
+its first `TEXT_LIMIT` characters and ends with `… [+N chars]`, N being the number of characters
+left out; a JSON value (a tool call's input / output, a turn's data) is kept within `JSON_LIMIT`
+UTF-8 bytes as valid JSON (long strings inside it end with `… [+N bytes trimmed]`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .._records import EventRecord, TurnRecord
+from .._redact import is_clean, redact, safe_json
+from ..expect._json import to_jsonable
+from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn, event_kind
+
+TEXT_LIMIT = 20_000  # characters of one stored text (a turn's input or message, an event's text)
+JSON_LIMIT = 64 * 1024  # UTF-8 bytes of one stored JSON value
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def stored_text(text: str | None, secrets: Sequence[str] = (), limit: int = TEXT_LIMIT) -> str | None:
+    """Redacted, storable (lone surrogates replaced) text, trimmed with a `… [+N chars]` marker."""
+    if text is None:
+        return None
+    text = redact(text, secrets)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [+{len(text) - limit} chars]"
+
+
+def stored_json(value: Any, secrets: Sequence[str] = ()) -> str | None:
+    """Redacted JSON text of `value` within `JSON_LIMIT` bytes (None stays NULL)."""
+    if value is None:
+        return None
+    try:  # plain JSON (the usual case) needs no walk through `to_jsonable`
+        _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            value = to_jsonable(value)
+        except RecursionError:  # hostile nesting: say so instead of losing the attempt
+            return _ENCODE({"trimmed": "… [a value nested too deeply to store]"})
+    return safe_json(value, secrets=secrets, max_bytes=JSON_LIMIT)
+
+
+def _raw_json(value: Any) -> str | None:
+    """Compact JSON of a plain JSON value, or None (then the careful path converts it)."""
+    if value is None:
+        return None
+    try:
+        return _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+class _Fields:
+    """How one turn's values are stored. The usual turn holds nothing to redact and nothing too
+    long: one check over all its text at once (`is_clean`) then stores each value as it is;
+    otherwise every value goes the careful way (`stored_text` / `stored_json`)."""
+
+    def __init__(self, turn: Turn, secrets: Sequence[str]) -> None:
+        self.secrets = secrets
+        self.raw: dict[int, str | None] = {}
+        parts: list[str] = [turn.input, turn.message]
+        for value in _json_values(turn):
+            raw = self.raw[id(value)] = _raw_json(value)
+            if raw is not None:
+                parts.append(raw)
+        for event in turn.events:
+            parts.extend(t for t in _texts(event) if t)
+        self.clean = is_clean("\n".join(parts), secrets)
+
+    def text(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        if self.clean and len(text) <= TEXT_LIMIT:
+            return text
+        return stored_text(text, self.secrets)
+
+    def json(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        raw = self.raw.get(id(value))
+        if self.clean and raw is not None and (len(raw) * 4 <= JSON_LIMIT or len(raw.encode()) <= JSON_LIMIT):
+            return raw
+        return stored_json(value, self.secrets)
+
+
+def _json_values(turn: Turn) -> list[Any]:
+    values = [turn.data]
+    for event in turn.events:
+        if isinstance(event, ToolCall):
+            values += [event.input, event.output]
+        elif isinstance(event, Event):
+            values.append(event.data)
+    return [v for v in values if v is not None]
+
+
+def _texts(event: AnyEvent) -> tuple[str | None, ...]:
+    if isinstance(event, ToolCall):
+        return (event.name, event.error)
+    if isinstance(event, Message):
+        return (event.text,)
+    if isinstance(event, AgentError):
+        return (event.text, event.kind)
+    return (event.kind,)
+
+
+def event_record(attempt_id: str, turn_ordinal: int, seq: int, event: AnyEvent,
+                 secrets: Sequence[str] = (), fields: _Fields | None = None) -> EventRecord:
+    f = fields if fields is not None else _Fields(Turn("", "", events=(event,)), secrets)
+    kind = event_kind(event)
+    if isinstance(event, ToolCall):
+        return EventRecord(
+            attempt_id, turn_ordinal, seq, kind, name=f.text(event.name),
+            input=f.json(event.input), output=f.json(event.output),
+            status=event.status, text=f.text(event.error),
+        )
+    if isinstance(event, Message):
+        return EventRecord(attempt_id, turn_ordinal, seq, kind, role=event.role, text=f.text(event.text))
+    if isinstance(event, AgentError):
+        return EventRecord(attempt_id, turn_ordinal, seq, kind, name=f.text(event.kind), text=f.text(event.text))
+    assert isinstance(event, Event)
+    return EventRecord(attempt_id, turn_ordinal, seq, f.text(kind) or kind, input=f.json(event.data))
+
+
+def turn_record(attempt_id: str, ordinal: int, turn: Turn, secrets: Sequence[str] = ()) -> TurnRecord:
+    session = turn.session
+    usage = turn.usage
+    f = _Fields(turn, secrets)
+    return TurnRecord(
+        attempt_id=attempt_id,
+        session=str(getattr(session, "id", session) or "default"),
+        ordinal=ordinal,
+        input=f.text(turn.input),
+        message=f.text(turn.message),
+        status=turn.status,
+        observed=_OBSERVED.get(turn.observed or frozenset()) or json.dumps(sorted(turn.observed or ())),
+        input_tokens=usage.input_tokens if usage is not None else None,
+        output_tokens=usage.output_tokens if usage is not None else None,
+        cost_usd=usage.cost_usd if usage is not None else None,
+        elapsed_ms=round(turn.elapsed_ms, 3) if turn.elapsed_ms is not None else None,
+        data=f.json(turn.data),
+        events=tuple(
+            event_record(attempt_id, ordinal, seq, event, secrets, f) for seq, event in enumerate(turn.events)
+        ),
+    )
+
+
+_OBSERVED = {
+    frozenset(): "[]",
+    frozenset({"messages"}): '["messages"]',
+    frozenset({"tool_calls"}): '["tool_calls"]',
+    frozenset({"messages", "tool_calls"}): '["messages", "tool_calls"]',
+}
+
+
+def transcript_records(attempt_id: str, turns: Iterable[Turn], secrets: Sequence[str] = ()) -> tuple[TurnRecord, ...]:
+    """The attempt's turns (in recording order) as records, with their events, redacted and trimmed."""
+    records = []
+    for position, turn in enumerate(turns):
+        ordinal = turn.ordinal if turn.ordinal is not None else position
+        try:
+            records.append(turn_record(attempt_id, ordinal, turn, secrets))
+        except Exception as exc:  # a turn that cannot be stored costs its events, never the attempt
+            session = getattr(turn.session, "id", None) or "default"
+            records.append(TurnRecord(
+                attempt_id, str(session), ordinal, None,
+                f"[this turn could not be stored: {type(exc).__name__}: {redact(str(exc), secrets)}]",
+                turn.status, "[]",
+            ))
+    return tuple(records)
+
+
+__all__ = ["JSON_LIMIT", "TEXT_LIMIT", "event_record", "stored_json", "stored_text", "transcript_records",
+           "turn_record"]
