@@ -26,7 +26,7 @@ from ..config import (
     select_experiments,
 )
 from ..discovery import DiscoveredEval
-from ..store import AttemptRow, Store
+from ..store import LatestAttempt, Store
 
 
 class RerunMode(str, Enum):
@@ -231,7 +231,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
 
 
 
-def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordinal: int) -> PreviousAttempt | None:
+def _previous(latest: Mapping[tuple[str, int], LatestAttempt], eval_id: str, ordinal: int) -> PreviousAttempt | None:
     row = latest.get((eval_id, ordinal))
     if row is None:
         return None

@@ -17,7 +17,7 @@ from .errors import StoreError, StoreUnavailable
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
-from .store import ALL_RUNS, QUERY_TARGETS, QueryTarget, Store
+from .store import ALL_RUNS, QUERY_TARGETS, LatestAttempt, QueryTarget, Store
 from .summary import OutcomeGroup
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AssertionRow",
     "AttemptRow",
+    "LatestAttempt",
     "OutcomeGroup",
     "PlanSlot",
     "QueryTarget",
