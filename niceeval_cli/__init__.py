@@ -1,13 +1,12 @@
 """NiceEval: write evals in Python, run them, read honest results back from SQLite.
 
-The public authoring API is what `__all__` lists here plus `niceeval_cli.expect`. Names are
-imported on first use (PEP 562) so that `niceeval --version` does not pay for them.
+The public authoring API is what `__all__` lists here, in `niceeval_cli.expect` and in
+`niceeval_cli.datasets` (tests/test_public_api.py pins all three). Names are imported on first
+use (PEP 562) so that `niceeval --version` does not pay for them.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
 
@@ -20,6 +19,7 @@ _EXPORTS = {
     "AdapterContext": ".authoring",
     "AssertionHandle": ".authoring",
     "AuthoringError": ".authoring",
+    "Case": ".authoring",
     "EvalDefinition": ".authoring",
     "ExperimentInfo": ".authoring",
     "TestContext": ".authoring",
@@ -40,6 +40,7 @@ __all__ = [
     "AgentError",
     "AssertionHandle",
     "AuthoringError",
+    "Case",
     "EvalDefinition",
     "Event",
     "ExperimentInfo",
@@ -58,13 +59,14 @@ __all__ = [
     "define_score_eval",
 ]
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .authoring import (
         Adapter,
         AdapterContext,
         AgentError,
         AssertionHandle,
         AuthoringError,
+        Case,
         EvalDefinition,
         Event,
         ExperimentInfo,
@@ -80,11 +82,11 @@ if TYPE_CHECKING:
     from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'niceeval_cli' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 

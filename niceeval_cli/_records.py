@@ -69,6 +69,7 @@ class AttemptRecord:
     # built by older code still seals.
     case_id: str | None = None  # datasets.md: NULL for evals without cases
     case_value: str | None = None  # canonical JSON of the case value, trimmed at the text bound
+    case_metadata: str | None = None  # JSON of the case's metadata: stored and shown, never compared
     cost_usd: float | None = None  # reported by the provider (agents.md); never mixed with estimates
     estimated_cost_usd: float | None = None  # from [prices."MODEL"]
     sandbox: str | None = None  # JSON: kind, image, kept location (sandbox.md)

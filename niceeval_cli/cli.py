@@ -331,7 +331,10 @@ def query(
              epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _EXIT_CODES_READ)
 @_guard
 def list_evals(
-    json_out: Annotated[bool, _flag("--json", help='Print {"evals": [...], "experiments": [...]}.')] = False,
+    json_out: Annotated[bool, _flag(
+        "--json", help='Print {"evals": [...], "experiments": [...], "warnings": [...]}.')] = False,
+    cases: Annotated[bool, _flag(
+        "--cases", help="One line per case of an eval with cases (its id is <eval id>[<case id>]).")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments (what `niceeval run` would select)."""
@@ -339,7 +342,7 @@ def list_evals(
     from .app.project import load_project
     from .reports import listing
 
-    listing.show(list_project(load_project(config)), console=_console(), json_out=json_out)
+    listing.show(list_project(load_project(config), cases=cases), console=_console(), json_out=json_out)
 
 
 @app.command(short_help="Write a minimal project that runs as it is.",

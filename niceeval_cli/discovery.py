@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ._errors import ExitCode, NiceEvalError
-from .authoring import AuthoringError, EvalDefinition
+from .authoring import AuthoringError, Case, EvalDefinition
 from .config import CONFIG_FILE_NAME, find_config
 
 
@@ -25,14 +25,44 @@ class DiscoveryError(NiceEvalError):
 
 @dataclass(frozen=True)
 class DiscoveredEval:
-    id: str
+    """One eval to plan: an eval, or one case of an eval with cases (datasets.md)."""
+
+    id: str  # "<eval id>[<case id>]" for a case
     definition: EvalDefinition
     file: Path
     source_sha256: str
+    case: Case | None = None
+    base_id: str = ""  # the eval's own id (without the case); "" = `id`
+    tags: tuple[str, ...] = ()  # the eval's tags, then the case's own
 
     @property
     def kind(self) -> str:
         return str(self.definition.kind)
+
+    @property
+    def eval_id(self) -> str:
+        """The id of the eval itself: a case eval's id without `[<case id>]`."""
+        return self.base_id or self.id
+
+
+def case_eval_id(eval_id: str, case_id: str) -> str:
+    return f"{eval_id}[{case_id}]"
+
+
+def _fan_out(discovered: DiscoveredEval) -> list[DiscoveredEval]:
+    """An eval with cases becomes one case eval per case, in dataset order."""
+    definition = discovered.definition
+    if definition.cases is None:
+        return [discovered]
+    own = definition.tags
+    return [
+        DiscoveredEval(
+            case_eval_id(discovered.id, case.id), definition, discovered.file, discovered.source_sha256,
+            case=case, base_id=discovered.id,
+            tags=own + tuple(t for t in case.tags if t not in own) if case.tags else own,
+        )
+        for case in definition.cases
+    ]
 
 
 def _eval_files(root: Path) -> list[Path]:
@@ -206,5 +236,24 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
                     f"eval id {eval_id!r} is defined twice: in {_rel(other, project_root)} and in "
                     f"{_rel(path, project_root)}; rename one of them"
                 )
-            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest)
-    return sorted(found.values(), key=lambda e: e.id)
+            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest, tags=definition.tags)
+    expanded: list[DiscoveredEval] = []
+    for discovered in sorted(found.values(), key=lambda e: e.id):
+        expanded += _fan_out(discovered)
+    if len(expanded) > len(found):
+        _check_case_ids_unique(expanded, project_root)
+    return expanded
+
+
+def _check_case_ids_unique(evals: list[DiscoveredEval], project_root: Path) -> None:
+    """A case eval id can clash with an eval's own id only through an odd file name
+    (`evals/refunds[a].py`); say so rather than merge their attempts."""
+    seen: dict[str, DiscoveredEval] = {}
+    for discovered in evals:
+        other = seen.setdefault(discovered.id, discovered)
+        if other is not discovered:
+            raise DiscoveryError(
+                f"eval id {discovered.id!r} is given twice: by {_rel(other.file, project_root)} and by "
+                f"{_rel(discovered.file, project_root)} (a case eval id is `<eval id>[<case id>]`); "
+                "rename the module or the case"
+            )

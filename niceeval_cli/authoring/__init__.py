@@ -1,8 +1,10 @@
 """What eval code touches: definitions, the test context `t`, handles, adapters."""
 
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo, define_adapter
+from ._cases import Case, CaseIdRule
 from ._context import AdapterFailure, NoAdapterError, TestContext
-from ._definition import EvalDefinition, define_eval, define_score_eval
+from ._definition import CasesOption, EvalDefinition, EvalOptions, TestFunction, define_eval, define_score_eval
+from ._definition_errors import DatasetError, DefinitionError
 from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
 from ._registration import AssertionHandle, Registration, StopContinuation
 from ._session import Session
@@ -17,7 +19,13 @@ __all__ = [
     "AgentError",
     "AssertionHandle",
     "AuthoringError",
+    "Case",
+    "CaseIdRule",
+    "CasesOption",
+    "DatasetError",
+    "DefinitionError",
     "EvalDefinition",
+    "EvalOptions",
     "Event",
     "ExperimentInfo",
     "Message",
@@ -28,6 +36,7 @@ __all__ = [
     "SourceLocation",
     "StopContinuation",
     "TestContext",
+    "TestFunction",
     "ToolCall",
     "Turn",
     "Usage",

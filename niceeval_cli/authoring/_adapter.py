@@ -8,18 +8,23 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 from ._errors import AuthoringError
 from ._turns import Turn, check_observed, turn_from_reply
 from ._usage import UsageMeter
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._definition import EvalDefinition, EvalOptions, TestFunction
 
 #: Members of the test context an adapter assertion may not shadow.
 RESERVED_NAMES = frozenset({
     "check", "score", "send", "facts", "usage", "elapsed_ms", "experiment", "group",
     "closed_qa", "factuality", "summarizes",
     "turns", "new_session", "succeeded", "called_tool", "not_called_tool", "tool_order",
-    "max_tool_calls", "no_failed_actions",
+    "max_tool_calls", "no_failed_actions", "case_id",
 })
 
 
@@ -154,15 +159,35 @@ class Adapter:
     async def aclose(self) -> None:
         """Release resources (built-in adapters override this)."""
 
-    def define_eval(self, test: Callable[..., Any] | None = None, **options: Any) -> Any:
-        from ._definition import define_eval
+    @overload
+    def define_eval(self, test: TestFunction, **options: Unpack[EvalOptions]) -> EvalDefinition: ...
+    @overload
+    def define_eval(
+        self, test: None = None, **options: Unpack[EvalOptions]
+    ) -> Callable[[TestFunction], EvalDefinition]: ...
+    def define_eval(
+        self, test: TestFunction | None = None, **options: Unpack[EvalOptions]
+    ) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
+        """`define_eval` for an eval that uses this adapter."""
+        from .._states import EvalKind
+        from ._definition import define_through_adapter
 
-        return define_eval(test, adapter=self, **options)
+        return define_through_adapter(EvalKind.PASS, self, test, options)
 
-    def define_score_eval(self, test: Callable[..., Any] | None = None, **options: Any) -> Any:
-        from ._definition import define_score_eval
+    @overload
+    def define_score_eval(self, test: TestFunction, **options: Unpack[EvalOptions]) -> EvalDefinition: ...
+    @overload
+    def define_score_eval(
+        self, test: None = None, **options: Unpack[EvalOptions]
+    ) -> Callable[[TestFunction], EvalDefinition]: ...
+    def define_score_eval(
+        self, test: TestFunction | None = None, **options: Unpack[EvalOptions]
+    ) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
+        """`define_score_eval` for an eval that uses this adapter."""
+        from .._states import EvalKind
+        from ._definition import define_through_adapter
 
-        return define_score_eval(test, adapter=self, **options)
+        return define_through_adapter(EvalKind.SCORE, self, test, options)
 
     def __repr__(self) -> str:
         return f"<Adapter {self.name}>"

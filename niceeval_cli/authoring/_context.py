@@ -60,8 +60,10 @@ class TestContext:
         judge_declared: bool,
         schedule_judge: JudgeScheduler | None,
         started: float,
+        case_id: str | None = None,
     ) -> None:
         self._kind = kind
+        self._case_id = case_id
         self._eval_file = eval_file
         self._experiment = experiment
         self._adapter = adapter
@@ -102,6 +104,11 @@ class TestContext:
     @property
     def experiment(self) -> ExperimentInfo:
         return self._experiment
+
+    @property
+    def case_id(self) -> str | None:
+        """The id of the case this attempt runs (datasets.md); None for an eval without cases."""
+        return self._case_id
 
     def _location(self) -> SourceLocation:
         return caller_location(self._eval_file)

@@ -1,111 +1,286 @@
-"""`define_eval` / `define_score_eval`: what an eval module declares."""
+"""`define_eval` / `define_score_eval`: what an eval module declares, checked where it is declared."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast, overload
 
 from .._states import EvalKind
-from ..outcomes import parse_pass_rule
+from ..outcomes import PassRule, parse_pass_rule
 from ._adapter import Adapter
-from ._errors import AuthoringError, SourceLocation, caller_location
+from ._cases import Case, CaseIdRule, CaseProblem, CaseSet, check_tags, resolve_cases, show
+from ._context import TestContext
+from ._definition_errors import DefinitionError
+from ._errors import SourceLocation, caller_location
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+#: A test function: `test(t)`, or `test(t, case)` for an eval with cases; plain or async.
+TestFunction: TypeAlias = Callable[[TestContext], object] | Callable[[TestContext, Any], object]
+
+#: What `cases=` accepts: a mapping of case id → value, or a list of Cases or of values.
+CasesOption: TypeAlias = Mapping[str, object] | Mapping[int, object] | Iterable[Case] | Iterable[object]
+
+#: `judge=`: True, or a mapping of judge fields overriding the configured judge for this eval.
+JudgeOption: TypeAlias = bool | Mapping[str, object]
 
 _JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries"})
+
+
+class EvalOptions(TypedDict, total=False):
+    """The keyword options of `define_eval` / `define_score_eval` (authoring.md, datasets.md)."""
+
+    description: str | None
+    tags: list[str] | tuple[str, ...] | None
+    judge: JudgeOption | None
+    timeout_ms: int | None
+    attempts: int | None
+    pass_rule: PassRule | None
+    name: str | None
+    adapter: Adapter | None
+    cases: CasesOption | None
+    case_id: CaseIdRule | None
+
+
+_OPTIONS = tuple(sorted([*EvalOptions.__annotations__, "test"]))
 
 
 @dataclass(frozen=True)
 class EvalDefinition:
     """One eval: its test function and options. Module-level instances are discovered."""
 
-    test: Callable[..., Any]
+    test: Callable[..., object]  # arity checked at definition: (t), or (t, case) with cases
     kind: EvalKind
     name: str
     description: str | None = None
     tags: tuple[str, ...] = ()
-    judge: bool | Mapping[str, Any] | None = None
+    judge: bool | Mapping[str, object] | None = None
     timeout_ms: int | None = None
     attempts: int | None = None
-    pass_rule: Any = None
+    pass_rule: PassRule | None = None
     adapter: Adapter | None = None
     defined_at: SourceLocation = field(default_factory=lambda: SourceLocation(None, None))
+    cases: tuple[Case, ...] | None = field(default=None, repr=False)  # None: an eval without cases
+    positional_case_ids: bool = False  # the case ids are row positions (`niceeval list` warns)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> object:
         return self.test(*args, **kwargs)
 
 
-def _validate(where: SourceLocation, **options: Any) -> None:
-    tags = options["tags"]
-    if not all(isinstance(t, str) for t in tags):
-        raise AuthoringError(f"tags must be strings, got {list(tags)!r}", where)
-    for field_name in ("attempts", "timeout_ms"):
-        value = options[field_name]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise AuthoringError(f"{field_name} must be a positive integer, got {value!r}", where)
-    judge = options["judge"]
-    if judge is not None and not isinstance(judge, (bool, Mapping)):
-        raise AuthoringError(f"judge must be True or a mapping of judge fields, got {judge!r}", where)
-    if isinstance(judge, Mapping):
-        unknown = sorted(set(judge) - _JUDGE_FIELDS)
-        if unknown:
-            raise AuthoringError(
-                f"judge={{...}} has unknown field(s) {', '.join(map(str, unknown))}; "
-                f"allowed: {', '.join(sorted(_JUDGE_FIELDS))} (max_concurrency is set per experiment "
-                "or project)",
-                where,
+class _Options:
+    """Checks each option like niceeval.toml checks its keys, naming the option and the eval."""
+
+    def __init__(self, function: str, eval_name: str, where: SourceLocation) -> None:
+        self._function = function
+        self._eval = eval_name
+        self._where = where
+
+    def error(self, option: str, problem: str) -> DefinitionError:
+        return DefinitionError(f"eval {self._eval!r}: {self._function}({option}=...): {problem}", self._where)
+
+    def expect(self, option: str, value: object, expected: str) -> DefinitionError:
+        return self.error(option, f"expected {expected}, got {show(value)}")
+
+    def positive_int(self, option: str, value: object, expected: str) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.expect(option, value, expected)
+        return value
+
+    def judge(self, value: object) -> bool | Mapping[str, object] | None:
+        if value is None or isinstance(value, bool):
+            return value
+        if not isinstance(value, Mapping):
+            raise self.expect("judge", value, "True or a mapping of judge fields")
+        unknown = sorted(str(k) for k in value if k not in _JUDGE_FIELDS)
+        if "max_concurrency" in unknown:
+            raise self.error(
+                "judge",
+                "max_concurrency cannot be set on an eval: one judge client serves the whole run, so set "
+                "it in [judge] or [experiments.<id>.judge] of niceeval.toml",
             )
-    rule = options["pass_rule"]
-    if rule is not None:
+        if unknown:
+            raise self.error(
+                "judge",
+                f"unknown judge field(s) {', '.join(unknown)}{_suggest(unknown[0], _JUDGE_FIELDS)}; "
+                f"allowed: {', '.join(sorted(_JUDGE_FIELDS))}",
+            )
+        return value
+
+    def pass_rule(self, value: object) -> PassRule | None:
+        if value is None:
+            return None
         try:
-            parse_pass_rule(rule)  # the one pass-rule check (config and the fold use it too)
+            return parse_pass_rule(value)
         except ValueError:
-            raise AuthoringError(
-                f"pass_rule must be 'any', 'all' or a pass rate in (0, 1], got {rule!r}", where
+            raise self.expect(
+                "pass_rule", value, '"any", "all" or a minimum pass rate in (0, 1] such as 0.8'
             ) from None
 
 
-def _make(kind: EvalKind, test: Callable[..., Any] | None, options: dict[str, Any]) -> Any:
-    where = caller_location()
-    tags = tuple(options.pop("tags", None) or ())
-    name = options.pop("name", None)
-    adapter = options.pop("adapter", None)
-    known = {"description", "judge", "timeout_ms", "attempts", "pass_rule"}
-    unknown = sorted(set(options) - known)
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _positional_params(fn: Callable[..., object]) -> tuple[int, int | None] | None:
+    """(required, most) positional parameters of `fn` (most None with *args); None if unknown."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        most = None
+    else:
+        most = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    required = sum(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params
+    )
+    return required, most
+
+
+def _check_test_arity(check: _Options, fn: Callable[..., object], has_cases: bool) -> None:
+    found = _positional_params(fn)
+    if found is None:
+        return
+    required, most = found
+    wanted = 2 if has_cases else 1
+    if required <= wanted and (most is None or most >= wanted):
+        return
+    name = getattr(fn, "__name__", "test")
+    if has_cases:
+        raise check.error(
+            "cases",
+            f"with cases, the test takes a second parameter, the case's value: def {name}(t, case) "
+            f"({name} takes {_count(required, most)})",
+        )
+    raise check.error(
+        "test",
+        f"the test takes one parameter, the test context: def {name}(t) ({name} takes "
+        f"{_count(required, most)}); a second parameter needs cases=",
+    )
+
+
+def _count(required: int, most: int | None) -> str:
+    if most == required:
+        return f"{required} positional parameter{'s' if required != 1 else ''}"
+    return f"{required} to {'any number of' if most is None else most} positional parameters"
+
+
+def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: SourceLocation) -> EvalDefinition:
+    function = "define_score_eval" if kind is EvalKind.SCORE else "define_eval"
+    raw_name = options.get("name")
+    fallback = getattr(fn, "__name__", None)
+    eval_name = raw_name if isinstance(raw_name, str) and raw_name else str(fallback or "?")
+    check = _Options(function, eval_name, where)
+    unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
-        raise AuthoringError(
-            f"define_{'score_' if kind is EvalKind.SCORE else ''}eval got unknown option(s) "
-            f"{', '.join(unknown)}; allowed: adapter, attempts, description, judge, name, pass_rule, "
-            "tags, test, timeout_ms",
-            where,
+        raise check.error(
+            unknown[0],
+            f"unknown option {unknown[0]!r}{_suggest(unknown[0], _OPTIONS)}; allowed: {', '.join(_OPTIONS)}",
         )
+    if not callable(fn):
+        raise check.expect("test", fn, "a function taking t")
+    if raw_name is not None and (not isinstance(raw_name, str) or not raw_name):
+        raise check.expect("name", raw_name, "a non-empty string")
+    description = options.get("description")
+    if description is not None and not isinstance(description, str):
+        raise check.expect("description", description, "a string")
+    try:
+        tags = check_tags(options.get("tags", ()) if options.get("tags") is not None else ())
+    except CaseProblem as problem:
+        raise check.error("tags", str(problem).removeprefix("tags: ")) from None
+    adapter = options.get("adapter")
     if adapter is not None and not isinstance(adapter, Adapter):
-        raise AuthoringError(f"adapter must come from define_adapter, got {adapter!r}", where)
-    opts = {k: options.get(k) for k in known}
-    _validate(where, tags=tags, **opts)
+        raise check.expect("adapter", adapter, "an adapter made by define_adapter")
+    judge = check.judge(options.get("judge"))
+    timeout_ms = check.positive_int("timeout_ms", options.get("timeout_ms"), "a positive integer (milliseconds)")
+    attempts = check.positive_int("attempts", options.get("attempts"), "an integer ≥ 1")
+    pass_rule = check.pass_rule(options.get("pass_rule"))
+    case_set = _cases(check, options)
+    _check_test_arity(check, fn, case_set is not None)
+    return EvalDefinition(
+        test=fn,
+        kind=kind,
+        name=eval_name,
+        description=description,
+        tags=tags,
+        judge=judge,
+        timeout_ms=timeout_ms,
+        attempts=attempts,
+        pass_rule=pass_rule,
+        adapter=adapter,
+        defined_at=where,
+        cases=case_set.cases if case_set is not None else None,
+        positional_case_ids=case_set.positional if case_set is not None else False,
+    )
 
-    def build(fn: Callable[..., Any]) -> EvalDefinition:
-        if not callable(fn):
-            raise AuthoringError(f"test must be a function taking t, got {fn!r}", where)
-        return EvalDefinition(
-            test=fn,
-            kind=kind,
-            name=str(name) if name is not None else getattr(fn, "__name__", "eval"),
-            tags=tags,
-            adapter=adapter,
-            defined_at=where,
-            **opts,
+
+def _cases(check: _Options, options: Mapping[str, object]) -> CaseSet | None:
+    cases, rule = options.get("cases"), options.get("case_id")
+    if cases is None:
+        if rule is not None:
+            raise check.error("case_id", "case_id= names the ids of cases=, and this eval has no cases")
+        return None
+    if rule is not None and not isinstance(rule, str) and not callable(rule):
+        raise check.expect("case_id", rule, "a field name or a function of the case's value")
+    try:
+        return resolve_cases(cases, cast("CaseIdRule | None", rule))
+    except CaseProblem as problem:
+        raise check.error("cases", str(problem)) from None
+
+
+def _define(
+    kind: EvalKind, test: TestFunction | None, options: Mapping[str, object]
+) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
+    where = caller_location()
+    if test is not None:
+        return _build(kind, test, options, where)
+
+    def decorate(fn: TestFunction) -> EvalDefinition:
+        return _build(kind, fn, options, where)
+
+    return decorate
+
+
+def define_through_adapter(
+    kind: EvalKind, adapter: Adapter, test: TestFunction | None, options: Mapping[str, object]
+) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
+    """`adapter.define_eval(...)` / `adapter.define_score_eval(...)`: the eval uses that adapter."""
+    if "adapter" in options:
+        function = "define_score_eval" if kind is EvalKind.SCORE else "define_eval"
+        raise DefinitionError(
+            f"adapter.{function}(adapter=...): this eval already uses adapter {adapter.name!r}; to use "
+            f"another, call {function}(adapter=...) itself",
+            caller_location(),
         )
+    return _define(kind, test, {**options, "adapter": adapter})
 
-    return build(test) if test is not None else build
 
-
-def define_eval(test: Callable[..., Any] | None = None, **options: Any) -> Any:
+@overload
+def define_eval(test: TestFunction, **options: Unpack[EvalOptions]) -> EvalDefinition: ...
+@overload
+def define_eval(test: None = None, **options: Unpack[EvalOptions]) -> Callable[[TestFunction], EvalDefinition]: ...
+def define_eval(
+    test: TestFunction | None = None, **options: Unpack[EvalOptions]
+) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
     """A pass-style eval (verdict passed / failed / errored). Decorator, or `test=` given."""
-    test = options.pop("test", test)
-    return _make(EvalKind.PASS, test, options)
+    return _define(EvalKind.PASS, test, options)
 
 
-def define_score_eval(test: Callable[..., Any] | None = None, **options: Any) -> Any:
+@overload
+def define_score_eval(test: TestFunction, **options: Unpack[EvalOptions]) -> EvalDefinition: ...
+@overload
+def define_score_eval(
+    test: None = None, **options: Unpack[EvalOptions]
+) -> Callable[[TestFunction], EvalDefinition]: ...
+def define_score_eval(
+    test: TestFunction | None = None, **options: Unpack[EvalOptions]
+) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
     """A score-style eval (scored / unrankable / errored, with a score and a gate)."""
-    test = options.pop("test", test)
-    return _make(EvalKind.SCORE, test, options)
+    return _define(EvalKind.SCORE, test, options)

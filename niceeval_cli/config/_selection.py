@@ -7,6 +7,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 
+from .._selectors import is_glob, matches, matches_any
 from ._schema import CONFIG_FILE_NAME, ExperimentConfig, ProjectConfig
 from ._wording import ConfigError, table_name
 
@@ -27,7 +28,7 @@ def select_experiments(project: ProjectConfig, patterns: Sequence[str]) -> list[
 
 def experiment_selects_eval(experiment: ExperimentConfig, eval_id: str, tags: Sequence[str]) -> bool:
     """Whether the experiment covers the eval: an id prefix matches and it carries one of the tags."""
-    if experiment.evals is not None and not any(eval_id.startswith(prefix) for prefix in experiment.evals):
+    if experiment.evals is not None and not matches_any(experiment.evals, eval_id):
         return False
     return experiment.tags is None or any(tag in experiment.tags for tag in tags)
 
@@ -47,7 +48,7 @@ def explain_nothing_selected(
     if not evals:
         reasons.append(f"no eval was discovered under {roots}")
     else:
-        reasons += [_no_eval_starts_with(f"the eval prefix {json.dumps(p)}", p, evals)
+        reasons += [_no_eval_starts_with(f"the eval {'glob' if is_glob(p) else 'prefix'} {json.dumps(p)}", p, evals)
                     for p in eval_prefixes if not _any_starts_with(p, evals)]
         in_use = sorted({tag for carried in evals.values() for tag in carried})
         reasons += [_no_eval_carries(f"the tag {json.dumps(tag)}", tag, in_use)
@@ -71,7 +72,7 @@ def explain_nothing_selected(
 
 
 def _any_starts_with(prefix: str, evals: Mapping[str, Sequence[str]]) -> bool:
-    return any(eval_id.startswith(prefix) for eval_id in evals)
+    return any(matches(prefix, eval_id) for eval_id in evals)
 
 
 def _no_eval_starts_with(what: str, prefix: str, evals: Mapping[str, Sequence[str]]) -> str:

@@ -63,6 +63,8 @@ class EvalTally:
     errored: int = 0
     severity: int = _REST_SEVERITY  # of its worst attempt (outcomes.attempt_severity)
     _fold: outcomes.EvalFold | None = field(default=None, repr=False)
+    case_id: str | None = None  # a case of an eval with cases: eval_id is "<eval id>[<case id>]"
+    worst_word: str = "passed"  # attempt_word of its worst attempt
 
     def add(self, group: OutcomeGroup, severity: int) -> None:
         self.groups.append(group)
@@ -73,9 +75,26 @@ class EvalTally:
             self.failed += group.total
         elif group.state is AttemptState.ERRORED:
             self.errored += group.total
-        if severity < self.severity:
+        if severity < self.severity or self.attempts == group.total:
             self.severity = severity
+            self.worst_word = attempt_word(group.state, group.gate)
         self._fold = None
+
+    @property
+    def base_id(self) -> str:
+        """The eval's own id: a case eval's id without its `[<case id>]`."""
+        if self.case_id is None:
+            return self.eval_id
+        return self.eval_id[: -len(self.case_id) - 2] if self.eval_id.endswith(f"[{self.case_id}]") else self.eval_id
+
+    @property
+    def word(self) -> str:
+        """The eval's one-word result: pass-style folded under its rule, score-style its worst attempt."""
+        return self.fold().result.value if self.kind is EvalKind.PASS else self.worst_word
+
+    @property
+    def ok(self) -> bool:
+        return self.word in (AttemptState.PASSED.value, AttemptState.SCORED.value)
 
     def fold(self) -> outcomes.EvalFold:
         """The eval-level result of a pass-style eval under its pass_rule."""
@@ -94,10 +113,35 @@ class EvalTally:
         return self.severity
 
 
+@dataclass(frozen=True)
+class CasesTally:
+    """The cases of one eval in one experiment (datasets.md): each case is an EvalTally."""
+
+    eval_id: str
+    kind: EvalKind
+    cases: tuple[EvalTally, ...]
+
+    @property
+    def ok(self) -> int:
+        return sum(case.ok for case in self.cases)
+
+    def failing(self) -> list[EvalTally]:
+        """The cases that did not pass (or score cleanly), worst first, then by case id."""
+        return sorted((c for c in self.cases if not c.ok), key=lambda c: (c.eval_severity, c.case_id or ""))
+
+
 @dataclass
 class ExperimentTally:
     experiment_id: str
     evals: list[EvalTally] = field(default_factory=list)
+
+    def case_groups(self) -> list[CasesTally]:
+        """Evals with cases, each with its cases (in eval id order)."""
+        groups: dict[str, list[EvalTally]] = {}
+        for tally_ in self.evals:
+            if tally_.case_id is not None:
+                groups.setdefault(tally_.base_id, []).append(tally_)
+        return [CasesTally(eval_id, cases[0].kind, tuple(cases)) for eval_id, cases in sorted(groups.items())]
 
     def pass_evals(self) -> list[EvalTally]:
         return [e for e in self.evals if e.kind is EvalKind.PASS]
@@ -171,7 +215,8 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
         if tally_ is None:
             rules_known = rules_known and group.pass_rule is not None
             rule = _rule(group.pass_rule)
-            tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule)
+            tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule,
+                                            case_id=group.case_id)
             experiments.setdefault(group.experiment_id, ExperimentTally(group.experiment_id)).evals.append(tally_)
         tally_.add(group, _severity(group.state, group.gate))
         attempts += group.total

@@ -13,7 +13,7 @@ from typing import Any
 #: Columns (of runs, attempts, assertion results, turns) stored as JSON text.
 JSON_COLUMNS = frozenset({
     "argv", "experiments", "fingerprint_parts", "match_config", "evidence", "judge_audit", "extras", "notes",
-    "sandbox", "case_value", "data", "observed",
+    "sandbox", "case_value", "case_metadata", "data", "observed",
 })
 #: Columns of an event row (agents.md, table `events`) stored as JSON text.
 EVENT_JSON_COLUMNS = frozenset({"input", "output"})

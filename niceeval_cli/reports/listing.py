@@ -15,23 +15,41 @@ from ..app.init import InitReport
 from ..app.listing import ProjectListing
 from .terminal import emit as _out
 from .terminal.lines import Line, blank, line, pad
-from .viewmodels.text import name
+from .viewmodels.text import name, plural
+
+
+def _eval_columns(listing: ProjectListing) -> tuple[str, ...]:
+    if listing.cases:
+        return ("id", "kind", "tags", "adapter", "file")
+    return ("id", "kind", "cases", "tags", "adapter", "file")
+
+
+def _title(listing: ProjectListing) -> str:
+    title = f"{len(listing.evals)} eval(s) under {name(listing.where)}"
+    if listing.cases:
+        cases = [e for e in listing.evals if e["case_id"] is not None]
+        evals = len({e["eval_id"] for e in cases})
+        title += f" ({plural(len(cases), 'case')} of {plural(evals, 'eval')}, one line each)"
+    return title
 
 
 def show(listing: ProjectListing, *, console: Console, json_out: bool = False) -> None:
     if json_out:
         sys.stdout.write(json.dumps(listing.as_json(), ensure_ascii=False) + "\n")
         return
-    evals, experiments, where = listing.evals, listing.experiments, listing.where
+    evals, experiments = listing.evals, listing.experiments
     if _out.is_plain(console):
-        _out.emit(console, _plain_lines(evals, experiments, where))
+        _out.emit(console, _plain_lines(listing))
         return
-    table = Table(title=f"{len(evals)} eval(s) under {name(where)}", title_justify="left", highlight=False)
-    for column in ("id", "kind", "tags", "adapter", "file"):
+    columns = _eval_columns(listing)
+    table = Table(title=_title(listing), title_justify="left", highlight=False)
+    for column in columns:
         table.add_column(column, overflow="fold")
     for e in evals:
-        table.add_row(*(Text(_cell(e, c)) for c in ("id", "kind", "tags", "adapter", "file")))
+        table.add_row(*(Text(_cell(e, c)) for c in columns))
     console.print(table)
+    for warning in listing.warnings:
+        console.print(Text(f"warning: {name(warning)}", style="yellow"))
     table = Table(title=f"{len(experiments)} experiment(s)", title_justify="left", highlight=False)
     for column in ("id", "adapter", "model", "evals", "description"):
         table.add_column(column, overflow="fold")
@@ -46,20 +64,27 @@ def _cell(record: dict[str, Any], column: str) -> str:
         return ", ".join(name(t) for t in value) or "—"
     if column == "adapter" and value is None:
         return "(experiment's)"
+    if column == "cases":
+        return str(value) if value is not None else "—"
     return name(value) if value is not None else "—"
 
 
 def _experiment_cell(record: dict[str, Any], column: str) -> str:
     if column == "evals":
-        return f"{len(record['selected_evals'])} selected"
+        cases = record.get("selected_cases") or 0
+        evals = len(record["selected_evals"])
+        return f"{evals} selected" + (f" ({plural(cases, 'case')})" if cases and cases != evals else "")
     value = record[column]
     return name(value) if value else "—"
 
 
-def _plain_lines(evals: list[dict[str, Any]], experiments: list[dict[str, Any]], where: str) -> list[Line]:
-    out = [line(f"{len(evals)} eval(s) under {name(where)}:")]
-    rows = [[_cell(e, c) for c in ("id", "kind", "tags", "adapter", "file")] for e in evals]
-    out += _aligned(["id", "kind", "tags", "adapter", "file"], rows)
+def _plain_lines(listing: ProjectListing) -> list[Line]:
+    columns = list(_eval_columns(listing))
+    out = [line(f"{_title(listing)}:")]
+    rows = [[_cell(e, c) for c in columns] for e in listing.evals]
+    out += _aligned(columns, rows)
+    out += [line(f"warning: {name(warning)}") for warning in listing.warnings]
+    experiments = listing.experiments
     out += [blank(), line(f"{len(experiments)} experiment(s):")]
     rows = [[_experiment_cell(x, c) for c in ("id", "adapter", "model", "evals", "description")]
             for x in experiments]

@@ -110,6 +110,7 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         judge_declared=live.settings.judge is not None,
         schedule_judge=live.grader,
         started=started,
+        case_id=spec.case_id,
     )
     progress.ctx = ctx
     progress.registrations = ctx._registrations
@@ -117,7 +118,11 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         # A plain `def` test runs on the loop, between other attempts' steps: checks are quick,
         # and a thread hop per attempt would cost more than most tests. Slow I/O belongs in the
         # adapter (plain adapter functions do run in worker threads) or in an `async def` test.
-        result = definition.test(ctx)
+        if spec.case_id is None:
+            result = definition.test(ctx)
+        else:  # the in-process executor hands the very value over; a remote worker its JSON
+            value = live.case.value if live.case is not None else json.loads(spec.case_json or "null")
+            result = definition.test(ctx, value)
         if inspect.isawaitable(result):
             await result
     except StopContinuation as stop:
@@ -136,6 +141,16 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _case_value(case_json: str | None, secrets: Sequence[str]) -> str | None:
+    """The case value as stored: its canonical JSON, redacted and trimmed at EVIDENCE_LIMIT like
+    evidence (a long string ends with a visible marker; the JSON stays valid)."""
+    if case_json is None:
+        return None
+    if len(case_json.encode("utf-8")) <= EVIDENCE_LIMIT and redact(case_json, secrets) == case_json:
+        return case_json  # the common case: nothing to trim or redact, no need to decode it again
+    return safe_json(json.loads(case_json), secrets=secrets, max_bytes=EVIDENCE_LIMIT)
 
 
 def _describe(exc: BaseException, root: Path) -> str:
@@ -230,6 +245,9 @@ async def execute_attempt(
         cost_usd=usage.cost_usd,
         estimated_cost_usd=usage.estimated_cost_usd,
         turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
+        case_id=spec.case_id,
+        case_value=_case_value(spec.case_json, secrets),
+        case_metadata=_case_value(spec.case_metadata_json, secrets),
     )
     return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
 

@@ -9,7 +9,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from .._fingerprint import canonical_json, digest, eval_options_view, fingerprint_parts
+from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint_parts
+from .._selectors import matches_any
 from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, load_adapter
 from ..authoring import Adapter
@@ -76,7 +77,7 @@ class PreviousAttempt:
 def decide(
     previous: PreviousAttempt | None,
     fingerprint: str,
-    parts: dict[str, Any],
+    parts_json: str,
     timeout_ms: int | None,
     mode: RerunMode,
 ) -> tuple[PlanReason, tuple[str, ...]]:
@@ -89,7 +90,7 @@ def decide(
         return PlanReason.RERUN, ()
     if previous.fingerprint != fingerprint:
         old_parts = json.loads(previous.fingerprint_json)
-        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, parts))
+        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, json.loads(parts_json)))
     if previous.state == AttemptState.ERRORED:
         return PlanReason.PREVIOUS_ERRORED, ()
     if previous.state == AttemptState.UNRANKABLE or previous.gate == GateState.UNAVAILABLE:
@@ -165,19 +166,20 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     experiments = select_experiments(project, request.experiments)
     adapters: dict[str, Adapter | None] = {}
     settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
+    templates: dict[tuple[Any, ...], PartsTemplate] = {}  # the fingerprint parts an eval's slots share
     slots: list[PlannedSlot] = []
     for experiment in experiments:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
         for discovered in request.evals:
             definition = discovered.definition
-            if request.eval_prefixes and not any(discovered.id.startswith(p) for p in request.eval_prefixes):
+            if request.eval_prefixes and not matches_any(request.eval_prefixes, discovered.id):
                 continue
-            if request.tags and not any(tag in definition.tags for tag in request.tags):
+            if request.tags and not any(tag in discovered.tags for tag in request.tags):
                 continue
-            if not experiment_selects_eval(experiment, discovered.id, definition.tags):
+            if not experiment_selects_eval(experiment, discovered.id, discovered.tags):
                 continue
             options = _EvalOptions(
-                discovered.id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
+                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
             )
             key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
                    repr(definition.judge))
@@ -188,24 +190,28 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 adapter = _adapter_for(experiment, discovered, adapters)
             except AdapterLoadError as exc:
                 raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
-            for ordinal in range(settings.attempts):
-                parts = fingerprint_parts(
+            template_key = (experiment.id, id(definition), discovered.tags, id(settings), id(adapter))
+            template = templates.get(template_key)
+            if template is None:
+                template = templates[template_key] = PartsTemplate(fingerprint_parts(
                     eval_id=discovered.id,
                     eval_kind=str(definition.kind),
                     source_sha256=discovered.source_sha256,
-                    eval_options=eval_options_view(tags=definition.tags, judge=definition.judge),
+                    eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),
                     experiment_id=experiment.id,
                     adapter_identity=adapter.identity if adapter is not None else {},
                     model=experiment.model,
                     options=experiment.options_dict(),
                     judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
                     judge_version=_judge_version(settings.judge),
-                    ordinal=ordinal,
-                )
-                parts_json = canonical_json(parts)
+                    ordinal=0,
+                ))
+            case_json = discovered.case.canonical_json if discovered.case is not None else None
+            for ordinal in range(settings.attempts):
+                parts_json = template.render(eval_id=discovered.id, ordinal=ordinal, case_json=case_json)
                 fp = digest(parts_json)
                 previous = _previous(previous_by_slot, discovered.id, ordinal)
-                reason, changed = decide(previous, fp, parts, settings.timeout_ms, request.mode)
+                reason, changed = decide(previous, fp, parts_json, settings.timeout_ms, request.mode)
                 reuse = previous if reason is PlanReason.REUSED else None
                 slots.append(PlannedSlot(
                     experiment=experiment,
@@ -224,7 +230,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 ))
     if not slots:
         raise ConfigError(explain_nothing_selected(
-            project, {d.id: d.definition.tags for d in request.evals},
+            project, {d.id: d.tags for d in request.evals},
             experiments=request.experiments, eval_prefixes=request.eval_prefixes, tags=request.tags,
         ))
     return slots

@@ -364,7 +364,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                                Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
                     for s in reused
                 ],
-                plan=[PlanSlot(s.experiment.id, s.eval.id, s.ordinal) for s in slots],
+                plan=[PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+                      for s in slots],
             )
             events.planned(run_id, slots)
             if failures:

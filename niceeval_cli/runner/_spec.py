@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 
 from .._states import EvalKind, PlanReason
 from ..adapters import load_adapter
-from ..authoring import Adapter, EvalDefinition, Registration
+from ..authoring import Adapter, Case, EvalDefinition, Registration
 from ..config import SlotSettings
 from ._plan import PlannedSlot
 
@@ -48,6 +49,9 @@ class SlotSpec:
     fingerprint_json: str
     plan_reason: PlanReason
     price: Mapping[str, float | None] | None = None  # [prices."MODEL"] of the model, plain data
+    case_id: str | None = None  # a case of an eval with cases (datasets.md); eval_id is "<eval>[<case>]"
+    case_json: str | None = None  # the case value's canonical JSON: what a worker elsewhere passes the test
+    case_metadata_json: str | None = None  # the case's metadata (stored and shown, never fingerprinted)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -66,6 +70,7 @@ class LiveHandles:
     settings: SlotSettings
     grader: JudgeGrader | None = None
     options: Mapping[str, Any] | None = None  # the experiment's options, read-only; None = the spec's
+    case: Case | None = None  # the case the test receives (the very value, not a JSON copy)
 
 
 class SpecMaker:
@@ -95,6 +100,7 @@ class SpecMaker:
         options = self._options.get(slot.experiment.id)
         if options is None:
             options = self._options[slot.experiment.id] = slot.experiment.options_dict()
+        case = slot.eval.case
         return SlotSpec(
             run_id=self.run_id,
             experiment_id=slot.experiment.id,
@@ -113,6 +119,9 @@ class SpecMaker:
             fingerprint_json=slot.fingerprint_json,
             plan_reason=slot.reason,
             price=self._prices.get(slot.experiment.model) if slot.experiment.model else None,
+            case_id=case.id if case is not None else None,
+            case_json=case.canonical_json if case is not None else None,
+            case_metadata_json=_metadata_json(case.metadata) if case is not None else None,
         )
 
     def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
@@ -150,7 +159,9 @@ def _modules_by_file() -> dict[Path, ModuleType]:
 
 
 def handles_of(slot: PlannedSlot, grader: JudgeGrader | None = None) -> LiveHandles:
-    return LiveHandles(slot.eval.definition, slot.adapter, slot.settings, grader, slot.experiment.options)
+    return LiveHandles(
+        slot.eval.definition, slot.adapter, slot.settings, grader, slot.experiment.options, slot.eval.case
+    )
 
 
 def _loaded_module(path: Path) -> ModuleType | None:
@@ -188,4 +199,26 @@ def resolve_handles(spec: SlotSpec, grader: JudgeGrader | None = None) -> LiveHa
     adapter = definition.adapter
     if adapter is None and spec.adapter_ref is not None:
         adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
-    return LiveHandles(definition, adapter, spec.slot_settings(), grader, MappingProxyType(dict(spec.options)))
+    options = MappingProxyType(dict(spec.options))
+    return LiveHandles(definition, adapter, spec.slot_settings(), grader, options, _case_of(spec, definition))
+
+
+def _case_of(spec: SlotSpec, definition: EvalDefinition) -> Case | None:
+    """The spec's case, as the re-imported dataset holds it; from its JSON when the data changed
+    since planning (the fingerprint covered the planned value, so that is the one to run)."""
+    if spec.case_id is None or spec.case_json is None:
+        return None
+    for case in definition.cases or ():
+        if case.id == spec.case_id and case.canonical_json == spec.case_json:
+            return case
+    return Case(spec.case_id, json.loads(spec.case_json))
+
+
+def _metadata_json(metadata: object) -> str | None:
+    """A case's metadata as JSON text (anything not JSON is shown by its repr, never an error)."""
+    if not metadata:
+        return None
+    try:
+        return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=repr, allow_nan=False)
+    except (ValueError, TypeError):  # NaN, keys that are not strings: shown as text
+        return json.dumps(repr(metadata), ensure_ascii=False)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._selectors import is_glob, sqlite_glob
 from .._states import AssertionState, AttemptState, Derived, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
@@ -114,8 +115,12 @@ def filter_experiments(where: Where, experiments: Names, column: str) -> None:
 
 def filter_evals(where: Where, prefixes: Names, column: str = "a.eval_id") -> None:
     # substr, not LIKE: eval ids often contain `_`, a LIKE wildcard.
+    # A selector with `*` or `?` is a glob over the whole id, as for `niceeval run` (_selectors).
     clauses = []
     for prefix in as_tuple(prefixes):
+        if is_glob(prefix):
+            clauses.append(f"{column} GLOB {where.param(sqlite_glob(prefix))}")
+            continue
         p = where.param(prefix)
         clauses.append(f"substr({column}, 1, length({p})) = {p}")
     where.any_of(clauses)

@@ -93,6 +93,7 @@ ATTEMPT_COLUMNS: Mapping[str, type] = {
     # Schema 3
     "case_id": str,
     "case_value": str,  # JSON
+    "case_metadata": str,  # JSON
     "cost_usd": float,
     "estimated_cost_usd": float,
     "sandbox": str,  # JSON

@@ -59,7 +59,7 @@ def test_list_json_prints_evals_and_experiments(project) -> None:
     refund = data["evals"][0]
     assert refund == {"id": "support/refund/refund", "kind": "pass", "tags": ["smoke"], "adapter": None,
                       "file": "evals/support/refund.py", "description": "Refund window", "attempts": None,
-                      "judge": False}
+                      "judge": False, "cases": None}
     assert data["evals"][1]["kind"] == "score"
     experiments = {x["id"]: x for x in data["experiments"]}
     assert experiments["local"]["model"] == "m-1" and experiments["local"]["evals"] == ["support/"]

@@ -33,7 +33,7 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 _FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 _DIRECTIVE = re.compile(r"<!--\s*(?P<word>fragment|not run)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
-_FILE_NAME = re.compile(r"^#\s*(?P<path>[\w./-]+\.(?:py|toml|txt|json|env))(?:\s+(?:—|-|\().*)?\s*$")
+_FILE_NAME = re.compile(r"^#\s*(?P<path>[\w./-]+\.(?:py|toml|txt|json|jsonl|csv|env))(?:\s+(?:—|-|\().*)?\s*$")
 _EXIT = re.compile(r"#.*?\bexits?\s+(?P<code>\d+)")
 
 
@@ -55,6 +55,14 @@ class Block:
         first = self.body.splitlines()[0] if self.body.strip() else ""
         match = _FILE_NAME.match(first.strip())
         return match.group("path") if match and self.lang in ("python", "toml", "") else None
+
+    @property
+    def contents(self) -> str:
+        """What the named file holds: the block, less its caption line for data files (JSON
+        Lines and CSV have no comments, so `# evals/refunds.jsonl` is only the caption)."""
+        if self.file_name is not None and self.file_name.endswith((".jsonl", ".csv")):
+            return self.body.split("\n", 1)[1] if "\n" in self.body else ""
+        return self.body
 
 
 def blocks(page: Path) -> list[Block]:

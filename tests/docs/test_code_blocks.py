@@ -50,7 +50,7 @@ def _run_block(block: Block, project: Path, env: dict[str, str]) -> None:
     if block.file_name is not None:
         target = project / block.file_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(block.body, encoding="utf-8")
+        target.write_text(block.contents, encoding="utf-8")
         if block.lang == "toml" or target.suffix == ".toml":
             tomllib.loads(block.body)
         elif target.suffix == ".py":

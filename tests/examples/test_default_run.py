@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+POLICY_CASES = ("return-window", "refund-late", "shipping-time", "shipping-abroad", "warranty", "damaged",
+                "gift-card", "unclear")
 FIX_LINE = "judge items are unavailable (judge-key-unresolved): set the API key variable"
 
 
@@ -26,6 +28,8 @@ def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_
         ("directions/unheard", "directions/scenario"): ("unrankable", "failed"),
         ("directions/player-moves", "directions/scenario"): ("unrankable", "failed"),
         ("directions/uncorrelated", "directions/scenario"): ("unrankable", "unavailable"),
+        **{("datasets", f"datasets/policy[{case}]"): ("passed", None) for case in POLICY_CASES},
+        **{("datasets", f"datasets/totals[o-{n}]"): ("passed", None) for n in range(1, 6)},
         ("agent_tools", "agent_tools/recovery"): ("scored", "passed"),
         ("agent_tools", "agent_tools/refunds/refund_flow"): ("passed", None),
         ("agent_tools", "agent_tools/refunds/shipping_question"): ("passed", None),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 
 from ..._states import RunStatus
-from ..viewmodels.run import ExperimentSummary, MultiAttempt, RunHeader, ScoreLines
+from ..viewmodels.run import CaseLine, ExperimentSummary, MultiAttempt, RunHeader, ScoreLines
 from ..viewmodels.text import plural
 from .lines import STYLES, Line, Part, blank, line, pad
 
@@ -50,6 +50,21 @@ def experiment_lines(experiment: ExperimentSummary) -> list[Line]:
         out.append(_labelled("attempts", [counts.attempts]))
     if experiment.scores is not None:
         out += score_lines(experiment.scores)
+    for cases in experiment.cases:
+        out += case_lines(cases)
+    return out
+
+
+def case_lines(cases: CaseLine) -> list[Line]:
+    """An eval with cases on one line, then its failing cases (worst first) with their case ids."""
+    out = [_labelled("cases", [(cases.text, "green" if cases.all_ok else "bold red")])]
+    if cases.failing:
+        word_w = max(cell_len(word) for word, _ in cases.failing)
+        out += [line(pad("", _LABEL_W), (pad(word, word_w), STYLES.get(word, "")), "  ", case_id, indent=4)
+                for word, case_id in cases.failing]
+    if cases.more:
+        out.append(line(pad("", _LABEL_W), (f"… {cases.more} more not passing (niceeval view lists them all)", "dim"),
+                        indent=4))
     return out
 
 

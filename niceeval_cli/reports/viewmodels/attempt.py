@@ -252,6 +252,9 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
     fields = [
         ("eval", f"{name(attempt.eval_id, None)} #{attempt.ordinal} ({kind})"),
         ("experiment", name(attempt.experiment_id, None)),
+        ("case", name(attempt.case_id, None) if attempt.case_id is not None else ""),
+        ("case value", visible(_pretty_json(attempt.case_value), None) if attempt.case_value is not None else ""),
+        ("case metadata", visible(_pretty_json(attempt.case_metadata), None) if attempt.case_metadata else ""),
         ("run", f"{attempt.run_id} (the run that executed and sealed it)"),
         ("score", score_text(attempt)),
         ("gate", str(attempt.gate) if attempt.gate is not None and attempt.kind == EvalKind.SCORE else ""),

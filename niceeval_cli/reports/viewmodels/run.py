@@ -10,7 +10,7 @@ from ... import outcomes
 from ..._errors import ExitCode
 from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
 from ...store.rows import RunRow
-from .._tally import DEFAULT_PASS_RULE, EvalTally, ExperimentTally, RunTally
+from .._tally import DEFAULT_PASS_RULE, CasesTally, EvalTally, ExperimentTally, RunTally
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
 
 MULTI_LIMIT = 20  # evals with several attempts listed in the header
@@ -152,11 +152,39 @@ class ScoreLines:
 
 
 @dataclass(frozen=True)
+class CaseLine:
+    """`refunds: 47 of 50 cases passed · 2 failed, 1 errored`, then the failing cases, worst first."""
+
+    text: str
+    all_ok: bool
+    failing: tuple[tuple[str, str], ...]  # (word, case id), at most CASES_LISTED
+    more: int  # failing cases left out
+
+
+#: Failing cases listed under their eval in the summary and `view`; the rest are counted.
+CASES_LISTED = 10
+
+
+def case_line(group: CasesTally, *, limit: int = CASES_LISTED) -> CaseLine:
+    word = "passed" if group.kind is EvalKind.PASS else "scored"
+    failing = group.failing()
+    counts: dict[str, int] = {}
+    for case in failing:
+        counts[case.word] = counts.get(case.word, 0) + 1
+    text = f"{name(group.eval_id)}: {group.ok} of {plural(len(group.cases), 'case')} {word}"
+    if counts:
+        text += " · " + counts_text(counts)
+    listed = tuple((case.word, name(case.case_id or "")) for case in failing[:limit])
+    return CaseLine(text, not failing, listed, max(0, len(failing) - limit))
+
+
+@dataclass(frozen=True)
 class ExperimentSummary:
     experiment_id: str
     evals: EvalCounts | None  # None: no pass-style eval
     scores: ScoreLines | None  # None: no score-style eval
     empty: bool  # no attempts (not dispatched, or filtered out)
+    cases: tuple[CaseLine, ...] = ()  # one per eval with cases (datasets.md)
 
 
 def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
@@ -174,7 +202,8 @@ def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
     scores = None
     if summary is not None:
         scores = score_lines(summary, _normalised(experiment.evals))
-    return ExperimentSummary(name(experiment.experiment_id), counts, scores, False)
+    cases = tuple(case_line(group) for group in experiment.case_groups())
+    return ExperimentSummary(name(experiment.experiment_id), counts, scores, False, cases)
 
 
 def _normalised(evals: Sequence[EvalTally]) -> list[float] | None:
