@@ -193,6 +193,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             template_key = (experiment.id, id(definition), discovered.tags, id(settings), id(adapter))
             template = templates.get(template_key)
             if template is None:
+                templates.clear()  # an eval's slots and cases come together: keep one, not one per eval
                 template = templates[template_key] = PartsTemplate(fingerprint_parts(
                     eval_id=discovered.id,
                     eval_kind=str(definition.kind),

@@ -214,13 +214,25 @@ class Store:
             "budget_usd": budget_usd,
         }
         values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
+        # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
+        # re-run reusing 20 000 results must not clean 40 000 rows value by value.
+        slots = [slot_values(s) for s in reference_slots]
+        planned = _plan_rows(run_id, plan) if plan is not None else None
+        try:
+            self._write_begin(run_id, values, slots, planned)
+        except (UnicodeEncodeError, OverflowError):
+            self._write_begin(run_id, values, _clean_slots(reference_slots),
+                              _plan_values(run_id, [r[1:] for r in planned]) if planned is not None else None)
+
+    def _write_begin(self, run_id: str, values: Sequence[Any], slots: Sequence[Sequence[Any]],
+                     planned: Sequence[Sequence[Any]] | None) -> None:
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
-            if reference_slots:
-                conn.executemany(INSERT_SLOT, _clean_slots(reference_slots))
-            if plan is not None:
-                conn.executemany(INSERT_PLAN, _plan_values(run_id, plan))
+            if slots:
+                conn.executemany(INSERT_SLOT, slots)
+            if planned is not None:
+                conn.executemany(INSERT_PLAN, planned)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
@@ -542,6 +554,15 @@ def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:
 
 def _clean_slots(slots: Sequence[SlotRecord]) -> list[tuple[Any, ...]]:
     return [clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL) for s in slots]
+
+
+def _plan_rows(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Plan rows as given (experiment, eval, ordinal, case; case may be left out)."""
+    rows = []
+    for slot in slots:
+        experiment_id, eval_id, ordinal, *rest = slot
+        rows.append((run_id, experiment_id, eval_id, ordinal, rest[0] if rest else None))
+    return rows
 
 
 def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
