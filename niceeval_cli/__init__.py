@@ -28,6 +28,8 @@ _EXPORTS = {
     "define_adapter": ".authoring",
     "define_eval": ".authoring",
     "define_score_eval": ".authoring",
+    "local_sandbox": ".sandbox",
+    "docker_sandbox": ".sandbox",
     "Fact": ".expect._facts",
     "FactUnavailable": ".expect._facts",
     "Material": ".expect._facts",
@@ -57,6 +59,8 @@ __all__ = [
     "define_adapter",
     "define_eval",
     "define_score_eval",
+    "docker_sandbox",
+    "local_sandbox",
 ]
 
 if _typing.TYPE_CHECKING:
@@ -80,6 +84,7 @@ if _typing.TYPE_CHECKING:
         define_score_eval,
     )
     from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
+    from .sandbox import docker_sandbox, local_sandbox
 
 
 def __getattr__(name: str) -> object:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .authoring._adapter import AdapterFactory
+    from .sandbox._workspace import SandboxKind
 
 __all__ = ["ADAPTERS", "EXECUTORS", "OUTPUT_FORMATS", "SANDBOXES", "Registry", "UnknownName"]
 
@@ -84,7 +85,7 @@ class Registry(Generic[T]):
 #: `adapter = "<name>"` in niceeval.toml: factories taking (the experiment's options, its id).
 ADAPTERS: Registry[AdapterFactory] = Registry("adapter")
 #: Where an attempt runs (`sandbox = "<name>"`).
-SANDBOXES: Registry[Callable[..., object]] = Registry("sandbox")
+SANDBOXES: Registry[SandboxKind] = Registry("sandbox")
 #: How slots are dispatched (the in-process asyncio executor is the default).
 EXECUTORS: Registry[Callable[..., object]] = Registry("executor")
 #: `--format` values of the readers (query, report).

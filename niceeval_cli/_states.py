@@ -85,6 +85,7 @@ class AttemptReason(_Name):
     AUTHORING_ERROR = "authoring-error"
     NO_ADAPTER = "no-adapter"
     INTERRUPTED = "interrupted"
+    SANDBOX_PREPARE_FAILED = "sandbox-prepare-failed"  # a `prepare` command failed (docs/sandbox.md)
     ASSERTION_ERRORED = "assertion-errored"
     EVIDENCE_UNAVAILABLE = "evidence-unavailable"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -68,7 +69,8 @@ _EXIT_CODES_RUN = """\
 * 6: the store could not be written (locked too long, disk full, read-only)
 * 130: interrupted
 """
-_EXIT_CODES_READ = "**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · 4 internal error"
+_EXIT_CODES_READ = ("**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · "
+                    "4 internal error · 6 the store cannot be used now (locked, disk full, read-only)")
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
@@ -194,6 +196,10 @@ def run(
     budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
         "--budget", metavar="USD", min=0,
         help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
+    keep_sandbox: Annotated[Text, typer.Option(
+        "--keep-sandbox", metavar="failed|all",
+        help="Keep the sandbox of failed and errored attempts (failed) or of every attempt (all); "
+             "`niceeval sandbox list` shows where.")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -208,7 +214,7 @@ def run(
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__, budget_usd=budget,
+        store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox,
     )
     console = _console()
     if dry:
@@ -295,7 +301,8 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="runs|attempts|assertions|turns|events", help="What to list (default: assertions).", show_default=False)
+        metavar="TARGET", help="What to list: runs, attempts, assertions (the default), turns or events.",
+        show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
         "--run", metavar="RUN_ID", help="Run id or prefix, or `all` (default: the latest).")] = None,
@@ -357,13 +364,139 @@ def init() -> None:
     listing.show_init(init_project(Path.cwd()), console=_console())
 
 
+_EXIT_CODES_COMPARE = (
+    "**Exit codes**: 0 compared · 1 a pair is in a `--fail-on` class · 2 usage error (unknown or ambiguous "
+    "run id, unknown experiment) · 4 internal error"
+)
+_CLASSES = "regressed, fixed, undecided, decided, still-failing, unchanged, added, removed"
+ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP045
+    "--experiments", metavar="A B", help="Compare experiment A (base) with experiment B (new) in one run.",
+    rich_help_panel=_SELECT)]
+
+
+@app.command(
+    short_help="What changed between two runs, or between two experiments.",
+    epilog="**Examples**\n\n"
+           "* `niceeval compare 01J9`: that run (BASE) against the latest run\n"
+           "* `niceeval compare BASE NEW --fail-on regressed`: exit 1 if anything regressed (CI)\n"
+           "* `niceeval compare --experiments models/a models/b`: is B better than A in the latest run?\n"
+           "* `niceeval compare BASE --format csv > changes.csv`\n\n" + _EXIT_CODES_COMPARE,
+)
+@_guard
+def compare(
+    base: Annotated[Text, typer.Argument(
+        metavar="BASE", help="The base run id or prefix (with --experiments: the run, default the latest).",
+        show_default=False)] = None,
+    new: Annotated[Text, typer.Argument(
+        metavar="NEW", help="The new run id or prefix (default: the latest run).", show_default=False)] = None,
+    experiments: ExperimentsPair = None,
+    fmt: Annotated[Text, typer.Option(
+        "--format", metavar="FORMAT", help="json, ndjson or csv: one row per pair (default: text).",
+        rich_help_panel="Output")] = None,
+    fail_on: Annotated[Names, typer.Option(
+        "--fail-on", metavar="CLASS", help=f"Exit 1 if any pair is in this class (repeatable): {_CLASSES}.")
+    ] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Class every eval of two runs (or two experiments): regressed, fixed, undecided, decided, ...
+
+    Attempts pair by experiment, eval id and case id; repeated attempts compare by their result
+    under pass_rule, with both pass counts. Regressions are listed first.
+    """
+    from .app import compare as compare_app
+    from .app.project import store_path
+    from .reports import compare_output
+
+    classes = compare_app.parse_fail_on(fail_on or ())
+    if fmt is not None and fmt not in compare_output.MACHINE_FORMATS:
+        raise UsageError(f"--format {fmt!r} is not one of {', '.join(compare_output.MACHINE_FORMATS)}")
+    result = compare_app.load_comparison(store_path(store, config), base, new, experiments=experiments)
+    if fmt is None:
+        compare_output.print_comparison(_console(), result)
+    else:
+        compare_output.write_comparison(sys.stdout, result, fmt, tty=sys.stdout.isatty())
+    raise typer.Exit(compare_app.exit_code(result, classes))
+
+
+@app.command(
+    short_help="Write a self-contained HTML report of a run.",
+    epilog="**Examples**\n\n"
+           "* `niceeval report`: the latest run, written to .niceeval/reports/RUN_ID.html\n"
+           "* `niceeval report --baseline 01J9 --out report.html`: with what changed since run 01J9\n"
+           "* `niceeval report --experiments models/a models/b`: with B against A\n\n"
+           "The page loads nothing from anywhere and opens from disk, offline.\n\n" + _EXIT_CODES_READ,
+)
+@_guard
+def report(
+    run_ref: Annotated[Text, typer.Argument(
+        metavar="RUN_ID", help="The run (default: the latest).", show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--out", metavar="FILE", help="Write the HTML here (default: .niceeval/reports/RUN_ID.html).",
+        rich_help_panel="Output")] = None,
+    baseline: Annotated[Text, typer.Option(
+        "--baseline", metavar="RUN_ID", help="Also show what changed since this run.")] = None,
+    experiments: ExperimentsPair = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write one HTML file: header, experiments side by side, the eval matrix, charts, attempts
+    failed first with their assertions and transcripts, filters, and comparisons. Prints its path."""
+    from .app import report as report_app
+    from .app.project import store_path
+    from .reports.html import render_report
+
+    path = store_path(store, config)
+    data = report_app.load_report(path, run_ref, baseline=baseline, experiments=experiments)
+    written = report_app.save_report(render_report(data), out or report_app.default_path(path, data.run.id))
+    typer.echo(str(written))
+
+
+sandbox_app = typer.Typer(
+    name="sandbox", help="The sandboxes NiceEval left on this machine (kept, orphaned, in use).",
+    no_args_is_help=True, add_completion=False,
+)
+app.add_typer(sandbox_app, name="sandbox", short_help="List or remove kept sandboxes (`--keep-sandbox`).")
+
+
+@sandbox_app.command("list", short_help="Show kept, orphaned and in-use sandboxes.")
+@_guard
+def sandbox_list(
+    json_out: Annotated[bool, _flag("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """Show every local workspace and container NiceEval left here, with its run, attempt and eval."""
+    from .app.sandbox import list_kept
+    from .reports import sandboxes
+
+    sandboxes.show(list_kept(), console=_console(), json_out=json_out)
+
+
+@sandbox_app.command("prune", short_help="Remove kept and orphaned sandboxes (never one in use).")
+@_guard
+def sandbox_prune(
+    json_out: Annotated[bool, _flag("--json", help="Print a JSON list of what was removed.")] = False,
+) -> None:
+    """Remove the kept and orphaned sandboxes; one whose run is still going is left alone."""
+    from .app.sandbox import prune_kept
+    from .reports import sandboxes
+
+    sandboxes.show(prune_kept(), console=_console(), removed=True, json_out=json_out)
+
+
 _console_script = False  # set by main(): only a real process may exit without joining threads
+
+
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (typer handles usage errors: exit 2)."""
     global _console_script
     _console_script = True
+    # SIGTERM during start-up (config, discovery, planning: before the run loop installs its own
+    # handlers) ends the command like Ctrl-C does: exit 130, never rc 143 halfway through a write.
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 
 

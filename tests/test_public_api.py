@@ -41,6 +41,8 @@ PACKAGE = [
     "define_adapter",
     "define_eval",
     "define_score_eval",
+    "docker_sandbox",
+    "local_sandbox",
 ]
 
 EXPECT = [

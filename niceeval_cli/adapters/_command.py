@@ -14,6 +14,9 @@ last line is `{"type": "final", "message": ..., "status"?: ..., "usage"?: {...}}
 (docs/adapters.md, "The event protocol"); a malformed line is an error naming its number. A non-zero exit raises an
 error carrying the exit code and the tail of stderr; the runner records it as the Attempt's
 `adapter-error`. A timeout raises too (the Attempt is `errored`, never `failed`).
+
+In a sandbox (docs/sandbox.md) the command runs inside the attempt's workspace: in its workdir,
+for docker through `docker exec` (adapters/_in_sandbox.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pydantic import Field, field_validator
 
 from ..authoring import Adapter, AdapterContext, Turn
 from ._events import OBSERVES_EVENTS, turn_from_ndjson
+from ._in_sandbox import host_argv, run_in_sandbox
 from ._options import AdapterOptions, load_error, parse_options, tail
 
 VERSION = "1"
@@ -76,12 +80,28 @@ class CommandAdapter(Adapter):
         self.options = options
         self.secrets: list[str] = []
         self._shown = shlex.join(options.argv)
+        self._host_argv = host_argv(options.argv)  # for a local sandbox: project files by absolute path
 
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
         if send_options:
             raise TypeError(
                 f"the command adapter takes no t.send options, got {', '.join(sorted(send_options))}"
             )
+        if ctx.sandbox is not None:
+            code, out, err = await self._in_sandbox(ctx.sandbox, message)
+        else:
+            code, out, err = await self._on_host(message)
+        if code != 0:
+            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+            stderr = tail(err, self.secrets)
+            raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
+        text = out
+        if self.options.output == "ndjson":
+            return turn_from_ndjson(message, text, f"command `{self._shown}`")
+        return Turn(input=message, message=text.rstrip("\r\n"), observed=frozenset())
+
+
+    async def _on_host(self, message: str) -> tuple[int | None, str, str]:
         timeout_s = self.options.timeout_ms / 1000
         process = await asyncio.create_subprocess_exec(
             *self.options.argv,
@@ -96,22 +116,24 @@ class CommandAdapter(Adapter):
         except asyncio.TimeoutError:
             _kill(process)
             await process.wait()
-            raise CommandFailed(
-                f"command `{self._shown}` did not finish within timeout_ms={self.options.timeout_ms} and "
-                "was killed"
-            ) from None
+            raise self._timed_out() from None
         except BaseException:  # cancelled (attempt timeout, Ctrl-C): do not leave it running
             _kill(process)
             raise
-        code = process.returncode
-        if code != 0:
-            how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-            stderr = tail(err.decode("utf-8", errors="replace"), self.secrets)
-            raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
-        text = out.decode("utf-8", errors="replace")
-        if self.options.output == "ndjson":
-            return turn_from_ndjson(message, text, f"command `{self._shown}`")
-        return Turn(input=message, message=text.rstrip("\r\n"), observed=frozenset())
+        return process.returncode, out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace")
+
+    async def _in_sandbox(self, sandbox: Any, message: str) -> tuple[int | None, str, str]:
+        """In the attempt's workspace (docs/sandbox.md): cwd = workdir, docker through `docker exec`."""
+        result = await run_in_sandbox(sandbox, self.options.argv, message=message, timeout_ms=self.options.timeout_ms,
+                                      resolved=self._host_argv)
+        if result.timed_out:
+            raise self._timed_out()
+        return result.exit_code, result.stdout, result.stderr
+
+    def _timed_out(self) -> CommandFailed:
+        return CommandFailed(
+            f"command `{self._shown}` did not finish within timeout_ms={self.options.timeout_ms} and was killed"
+        )
 
 
 def build(options: Mapping[str, Any], experiment_id: str) -> CommandAdapter:

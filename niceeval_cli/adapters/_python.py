@@ -110,6 +110,8 @@ class PythonAdapter(Adapter):
         keywords = self._keywords(send_options)
         if "session" in self._named and "session" not in keywords:
             keywords["session"] = ctx.session
+        if "sandbox" not in keywords and ("sandbox" in self._named or (self._var_kw and ctx.sandbox is not None)):
+            keywords["sandbox"] = ctx.sandbox  # the attempt's workspace (docs/sandbox.md)
         if inspect.iscoroutinefunction(self.fn):
             reply = await self.fn(message, **keywords)
         else:

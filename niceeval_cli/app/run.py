@@ -6,6 +6,7 @@ renders the returned `RunReport`; nothing here prints.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class SealedRun:
     key_problem: bool = False  # some judge item is unavailable for want of an API key
     unobserved: bool = False  # some tool assertion is unavailable: the adapter did not observe tool calls
     costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
+    kept_sandboxes: list[tuple[str, str]] = field(default_factory=list)  # (experiment · eval#n, where) kept
 
 
 @dataclass(frozen=True)
@@ -85,14 +87,19 @@ def build_request(
     store: Path | None,
     version: str,
     budget_usd: float | None = None,
+    keep_sandbox: str | None = None,
 ) -> RunRequest:
     """Flags → a RunRequest (discovers the evals; config errors surface here)."""
     from ..config import RunOverrides
     from ..discovery import discover
     from ..runner import RerunMode, RunRequest
+    from ..sandbox import KEEP_CHOICES
 
     if rerun and rerun_all:
         raise UsageError("--rerun and --rerun-all exclude each other; pick one")
+    if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
+        raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
+                         f"and errored attempts, or of every attempt), got {keep_sandbox!r}")
     project = load_project(config)
     return RunRequest(
         project=project,
@@ -107,6 +114,7 @@ def build_request(
         argv=tuple(sys.argv[1:]),
         version=version,
         budget_usd=budget_usd,
+        keep_sandbox=keep_sandbox,
     )
 
 
@@ -166,9 +174,28 @@ def execute(
         return RunReport(outcome, plan, None, None)
     with Store.open(request.store_path or request.project.store, readonly=True) as store:
         sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit)
+        if request.keep_sandbox is not None:
+            sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
     sealed_count = sum(g.total for g in sealed.groups)
     not_run = max(0, plan.slots - sealed_count) if plan is not None else None
     return RunReport(outcome, plan, sealed, not_run)
+
+
+def kept_sandboxes(attempts: Sequence[AttemptRow]) -> list[tuple[str, str]]:
+    """(experiment · eval#ordinal, where) of the attempts this run executed whose sandbox it kept."""
+    import json
+
+    kept = []
+    for attempt in attempts:
+        if attempt.sandbox is None or str(attempt.relation) != "origin":  # a reused one was kept by its own run
+            continue
+        try:
+            where = json.loads(attempt.sandbox).get("kept")
+        except (ValueError, AttributeError):
+            continue
+        if where:
+            kept.append((f"{attempt.experiment_id} · {attempt.eval_id}#{attempt.ordinal}", str(where)))
+    return kept
 
 
 def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMARY_LIMIT,

@@ -24,7 +24,7 @@ RESERVED_NAMES = frozenset({
     "check", "score", "send", "facts", "usage", "elapsed_ms", "experiment", "group",
     "closed_qa", "factuality", "summarizes",
     "turns", "new_session", "succeeded", "called_tool", "not_called_tool", "tool_order",
-    "max_tool_calls", "no_failed_actions", "case_id",
+    "max_tool_calls", "no_failed_actions", "case_id", "sandbox",
 })
 
 
@@ -48,6 +48,7 @@ class AdapterContext:
     _usage: UsageMeter
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("niceeval.adapter"))
     session: Any = None  # the Session a `send` talks in (`.id`, `.name`, `.state`)
+    sandbox: Any = None  # the attempt's workspace (files and commands), None without one (docs/sandbox.md)
 
     def record_usage(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         self._usage.record(input_tokens, output_tokens)

@@ -20,6 +20,7 @@ from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._agent_checks import ScopedChecks, ScopeMatch
 from ._errors import AuthoringError, SourceLocation, caller_location
 from ._registration import AssertionHandle, Registration
+from ._sandbox_api import SandboxMember
 from ._session import DEFAULT_SESSION, Session
 from ._turns import Turn
 from ._usage import UsageMeter, UsageView
@@ -42,7 +43,7 @@ def errored_result(exc: BaseException) -> MatchResult:
     )
 
 
-class TestContext:
+class TestContext(SandboxMember):
     """`t`: what an eval's test function receives. Private state lives in `_`-prefixed slots."""
 
     __test__ = False  # not a pytest test class
@@ -303,6 +304,7 @@ class TestContext:
             raise AuthoringError(f"send(message) needs text, got {type(message).__name__}", self._location())
         started = time.monotonic()
         ctx = self._session_ctx(session)
+        self._sandbox_sent()
         try:
             turn = await self._adapter.send(ctx, message, **options)
         except (AuthoringError, asyncio.CancelledError):

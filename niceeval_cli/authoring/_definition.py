@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast, overload
 
 from .._states import EvalKind
 from ..outcomes import PassRule, parse_pass_rule
+from ..sandbox._spec import SandboxSpec
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule, CaseProblem, CaseSet, check_tags, resolve_cases, show
 from ._context import TestContext
@@ -44,6 +45,7 @@ class EvalOptions(TypedDict, total=False):
     adapter: Adapter | None
     cases: CasesOption | None
     case_id: CaseIdRule | None
+    sandbox: SandboxSpec | None
 
 
 _OPTIONS = tuple(sorted([*EvalOptions.__annotations__, "test"]))
@@ -63,6 +65,7 @@ class EvalDefinition:
     attempts: int | None = None
     pass_rule: PassRule | None = None
     adapter: Adapter | None = None
+    sandbox: SandboxSpec | None = None  # local_sandbox(...) / docker_sandbox(...) (docs/sandbox.md)
     defined_at: SourceLocation = field(default_factory=lambda: SourceLocation(None, None))
     cases: tuple[Case, ...] | None = field(default=None, repr=False)  # None: an eval without cases
     positional_case_ids: bool = False  # the case ids are row positions (`niceeval list` warns)
@@ -198,6 +201,9 @@ def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: Sou
     adapter = options.get("adapter")
     if adapter is not None and not isinstance(adapter, Adapter):
         raise check.expect("adapter", adapter, "an adapter made by define_adapter")
+    sandbox = options.get("sandbox")
+    if sandbox is not None and not isinstance(sandbox, SandboxSpec):
+        raise check.expect("sandbox", sandbox, "local_sandbox(...) or docker_sandbox(...)")
     judge = check.judge(options.get("judge"))
     timeout_ms = check.positive_int("timeout_ms", options.get("timeout_ms"), "a positive integer (milliseconds)")
     attempts = check.positive_int("attempts", options.get("attempts"), "an integer ≥ 1")
@@ -215,6 +221,7 @@ def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: Sou
         attempts=attempts,
         pass_rule=pass_rule,
         adapter=adapter,
+        sandbox=sandbox,
         defined_at=where,
         cases=case_set.cases if case_set is not None else None,
         positional_case_ids=case_set.positional if case_set is not None else False,

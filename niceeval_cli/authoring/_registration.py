@@ -50,6 +50,7 @@ class Registration:
     pending: asyncio.Future[Any] | None = field(default=None, repr=False)
     extras: Any = None  # JSON-able per-measurement extras, e.g. {"calls": [[turn, seq], ...]}
     judge_audit: str | None = None
+    seal_notes: list[str] = field(default_factory=list)  # what sealing must say it changed (attempts.notes)
     judge_tokens: int | None = None
     judge_evidence: str | None = None
     threshold: float | None = None  # the required value of a thresholded measurement, shown even when unknown

@@ -20,6 +20,7 @@ from ._precedence import (
     resolve_max_concurrency,
     resolve_slot_settings,
 )
+from ._sandbox import resolve_sandbox
 from ._schema import (
     CONFIG_FILE_NAME,
     DEFAULT_EVAL_ROOTS,
@@ -32,6 +33,7 @@ from ._schema import (
     JudgeSettings,
     PassRule,
     ProjectConfig,
+    SandboxTable,
     adapter_names,
     check_pass_rule,
 )
@@ -54,6 +56,7 @@ __all__ = [
     "PassRule",
     "ProjectConfig",
     "RunOverrides",
+    "SandboxTable",
     "SlotSettings",
     "adapter_names",
     "check_pass_rule",
@@ -65,6 +68,7 @@ __all__ = [
     "load_credentials",
     "looks_like_secret",
     "resolve_max_concurrency",
+    "resolve_sandbox",
     "resolve_slot_settings",
     "select_experiments",
 ]

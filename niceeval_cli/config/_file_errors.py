@@ -28,6 +28,16 @@ _EXPECTED = {
     "base_url": "an http:// or https:// URL",
     "options": "a table",
     "judge": "a table",
+    "sandbox": "a table",
+    "kind": '"local" or "docker"',
+    "template": "a directory path (string), relative to the project root",
+    "prepare": "a list of commands, each a shell string or a non-empty list of strings",
+    "image": "a local Docker image name or id (non-empty string)",
+    "network": 'a Docker network name such as "none" or "bridge"',
+    "cpus": "a positive number",
+    "memory": 'a Docker memory limit such as "512m" or "2g"',
+    "user": 'a user for the container such as "1000" or "1000:1000"',
+    "workdir": "an absolute path inside the container",
 }
 _ELEMENT_EXPECTED = {"string_type": "a string", "string_too_short": "a non-empty string"}
 
@@ -66,28 +76,28 @@ def given(value: object) -> str:
 
 def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str | None, tuple[Any, ...]]:
     """(table path, table kind, key, index path below the key) of a validation error."""
-    if not loc or loc[0] not in ("project", "judge", "experiments", "prices"):
+    if not loc or loc[0] not in ("project", "judge", "sandbox", "experiments", "prices"):
         return (), None, (str(loc[0]) if loc else None), ()
     head = str(loc[0])
     if head == "prices":  # [prices."MODEL"]
         if len(loc) < 3:
             return ((head, str(loc[1])) if len(loc) > 1 else (head,)), "price", None, ()
         return (head, str(loc[1])), "price", str(loc[2]), tuple(loc[3:])
-    if head in ("project", "judge"):
+    if head in ("project", "judge", "sandbox"):
         return (head,), head, (str(loc[1]) if len(loc) > 1 else None), tuple(loc[2:])
     if len(loc) < 2:
         return ("experiments",), "experiment", None, ()
     experiment = ("experiments", str(loc[1]))
     if len(loc) < 3:
         return experiment, "experiment", None, ()
-    if loc[2] == "judge" and len(loc) > 3:
-        return (*experiment, "judge"), "judge", str(loc[3]), tuple(loc[4:])
+    if loc[2] in ("judge", "sandbox") and len(loc) > 3:
+        return (*experiment, str(loc[2])), str(loc[2]), str(loc[3]), tuple(loc[4:])
     return experiment, "experiment", str(loc[2]), tuple(loc[3:])
 
 
 def unknown_top_level(key: str, value: object) -> str:
-    tables = ["project", "judge", "experiments", "prices"]
-    allowed = "allowed tables: [project], [judge], [experiments.<id>], [prices.<model>]"
+    tables = ["project", "judge", "sandbox", "experiments", "prices"]
+    allowed = "allowed tables: [project], [judge], [sandbox], [experiments.<id>], [prices.<model>]"
     if isinstance(value, Mapping):
         hint = suggest(key, tables, quote=lambda name: f"[{name}]")
         return f"unknown top-level table [{toml_key(key)}]{hint}; {allowed}."

@@ -11,6 +11,7 @@ from dotenv import load_dotenv
 from pydantic import ValidationError
 
 from ._file_errors import file_errors, unknown_top_level
+from ._sandbox import checked_sandbox_table
 from ._schema import (
     CONFIG_FILE_NAME,
     DEFAULT_EXPERIMENT_ID,
@@ -104,11 +105,13 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         if problem:
             raise ConfigError(f"{where}: [{table_name(('experiments', experiment_id))}] {problem}.")
         try:
-            experiments[experiment_id] = ExperimentConfig(id=experiment_id, **table.model_dump())
+            experiment = ExperimentConfig(id=experiment_id, **table.model_dump())
         except ValidationError as error:  # only `options` can still fail here
             details = "; ".join(strip_value_error(e["msg"]) for e in error.errors())
             shown_table = table_name(("experiments", experiment_id, "options"))
             raise ConfigError(f"{where}: [{shown_table}] {details}.") from None
+        sandbox = checked_sandbox_table(experiment.sandbox, where, ("experiments", experiment_id, "sandbox"), root)
+        experiments[experiment_id] = experiment.model_copy(update={"sandbox": sandbox})
     if not experiments:
         experiments[DEFAULT_EXPERIMENT_ID] = ExperimentConfig(id=DEFAULT_EXPERIMENT_ID)
     project = settings.project
@@ -122,6 +125,7 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         timeout_ms=project.timeout_ms,
         pass_rule=project.pass_rule,
         judge=settings.judge,
+        sandbox=checked_sandbox_table(settings.sandbox, where, ("sandbox",), root),
         experiments=experiments,
         prices=dict(settings.prices),
     )

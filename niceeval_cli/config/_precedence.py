@@ -9,7 +9,9 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from ..sandbox._spec import SandboxSpec
 from ._file_errors import expected_text, given
+from ._sandbox import resolve_sandbox
 from ._schema import (
     EVAL_JUDGE_FIELDS,
     AtLeastOne,
@@ -71,6 +73,7 @@ class SlotSettings(FrozenModel):
     timeout_ms: PositiveMs | None  # None = no deadline
     pass_rule: PassRuleValue
     judge: JudgeSettings | None  # None when the eval does not declare judge
+    sandbox: SandboxSpec | None = None  # resolved (eval > experiment > project); None: no sandbox
 
 
 class _EvalOptions(StrictTable):
@@ -89,7 +92,8 @@ def resolve_slot_settings(
     eval_opts: EvalOptionsLike,
     overrides: RunOverrides | None = None,
 ) -> SlotSettings:
-    """CLI flag > eval > experiment > project > default, for every field (judge field by field)."""
+    """CLI flag > eval > experiment > project > default, for every field (judge and sandbox field
+    by field)."""
     flags = overrides or RunOverrides()
     own = _eval_options(eval_opts)
     judge_overrides = _eval_judge(eval_opts)
@@ -104,6 +108,7 @@ def resolve_slot_settings(
         timeout_ms=_first(flags.timeout_ms, own.timeout_ms, experiment.timeout_ms, project.timeout_ms),
         pass_rule=_first(own.pass_rule, experiment.pass_rule, project.pass_rule),
         judge=judge,
+        sandbox=resolve_sandbox(project, experiment, _eval_sandbox(eval_opts), eval_opts.id),
     )
 
 
@@ -114,6 +119,14 @@ def resolve_max_concurrency(
     flags = overrides or RunOverrides()
     value: int = _first(flags.max_concurrency, experiment.max_concurrency, project.max_concurrency)
     return value
+
+
+def _eval_sandbox(eval_opts: EvalOptionsLike) -> SandboxSpec | None:
+    declared = getattr(eval_opts, "sandbox", None)
+    if declared is None or isinstance(declared, SandboxSpec):
+        return declared
+    raise ConfigError(f"{_where(eval_opts)}: sandbox: expected local_sandbox(...) or docker_sandbox(...), "
+                      f"got {show(declared)}.")
 
 
 def _where(eval_opts: EvalOptionsLike) -> str:

@@ -21,7 +21,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
-from .._registry import ADAPTERS
+from .._registry import ADAPTERS, SANDBOXES
 from ..authoring._definition import _JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
@@ -137,6 +137,57 @@ class JudgeSettings(FrozenModel):
 EVAL_JUDGE_FIELDS = tuple(name for name in JudgeOverrides.model_fields if name in _JUDGE_FIELDS)
 
 
+# --- sandbox settings --------------------------------------------------------------------------
+
+def _check_prepare(value: object) -> tuple[str | tuple[str, ...], ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError("expected a list of commands, each a shell string or a non-empty list of strings")
+    commands: list[str | tuple[str, ...]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            commands.append(item)
+        elif isinstance(item, (list, tuple)) and item and all(isinstance(word, str) and word for word in item):
+            commands.append(tuple(item))
+        else:
+            raise ValueError(f"item {index} is neither a non-empty shell string nor a non-empty list of strings")
+    return tuple(commands)
+
+
+def sandbox_kinds() -> tuple[str, ...]:
+    """The sandbox kinds, as registered by `niceeval_cli.sandbox`."""
+    from .. import sandbox  # noqa: F401  (registers the built-in kinds)
+
+    return SANDBOXES.names()
+
+
+def _check_sandbox_kind(value: str) -> str:
+    if value in sandbox_kinds():
+        return value
+    raise ValueError("expected " + " or ".join(f'"{name}"' for name in sandbox_kinds()))
+
+
+#: The keys only a docker sandbox takes.
+DOCKER_ONLY_KEYS = ("image", "network", "cpus", "memory", "user", "workdir")
+
+
+class SandboxTable(StrictTable):
+    """A partial sandbox table (`[sandbox]`, `[experiments.X.sandbox]`); merged field by field."""
+
+    kind: Annotated[str, AfterValidator(_check_sandbox_kind)] | None = None
+    template: Text | None = None  # relative to the project root
+    prepare: Annotated[tuple[str | tuple[str, ...], ...], PlainValidator(_check_prepare)] | None = None
+    image: Text | None = None
+    network: Text | None = None
+    cpus: Annotated[float, Field(gt=0)] | None = None
+    memory: Text | None = None
+    user: Text | None = None
+    workdir: Text | None = None
+
+    def given(self) -> dict[str, object]:
+        """Only the fields this table sets."""
+        return self.model_dump(exclude_none=True)
+
+
 # --- the file's tables -------------------------------------------------------------------------
 
 
@@ -161,6 +212,7 @@ class ExperimentTable(StrictTable):
     max_concurrency: AtLeastOne | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverrides = JudgeOverrides()
+    sandbox: SandboxTable | None = None
 
 
 class PriceTable(StrictTable):
@@ -178,6 +230,7 @@ class FileSettings(BaseSettings):
 
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
+    sandbox: SandboxTable | None = None
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
     prices: dict[str, PriceTable] = Field(default_factory=dict)
 
@@ -197,6 +250,7 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "project": ProjectTable,
     "judge": JudgeOverrides,
     "experiment": ExperimentTable,
+    "sandbox": SandboxTable,
     "price": PriceTable,
 }
 
@@ -219,6 +273,7 @@ class ExperimentConfig(FrozenModel):
     max_concurrency: AtLeastOne | None = None
     options: Mapping[str, Any] = Field(default_factory=dict, validate_default=True)
     judge: JudgeOverrides = JudgeOverrides()
+    sandbox: SandboxTable | None = None  # template already absolute
 
     @field_validator("options", mode="after")
     @classmethod
@@ -253,6 +308,7 @@ class ProjectConfig(FrozenModel):
     timeout_ms: PositiveMs | None = None
     pass_rule: PassRuleValue = "any"
     judge: JudgeOverrides = JudgeOverrides()
+    sandbox: SandboxTable | None = None  # `[sandbox]`, template already absolute
     experiments: Mapping[str, ExperimentConfig]
     prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
 

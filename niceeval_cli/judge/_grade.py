@@ -44,6 +44,7 @@ class JudgeGrade:
     audit: str | None  # JSON {"request": ..., "response": ...}, redacted, within max_audit_bytes
     tokens: int  # judge total tokens (0 when no call was made or the judge reported no usable usage)
     evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
+    replaced: int = 0  # lone surrogates in the judge's text, stored replaced with U+FFFD (the runner notes it)
 
 
 @dataclass(frozen=True)
@@ -210,5 +211,6 @@ def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, 
                           _bounded(f"invalid judge response: {exc}", secret), audit, tokens, evidence)
     measurement = float(match.choices[parsed.choice])
     reasoning = parsed.reasoning or "(the judge gave no reasoning)"
+    replaced = sum(0xD800 <= ord(c) <= 0xDFFF for c in reasoning) if not reasoning.isascii() else 0
     return JudgeGrade(AssertionState.MEASURED, measurement, None,
-                      _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence)
+                      _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence, replaced)

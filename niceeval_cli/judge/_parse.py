@@ -109,6 +109,8 @@ def _from_tool_call(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
         parsed = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise InvalidResponse(f"the `grade` call's arguments are not JSON ({exc.msg})") from None
+    except RecursionError:  # the judge's fault, not ours: arguments nested thousands deep
+        raise InvalidResponse("the `grade` call's arguments are nested too deeply to read") from None
     if not isinstance(parsed, Mapping):
         raise InvalidResponse("the `grade` call's arguments are not a JSON object")
     return parsed
@@ -131,7 +133,7 @@ def _from_content(content: Any) -> Mapping[str, Any] | None:
             continue
         try:
             parsed = json.loads(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(parsed, Mapping):
             return parsed

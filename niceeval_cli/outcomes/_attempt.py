@@ -26,6 +26,7 @@ EXECUTION_REASONS: frozenset[AttemptReason] = frozenset(
         AttemptReason.AUTHORING_ERROR,
         AttemptReason.NO_ADAPTER,
         AttemptReason.INTERRUPTED,
+        AttemptReason.SANDBOX_PREPARE_FAILED,
     }
 )
 BOOLEAN_MATCH = "boolean"

@@ -157,7 +157,7 @@ class LiveProgress:
             total = self.progress.tasks[_index(self.progress, task)].total or 0
             self.progress.update(task, total=max(0, total - skipped), counts=counts)
             self.progress.console.print(Text(
-                f"setup error: judge preflight failed for {name(failure.experiment_id)} "
+                f"setup error: {failure.check} preflight failed for {name(failure.experiment_id)} "
                 f"({name(failure.endpoint)}): {name(failure.cause, 200)}; {skipped} attempt(s) not dispatched",
                 style="red",
             ))

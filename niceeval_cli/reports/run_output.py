@@ -137,8 +137,9 @@ _events_for = events_for  # the name tests/reports/test_progress.py imports
 
 def setup_failure_lines(failures: Sequence[SetupFailure]) -> list[Line]:
     return [line((
-        f"setup error: judge preflight failed for experiment {f.experiment_id!r} "
-        f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint} model {f.model!r}: {visible(f.cause, 300)}. "
+        f"setup error: {f.check} preflight failed for experiment {f.experiment_id!r} "
+        f"(evals: {', '.join(f.eval_ids)}) at {f.endpoint}{f' model {f.model!r}' if f.model else ''}: "
+        f"{visible(f.cause, 300)}. "
         "These attempts were not dispatched.", "red")) for f in failures]
 
 
@@ -172,6 +173,11 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+    if sealed.kept_sandboxes:
+        for label, where in sealed.kept_sandboxes:
+            lines.append(line(f"kept sandbox of {visible(label, 200, single_line=True)}: {where}"))
+        lines.append(line(("`niceeval sandbox list` shows the kept sandboxes; `niceeval sandbox prune` removes them",
+                           "dim")))
     if outcome.budget_usd is not None and outcome.status == "budget-exhausted":
         unstarted = [visible(u, 200, single_line=True) for u in outcome.unstarted]
         shown = ", ".join(unstarted[:10]) + (f" (+{len(unstarted) - 10} more)" if len(unstarted) > 10 else "")

@@ -29,6 +29,7 @@ from ..authoring import (
     UsageMeter,
     raised_at,
 )
+from ..authoring._sandbox_api import SandboxFiles
 from ..authoring._transcript import transcript_records
 from ..authoring._usage import Price
 from ..expect._core import MatchResult
@@ -36,7 +37,8 @@ from ..expect._json import canonical_json
 from ._executor import SealedAttempt
 from ._extras import extras_json
 from ._frames import project_frame, project_traceback
-from ._sanitize import clean_value, fits_int64, usage_note
+from ._sandboxing import AttemptScope, PrepareFailed
+from ._sanitize import clean_value, fits_int64, replace_surrogates, usage_note
 from ._spec import LiveHandles, SlotSpec
 
 EVIDENCE_LIMIT = 64 * 1024
@@ -88,9 +90,19 @@ class _Progress:
 
 
 async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_ctx: AdapterContext,
-                usage: UsageMeter, root: Path, started: float) -> None:
+                usage: UsageMeter, root: Path, started: float, scope: AttemptScope) -> None:
     definition = live.definition
     adapter = live.adapter
+    try:
+        box = await scope.open()  # create → template → prepare → baseline (inside the timeout)
+    except PrepareFailed as exc:
+        progress.reason, progress.error = AttemptReason.SANDBOX_PREPARE_FAILED, str(exc)
+        return
+    except Exception as exc:
+        progress.reason, progress.error = AttemptReason.EXCEPTION, f"the sandbox could not be created: {exc}"
+        return
+    if box is not None:
+        adapter_ctx.sandbox = SandboxFiles(box.workspace, spec.eval_file)
     try:
         facts = await adapter.create(adapter_ctx) if adapter is not None else None
     except (AuthoringError, asyncio.CancelledError, KeyboardInterrupt):
@@ -114,6 +126,8 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
     )
     progress.ctx = ctx
     progress.registrations = ctx._registrations
+    if box is not None:
+        ctx._attach_sandbox(box.workspace, box.baseline, ctx._register)
     try:
         # A plain `def` test runs on the loop, between other attempts' steps: checks are quick,
         # and a thread hop per attempt would cost more than most tests. Slow I/O belongs in the
@@ -188,8 +202,12 @@ async def execute_attempt(
         _usage=usage,
     )
     progress = _Progress()
+    scope = AttemptScope(live.settings.sandbox, keep=spec.keep_sandbox, label=attempt_id, about={
+        "run": spec.run_id, "attempt": attempt_id, "experiment": spec.experiment_id, "eval": spec.eval_id,
+        "ordinal": str(spec.ordinal),
+    })
     try:
-        coro = _body(spec, live, progress, adapter_ctx, usage, project_root, started)
+        coro = _body(spec, live, progress, adapter_ctx, usage, project_root, started, scope)
         if timeout_ms:
             await asyncio.wait_for(coro, timeout_ms / 1000)
         else:
@@ -216,6 +234,7 @@ async def execute_attempt(
     results = _seal_results(attempt_id, registrations, project_root, secrets, notes)
     execution = outcomes.Execution(reason=progress.reason, error=progress.error, stop_cause=progress.stop_cause)
     decided = outcomes.decide_attempt(spec.kind, results, execution)
+    sandbox = await _close_sandbox(scope, str(decided.state), notes)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)
     record = AttemptRecord(
         id=attempt_id,
@@ -248,8 +267,21 @@ async def execute_attempt(
         case_id=spec.case_id,
         case_value=_case_value(spec.case_json, secrets),
         case_metadata=_case_value(spec.case_metadata_json, secrets),
+        sandbox=sandbox,
     )
     return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
+
+
+async def _close_sandbox(scope: AttemptScope, state: str, notes: list[str]) -> str | None:
+    """Teardown after the verdict (kept per `--keep-sandbox`); a failing teardown is a note, and the
+    last-line cleanup of the run still removes what it left."""
+    try:
+        return await scope.close(state)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        notes.append(f"sandbox teardown failed: {type(exc).__name__}: {exc}")
+        return None
 
 
 def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), traceback: str | None = None,
@@ -339,6 +371,7 @@ def _seal_results(
     for reg in registrations:
         result = reg.result
         assert result is not None
+        notes.extend(reg.seal_notes)
         rel_file = _relative(reg.location.file, root)
         role = reg.role
         contribution = outcomes.contribution(role, result.state, reg.weight, result.measurement)
@@ -347,14 +380,21 @@ def _seal_results(
         elif reg.evidence is None:
             evidence = None
         else:
-            try:
-                evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
-            except UnicodeEncodeError:  # a lone surrogate in the evidence: store it replaced
-                cleaned, n = clean_value(reg.evidence)
-                notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+            # safe_json replaces lone surrogates by U+FFFD itself; count them (only when a U+FFFD
+            # shows up, so the usual case pays nothing) so that the attempt's notes say so.
+            evidence = safe_json(reg.evidence, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
+            if "\ufffd" in evidence:
+                n = clean_value(reg.evidence)[1]
+                if n:
+                    notes.append(f"evidence of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
+                                 "be stored as UTF-8 replaced with U+FFFD")
+        explanation = None
+        if result.explanation:  # redact replaces lone surrogates silently: note them first
+            explanation, n = replace_surrogates(result.explanation)
+            if n:
+                notes.append(f"explanation of {reg.label or f'#{reg.ordinal}'}: {n} code point(s) that cannot "
                              "be stored as UTF-8 replaced with U+FFFD")
-                evidence = safe_json(cleaned, secrets=secrets, max_bytes=EVIDENCE_LIMIT)
-        explanation = redact(result.explanation, secrets) if result.explanation else None
+            explanation = redact(explanation, secrets)
         results.append(AssertionResult(
             id=new_id(),
             attempt_id=attempt_id,

@@ -14,13 +14,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SetupFailure:
-    """A judge preflight that failed: the slots it affects were not dispatched."""
+    """A preflight (judge, adapter, sandbox) that failed: the slots it affects were not dispatched."""
 
     experiment_id: str
     eval_ids: tuple[str, ...]
     endpoint: str
     model: str | None
     cause: str
+    check: str = "judge"  # what failed its preflight: judge, adapter or sandbox
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ def judge_grader(judge: Any, settings: JudgeSettings | None) -> JudgeGrader | No
             reg.judge_audit, reg.judge_tokens, reg.judge_evidence = (
                 graded.audit, graded.tokens, graded.evidence,
             )
+            if graded.replaced:
+                reg.seal_notes.append(f"judge reasoning of {reg.label or f'#{reg.ordinal}'}: {graded.replaced} "
+                                      "code point(s) that cannot be stored as UTF-8 replaced with U+FFFD")
         except asyncio.CancelledError:
             raise
         except Exception as exc:

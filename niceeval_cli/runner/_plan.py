@@ -28,6 +28,7 @@ from ..config import (
 )
 from ..discovery import DiscoveredEval
 from ..store import LatestAttempt, Store
+from ._sandboxing import SandboxFingerprints
 
 
 class RerunMode(str, Enum):
@@ -126,6 +127,7 @@ class RunRequest:
     argv: tuple[str, ...] = ()
     version: str = ""
     budget_usd: float | None = None  # `--budget`: no new attempt once the run's spend reaches it
+    keep_sandbox: str | None = None  # `--keep-sandbox failed|all` (docs/sandbox.md)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ class _EvalOptions:
     timeout_ms: int | None
     pass_rule: object | None
     judge: Any
+    sandbox: Any = None
 
 
 def _adapter_for(
@@ -167,6 +170,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     adapters: dict[str, Adapter | None] = {}
     settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
     templates: dict[tuple[Any, ...], PartsTemplate] = {}  # the fingerprint parts an eval's slots share
+    sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
     slots: list[PlannedSlot] = []
     for experiment in experiments:
         previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
@@ -179,10 +183,11 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             if not experiment_selects_eval(experiment, discovered.id, discovered.tags):
                 continue
             options = _EvalOptions(
-                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge
+                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge,
+                definition.sandbox,
             )
             key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
-                   repr(definition.judge))
+                   repr(definition.judge), id(definition.sandbox))
             settings = settings_cache.get(key)
             if settings is None:
                 settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
@@ -193,8 +198,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             template_key = (experiment.id, id(definition), discovered.tags, id(settings), id(adapter))
             template = templates.get(template_key)
             if template is None:
-                templates.clear()  # an eval's slots and cases come together: keep one, not one per eval
-                template = templates[template_key] = PartsTemplate(fingerprint_parts(
+                shared = fingerprint_parts(
                     eval_id=discovered.id,
                     eval_kind=str(definition.kind),
                     source_sha256=discovered.source_sha256,
@@ -206,7 +210,11 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
                     judge_version=_judge_version(settings.judge),
                     ordinal=0,
-                ))
+                )
+                if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
+                    shared["sandbox"] = sandbox_views(settings.sandbox)
+                templates.clear()  # an eval's slots and cases come together: keep one, not one per eval
+                template = templates[template_key] = PartsTemplate(shared)
             case_json = discovered.case.canonical_json if discovered.case is not None else None
             for ordinal in range(settings.attempts):
                 parts_json = template.render(eval_id=discovered.id, ordinal=ordinal, case_json=case_json)

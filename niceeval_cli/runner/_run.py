@@ -17,6 +17,7 @@ from .._redact import redact
 from .._states import PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
+from ..sandbox import cleanup_all
 from ..store import OutcomeGroup, PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
@@ -24,6 +25,7 @@ from ._executor import DEFAULT_EXECUTOR, Executor, ExecutorContext, SealedAttemp
 from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
+from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
 from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
 
@@ -281,7 +283,7 @@ async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure
     for experiment_id, cause in causes.items():
         adapter = adapters[experiment_id]
         eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
-        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause))
+        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause, "adapter"))
     return failures
 
 
@@ -319,6 +321,7 @@ async def run_async(
         return await _run(request, events, stop, executor)
     finally:
         stop.uninstall()
+        cleanup_all()  # the last line: a sandbox whose attempt never reached its teardown
 
 
 async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str) -> RunOutcome:
@@ -350,6 +353,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             if not await stop.settle():
                 failures = await _preflight(judge, executing) if judge is not None else []
                 failures += await _preflight_adapters(executing)
+                failures += await preflight_sandbox_slots(executing)
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
             # The run, its reused slots and its full plan in one transaction: no reader ever sees
@@ -372,7 +376,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 events.setup_failed(run_id, failures)
             root = request.project.root
             secrets = _secrets(executing)
-            make_spec = SpecMaker(run_id, root, request.project.prices)
+            make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
             handles: dict[tuple[str, str, int], LiveHandles] = {}
             context = ExecutorContext(project_root=root, secrets=secrets, handles=handles)
             executor = create_executor(executor_name, context)

@@ -52,6 +52,7 @@ class SlotSpec:
     case_id: str | None = None  # a case of an eval with cases (datasets.md); eval_id is "<eval>[<case>]"
     case_json: str | None = None  # the case value's canonical JSON: what a worker elsewhere passes the test
     case_metadata_json: str | None = None  # the case's metadata (stored and shown, never fingerprinted)
+    keep_sandbox: str | None = None  # `--keep-sandbox failed|all`; the sandbox itself is in `settings`
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -77,8 +78,10 @@ class SpecMaker:
     """Builds the specs of one run; what many slots share (an eval's attribute, a settings
     object's plain form, an experiment's options) is worked out once, not per slot."""
 
-    def __init__(self, run_id: str, project_root: Path, prices: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, run_id: str, project_root: Path, prices: Mapping[str, Any] | None = None,
+                 keep_sandbox: str | None = None) -> None:
         self.run_id = run_id
+        self.keep_sandbox = keep_sandbox
         self.project_root = project_root
         self._prices = {model: dict(p) if isinstance(p, Mapping) else p.model_dump()
                         for model, p in (prices or {}).items()}
@@ -122,6 +125,7 @@ class SpecMaker:
             case_id=case.id if case is not None else None,
             case_json=case.canonical_json if case is not None else None,
             case_metadata_json=_metadata_json(case.metadata) if case is not None else None,
+            keep_sandbox=self.keep_sandbox,
         )
 
     def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:

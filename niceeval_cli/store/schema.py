@@ -222,6 +222,12 @@ def _triggers() -> list[str]:
             "a run row is written once: this run id exists",
         ),
         _raise_trigger("runs_no_delete", "BEFORE DELETE ON runs", "run rows are never deleted"),
+        # A finished run's slots and plan are as immutable as its row: nothing is added to them.
+        *(_raise_trigger(
+            f"{table}_only_while_running",
+            f"BEFORE INSERT ON {table} WHEN (SELECT status FROM runs WHERE id IS NEW.run_id) IS NOT 'running'",
+            "a finished run is immutable: its slots and plan are not added to",
+        ) for table in ("run_slots", "run_plan")),
         _raise_trigger(
             "runs_finished_are_immutable", "BEFORE UPDATE ON runs WHEN OLD.status IS NOT 'running'",
             "a finished run is immutable",

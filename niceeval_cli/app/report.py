@@ -1,0 +1,150 @@
+"""`niceeval report`: read one run (and what it is compared with) for the HTML report.
+
+Reads through the public `Store` API only, in a fixed number of queries whatever the size of
+the run (attempts, assertion results, slots; the baseline's the same), so a run of 10 000
+attempts / 100 000 results is read in about a second. Rendering is `reports.html`'s job; this
+module reads, and writes the finished file atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._errors import UsageError
+from ..comparison import AttemptFacts
+from ..comparison import compare as compare_facts
+from ..store.rows import RunRow
+
+if TYPE_CHECKING:
+    from ..store import OutcomeGroup, Store
+from .compare import CompareResult, Results, attempt_facts, experiments_result, run_results
+
+__all__ = ["ReportData", "default_path", "load_report", "read_report", "save_report"]
+
+REPORTS_DIR = "reports"
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the report shows, as read from the store (rows keep the store's column names)."""
+
+    store_path: Path
+    run: RunRow
+    attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order)
+    results: Results  # every assertion result, by attempt, worst first inside each attempt
+    facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
+    baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
+    experiments: CompareResult | None = None  # two experiments of this run, A against B
+    groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
+    turns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # attempt id → its transcript
+
+
+def load_report(
+    path: Path, run_ref: str | None, *, baseline: str | None = None, experiments: Sequence[str] | None = None
+) -> ReportData:
+    """`niceeval report`: read the run (the store opened read-only, so it works while a run writes)."""
+    from ..store import Store
+
+    with Store.open(Path(path), readonly=True) as store:
+        return read_report(store, run_ref, baseline=baseline, experiments=experiments)
+
+
+def read_report(
+    store: Store,
+    run_ref: str | None,
+    *,
+    baseline: str | None = None,
+    experiments: Sequence[str] | None = None,
+) -> ReportData:
+    """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B."""
+    run = store.resolve_run(run_ref)
+    _, attempts = store.query("attempts", run=run.id)
+    results = run_results(store, run)
+    facts = attempt_facts(store, run, attempts, results)
+
+    against: CompareResult | None = None
+    if baseline is not None:
+        base_run = store.resolve_run(baseline)
+        if base_run.id == run.id:
+            raise UsageError(f"--baseline {baseline}: that is the reported run itself; give an earlier run.")
+        against = CompareResult(base_run, run, compare_facts(attempt_facts(store, base_run), facts))
+
+    pair: CompareResult | None = None
+    present = list(dict.fromkeys([*run.experiments, *(a["experiment_id"] for a in attempts)]))
+    if experiments:
+        if len(experiments) != 2:
+            raise UsageError("--experiments takes two experiment ids: A (base) and B (new).")
+        pair = experiments_result(run, facts, experiments[0], experiments[1])
+    elif len(present) == 2:
+        pair = experiments_result(run, facts, present[0], present[1])
+    return ReportData(
+        store_path=store.path,
+        run=run,
+        attempts=attempts,
+        results=results,
+        facts=facts,
+        baseline=against,
+        experiments=pair,
+        groups=store.outcome_rows(run.id),
+        turns=_transcripts(store, run.id),
+    )
+
+
+_TURN_FIELDS = ("session", "ordinal", "input", "message", "status", "observed", "input_tokens", "output_tokens",
+                "cost_usd", "elapsed_ms", "data")
+_EVENT_FIELDS = ("seq", "kind", "name", "role", "input", "output", "status", "text")
+
+
+def _transcripts(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Every attempt's transcript, in two queries: turns in order, each with its events in order."""
+    _, events = store.query("events", run=run_id)
+    by_turn: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for event in events:
+        by_turn.setdefault((event["attempt_id"], event["turn_ordinal"]), []).append(
+            {k: event.get(k) for k in _EVENT_FIELDS if event.get(k) is not None})
+    _, turns = store.query("turns", run=run_id)
+    transcripts: dict[str, list[dict[str, Any]]] = {}
+    for turn in turns:
+        item = {k: turn.get(k) for k in _TURN_FIELDS if turn.get(k) is not None}
+        item["events"] = sorted(by_turn.get((turn["attempt_id"], turn["ordinal"]), []), key=lambda e: e["seq"])
+        transcripts.setdefault(turn["attempt_id"], []).append(item)
+    for items in transcripts.values():
+        items.sort(key=lambda t: t["ordinal"])
+    return transcripts
+
+
+def default_path(store_path: Path, run_id: str) -> Path:
+    """`.niceeval/reports/<run id>.html`, beside the store."""
+    return Path(store_path).parent / REPORTS_DIR / f"{run_id}.html"
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def save_report(html: str, path: Path) -> Path:
+    """Write atomically (temp file + rename): a reader never sees half a report."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"--out {path}: is a directory; give the path of the .html file to write.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+                out.write(html)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a report is as readable as any file
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise UsageError(f"--out {path}: cannot write the report ({error.strerror or error}).") from None
+    return path

@@ -1,0 +1,475 @@
+"""What changed between two sides: two runs, or two experiments of one run (reports.md, "compare").
+
+Pure: attempts in, classed pairs out. Attempts pair by (experiment, eval id, case id) — or by
+(eval id, case id) when two experiments play the two sides — and assertions by `key`. Each side of
+a pair is folded over its attempts (`pass_rule` for pass-style verdicts and score gates), so
+repeated attempts compare by their eval-level result and carry their pass rates. Every decision
+about one attempt comes from `outcomes`; nothing here re-decides what was sealed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from . import outcomes
+from ._states import AssertionState, AttemptState, EvalKind, GateState
+
+__all__ = [
+    "CLASS_ORDER",
+    "EXPERIMENTS_ORDER",
+    "ROW_COLUMNS",
+    "AttemptFacts",
+    "Comparison",
+    "ExperimentTotals",
+    "Pair",
+    "PairClass",
+    "Side",
+    "Verdict",
+    "case_eval_id",
+    "classify",
+    "compare",
+    "experiment_totals",
+    "fold_side",
+    "shown_eval_id",
+]
+
+
+def case_eval_id(eval_id: str, case_id: str | None) -> str:
+    """The eval a dataset case belongs to: `refunds` for `refunds[r-017]` (datasets.md, "Ids")."""
+    if case_id is not None and eval_id.endswith(f"[{case_id}]"):
+        return eval_id[: -len(case_id) - 2]
+    return eval_id
+
+
+def shown_eval_id(eval_id: str, case_id: str | None) -> str:
+    """An eval id as text shows it: a case's own id carries its case (`refunds[r-017]`)."""
+    if case_id is None or eval_id.endswith(f"[{case_id}]"):
+        return eval_id
+    return f"{eval_id}[{case_id}]"
+
+
+class PairClass(str, Enum):
+    """The one class each pair gets."""
+
+    REGRESSED = "regressed"
+    FIXED = "fixed"
+    UNDECIDED = "undecided"
+    DECIDED = "decided"
+    STILL_FAILING = "still-failing"
+    UNCHANGED = "unchanged"
+    ADDED = "added"
+    REMOVED = "removed"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+#: Run against run: regressions first, then fixed, undecided, the rest.
+CLASS_ORDER: tuple[PairClass, ...] = tuple(PairClass)
+#: Experiment A against B: B's wins (fixed) and losses (regressed) first.
+EXPERIMENTS_ORDER: tuple[PairClass, ...] = (
+    PairClass.FIXED, PairClass.REGRESSED, *(c for c in PairClass if c not in (PairClass.FIXED, PairClass.REGRESSED)),
+)
+
+
+class Verdict(str, Enum):
+    """Where one side stands: a definite pass, a definite failure, or nothing decided."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class AttemptFacts:
+    """What comparing reads of one sealed attempt (built by the app layer from store rows)."""
+
+    experiment_id: str
+    eval_id: str
+    kind: EvalKind
+    state: AttemptState
+    gate: GateState | None = None
+    score: float | None = None
+    max_score: float | None = None
+    case_id: str | None = None
+    ordinal: int = 0
+    pass_rule: str | None = None  # as recorded on the run's slot; None folds under "any"
+    assertion_states: Mapping[str, AssertionState] = field(default_factory=dict)  # key → state
+    unavailable_weight: float | None = None
+    duration_ms: float | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Side:
+    """One (experiment, eval, case) of one side, folded over its attempts."""
+
+    experiment_id: str
+    eval_id: str
+    case_id: str | None
+    kind: EvalKind
+    state: AttemptState  # pass: the fold's result; score: errored > unrankable > scored
+    gate: GateState | None  # score-style: the gates folded under pass_rule; None for pass-style
+    score: float | None  # the mean score of the attempts that have one
+    max_score: float | None
+    passed: int  # attempts that passed (score-style: scored with their gate passed or absent)
+    attempts: int
+    verdict: Verdict
+    key_states: Mapping[str, tuple[str, ...]]  # assertion key → its states over the attempts, sorted
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.attempts if self.attempts else None
+
+    @property
+    def rankable(self) -> bool:
+        return self.kind is EvalKind.SCORE and self.state is AttemptState.SCORED and self.score is not None
+
+
+def _rule(stored: str | None) -> outcomes.PassRule:
+    if stored is None:
+        return "any"
+    try:
+        return outcomes.parse_pass_rule(float(stored))
+    except ValueError:
+        return outcomes.parse_pass_rule(stored)
+
+
+_GATE_AS_ATTEMPT = {
+    GateState.PASSED: AttemptState.PASSED,
+    GateState.FAILED: AttemptState.FAILED,
+    GateState.UNAVAILABLE: AttemptState.ERRORED,
+}
+_ATTEMPT_AS_GATE = {v: k for k, v in _GATE_AS_ATTEMPT.items()}
+
+
+def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
+    """Fold one (experiment, eval, case)'s attempts: verdict, pass count, mean score, and (unless
+    `keys=False`, for readers that do not compare assertions) the states of each assertion key."""
+    if not attempts:
+        raise ValueError("a side needs at least one attempt")
+    first = attempts[0]
+    rule = _rule(first.pass_rule)
+    kind = EvalKind(first.kind)
+    states = [AttemptState(a.state) for a in attempts]
+    gate: GateState | None = None
+    if kind is EvalKind.PASS:
+        fold = outcomes.fold_pass_eval(states, rule)
+        state, passed = fold.result, fold.passed
+        verdict = {AttemptState.PASSED: Verdict.PASSED, AttemptState.FAILED: Verdict.FAILED}.get(
+            state, Verdict.UNDECIDED
+        )
+    else:
+        if AttemptState.ERRORED in states:
+            state = AttemptState.ERRORED
+        elif AttemptState.UNRANKABLE in states:
+            state = AttemptState.UNRANKABLE
+        else:
+            state = AttemptState.SCORED
+        gates = [GateState(a.gate) for a in attempts if a.gate is not None and GateState(a.gate) is not GateState.NONE]
+        if gates:
+            gate = _ATTEMPT_AS_GATE[outcomes.fold_pass_eval([_GATE_AS_ATTEMPT[g] for g in gates], rule).result]
+        else:
+            gate = GateState.NONE
+        passed = sum(
+            1 for a in attempts
+            if AttemptState(a.state) is AttemptState.SCORED
+            and (a.gate is None or GateState(a.gate) in (GateState.PASSED, GateState.NONE))
+        )
+        if state is not AttemptState.SCORED or gate is GateState.UNAVAILABLE:
+            verdict = Verdict.UNDECIDED
+        elif gate is GateState.FAILED:
+            verdict = Verdict.FAILED
+        else:
+            verdict = Verdict.PASSED
+    scores = [a.score for a in attempts if a.score is not None]
+    maxima = [a.max_score for a in attempts if a.max_score is not None]
+    by_key: dict[str, list[str]] = {}
+    for a in attempts if keys else ():
+        for key, key_state in a.assertion_states.items():
+            by_key.setdefault(key, []).append(AssertionState(key_state).value)
+    return Side(
+        experiment_id=first.experiment_id,
+        eval_id=first.eval_id,
+        case_id=first.case_id,
+        kind=kind,
+        state=state,
+        gate=gate,
+        score=_mean(scores) if scores and kind is EvalKind.SCORE else None,
+        max_score=max(maxima) if maxima and kind is EvalKind.SCORE else None,
+        passed=passed,
+        attempts=len(attempts),
+        verdict=verdict,
+        key_states={k: tuple(sorted(v)) for k, v in by_key.items()},
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(math.fsum(values) / len(values), 10) + 0.0
+
+
+def _score_change(base: Side, new: Side) -> int:
+    """-1 when the rankable score went down, 1 when up, 0 otherwise (or when either is not rankable)."""
+    if not (base.rankable and new.rankable) or base.score is None or new.score is None:
+        return 0
+    b, n = base.score, new.score
+    if base.max_score and new.max_score and not math.isclose(base.max_score, new.max_score):
+        b, n = b / base.max_score, n / new.max_score  # out of different maxima: compare fractions
+    if math.isclose(b, n, rel_tol=1e-9, abs_tol=1e-12):
+        return 0
+    return 1 if n > b else -1
+
+
+def classify(base: Side | None, new: Side | None) -> PairClass:
+    """The class of one pair (reports.md's table); both sides undecided reads `unchanged`."""
+    if base is None and new is None:
+        raise ValueError("a pair needs at least one side")
+    if base is None:
+        return PairClass.ADDED
+    if new is None:
+        return PairClass.REMOVED
+    b, n = base.verdict, new.verdict
+    if b is Verdict.UNDECIDED and n is Verdict.UNDECIDED:
+        return PairClass.UNCHANGED
+    if n is Verdict.UNDECIDED:
+        return PairClass.UNDECIDED
+    if b is Verdict.UNDECIDED:
+        return PairClass.DECIDED
+    if b is Verdict.PASSED and n is Verdict.FAILED:
+        return PairClass.REGRESSED
+    if b is Verdict.FAILED and n is Verdict.PASSED:
+        return PairClass.FIXED
+    if b is Verdict.FAILED:
+        return PairClass.STILL_FAILING
+    change = _score_change(base, new)
+    if change < 0:
+        return PairClass.REGRESSED
+    if change > 0:
+        return PairClass.FIXED
+    return PairClass.UNCHANGED
+
+
+def _changed_keys(base: Side | None, new: Side | None) -> tuple[str, ...]:
+    """Assertion keys whose states differ (a key on one side only counts as changed)."""
+    if base is None or new is None:
+        return ()
+    keys = list(dict.fromkeys([*new.key_states, *base.key_states]))
+    return tuple(k for k in keys if base.key_states.get(k) != new.key_states.get(k))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (experiment, eval, case) on both sides, with its class."""
+
+    cls: PairClass
+    experiment_id: str  # the NEW side's experiment (the base's for a removed pair)
+    base_experiment_id: str  # equal to experiment_id when two runs are compared
+    eval_id: str
+    case_id: str | None
+    base: Side | None
+    new: Side | None
+    changed_keys: tuple[str, ...]
+
+    @property
+    def kind(self) -> EvalKind:
+        side = self.new or self.base
+        assert side is not None
+        return side.kind
+
+    def row(self) -> dict[str, Any]:
+        """The machine row (`--format json|ndjson|csv`); column names are documented in docs/reports.md."""
+        row: dict[str, Any] = {
+            "class": self.cls.value,
+            "experiment_id": self.experiment_id,
+            "base_experiment_id": self.base_experiment_id,
+            "eval_id": self.eval_id,
+            "case_id": self.case_id,
+            "kind": self.kind.value,
+        }
+        for name, side in (("base", self.base), ("new", self.new)):
+            row[f"{name}_state"] = None if side is None else side.state.value
+            row[f"{name}_gate"] = None if side is None or side.gate is None else side.gate.value
+            row[f"{name}_score"] = None if side is None else side.score
+            row[f"{name}_max_score"] = None if side is None else side.max_score
+            row[f"{name}_passed"] = None if side is None else side.passed
+            row[f"{name}_attempts"] = None if side is None else side.attempts
+        row["changed_keys"] = list(self.changed_keys)
+        return row
+
+
+ROW_COLUMNS: tuple[str, ...] = (
+    "class", "experiment_id", "base_experiment_id", "eval_id", "case_id", "kind",
+    "base_state", "base_gate", "base_score", "base_max_score", "base_passed", "base_attempts",
+    "new_state", "new_gate", "new_score", "new_max_score", "new_passed", "new_attempts",
+    "changed_keys",
+)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every pair, in reading order, and how many fell in each class."""
+
+    pairs: tuple[Pair, ...]
+    order: tuple[PairClass, ...] = CLASS_ORDER
+
+    def counts(self) -> dict[PairClass, int]:
+        counted = Counter(p.cls for p in self.pairs)
+        return {c: counted.get(c, 0) for c in self.order}
+
+    def of(self, cls: PairClass) -> list[Pair]:
+        return [p for p in self.pairs if p.cls is cls]
+
+    def any_in(self, classes: Iterable[PairClass | str]) -> bool:
+        wanted = {PairClass(c) for c in classes}
+        return any(p.cls in wanted for p in self.pairs)
+
+
+Key = tuple[str, str, str | None]
+
+
+def _group(attempts: Iterable[AttemptFacts], *, by_experiment: bool) -> dict[Key, list[AttemptFacts]]:
+    groups: dict[Key, list[AttemptFacts]] = {}
+    for a in attempts:
+        key = (a.experiment_id if by_experiment else "", a.eval_id, a.case_id)
+        groups.setdefault(key, []).append(a)
+    for group in groups.values():
+        group.sort(key=lambda a: a.ordinal)
+    return groups
+
+
+def compare(
+    base: Iterable[AttemptFacts],
+    new: Iterable[AttemptFacts],
+    *,
+    experiments: tuple[str, str] | None = None,
+) -> Comparison:
+    """Pair and class two sides. With `experiments=(A, B)` the sides are A's attempts of `base`
+    and B's attempts of `new` (pass the same run twice), paired by (eval id, case id)."""
+    if experiments is not None:
+        a_id, b_id = experiments
+        base = [a for a in base if a.experiment_id == a_id]
+        new = [a for a in new if a.experiment_id == b_id]
+    by_experiment = experiments is None
+    base_groups = _group(base, by_experiment=by_experiment)
+    new_groups = _group(new, by_experiment=by_experiment)
+    order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
+    rank = {c: i for i, c in enumerate(order)}
+    pairs: list[Pair] = []
+    for key in dict.fromkeys([*base_groups, *new_groups]):
+        b = fold_side(base_groups[key]) if key in base_groups else None
+        n = fold_side(new_groups[key]) if key in new_groups else None
+        side = n or b
+        assert side is not None
+        base_experiment = experiments[0] if experiments else side.experiment_id
+        pairs.append(Pair(
+            cls=classify(b, n),
+            experiment_id=experiments[1] if experiments else side.experiment_id,
+            base_experiment_id=base_experiment,
+            eval_id=key[1],
+            case_id=key[2],
+            base=b,
+            new=n,
+            changed_keys=_changed_keys(b, n),
+        ))
+    pairs.sort(key=lambda p: (rank[p.cls], p.experiment_id, p.eval_id, p.case_id is not None, p.case_id or ""))
+    return Comparison(tuple(pairs), order)
+
+
+# ── experiment against experiment: totals ──────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class ExperimentTotals:
+    """One experiment's totals for "is B better than A?"."""
+
+    experiment_id: str
+    attempts: int
+    pass_evals: int  # pass-style (eval, case) pairs, folded under their pass_rule
+    pass_evals_passed: int
+    attempts_passed: int  # pass-style attempts that passed
+    pass_attempts: int
+    score_attempts: int
+    rankable: int
+    unrankable: int
+    mean_score: float | None  # over rankable score-style attempts (outcomes.summarize_scores)
+    earned: float
+    max_score: float
+    unavailable_weight: float
+    cost_usd: float | None  # None when no attempt reported a cost
+    duration_ms: float  # summed over attempts
+    mean_duration_ms: float | None
+
+    @property
+    def eval_pass_rate(self) -> float | None:
+        return self.pass_evals_passed / self.pass_evals if self.pass_evals else None
+
+    @property
+    def attempt_pass_rate(self) -> float | None:
+        return self.attempts_passed / self.pass_attempts if self.pass_attempts else None
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "experiment_id": self.experiment_id,
+            "attempts": self.attempts,
+            "pass_evals": self.pass_evals,
+            "pass_evals_passed": self.pass_evals_passed,
+            "eval_pass_rate": self.eval_pass_rate,
+            "attempt_pass_rate": self.attempt_pass_rate,
+            "score_attempts": self.score_attempts,
+            "rankable": self.rankable,
+            "unrankable": self.unrankable,
+            "mean_score": self.mean_score,
+            "earned": self.earned,
+            "max_score": self.max_score,
+            "unavailable_weight": self.unavailable_weight,
+            "cost_usd": self.cost_usd,
+            "duration_ms": self.duration_ms,
+            "mean_duration_ms": self.mean_duration_ms,
+        }
+
+
+@dataclass(frozen=True)
+class _ScoreView:
+    state: AttemptState
+    score: float | None
+    max_score: float | None
+    unavailable_weight: float | None
+    partial_score: float | None
+    gate: GateState | None
+
+
+def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> ExperimentTotals:
+    """Totals of one experiment's attempts: folded eval pass rate, attempt pass rate, mean score, cost."""
+    mine = [a for a in attempts if a.experiment_id == experiment_id]
+    pass_attempts = [a for a in mine if EvalKind(a.kind) is EvalKind.PASS]
+    score_attempts = [a for a in mine if EvalKind(a.kind) is EvalKind.SCORE]
+    sides = [fold_side(g, keys=False) for g in _group(pass_attempts, by_experiment=True).values()]
+    summary = outcomes.summarize_scores(
+        [_ScoreView(AttemptState(a.state), a.score, a.max_score, a.unavailable_weight, None, a.gate)
+         for a in score_attempts]
+    )
+    costs = [a.cost_usd for a in mine if a.cost_usd is not None]
+    durations = [a.duration_ms for a in mine if a.duration_ms is not None]
+    return ExperimentTotals(
+        experiment_id=experiment_id,
+        attempts=len(mine),
+        pass_evals=len(sides),
+        pass_evals_passed=sum(1 for s in sides if s.verdict is Verdict.PASSED),
+        attempts_passed=sum(1 for a in pass_attempts if AttemptState(a.state) is AttemptState.PASSED),
+        pass_attempts=len(pass_attempts),
+        score_attempts=len(score_attempts),
+        rankable=summary.rankable,
+        unrankable=summary.unrankable,
+        mean_score=summary.mean,
+        earned=summary.earned,
+        max_score=summary.max_score,
+        unavailable_weight=summary.unavailable_weight,
+        cost_usd=round(math.fsum(costs), 10) if costs else None,
+        duration_ms=round(math.fsum(durations), 3),
+        mean_duration_ms=round(math.fsum(durations) / len(durations), 3) if durations else None,
+    )

@@ -1,0 +1,68 @@
+"""The comparisons the report ends with: the run against its baseline, experiment A against B."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ...app.compare import CompareResult
+from ...comparison import (
+    AttemptFacts,
+    Pair,
+    PairClass,
+    shown_eval_id,
+)
+from ..compare_output import LISTED, side_text
+from ._summary import ExperimentColumn, experiment_column
+
+
+@dataclass(frozen=True)
+class PairItem:
+    cls: str
+    experiment: str
+    eval_id: str
+    case_id: str | None
+    base: str
+    new: str
+    changed: str
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    title: str
+    base_label: str
+    new_label: str
+    counts: list[tuple[str, int]]
+    sections: list[tuple[str, str, list[PairItem]]]  # (class, title, pairs) listed pair by pair
+    rest: list[tuple[str, list[PairItem]]]  # the other classes, collapsed
+    totals: list[ExperimentColumn] | None = None
+
+
+def _pair_item(pair: Pair) -> PairItem:
+    experiment = pair.experiment_id if pair.base_experiment_id == pair.experiment_id else ""
+    return PairItem(pair.cls.value, experiment, shown_eval_id(pair.eval_id, pair.case_id), pair.case_id,
+                    side_text(pair.base), side_text(pair.new), ", ".join(pair.changed_keys))
+
+
+def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFacts] | None = None,
+                models: Mapping[str, str | None] | None = None) -> ComparisonView:
+    comparison = result.comparison
+    titles = {PairClass.REGRESSED: "Regressed", PairClass.FIXED: "Fixed", PairClass.UNDECIDED: "Undecided now",
+              PairClass.DECIDED: "Decided now", PairClass.STILL_FAILING: "Still failing",
+              PairClass.ADDED: "Added", PairClass.REMOVED: "Removed", PairClass.UNCHANGED: "Unchanged"}
+    totals = None
+    if result.experiments is not None:
+        a, b = result.experiments
+        base_label, new_label = a, b
+        titles[PairClass.FIXED], titles[PairClass.REGRESSED] = f"{b} wins", f"{b} loses"
+        if facts is not None:
+            totals = [experiment_column(x, facts, (models or {}).get(x)) for x in result.experiments]
+    else:
+        base_label, new_label = f"run {result.base_run.id}", f"run {result.new_run.id}"
+    sections = [(c.value, titles[c], [_pair_item(p) for p in comparison.of(c)])
+                for c in comparison.order if c in LISTED]
+    rest = [(titles[c], [_pair_item(p) for p in comparison.of(c)])
+            for c in comparison.order if c not in LISTED and c is not PairClass.UNCHANGED]
+    counts = [(c.value, n) for c, n in comparison.counts().items()]
+    return ComparisonView(title, base_label, new_label, counts, [s for s in sections if s[2]],
+                          [r for r in rest if r[1]], totals)

@@ -1,0 +1,113 @@
+"""The eval × experiment matrix, worst rows first, dataset cases grouped under their eval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ... import outcomes
+from ..._states import AttemptState, Derived, EvalKind, GateState
+from ...app.report import ReportData
+from ...comparison import (
+    AttemptFacts,
+    Side,
+    case_eval_id,
+    fold_side,
+)
+from ..compare_output import side_text
+from ._words import MARKS, eval_tags
+
+
+@dataclass(frozen=True)
+class Cell:
+    word: str  # css state: passed | failed | errored | unavailable | scored | gate-failed | none
+    text: str
+    mark: str
+    severity: int
+
+
+@dataclass
+class MatrixRow:
+    eval_id: str
+    case_id: str | None
+    cells: list[Cell]
+    tags: tuple[str, ...]
+    severity: int
+    cases: list[MatrixRow] = field(default_factory=list)  # dataset cases, grouped under their eval
+
+
+_NONE_CELL = Cell("none", "—", "", outcomes.attempt_severity(AttemptState.PASSED, None) + 1)
+
+
+def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
+    severity = outcomes.attempt_severity(side.state, side.gate)
+    if side.kind is EvalKind.PASS:
+        word = side.state.value
+        if word == "errored" and all(r == "evidence-unavailable" for r in reasons):
+            word = "unavailable"
+        text = word
+        if side.attempts > 1:
+            text += f" {side.passed}/{side.attempts}"
+        return Cell(word, text, MARKS.get(word, ""), severity)
+    text = side_text(side)
+    if side.state is AttemptState.UNRANKABLE:
+        word = "unavailable"
+    elif side.state is AttemptState.ERRORED:
+        word = "errored"
+    elif side.gate is GateState.FAILED:
+        word = Derived.GATE_FAILED.value
+    elif side.gate is GateState.UNAVAILABLE:
+        word = "unavailable"
+    else:
+        word = "scored"
+    return Cell(word, text, MARKS.get(word.replace("-", " "), ""), severity)
+
+
+def matrix_rows(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]:
+    groups: dict[tuple[str, str | None, str], list[AttemptFacts]] = {}
+    reasons: dict[tuple[str, str | None, str], list[str | None]] = {}
+    tags: dict[str, tuple[str, ...]] = {}
+    tag_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+    for row, fact in zip(data.attempts, data.facts, strict=True):
+        parent = case_eval_id(fact.eval_id, fact.case_id)  # `refunds[r-017]` is a case of `refunds`
+        key = (parent, fact.case_id, fact.experiment_id)
+        groups.setdefault(key, []).append(fact)
+        reasons.setdefault(key, []).append(row.get("reason"))
+        if parent not in tags:
+            tags[parent] = eval_tags(row, tag_cache)
+    cases: dict[str, dict[str | None, MatrixRow]] = {}
+    for (eval_id, case_id, experiment), facts in groups.items():
+        by_case = cases.setdefault(eval_id, {})
+        row_ = by_case.get(case_id)
+        if row_ is None:
+            row_ = by_case[case_id] = MatrixRow(eval_id, case_id, [_NONE_CELL] * len(experiments), tags[eval_id],
+                                                _NONE_CELL.severity)
+        facts.sort(key=lambda f: f.ordinal)
+        cell = _cell(fold_side(facts, keys=False), reasons[(eval_id, case_id, experiment)])
+        row_.cells[experiments.index(experiment)] = cell
+        row_.severity = min(row_.severity, cell.severity)
+    rows: list[MatrixRow] = []
+    for eval_id, by_case in cases.items():
+        if list(by_case) == [None]:
+            rows.append(by_case[None])
+            continue
+        case_rows = sorted(by_case.values(), key=lambda r: (r.severity, r.case_id or ""))
+        rows.append(_eval_of_cases(eval_id, case_rows, len(experiments), tags[eval_id]))
+    rows.sort(key=lambda r: (r.severity, r.eval_id))
+    return rows
+
+
+def _eval_of_cases(eval_id: str, case_rows: list[MatrixRow], width: int, tags: tuple[str, ...]) -> MatrixRow:
+    """An eval with dataset cases: per experiment the share of cases that passed (scored cleanly)."""
+    cells: list[Cell] = []
+    for column in range(width):
+        present = [r.cells[column] for r in case_rows if r.cells[column] is not _NONE_CELL]
+        if not present:
+            cells.append(_NONE_CELL)
+            continue
+        ok = sum(1 for c in present if c.word in ("passed", "scored"))
+        worst = min(present, key=lambda c: c.severity)
+        word = "passed" if ok == len(present) else worst.word
+        cells.append(Cell(word, f"{ok}/{len(present)} cases", MARKS.get(word.replace("-", " "), ""), worst.severity))
+    severity = min(c.severity for c in cells)
+    return MatrixRow(eval_id, None, cells, tags, severity, cases=case_rows)

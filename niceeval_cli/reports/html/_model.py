@@ -1,0 +1,84 @@
+"""The HTML report's view-model: from `ReportData` to what the template and the page script read.
+
+Pure. The page is built in two parts: the skeleton (header, experiments, matrix, charts, one
+summary row per attempt, comparisons) rendered by Jinja2 with autoescape, and the attempt
+details (assertions, transcript, traceback, ...) embedded once as JSON and rendered by the
+page's script when an attempt is opened. Every verdict comes from `outcomes` / `comparison`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...app.report import ReportData
+from . import _charts
+from ._attempts import AttemptItem, attempt_items
+from ._charts import Chart
+from ._comparisons import ComparisonView, comparison_view
+from ._matrix import MatrixRow, matrix_rows
+from ._summary import ExperimentColumn, Header, experiment_column, experiment_ids, run_summary
+from ._words import STATE_WORDS, model_of
+
+#: Open attempts rendered before the page shows; the rest follow in idle slices.
+FIRST_SLICE = 60
+#: Summary rows in the list when the page shows; the others wait in inert <template>s, moved in
+#: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
+SERVER_ROWS = 1000
+LATER_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Page:
+    header: Header
+    experiments: list[ExperimentColumn]
+    matrix: list[MatrixRow]
+    charts: list[Chart]
+    attempts: list[AttemptItem]  # every attempt; the HTML holds the first `server_rows` of them
+    states: list[str]  # state words present, for the filter
+    tags: list[str]
+    baseline: ComparisonView | None
+    versus: ComparisonView | None
+    payload: dict[str, Any]
+    server_rows: int = SERVER_ROWS
+
+    @property
+    def written_rows(self) -> list[AttemptItem]:
+        return self.attempts[: self.server_rows]
+
+    @property
+    def later_rows(self) -> list[list[AttemptItem]]:
+        """The other rows in chunks, each moved into the list in one step after the page shows."""
+        rest = self.attempts[self.server_rows:]
+        return [rest[i:i + LATER_CHUNK] for i in range(0, len(rest), LATER_CHUNK)]
+
+
+def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
+    experiments = experiment_ids(data)
+    models: dict[str, str | None] = {}
+    for row in data.attempts:
+        if row["experiment_id"] not in models:
+            models[row["experiment_id"]] = model_of(row)
+    header = run_summary(data)
+    columns = [experiment_column(e, data.facts, models.get(e), header.summaries.get(e)) for e in experiments]
+    items, payload = attempt_items(data, server_rows)
+    words = {i.word for i in items}
+    baseline = versus = None
+    if data.baseline is not None:
+        baseline = comparison_view(data.baseline, f"Against baseline run {data.baseline.base_run.id}")
+    if data.experiments is not None and data.experiments.experiments is not None:
+        a, b = data.experiments.experiments
+        versus = comparison_view(data.experiments, f"Experiment {a} against {b}", data.facts, models)
+    return Page(
+        header=header,
+        experiments=columns,
+        matrix=matrix_rows(data, experiments),
+        charts=_charts.charts(columns, data.facts, experiments),
+        attempts=items,
+        states=[w for w in STATE_WORDS if w in words],
+        tags=sorted({t for i in items for t in i.tags}),
+        baseline=baseline,
+        versus=versus,
+        payload={"run": data.run.id, "first_slice": FIRST_SLICE, **payload},
+        server_rows=server_rows,
+    )

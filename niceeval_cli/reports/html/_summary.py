@@ -1,0 +1,114 @@
+"""The report's header and its experiments side by side, in `view`'s words where it has them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...app.report import ReportData
+from ...comparison import (
+    AttemptFacts,
+    ExperimentTotals,
+    experiment_totals,
+)
+from .. import _tally
+from .._safe import visible
+from ..viewmodels.run import ExperimentSummary, run_header
+from ..viewmodels.text import duration, join, num, percent, when
+from ._words import STATE_WORDS, attempt_word
+
+
+@dataclass(frozen=True)
+class Header:
+    run_id: str
+    started: str
+    ended: str
+    status: str
+    argv: str
+    version: str
+    attempts: int
+    reused: int
+    counts: list[tuple[str, int]]  # (word, count), worst first
+    exit_text: str  # `exit 1 (a definite failure: 1 eval failed)`, as `view` says it
+    cost: str | None  # reported and estimated costs, never added together (agents.md)
+    took: str  # `started … · took … · niceeval …` (view's header line)
+    not_run: str | None  # `16 of 20 planned slots were not run`
+    summaries: dict[str, ExperimentSummary]  # view's per-experiment summary, by experiment id
+
+
+@dataclass(frozen=True)
+class ExperimentColumn:
+    id: str
+    model: str | None
+    totals: ExperimentTotals
+    pass_rate: str  # evals passed under pass_rule
+    attempt_rate: str
+    score: str | None  # earned / max · unavailable · not rankable
+    mean: str | None
+    duration: str
+    cost: str
+
+
+def run_summary(data: ReportData) -> Header:
+    run = data.run
+    counts: dict[str, int] = {}
+    reused = 0
+    reported: list[float] = []
+    estimated: list[float] = []
+    for row in data.attempts:
+        word = attempt_word(row["state"], row.get("gate"))
+        counts[word] = counts.get(word, 0) + 1
+        reused += row.get("relation") == "reference"
+        if row.get("cost_usd") is not None:
+            reported.append(row["cost_usd"])
+        if row.get("estimated_cost_usd") is not None:
+            estimated.append(row["estimated_cost_usd"])
+    view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run)
+    return Header(
+        run_id=run.id,
+        started=when(run.started_at),
+        ended=when(run.ended_at),
+        status=str(run.status.value),
+        argv=visible(" ".join(["niceeval", *run.argv]), 400, single_line=True),
+        version=run.niceeval_version or "—",
+        attempts=len(data.attempts),
+        reused=reused,
+        counts=[(w, counts[w]) for w in STATE_WORDS if w in counts],
+        exit_text=view.exit or "running: no exit code yet",
+        cost=join([f"${math.fsum(reported):.4f} reported" if reported else "",
+                   f"${math.fsum(estimated):.4f} estimated from prices" if estimated else ""]) or None,
+        took=view.when,
+        not_run=view.not_run,
+        summaries={s.experiment_id: s for s in view.experiments},
+    )
+
+
+def experiment_ids(data: ReportData) -> list[str]:
+    seen = [a["experiment_id"] for a in data.attempts]
+    return list(dict.fromkeys([e for e in data.run.experiments if e in set(seen)] + sorted(set(seen))))
+
+
+def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str | None,
+            summary: ExperimentSummary | None = None) -> ExperimentColumn:
+    t = experiment_totals(facts, experiment)
+    score = mean = None
+    lines = summary.scores if summary is not None else None
+    if lines is not None:  # view's own words for the same totals
+        score = join([lines.totals, lines.rankable, lines.gates])
+        mean = lines.spread
+    elif t.score_attempts:
+        score = f"{num(t.earned)} of {num(t.max_score)}"
+        if t.unavailable_weight:
+            score += f" · {num(t.unavailable_weight)} unavailable"
+        if t.unrankable or t.rankable < t.score_attempts:
+            score += " · not rankable"
+        mean = "no rankable score"
+        if t.mean_score is not None:
+            mean = f"{num(t.mean_score)} mean over {t.rankable} rankable"
+    rate = f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals} evals)" if t.pass_evals else "—"
+    attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{t.pass_attempts})" if t.pass_attempts else "—"
+    return ExperimentColumn(
+        id=experiment, model=model, totals=t, pass_rate=rate, attempt_rate=attempt_rate, score=score, mean=mean,
+        duration=duration(t.duration_ms), cost="—" if t.cost_usd is None else f"${t.cost_usd:.4f}",
+    )

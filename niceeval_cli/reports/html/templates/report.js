@@ -1,0 +1,192 @@
+(function () {
+  "use strict";
+  // Attempt details are rendered from the embedded JSON with textContent only: nothing from the
+  // data is ever parsed as HTML, so a reply holding markup or event handlers stays text.
+  var data = JSON.parse(document.getElementById("niceeval-data").textContent);
+  var list = document.getElementById("attempts");
+  var items = Array.prototype.slice.call(list.children);
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function pretty(text) {
+    if (typeof text !== "string") return JSON.stringify(text, null, 2);
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+  }
+  function block(parent, label, text) {
+    if (text === undefined || text === null || text === "") return;
+    var wrap = el("div", "block");
+    wrap.appendChild(el("div", "block-label", label));
+    wrap.appendChild(el("pre", null, text));
+    parent.appendChild(wrap);
+  }
+  function facts(parent, pairs) {
+    var dl = el("dl", "facts");
+    pairs.forEach(function (p) {
+      if (p[1] === undefined || p[1] === null) return;
+      var d = el("div");
+      d.appendChild(el("dt", null, p[0]));
+      d.appendChild(el("dd", null, p[1]));
+      dl.appendChild(d);
+    });
+    parent.appendChild(dl);
+  }
+  function num(x) {
+    if (x === null || x === undefined) return "\u2014";
+    return Number.isInteger(x) ? String(x) : x.toFixed(2).replace(/0+$/, "").replace(/\.$/, "");
+  }
+  function measure(m, t) {  // 0.62 < 0.80 required
+    if (m === null || m === undefined) return t == null ? null : "\u2014 (" + t.toFixed(2) + " required)";
+    if (t === null || t === undefined) return m.toFixed(2);
+    return m.toFixed(2) + (m >= t ? " \u2265 " : " < ") + t.toFixed(2) + " required";
+  }
+  var columns = data.columns, values = data.values;
+  function result(row) {  // a results row: 1-based indexes into the table of distinct values, 0 = empty
+    var r = {};
+    for (var i = 0; i < columns.length; i++) r[columns[i]] = row[i] ? values[row[i] - 1] : null;
+    r.name = (r.group_name ? r.group_name + " / " : "") + (r.label || r.key);
+    r.measure = measure(r.measurement, r.threshold);
+    if ((r.role === "score" || r.role === "gate+score") && r.weight != null) {
+      r.points = num(r.contribution) + " / " + num(r.weight);
+    }
+    r.at = r.source_file ? r.source_file + ":" + (r.source_line || "?") : null;
+    return r;
+  }
+  function assertion(r) {
+    var li = el("li", "assertion s-" + r.state);
+    var head = el("div", "assertion-head");
+    head.appendChild(el("span", "badge s-" + r.state, r.state));
+    head.appendChild(el("span", "label", r.name));
+    if (r.measure) head.appendChild(el("span", "measure", r.measure));
+    if (r.points) head.appendChild(el("span", "points", r.points + " points"));
+    var tags = [];
+    if (r.role && r.role !== "record") tags.push(r.role);
+    if (r.or_stop) tags.push("or_stop");
+    if (tags.length) head.appendChild(el("span", "dim", "[" + tags.join(", ") + "]"));
+    li.appendChild(head);
+    facts(li, [["key", r.key], ["match", r.match_name], ["reason", r.reason], ["at", r.at]]);
+    block(li, "explanation", r.explanation);
+    block(li, "evidence", r.evidence && pretty(r.evidence));
+    block(li, "judge reasoning", r.judge_audit && pretty(r.judge_audit));
+    block(li, "extras", r.extras && pretty(r.extras));
+    return li;
+  }
+  function transcript(parent, turns) {
+    var ol = el("ol", "turns");
+    turns.forEach(function (t) {
+      var li = el("li", "turn");
+      li.appendChild(el("div", "block-label", "turn " + t.ordinal + (t.session ? " · session " + t.session : "") +
+        (t.status ? " · " + t.status : "")));
+      block(li, "input", t.input);
+      block(li, "reply", t.message);
+      (t.events || []).forEach(function (ev) {
+        var label = ev.kind + (ev.name ? " " + ev.name : "") + (ev.status ? " (" + ev.status + ")" : "");
+        var text = [ev.text, ev.input && "input: " + pretty(ev.input), ev.output && "output: " + pretty(ev.output)]
+          .filter(Boolean).join("\n");
+        block(li, label, text || "—");
+      });
+      ol.appendChild(li);
+    });
+    var wrap = el("div", "block");
+    wrap.appendChild(el("div", "block-label", "transcript"));
+    wrap.appendChild(ol);
+    parent.appendChild(wrap);
+  }
+  function render(item) {
+    if (item.getAttribute("data-rendered")) return;
+    item.setAttribute("data-rendered", "1");
+    var a = data.attempts[Number(item.getAttribute("data-i"))];
+    var box = item.querySelector(".detail");
+    facts(box, [["attempt", a.id], ["score", a.score], ["reason", a.reason], ["stopped", a.stop_cause],
+      ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at],
+      ["duration", a.duration_ms != null ? a.duration_ms + " ms" : null],
+      ["tokens in / out", a.input_tokens != null ? a.input_tokens + " / " + a.output_tokens : null],
+      ["judge tokens", a.judge_tokens || null], ["cost", a.cost_usd != null ? "$" + a.cost_usd : null],
+      ["estimated cost", a.estimated_cost_usd != null ? "$" + a.estimated_cost_usd : null]]);
+    block(box, "error", a.error);
+    block(box, "traceback", a.traceback);
+    block(box, "case value", a.case_value && pretty(a.case_value));
+    block(box, "case metadata", a.case_metadata && pretty(a.case_metadata));
+    if (a.results.length) {
+      var ol = el("ol", "assertions");
+      a.results.forEach(function (row) { ol.appendChild(assertion(result(row))); });
+      box.appendChild(ol);
+    } else {
+      box.appendChild(el("p", "dim", "No assertion results."));
+    }
+    if (a.turns && a.turns.length) transcript(box, a.turns);
+    block(box, "sandbox", a.sandbox && pretty(a.sandbox));
+    block(box, "notes", a.notes && pretty(a.notes));
+  }
+
+  // Closed attempts are rendered when opened; open ones (failed, errored, unavailable) now,
+  // the first slice before the page shows and the rest in later slices.
+  list.addEventListener("toggle", function (ev) {
+    if (ev.target.open) render(ev.target.parentNode);
+  }, true);
+  var first = data.first_slice || 60;
+  var pending = items.filter(function (li) { return li.firstChild.open; });
+  pending.slice(0, first).forEach(render);
+  pending = pending.slice(first);
+  // Rows past the first ones wait in inert templates; move them in a chunk at a time.
+  var later = Array.prototype.slice.call(document.querySelectorAll("template.more-attempts"));
+  (function step() {
+    if (!pending.length && !later.length) { list.setAttribute("data-complete", "1"); return; }
+    setTimeout(function () {
+      pending.splice(0, 60).forEach(render);
+      var chunk = later.shift();
+      if (chunk) {
+        var made = Array.prototype.slice.call(chunk.content.children);
+        made.forEach(function (li) { items.push(li); filter(li); if (li.firstChild.open) pending.push(li); });
+        list.appendChild(chunk.content);
+        chunk.parentNode.removeChild(chunk);
+      }
+      step();
+    }, 0);
+  })();
+
+  // Filters: state, experiment, tag, eval id text; they hide and show rows, no server needed.
+  var form = document.getElementById("filters");
+  var count = document.getElementById("shown-count");
+  var groups = Array.prototype.slice.call(document.querySelectorAll("#matrix tbody.eval-group"));
+  var want = {states: {}, experiment: "", tag: "", text: ""};
+  function value(id) { var e = document.getElementById(id); return e ? e.value : ""; }
+  function named(tags, evalId) {  // the tag and eval id filters (the matrix follows these two)
+    return (!want.tag || (" " + tags + " ").indexOf(" " + want.tag + " ") >= 0) &&
+      (!want.text || evalId.toLowerCase().indexOf(want.text) >= 0);
+  }
+  function keep(state, experiment, tags, evalId) {
+    return want.states[state] !== false && (!want.experiment || experiment === want.experiment) &&
+      named(tags, evalId);
+  }
+  function filter(li) { li.hidden = !kept(li); }
+  function kept(li) {
+    return keep(li.getAttribute("data-state"), li.getAttribute("data-experiment"), li.getAttribute("data-tags"),
+      li.getAttribute("data-eval"));
+  }
+  function shown() {  // rows in the list and kept, plus rows still waiting in templates that will be
+    var n = items.filter(function (li) { return !li.hidden; }).length;
+    later.forEach(function (t) { Array.prototype.forEach.call(t.content.children, function (li) { n += kept(li); }); });
+    return n;
+  }
+  function apply() {
+    want.states = {};
+    Array.prototype.forEach.call(form.querySelectorAll("input[name=state]"), function (box) {
+      want.states[box.value] = box.checked;
+    });
+    want.experiment = value("filter-experiment");
+    want.tag = value("filter-tag");
+    want.text = value("filter-search").trim().toLowerCase();
+    items.forEach(filter);
+    groups.forEach(function (g) {
+      g.hidden = !named(g.getAttribute("data-tags"), g.getAttribute("data-eval"));
+    });
+    count.textContent = shown() + " of " + data.attempts.length + " attempts shown";
+  }
+  form.addEventListener("input", apply);
+  form.addEventListener("change", apply);
+  form.addEventListener("submit", function (ev) { ev.preventDefault(); });
+})();

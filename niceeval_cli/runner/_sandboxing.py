@@ -1,0 +1,100 @@
+"""The runner's side of sandboxes (sandbox.md): fingerprint parts, the preflight before dispatch,
+and one attempt's sandbox from creation to teardown (`AttemptScope`).
+
+Kept here so that `_plan`, `_run` and `_attempt` each need one call: what a sandbox is and how it
+is made lives in `niceeval_cli.sandbox`; when the runner makes and removes it lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..sandbox import AttemptSandbox, PrepareFailed, SandboxSpec, kind_for, sandbox_record, should_keep
+from ._events import SetupFailure
+
+if TYPE_CHECKING:
+    from ._plan import PlannedSlot
+
+__all__ = ["AttemptScope", "PrepareFailed", "SandboxFingerprints", "preflight_sandbox_slots", "sandbox_fingerprint"]
+
+_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class SandboxFingerprints:
+    """`fingerprint_view` per distinct spec, once per plan (a template digest reads every file)."""
+
+    def __init__(self) -> None:
+        self._views: dict[SandboxSpec, dict[str, Any]] = {}
+
+    def __call__(self, spec: SandboxSpec | None) -> dict[str, Any] | None:
+        if spec is None:
+            return None
+        view = self._views.get(spec)
+        if view is None:
+            view = self._views[spec] = spec.fingerprint_view(image_id=kind_for(spec).identity(spec))
+        return view
+
+
+def sandbox_fingerprint(spec: SandboxSpec | None) -> dict[str, Any] | None:
+    """One spec's fingerprint part (use a `SandboxFingerprints` for a whole plan)."""
+    return SandboxFingerprints()(spec)
+
+
+async def preflight_sandbox_slots(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
+    """Every distinct sandbox of the executing slots checked once, before dispatch; one setup
+    failure per (experiment, sandbox) that cannot be made here (its slots are not dispatched)."""
+    by_spec: dict[SandboxSpec, list[PlannedSlot]] = {}
+    for slot in slots:
+        spec = slot.settings.sandbox
+        if spec is not None:
+            by_spec.setdefault(spec, []).append(slot)
+    if not by_spec:
+        return []
+    specs = list(by_spec)
+    problems = await asyncio.gather(*(kind_for(spec).check(spec) for spec in specs))
+    failures = []
+    for spec, problem in zip(specs, problems, strict=True):
+        if problem is None:
+            continue
+        where = f"docker image {spec.image}" if spec.kind == "docker" else f"{spec.kind} sandbox"
+        experiments: dict[str, list[str]] = {}
+        for slot in by_spec[spec]:
+            evals = experiments.setdefault(slot.experiment.id, [])
+            if slot.eval.id not in evals:
+                evals.append(slot.eval.id)
+        failures += [SetupFailure(experiment_id, tuple(evals), where, None, problem, "sandbox")
+                     for experiment_id, evals in experiments.items()]
+    return failures
+
+
+class AttemptScope:
+    """One attempt's sandbox: `open` (create, template, prepare, baseline) inside the attempt's
+    timeout; `close` after the verdict (kept or removed), whatever happened in between."""
+
+    def __init__(self, spec: SandboxSpec | None, *, keep: str | None, label: str,
+                 about: Mapping[str, str]) -> None:
+        self.spec = spec
+        self.keep = keep
+        self.label = _NAME.sub("-", label)[:120]
+        self.about = dict(about)
+        self.sandbox: AttemptSandbox | None = None
+
+    async def open(self) -> AttemptSandbox | None:
+        """None without a sandbox; raises `PrepareFailed` or the kind's error (the attempt's)."""
+        if self.spec is None:
+            return None
+        self.sandbox = await AttemptSandbox.open(self.spec, kind_for(self.spec), label=self.label, about=self.about)
+        await self.sandbox.prepare()
+        return self.sandbox
+
+    async def close(self, state: str | None) -> str | None:
+        """Tear down (kept when `--keep-sandbox` says so for `state`); `attempts.sandbox` JSON."""
+        if self.spec is None:
+            return None
+        if self.sandbox is None:  # never created (cancelled or failed before): say what it was
+            return sandbox_record(self.spec, kind_for(self.spec).identity(self.spec))
+        await self.sandbox.close(keep=should_keep(self.keep, state))
+        return self.sandbox.record()

@@ -1,0 +1,60 @@
+"""Sandboxes: a fresh workspace per attempt (sandbox.md). `local` and `docker` kinds, one registry.
+
+`_spec` (what is declared), `_workspace` (the seam: `SandboxKind` makes a `Workspace`), `_changes`
+(pure diffs), `_local` / `_docker` (the kinds), `_lifecycle` (one attempt's create → prepare →
+teardown), `_live` (the last-line cleanup of whatever is still alive), `_kept` (list / prune).
+"""
+
+from __future__ import annotations
+
+from .._registry import SANDBOXES, UnknownName
+from ._changes import Change, added_lines, changes, diff_text
+from ._docker import DockerKind
+from ._kept import KeptSandbox, list_sandboxes, prune_sandboxes
+from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, should_keep
+from ._live import cleanup_all
+from ._local import LocalKind
+from ._preflight import preflight_sandboxes
+from ._spec import SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
+from ._workspace import CommandResult, FileState, SandboxKind, SandboxSetupError, Snapshot, Workspace
+
+__all__ = [
+    "KEEP_CHOICES",
+    "SANDBOXES",
+    "AttemptSandbox",
+    "Change",
+    "CommandResult",
+    "FileState",
+    "KeptSandbox",
+    "PrepareFailed",
+    "SandboxKind",
+    "SandboxSetupError",
+    "SandboxSpec",
+    "SandboxSpecError",
+    "Snapshot",
+    "Workspace",
+    "added_lines",
+    "changes",
+    "cleanup_all",
+    "diff_text",
+    "docker_sandbox",
+    "kind_for",
+    "list_sandboxes",
+    "local_sandbox",
+    "preflight_sandboxes",
+    "prune_sandboxes",
+    "sandbox_record",
+    "should_keep",
+    "spec_from_mapping",
+]
+
+SANDBOXES.register("local", LocalKind())
+SANDBOXES.register("docker", DockerKind())
+
+
+def kind_for(spec: SandboxSpec) -> SandboxKind:
+    """The registered kind of `spec` (`local` when it names none)."""
+    try:
+        return SANDBOXES.get(spec.kind or "local")
+    except UnknownName as error:
+        raise SandboxSpecError(str(error)) from None

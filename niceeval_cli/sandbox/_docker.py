@@ -1,0 +1,263 @@
+"""`docker`: one container per attempt from a local image, through the `docker` CLI.
+
+The CLI (not the SDK) because it is what users already have working, it honours DOCKER_HOST and
+contexts, and `docker cp` moves files without needing tar or a shell inside the image. The image
+needs only `sh` (the container idles in a `sleep` loop while the attempt execs into it).
+NiceEval never pulls: a missing image is a setup error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import itertools
+import os
+import socket
+import subprocess
+import tarfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import IO
+
+from . import _live
+from ._local import argv_of
+from ._proc import run_host
+from ._spec import Command, SandboxSpec
+from ._workspace import CommandResult, FileState, Snapshot
+
+__all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
+
+LABEL = "niceeval.sandbox"
+_PID_DIR = "/run/niceeval"  # a tmpfs of the container's own: pid files never show in the workspace diff
+_IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
+_count = itertools.count()
+
+
+def docker() -> str:
+    return os.environ.get("NICEEVAL_DOCKER", "docker")
+
+
+def _sync(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False)
+
+
+def _rel(path: str) -> str:
+    rel = PurePosixPath(path)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise ValueError(f"{path!r}: sandbox paths are relative to the workspace and stay inside it")
+    return rel.as_posix()
+
+
+def _tar_states(stream: IO[bytes]) -> dict[str, FileState]:
+    """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole)."""
+    states: dict[str, FileState] = {}
+    with tarfile.open(fileobj=stream, mode="r|*") as archive:
+        for member in archive:
+            parts = PurePosixPath(member.name).parts[1:]  # drop the workdir's own name
+            if not parts:
+                continue
+            rel = PurePosixPath(*parts).as_posix()
+            if member.issym() or member.islnk():
+                states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
+            elif member.isfile():
+                handle = archive.extractfile(member)
+                states[rel] = FileState.of_stream(handle.read, member.size) if handle is not None else FileState.of(b"")
+    return states
+
+
+class DockerWorkspace:
+    kind = "docker"
+
+    def __init__(self, container: str, spec: SandboxSpec, image_id: str | None) -> None:
+        self.container = container
+        self.spec = spec
+        self.image_id = image_id
+        self.workdir = spec.workdir or "/workspace"
+
+    def _cwd(self, cwd: str | None) -> str:
+        return f"{self.workdir}/{_rel(cwd)}" if cwd else self.workdir
+
+    def exec_argv(self, argv: Sequence[str], cwd: str | None = None, env_names: Sequence[str] = (),
+                  interactive: bool = True) -> list[str]:
+        """`docker exec` of `argv`; `env_names` are passed by name, their values read from the client's
+        environment, so they never show in the host's process list."""
+        flags = ["-i"] if interactive else []
+        for name in env_names:
+            flags += ["-e", name]
+        return [docker(), "exec", *flags, "-w", self._cwd(cwd), self.container, *argv]
+
+    def exec_cwd(self, cwd: str | None = None) -> str | None:
+        return None  # the docker client runs anywhere; the command's directory is `-w`
+
+    async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None, input: str | None = None,
+                  timeout_ms: int | None = None) -> CommandResult:
+        pidfile = f"{_PID_DIR}/{next(_count)}"
+        wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
+        argv = self.exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
+        started = time.monotonic()
+        try:
+            result = await run_host(argv, env={**os.environ, **env} if env else None, input=input,
+                                    timeout_ms=timeout_ms)
+        except BaseException:
+            await asyncio.shield(self._kill(pidfile))
+            raise
+        if result.timed_out:
+            await self._kill(pidfile)  # the exec client died; the process inside must die too
+        return CommandResult(result.exit_code, result.stdout, result.stderr,
+                             (time.monotonic() - started) * 1000, result.timed_out)
+
+    async def _kill(self, pidfile: str) -> None:
+        """Kill the command's process group: `docker exec` starts each command in its own session."""
+        process = await asyncio.create_subprocess_exec(
+            docker(), "exec", self.container, "sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )
+        await process.wait()
+
+    async def read_bytes(self, path: str) -> bytes:
+        done = await asyncio.to_thread(_sync, "cp", f"{self.container}:{self.workdir}/{_rel(path)}", "-")
+        if done.returncode != 0:
+            raise FileNotFoundError(f"{path}: no such file in the sandbox workspace")
+        with tarfile.open(fileobj=io.BytesIO(done.stdout), mode="r:*") as archive:
+            for member in archive:
+                if member.isfile():
+                    handle = archive.extractfile(member)
+                    return handle.read() if handle is not None else b""
+        raise FileNotFoundError(f"{path}: not a regular file in the sandbox workspace")
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            info = tarfile.TarInfo(_rel(path))
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            archive.addfile(info, io.BytesIO(data))
+        done = await asyncio.to_thread(_sync, "cp", "-", f"{self.container}:{self.workdir}",
+                                       input=buffer.getvalue())
+        if done.returncode != 0:
+            raise OSError(f"{path}: could not write into the sandbox: {done.stderr.decode(errors='replace').strip()}")
+
+    def snapshot(self) -> Snapshot:
+        process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            states = _tar_states(process.stdout)
+        except tarfile.TarError:
+            states = None
+        finally:
+            process.stdout.close()
+            error = process.stderr.read().decode(errors="replace").strip()
+            process.stderr.close()
+            process.wait()
+        if process.returncode != 0 or states is None:
+            raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
+        return states
+
+    async def teardown(self, *, keep: bool) -> str | None:
+        try:
+            if keep:  # stopped: its processes are dead, its files stay for `docker cp` / `docker start`
+                await asyncio.to_thread(_quiet, "stop", "-t", "0", self.container)
+                return f"docker container {self.container}"
+            await asyncio.to_thread(_remove, self.container)
+            return None
+        finally:
+            _live.forget(self.container)
+
+    def info(self) -> dict[str, object]:
+        return {"kind": "docker", "image": self.spec.image, "image_id": self.image_id, "container": self.container}
+
+
+def _quiet(*args: str) -> None:
+    try:
+        _sync(*args, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def _remove(container: str) -> None:
+    _quiet("rm", "-f", "-v", container)
+
+
+class DockerKind:
+    name = "docker"
+
+    def __init__(self) -> None:
+        self._image_ids: dict[str, str] = {}
+
+    async def check(self, spec: SandboxSpec) -> str | None:
+        return await asyncio.to_thread(self._check, spec)
+
+    def _check(self, spec: SandboxSpec) -> str | None:
+        host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        try:
+            version = _sync("version", "--format", "{{.Server.Version}}", timeout=30)
+        except FileNotFoundError:
+            return (f"the `{docker()}` command is not installed; install Docker (Debian: apt-get install docker.io) "
+                    "or use a local sandbox")
+        except subprocess.TimeoutExpired:
+            return f"the Docker daemon at {host} did not answer within 30 s; check that it is running"
+        if version.returncode != 0:
+            why = version.stderr.decode(errors="replace").strip()
+            return (f"the Docker daemon at {host} is not reachable ({why}); "
+                    "start it (`dockerd`, or `systemctl start docker`) or use a local sandbox")
+        if self.identity(spec) is None:
+            return (f"the image {spec.image!r} is not present locally; build it first (`docker build -t {spec.image} "
+                    "...`) — NiceEval never pulls images")
+        return None
+
+    def identity(self, spec: SandboxSpec) -> str | None:
+        image = spec.image or ""
+        if image not in self._image_ids:
+            try:
+                done = _sync("image", "inspect", "--format", "{{.Id}}", image, timeout=30)
+            except (FileNotFoundError, subprocess.TimeoutExpired):
+                return None
+            if done.returncode != 0:
+                return None
+            self._image_ids[image] = done.stdout.decode().strip()
+        return self._image_ids[image]
+
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> DockerWorkspace:
+        name = f"niceeval-{label}"
+        limits: list[str] = []
+        if spec.cpus is not None:
+            limits += ["--cpus", f"{spec.cpus:g}"]
+        if spec.memory is not None:
+            limits += ["--memory", spec.memory]
+        if spec.user is not None:
+            limits += ["--user", spec.user]
+        labels = [f"{LABEL}={label}", f"{LABEL}.owner={os.getpid()}", f"{LABEL}.host={socket.gethostname()}",
+                  *(f"{LABEL}.{key}={value}" for key, value in (about or {}).items())]
+        workdir = spec.workdir or "/workspace"
+        workspace = DockerWorkspace(name, spec, self.identity(spec))
+        _live.remember(name, lambda: _remove(name))  # before `docker run`: a cancelled run may still create it
+        try:
+            # Never cut `docker run` short: the daemon would finish creating the container after
+            # we removed it. A cancellation waits for it (a few hundred ms), then removes it.
+            starting = asyncio.ensure_future(run_host([
+                docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
+                "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
+                "--entrypoint", "sh", spec.image or "", "-c", _IDLE,
+            ], timeout_ms=120_000))
+            try:
+                started = await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                with contextlib.suppress(BaseException):
+                    await starting
+                raise
+            if started.exit_code != 0:
+                raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
+            if spec.template:
+                copied = await asyncio.to_thread(_sync, "cp", f"{spec.template}/.", f"{name}:{workdir}")
+                if copied.returncode != 0:
+                    raise OSError(f"could not copy the template into the container: "
+                                  f"{copied.stderr.decode(errors='replace').strip()}")
+                if spec.user is not None:
+                    await asyncio.to_thread(_sync, "exec", "-u", "0", name, "chown", "-R", spec.user, workdir)
+        except BaseException:
+            await asyncio.shield(workspace.teardown(keep=False))
+            raise
+        return workspace

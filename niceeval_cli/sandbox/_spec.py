@@ -1,0 +1,185 @@
+"""What an eval or experiment declares about its workspace (sandbox.md, "Declaring").
+
+A spec is plain data: it crosses process boundaries (executors, shards), is merged field by field
+(eval > experiment > project) and is fingerprinted. Live workspaces are made from it by a kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Command", "SandboxSpec", "SandboxSpecError", "docker_sandbox", "local_sandbox", "template_digest"]
+
+#: A command is a shell string (run with `sh -c`) or an argv list.
+Command = str | tuple[str, ...]
+
+_UNSET: Any = object()
+
+#: The fields only a docker sandbox has.
+DOCKER_ONLY = ("image", "network", "cpus", "memory", "user", "workdir")
+
+
+class SandboxSpecError(ValueError):
+    """A sandbox declaration that cannot work (raised where it is declared, naming the field)."""
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """A sandbox declaration. `None` fields are "not declared here" until merged with the defaults."""
+
+    kind: str | None = None
+    template: str | None = None  # a directory; absolute once resolved against its declaring file
+    prepare: tuple[Command, ...] | None = None
+    image: str | None = None
+    network: str | None = None
+    cpus: float | None = None
+    memory: str | None = None
+    user: str | None = None
+    workdir: str | None = None
+    declared: frozenset[str] = field(default=frozenset(), compare=False)  # fields named by the author
+
+    def over(self, base: SandboxSpec | None) -> SandboxSpec:
+        """This declaration on top of `base`: only the fields this one names override (sandbox.md)."""
+        if base is None:
+            return self
+        values = {f.name: getattr(base, f.name) for f in fields(self) if f.name != "declared"}
+        for name in self.declared:
+            values[name] = getattr(self, name)
+        if "kind" in self.declared and self.kind != base.kind and "image" not in self.declared:
+            values["image"] = None if self.kind == "local" else values["image"]
+        return SandboxSpec(**values, declared=base.declared | self.declared)
+
+    def resolved(self) -> SandboxSpec:
+        """Defaults filled in; checked for what can be checked without I/O."""
+        kind = self.kind or "local"
+        if kind == "local":  # what a docker layer below set does not apply to a local sandbox
+            return replace(self, kind=kind, prepare=tuple(self.prepare or ()), image=None, network=None,
+                           cpus=None, memory=None, user=None, workdir=None)
+        spec = replace(
+            self,
+            kind=kind,
+            prepare=tuple(self.prepare or ()),
+            network=self.network or "none",
+            workdir=self.workdir or "/workspace",
+        )
+        if kind == "docker" and not spec.image:
+            raise SandboxSpecError("a docker sandbox needs `image` (a local image name or id)")
+        return spec
+
+    def fingerprint_view(self, *, image_id: str | None = None) -> dict[str, Any]:
+        """What can change a result: kind, image id, template content, prepare, network, limits."""
+        return {
+            "kind": self.kind,
+            "image": image_id or self.image,
+            "template": template_digest(self.template) if self.template else None,
+            "prepare": [list(c) if isinstance(c, tuple) else c for c in (self.prepare or ())],
+            "network": self.network,
+            "cpus": self.cpus,
+            "memory": self.memory,
+            "user": self.user,
+            "workdir": self.workdir,
+        }
+
+
+def _command(value: object, where: str) -> Command:
+    if isinstance(value, str):
+        if not value.strip():
+            raise SandboxSpecError(f"{where}: a prepare command must not be empty")
+        return value
+    if isinstance(value, Sequence) and value and all(isinstance(w, str) and w for w in value):
+        return tuple(value)
+    raise SandboxSpecError(f"{where}: expected a shell string or a non-empty list of strings, got {value!r}")
+
+
+def _commands(prepare: object) -> tuple[Command, ...]:
+    if isinstance(prepare, str):
+        return (_command(prepare, "prepare"),)
+    if not isinstance(prepare, Sequence):
+        raise SandboxSpecError(f"prepare: expected a list of commands, got {type(prepare).__name__}")
+    return tuple(_command(c, f"prepare[{i}]") for i, c in enumerate(prepare))
+
+
+def _build(kind: str | None, base_dir: Path | None, **given: Any) -> SandboxSpec:
+    declared = {name for name, value in given.items() if value is not _UNSET}
+    values = {name: (None if value is _UNSET else value) for name, value in given.items()}
+    if values.get("template") is not None:
+        path = Path(os.fspath(str(values["template"])))
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        values["template"] = str(path)
+    if values.get("prepare") is not None:
+        values["prepare"] = _commands(values["prepare"])
+    if values.get("network") is not None and not isinstance(values["network"], str):
+        raise SandboxSpecError(f"network: expected a docker network name such as 'none', got {values['network']!r}")
+    if values.get("cpus") is not None:
+        cpus = values["cpus"]
+        if isinstance(cpus, bool) or not isinstance(cpus, int | float) or cpus <= 0:
+            raise SandboxSpecError(f"cpus: expected a positive number, got {cpus!r}")
+    for name in ("memory", "user", "workdir", "image"):
+        if values.get(name) is not None and (not isinstance(values[name], str) or not values[name]):
+            raise SandboxSpecError(f"{name}: expected non-empty text, got {values[name]!r}")
+    return SandboxSpec(kind=kind, declared=frozenset(declared | ({"kind"} if kind else set())), **values)
+
+
+def local_sandbox(template: str | os.PathLike[str] | None = _UNSET, prepare: Sequence[Any] | str = _UNSET,
+                  *, _base_dir: Path | None = None) -> SandboxSpec:
+    """A fresh temporary directory per attempt, the template copied in. No isolation (docs/sandbox.md)."""
+    return _build("local", _base_dir or _caller_dir(), template=template, prepare=prepare)
+
+
+def docker_sandbox(image: str, template: str | os.PathLike[str] | None = _UNSET, prepare: Sequence[Any] | str = _UNSET,
+                   network: str = _UNSET, cpus: float | None = _UNSET, memory: str | None = _UNSET,
+                   user: str | None = _UNSET, workdir: str = _UNSET, *, _base_dir: Path | None = None) -> SandboxSpec:
+    """One container per attempt from a local image, no network unless asked (docs/sandbox.md)."""
+    return _build("docker", _base_dir or _caller_dir(), image=image, template=template, prepare=prepare,
+                  network=network, cpus=cpus, memory=memory, user=user, workdir=workdir)
+
+
+def spec_from_mapping(table: Mapping[str, Any], base_dir: Path) -> SandboxSpec:
+    """A sandbox table (`[sandbox]`, `[experiments.<id>.sandbox]`) → a spec naming only its keys.
+
+    Without `kind` the table is partial: it overrides fields of the sandbox it is merged over.
+    """
+    given = dict(table)
+    kind = given.pop("kind", None)
+    if kind is not None and (not isinstance(kind, str) or not kind):
+        raise SandboxSpecError(f"kind: expected a sandbox kind such as 'local' or 'docker', got {kind!r}")
+    allowed = {"template", "prepare"} | (set(DOCKER_ONLY) if kind != "local" else set())
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise SandboxSpecError(f"unknown key(s) {', '.join(unknown)} for kind {kind!r}; allowed: "
+                               f"kind, {', '.join(sorted(allowed))}")
+    return _build(kind, base_dir, **{name: given.get(name, _UNSET) for name in allowed})
+
+
+def _caller_dir() -> Path | None:
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("niceeval_cli.sandbox"):
+        frame = frame.f_back  # type: ignore[assignment]
+    filename = frame.f_globals.get("__file__") if frame is not None else None
+    return Path(filename).resolve().parent if filename else None
+
+
+def template_digest(template: str) -> str:
+    """sha256 over the template's relative paths, modes and contents (sorted): its identity."""
+    root = Path(template)
+    h = hashlib.sha256()
+    if not root.is_dir():
+        h.update(b"missing:" + template.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
+        rel = path.relative_to(root).as_posix().encode("utf-8", "surrogatepass")
+        h.update(len(rel).to_bytes(4, "big") + rel)
+        if path.is_symlink():
+            h.update(b"L" + os.readlink(path).encode("utf-8", "surrogatepass"))
+        else:
+            h.update(b"X" if os.access(path, os.X_OK) else b"F")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()

@@ -1,0 +1,85 @@
+"""Issue 9, item 21: on an 80-column terminal (a real pty) the live progress lines fit 80 columns
+without cutting the counts, and an experiment that has not started says "waiting"."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import struct
+import subprocess
+import termios
+
+import pytest
+from outside import NICEEVAL, Proj, base_env
+from rich.cells import cell_len
+
+EVALS = '''
+import asyncio
+
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+
+@define_eval(attempts=60)
+async def good(t):
+    await asyncio.sleep(0.01)
+    t.check("yes", includes("y")).label("y")
+
+
+@define_eval(attempts=60)
+async def bad(t):
+    await asyncio.sleep(0.01)
+    t.check("no", includes("y")).label("y")
+
+
+@define_eval(attempts=60)
+async def broken(t):
+    await asyncio.sleep(0.01)
+    raise RuntimeError("broken")
+'''
+
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
+
+
+def _run_on_a_pty(proj: Proj, columns: int) -> tuple[int, str]:
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    proc = subprocess.Popen([*NICEEVAL, "run"], cwd=proj.root, env=base_env({"TERM": "xterm-256color"}),
+                            stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        proc.wait(timeout=60)
+        os.close(master)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_live_progress_fits_80_columns_and_says_waiting_for_experiments_not_started(proj: Proj) -> None:
+    proj.write("niceeval.toml", "[project]\nmax_concurrency = 1\n[experiments.first]\n[experiments.second]\n")
+    proj.write("evals/mixed.py", EVALS)
+    rc, raw = _run_on_a_pty(proj, 80)
+    assert rc == 1, raw[-2000:]
+    lines = [line for line in re.split(r"\r\n|\r|\n", _CONTROL.sub("", raw)) if line.strip()]
+    progress = [line for line in lines if "━" in line or "waiting" in line]
+    assert progress, raw[:2000]
+    assert any("second" in line and "waiting" in line for line in progress), progress[:5]
+    for line in progress:
+        assert cell_len(line) <= 80, line
+        assert not line.rstrip().endswith("…"), line
+    final_first = [line for line in progress if "first" in line and "180/180" in line]
+    assert final_first and all(w in final_first[-1] for w in ("60 passed", "60 failed", "60 errored")), final_first

@@ -1,0 +1,94 @@
+"""The report's view-model (pure): matrix order, dataset cases grouped under their eval, payload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from niceeval_cli._states import AttemptState, EvalKind, GateState, RunStatus
+from niceeval_cli.app.compare import Results
+from niceeval_cli.app.report import ReportData
+from niceeval_cli.comparison import AttemptFacts
+from niceeval_cli.reports.html import render_page
+from niceeval_cli.reports.html._model import build_page
+from niceeval_cli.store import RunRow
+
+RUN = RunRow(id="R1", started_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T00:01:00Z",
+             status=RunStatus.FINISHED, argv=("run",), niceeval_version="0.1.0", exit_code=1, config_file=None,
+             experiments=("x",))
+
+
+def attempt(n: int, eval_id: str, state: str, case_id: str | None = None, kind: str = "pass", **kw: Any) -> dict:
+    row = {"id": f"A{n}", "run_id": "R1", "experiment_id": "x", "eval_id": eval_id, "ordinal": 0, "kind": kind,
+           "state": state, "gate": None, "score": None, "max_score": None, "unavailable_weight": None,
+           "partial_score": None, "reason": None, "duration_ms": 12.0, "case_id": case_id,
+           "fingerprint_parts": '{"eval_options": {"tags": ["t1"]}, "model": "m"}', "relation": "origin"}
+    row.update(kw)
+    return row
+
+
+def data(rows: list[dict]) -> ReportData:
+    facts = [AttemptFacts(experiment_id=r["experiment_id"], eval_id=r["eval_id"], kind=EvalKind(r["kind"]),
+                          state=AttemptState(r["state"]), gate=None if r["gate"] is None else GateState(r["gate"]),
+                          score=r["score"], max_score=r["max_score"], case_id=r["case_id"],
+                          duration_ms=r["duration_ms"]) for r in rows]
+    columns = ["id", "attempt_id", "ordinal", "key", "label", "state", "role", "weight", "contribution",
+               "measurement", "threshold"]
+    results = [("R-" + r["id"], r["id"], 0, "k", "a label", "matched" if r["state"] == "passed" else "mismatched",
+                "gate", None, None, None, None) for r in rows]
+    return ReportData(store_path=Path("results.db"), run=RUN, attempts=rows, facts=facts,
+                      results=Results(columns, results))
+
+
+def test_cases_are_grouped_under_their_eval_with_a_case_pass_rate() -> None:
+    rows = [attempt(1, "qa", "failed", "c2"), attempt(2, "qa", "passed", "c1"), attempt(3, "qa", "passed", "c3"),
+            attempt(4, "plain", "passed")]
+    page = build_page(data(rows))
+    qa = next(r for r in page.matrix if r.eval_id == "qa")
+    assert [c.case_id for c in qa.cases] == ["c2", "c1", "c3"]  # worst case first
+    assert qa.cells[0].text == "2/3 cases" and qa.cells[0].word == "failed"
+    assert [r.eval_id for r in page.matrix] == ["qa", "plain"]
+
+
+def test_matrix_rows_are_worst_first() -> None:
+    rows = [attempt(1, "a_ok", "passed"), attempt(2, "b_err", "errored", reason="exception"),
+            attempt(3, "c_fail", "failed"), attempt(4, "d_unknown", "errored", reason="evidence-unavailable")]
+    page = build_page(data(rows))
+    assert [r.eval_id for r in page.matrix] == ["b_err", "d_unknown", "c_fail", "a_ok"]
+    unknown = next(r for r in page.matrix if r.eval_id == "d_unknown")
+    assert unknown.cells[0].word == "unavailable"
+
+
+def test_rendered_matrix_shows_case_rows_and_attempt_case_ids() -> None:
+    rows = [attempt(1, "qa", "failed", "case-7"), attempt(2, "qa", "passed", "case-8")]
+    html = render_page(build_page(data(rows)))
+    assert 'data-case="case-7"' in html and "(2 cases)" in html
+    assert "case case-7" in html
+
+
+def test_payload_sends_each_distinct_value_once() -> None:
+    rows = [attempt(i, f"e{i}", "passed") for i in range(50)]
+    payload = build_page(data(rows)).payload
+    assert payload["values"].count("a label") == 1
+    label = payload["columns"].index("label")
+    first = payload["attempts"][0]["results"][0]
+    assert payload["values"][first[label] - 1] == "a label"
+
+
+def test_payload_keeps_zero_and_empty_apart() -> None:
+    rows = [attempt(1, "s", "scored", kind="score", score=0.0, max_score=5.0, gate="none")]
+    d = data(rows)
+    d.results.rows[0] = ("R-A1", "A1", 0, "k", None, "mismatched", "score", 5.0, 0.0, None, None)
+    payload = build_page(d).payload
+    codes = payload["attempts"][0]["results"][0]
+    columns = payload["columns"]
+    assert codes[columns.index("label")] == 0  # empty
+    assert payload["values"][codes[columns.index("contribution")] - 1] == 0.0  # a real zero
+
+
+def test_score_summary_never_reads_as_a_complete_zero() -> None:
+    rows = [attempt(1, "s", "unrankable", kind="score", score=45.0, max_score=100.0, unavailable_weight=50.0,
+                    gate="none")]
+    page = build_page(data(rows))
+    assert page.attempts[0].score == "45 of 100 · 50 unavailable · not rankable"
+    assert "not rankable" in (page.experiments[0].score or "")
