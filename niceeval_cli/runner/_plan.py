@@ -28,7 +28,7 @@ from ..config import (
     select_experiments,
 )
 from ..discovery import DiscoveredEval
-from ..store import AttemptRow, Store
+from ..store import LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
 
 
@@ -218,6 +218,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 )
                 if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
                     shared["sandbox"] = sandbox_views(settings.sandbox)
+                templates.clear()  # an eval's slots and cases come together: keep one, not one per eval
                 template = templates[template_key] = PartsTemplate(shared)
             case_json = discovered.case.canonical_json if discovered.case is not None else None
             for ordinal in range(settings.attempts):
@@ -250,7 +251,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
 
 
 
-def _previous(latest: Mapping[tuple[str, int], AttemptRow], eval_id: str, ordinal: int) -> PreviousAttempt | None:
+def _previous(latest: Mapping[tuple[str, int], LatestAttempt], eval_id: str, ordinal: int) -> PreviousAttempt | None:
     row = latest.get((eval_id, ordinal))
     if row is None:
         return None

@@ -179,7 +179,7 @@ class RayExecutor:
         self._actor: Any = None
         self._args: tuple[Any, ...] = ()
         self._started_ray = False
-        if context.handles:  # nothing to execute (all reused): no cluster needed
+        if context.options.get("dispatchable", 1):  # nothing to execute (all reused): no cluster needed
             self._connect()
 
     # ── connecting ───────────────────────────────────────────────────────────────────────
@@ -256,6 +256,8 @@ class RayExecutor:
         tries = 1 + (RETRIES_WHEN_LOST if self.retry_lost else 0)
         cause: BaseException | None = None
         for _ in range(tries):
+            if not self._workers:
+                self._connect()
             index = min(range(len(self._workers)), key=self._busy.__getitem__)
             self._busy[index] += 1
             worker = self._workers[index]

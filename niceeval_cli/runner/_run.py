@@ -6,8 +6,7 @@ import asyncio
 import concurrent.futures
 import os
 import signal
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import outcomes
@@ -19,7 +18,7 @@ from .._states import PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
-from ..store import PlanSlot, SlotRecord, Store
+from ..store import OutcomeGroup, PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
 from ._executor import (
@@ -36,7 +35,7 @@ from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
 from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
 from ._shard import ShardLayout, layout_of
-from ._spec import SlotSpec, SpecMaker, handles_of
+from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
 #: judge) together, its replies come back in one burst, and every next request waits for the
@@ -45,6 +44,7 @@ from ._spec import SlotSpec, SpecMaker, handles_of
 #: The spread is capped, so it costs at most 50 ms once per run whatever max_concurrency is.
 WORKER_STAGGER_S = 0.001
 WORKER_STAGGER_MAX_S = 0.05
+_NO_GRADER: Any = object()
 
 
 class _Stop:
@@ -94,7 +94,9 @@ class _Dispatcher:
         run_id: str,
         events: RunEvents,
         executor: Executor,
-        specs: dict[tuple[str, str, int], SlotSpec],
+        make_spec: Callable[[PlannedSlot], SlotSpec],
+        live: Callable[[PlannedSlot], LiveHandles],
+        handles: dict[tuple[str, str, int], LiveHandles],
         stop: _Stop,
         secrets: Sequence[str],
     ) -> None:
@@ -103,14 +105,19 @@ class _Dispatcher:
         self.run_id = run_id
         self.events = events
         self.executor = executor
-        self.specs = specs
+        # A slot's spec and live handles exist only while it runs (`handles` is the executor
+        # context's mapping): a 20 000-slot run keeps nothing per attempt in the driver.
+        self.make_spec = make_spec
+        self.live = live
+        self.handles = handles
         self.stop = stop
         self.secrets = secrets
         self.usage_unreported = 0
         self.replaced_code_points = 0
         self.spent_usd = 0.0
         self.budget_hit = False
-        self.started: set[tuple[str, str, int]] = set()
+        self._taken = 0  # slots taken from the dispatch queue, in order
+        self._skipped: list[int] = []  # positions taken, then left unstarted (stop, budget)
 
     @property
     def stopping(self) -> bool:
@@ -134,8 +141,14 @@ class _Dispatcher:
         return self.budget_hit
 
     async def _run_slot(self, slot: PlannedSlot) -> None:
-        spec = self.specs[(slot.experiment.id, slot.eval.id, slot.ordinal)]
-        self.started.add(spec.key)
+        spec = self.make_spec(slot)
+        self.handles[spec.key] = self.live(slot)
+        try:
+            await self._execute(slot, spec)
+        finally:
+            del self.handles[spec.key]
+
+    async def _execute(self, slot: PlannedSlot, spec: SlotSpec) -> None:
         self.events.started(self.run_id, slot)
         started_at = utc_now_iso()
         task = asyncio.ensure_future(self.executor.submit(spec))
@@ -208,7 +221,7 @@ class _Dispatcher:
             slot.experiment.id: asyncio.Semaphore(resolve_max_concurrency(project, slot.experiment, overrides))
             for slot in slots
         }
-        queue: Iterator[PlannedSlot] = iter(slots)
+        queue: Iterator[tuple[int, PlannedSlot]] = iter(enumerate(slots))
 
         workers = max(1, min(total, len(slots)))
         gap = min(WORKER_STAGGER_S, WORKER_STAGGER_MAX_S / workers)
@@ -216,15 +229,23 @@ class _Dispatcher:
         async def worker(index: int) -> None:
             if index:
                 await asyncio.sleep(index * gap)
-            for slot in queue:
+            for position, slot in queue:
+                self._taken = position + 1
                 if self.stopping or self._over_budget():
+                    self._skipped.append(position)
                     return
                 async with per_experiment[slot.experiment.id]:
                     if self.stopping or self._over_budget():
+                        self._skipped.append(position)
                         return
                     await self._run_slot(slot)
 
         await asyncio.gather(*(worker(i) for i in range(workers)))
+
+    def unstarted(self, slots: Sequence[PlannedSlot]) -> list[PlannedSlot]:
+        """The dispatched slots that never started: left in the queue, or taken and left."""
+        skipped = set(self._skipped)
+        return [s for i, s in enumerate(slots) if i >= self._taken or i in skipped]
 
 
 def attempt_spend(attempt: AttemptRecord) -> float:
@@ -246,36 +267,11 @@ def _rule_text(rule: object) -> str:
     return rule if isinstance(rule, str) else f"{float(rule):g}"  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """One sealed attempt of the run with its slot's pass_rule (an `outcomes.OutcomeRow`)."""
-
-    experiment_id: str
-    eval_id: str
-    case_id: str | None
-    kind: str
-    state: str
-    gate: str | None
-    score: float | None
-    max_score: float | None
-    unavailable_weight: float | None
-    partial_score: float | None
-    pass_rule: str | None
-
-
-def sealed_rows(store: Store, run_id: str) -> list[_Row]:
-    """The run's sealed rows (reused ones included) as `decide_run` reads them.
-
-    Built from two public reads; a store read returning attempts joined with their slot's
-    pass_rule (and the plan's total, schema 3) would make this one query.
-    """
-    rules = {(s.experiment_id, s.eval_id, s.ordinal): s.pass_rule for s in store.run_slots(run_id)}
-    return [
-        _Row(a.experiment_id, a.eval_id, a.case_id, str(a.kind), str(a.state),
-             str(a.gate) if a.gate is not None else None, a.score, a.max_score, a.unavailable_weight,
-             a.partial_score, rules.get((a.experiment_id, a.eval_id, a.ordinal)))
-        for a in store.attempts_for_run(run_id)
-    ]
+def sealed_rows(store: Store, run_id: str) -> list[OutcomeGroup]:
+    """The run's sealed rows (reused ones included) as `decide_run` reads them: one row per
+    attempt, each the attempt's outcome group (`Store.outcome_rows`) — the same object repeated
+    `total` times, so 20 000 attempts cost a list of pointers, not 20 000 rows read whole."""
+    return [group for group in store.outcome_rows(run_id) for _ in range(group.total)]
 
 
 def _check_group(store: Store, layout: ShardLayout) -> None:
@@ -388,17 +384,25 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
             root = request.project.root
             secrets = _secrets(executing)
+            make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
+            handles: dict[tuple[str, str, int], LiveHandles] = {}
             context = ExecutorContext(
-                project_root=root,
-                secrets=secrets,
-                handles={(s.experiment.id, s.eval.id, s.ordinal): handles_of(s, judge_grader(judge, s.settings.judge))
-                         for s in dispatchable},
-                options=dict(request.executor_options),
+                project_root=root, secrets=secrets, handles=handles,
+                options={**request.executor_options, "dispatchable": len(dispatchable)},
                 max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
             )
             # Made before the run is recorded: an executor that cannot start (Ray not installed,
             # no cluster at the address) records no run at all.
             executor = create_executor(executor_name, context)
+            graders: dict[int, JudgeGrader | None] = {}  # one grader per distinct judge settings
+
+            def live(slot: PlannedSlot) -> LiveHandles:
+                settings = slot.settings.judge
+                grader = graders.get(id(settings), _NO_GRADER)
+                if grader is _NO_GRADER:
+                    grader = graders[id(settings)] = judge_grader(judge, settings)
+                return handles_of(slot, grader)  # type: ignore[arg-type]
+
             try:
                 # The run, its reused slots and its full plan in one transaction: no reader ever sees
                 # an empty `running` run, and readers can name the planned slots that never ran.
@@ -421,9 +425,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 events.planned(run_id, slots)
                 if failures:
                     events.setup_failed(run_id, failures)
-                make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
-                specs = {(s.experiment.id, s.eval.id, s.ordinal): make_spec(s) for s in dispatchable}
-                dispatcher = _Dispatcher(request, store, run_id, events, executor, specs, stop, secrets)
+                dispatcher = _Dispatcher(request, store, run_id, events, executor, make_spec, live, handles,
+                                         stop, secrets)
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
             finally:
@@ -445,9 +448,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             budget_exhausted=budget_hit,
         )
         unstarted = tuple(
-            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatchable
-            if dispatcher is not None and (s.experiment.id, s.eval.id, s.ordinal) not in dispatcher.started
-        ) if budget_hit else ()
+            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted(dispatchable)
+        ) if budget_hit and dispatcher is not None else ()
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
         outcome = RunOutcome(

@@ -89,6 +89,7 @@ class SpecMaker:
         self._settings: dict[int, Mapping[str, Any]] = {}
         self._options: dict[str, Mapping[str, Any]] = {}
         self._modules: dict[Path, ModuleType] | None = None
+        self._names: dict[Path, dict[int, str]] = {}
 
     def __call__(self, slot: PlannedSlot) -> SlotSpec:
         definition = slot.eval.definition
@@ -132,11 +133,19 @@ class SpecMaker:
         if self._modules is None:
             self._modules = _modules_by_file()
         module = self._modules.get(file)
-        if module is not None:
+        if module is None:
+            return definition.name
+        names = self._names.get(file)
+        if names is None:  # the module's bindings by object, once per module (not per eval)
+            names = self._names[file] = {}
             for attr, value in vars(module).items():
-                if value is definition:
-                    return attr
-        return definition.name
+                names.setdefault(id(value), attr)
+        bound = names.get(id(definition))
+        if bound is None:
+            return definition.name
+        if getattr(module, bound, None) is definition:
+            return bound
+        return next((a for a, v in vars(module).items() if v is definition), definition.name)  # rebound since
 
 
 def spec_of(slot: PlannedSlot, run_id: str, project_root: Path) -> SlotSpec:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from sqlite_utils import Database
 
@@ -220,13 +220,25 @@ class Store:
             "budget_usd": budget_usd,
         }
         values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
+        # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
+        # re-run reusing 20 000 results must not clean 40 000 rows value by value.
+        slots = [slot_values(s) for s in reference_slots]
+        planned = _plan_rows(run_id, plan) if plan is not None else None
+        try:
+            self._write_begin(run_id, values, slots, planned)
+        except (UnicodeEncodeError, OverflowError):
+            self._write_begin(run_id, values, _clean_slots(reference_slots),
+                              _plan_values(run_id, [r[1:] for r in planned]) if planned is not None else None)
+
+    def _write_begin(self, run_id: str, values: Sequence[Any], slots: Sequence[Sequence[Any]],
+                     planned: Sequence[Sequence[Any]] | None) -> None:
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
-            if reference_slots:
-                conn.executemany(INSERT_SLOT, _clean_slots(reference_slots))
-            if plan is not None:
-                conn.executemany(INSERT_PLAN, _plan_values(run_id, plan))
+            if slots:
+                conn.executemany(INSERT_SLOT, slots)
+            if planned is not None:
+                conn.executemany(INSERT_PLAN, planned)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
@@ -339,16 +351,19 @@ class Store:
         with translated(self.path, doing):
             return list(self._db.query(sql, params))
 
-    def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], AttemptRow]:
+    def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], LatestAttempt]:
         """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
-        (planning a run of thousands of slots must not make thousands of lookups)."""
-        rows = self._rows(
-            "Looking up previous attempts",
-            "SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY eval_id, ordinal "
-            "ORDER BY ended_at DESC, id DESC) AS newest FROM attempts WHERE experiment_id = ?) WHERE newest = 1",
-            [experiment_id],
-        )
-        return {(row["eval_id"], row["ordinal"]): attempt_row(row) for row in rows}
+        (planning a run of thousands of slots must not make thousands of lookups), with only the
+        columns reuse decides on: a re-run of 20 000 evals must not read 20 000 attempts whole."""
+        columns = ", ".join(LatestAttempt._fields)
+        with translated(self.path, "Looking up previous attempts"):
+            rows = self._db.conn.execute(
+                f"SELECT eval_id, ordinal, {columns} FROM (SELECT eval_id, ordinal, {columns}, "
+                "row_number() OVER (PARTITION BY eval_id, ordinal ORDER BY ended_at DESC, id DESC) AS newest "
+                "FROM attempts WHERE experiment_id = ?) WHERE newest = 1",
+                [experiment_id],
+            )
+            return {(row[0], row[1]): LatestAttempt._make(row[2:]) for row in rows}
 
     def latest_run_id(self) -> str | None:
         """The most recent run, or its group when it is a shard (a group counts as one run)."""
@@ -707,6 +722,16 @@ def _with_groups(
                   len(rows))
         rows.insert(at, group)
     return rows
+class LatestAttempt(NamedTuple):
+    """What planning reads of a slot's latest sealed attempt (`Store.latest_attempts`)."""
+
+    id: str
+    run_id: str
+    state: str
+    gate: str | None
+    fingerprint: str
+    fingerprint_parts: str | None
+    duration_ms: float
 
 
 def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:
@@ -717,6 +742,15 @@ def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:
 
 def _clean_slots(slots: Sequence[SlotRecord]) -> list[tuple[Any, ...]]:
     return [clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL) for s in slots]
+
+
+def _plan_rows(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Plan rows as given (experiment, eval, ordinal, case; case may be left out)."""
+    rows = []
+    for slot in slots:
+        experiment_id, eval_id, ordinal, *rest = slot
+        rows.append((run_id, experiment_id, eval_id, ordinal, rest[0] if rest else None))
+    return rows
 
 
 def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -72,3 +72,25 @@ def test_the_int64_extremes_are_kept_exactly(project):
     attempt = project.seal(project.attempt(run_id, input_tokens=2**63 - 1, output_tokens=-(2**63)))
     row = project.store.resolve_attempt(attempt.id)
     assert (row.input_tokens, row.output_tokens, row.notes) == (2**63 - 1, -(2**63), None)
+
+
+def test_lone_surrogates_in_a_runs_reference_slots_and_plan_are_stored_replaced(project):
+    from niceeval_cli._ids import new_id
+    from niceeval_cli._states import PlanReason, Relation
+    from niceeval_cli.store import PlanSlot, SlotRecord
+
+    first = project.begin_run()
+    earlier = project.seal(project.attempt(first, eval_id="evals/\ud800x"), ["matched"])
+    run_id = new_id()
+    project.store.begin_run(
+        run_id, started_at="2026-01-01T00:00:00Z", argv=["niceeval", "run"], version="0.1.0",
+        config_file=None, experiments=["exp"], planned_total=2,
+        reference_slots=[SlotRecord(run_id, "exp", "evals/\ud800x", 0, earlier.id, Relation.REFERENCE,
+                                    PlanReason.REUSED, "all")],
+        plan=[PlanSlot("exp", "evals/\ud800x", 0), PlanSlot("exp", "evals/plain", 0)],
+    )
+    with sqlite3.connect(project.store.path) as conn:
+        slots = conn.execute("SELECT eval_id, relation FROM run_slots WHERE run_id = ?", [run_id]).fetchall()
+        plan = conn.execute("SELECT eval_id FROM run_plan WHERE run_id = ? ORDER BY eval_id", [run_id]).fetchall()
+    assert slots == [("evals/\ufffdx", "reference")]
+    assert plan == [("evals/plain",), ("evals/\ufffdx",)]
