@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from .. import outcomes
 from .._ids import new_id, utc_now_iso
@@ -237,23 +238,9 @@ async def execute_attempt(
     sandbox = await _close_sandbox(scope, str(decided.state), notes)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)
     record = AttemptRecord(
-        id=attempt_id,
-        run_id=spec.run_id,
-        experiment_id=spec.experiment_id,
-        eval_id=spec.eval_id,
-        ordinal=spec.ordinal,
-        kind=spec.kind,
-        state=decided.state,
-        reason=decided.reason,
-        score=decided.score,
-        max_score=decided.max_score,
-        unavailable_weight=decided.unavailable_weight,
-        partial_score=decided.partial_score,
-        gate=decided.gate,
+        **_slot_fields(spec, attempt_id, decided),
         stop_cause=decided.stop_cause,
         error=redact(progress.error, secrets) if progress.error else None,
-        fingerprint=spec.fingerprint,
-        fingerprint_parts=spec.fingerprint_json,
         started_at=started_at,
         ended_at=utc_now_iso(),
         duration_ms=round((ended - started) * 1000, 3),
@@ -294,23 +281,9 @@ def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), tr
         spec.kind, [], outcomes.Execution(reason=reason, error=error)
     )
     return AttemptRecord(
-        id=new_id(),
-        run_id=spec.run_id,
-        experiment_id=spec.experiment_id,
-        eval_id=spec.eval_id,
-        ordinal=spec.ordinal,
-        kind=spec.kind,
-        state=decided.state,
-        reason=decided.reason,
-        score=decided.score,
-        max_score=decided.max_score,
-        unavailable_weight=decided.unavailable_weight,
-        partial_score=decided.partial_score,
-        gate=decided.gate,
+        **_slot_fields(spec, new_id(), decided),
         stop_cause=None,
         error=error,
-        fingerprint=spec.fingerprint,
-        fingerprint_parts=spec.fingerprint_json,
         started_at=started_at or now,
         ended_at=now,
         duration_ms=duration_ms,
@@ -320,6 +293,17 @@ def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), tr
         traceback=traceback,
         notes=json.dumps(list(notes), ensure_ascii=False) if notes else None,
     )
+
+
+def _slot_fields(spec: SlotSpec, attempt_id: str, decided: outcomes.AttemptOutcome) -> dict[str, Any]:
+    """What every sealed attempt record takes from its slot and its decided outcome."""
+    return {
+        "id": attempt_id, "run_id": spec.run_id, "experiment_id": spec.experiment_id, "eval_id": spec.eval_id,
+        "ordinal": spec.ordinal, "kind": spec.kind, "state": decided.state, "reason": decided.reason,
+        "score": decided.score, "max_score": decided.max_score, "unavailable_weight": decided.unavailable_weight,
+        "partial_score": decided.partial_score, "gate": decided.gate,
+        "fingerprint": spec.fingerprint, "fingerprint_parts": spec.fingerprint_json,
+    }
 
 
 def _settle_unfinished(registrations: Sequence[Registration]) -> None:
