@@ -46,7 +46,7 @@ class PlannedSlot:
     settings: SlotSettings
     adapter: Adapter | None
     fingerprint: str
-    fingerprint_json: str  # canonical JSON of the parts, stored on the attempt
+    parts: PartsTemplate  # the parts it shares with its eval's other slots (rendered on demand)
     reason: PlanReason
     reuse_attempt_id: str | None = None
     reuse_run_id: str | None = None
@@ -57,6 +57,14 @@ class PlannedSlot:
     @property
     def execute(self) -> bool:
         return self.reuse_attempt_id is None
+
+    @property
+    def fingerprint_json(self) -> str:
+        """The canonical JSON of the parts, stored on the attempt: rendered when asked, so a
+        plan of 20 000 slots holds one shared template, not 20 000 texts."""
+        case = self.eval.case
+        return self.parts.render(eval_id=self.eval.id, ordinal=self.ordinal,
+                                 case_json=case.canonical_json if case is not None else None)
 
     @property
     def label(self) -> str:
@@ -168,6 +176,10 @@ def _judge_version(settings: JudgeSettings | None) -> str | None:
     return f"prompt-{PROMPT_VERSION}/scale-{JUDGE_SCALE_VERSION}"
 
 
+#: Fingerprint templates kept while planning (each holds a few short texts).
+_TEMPLATES_KEPT = 256
+
+
 def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
     project = request.project
@@ -200,7 +212,10 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 adapter = _adapter_for(experiment, discovered, adapters)
             except AdapterLoadError as exc:
                 raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
-            template_key = (experiment.id, id(definition), discovered.tags, id(settings), id(adapter))
+            # Everything the shared parts are made of: evals of one module alike in kind, tags,
+            # judge, settings and adapter share one template (20 000 evals, a handful of them).
+            template_key = (experiment.id, str(definition.kind), discovered.source_sha256, discovered.tags,
+                            repr(definition.judge), id(settings), id(adapter))
             template = templates.get(template_key)
             if template is None:
                 shared = fingerprint_parts(
@@ -218,7 +233,8 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 )
                 if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
                     shared["sandbox"] = sandbox_views(settings.sandbox)
-                templates.clear()  # an eval's slots and cases come together: keep one, not one per eval
+                if len(templates) >= _TEMPLATES_KEPT:  # evals that differ in everything: keep few
+                    templates.clear()
                 template = templates[template_key] = PartsTemplate(shared)
             case_json = discovered.case.canonical_json if discovered.case is not None else None
             for ordinal in range(settings.attempts):
@@ -234,7 +250,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                     settings=settings,
                     adapter=adapter,
                     fingerprint=fp,
-                    fingerprint_json=parts_json,
+                    parts=template,
                     reason=reason,
                     reuse_attempt_id=reuse.id if reuse else None,
                     reuse_run_id=reuse.run_id if reuse else None,

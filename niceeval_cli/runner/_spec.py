@@ -85,18 +85,17 @@ class SpecMaker:
         self.project_root = project_root
         self._prices = {model: dict(p) if isinstance(p, Mapping) else p.model_dump()
                         for model, p in (prices or {}).items()}
-        self._attrs: dict[int, tuple[str, str]] = {}
+        self._files: dict[str, str] = {}  # an eval file as found → resolved (once per file)
         self._settings: dict[int, Mapping[str, Any]] = {}
         self._options: dict[str, Mapping[str, Any]] = {}
-        self._modules: dict[Path, ModuleType] | None = None
-        self._names: dict[Path, dict[int, str]] = {}
+        self._modules: dict[str, ModuleType] | None = None
+        self._names: dict[str, dict[int, str]] = {}
 
     def __call__(self, slot: PlannedSlot) -> SlotSpec:
         definition = slot.eval.definition
-        where = self._attrs.get(id(definition))
-        if where is None:
-            file = Path(slot.eval.file).resolve()
-            where = self._attrs[id(definition)] = (str(file), self._attribute_of(file, definition))
+        file = self._files.get(slot.eval.file)
+        if file is None:
+            file = self._files[slot.eval.file] = str(Path(slot.eval.file).resolve())
         settings = self._settings.get(id(slot.settings))
         if settings is None:
             settings = self._settings[id(slot.settings)] = slot.settings.model_dump(mode="json")
@@ -110,8 +109,8 @@ class SpecMaker:
             eval_id=slot.eval.id,
             ordinal=slot.ordinal,
             kind=definition.kind,
-            eval_file=where[0],
-            eval_attr=where[1],
+            eval_file=file,
+            eval_attr=self._attribute_of(file, definition),
             project_root=str(self.project_root),
             adapter_ref=slot.experiment.adapter,
             eval_has_adapter=definition.adapter is not None,
@@ -128,7 +127,7 @@ class SpecMaker:
             keep_sandbox=self.keep_sandbox,
         )
 
-    def _attribute_of(self, file: Path, definition: EvalDefinition) -> str:
+    def _attribute_of(self, file: str, definition: EvalDefinition) -> str:
         """The name the eval module binds the definition to."""
         if self._modules is None:
             self._modules = _modules_by_file()
@@ -153,12 +152,13 @@ def spec_of(slot: PlannedSlot, run_id: str, project_root: Path) -> SlotSpec:
     return SpecMaker(run_id, project_root)(slot)
 
 
-def _modules_by_file() -> dict[Path, ModuleType]:
-    found: dict[Path, ModuleType] = {}
+def _modules_by_file() -> dict[str, ModuleType]:
+    """Loaded modules by resolved file path (as text)."""
+    found: dict[str, ModuleType] = {}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if file and file.endswith(".py"):
-            found.setdefault(Path(file).resolve(), module)
+            found.setdefault(str(Path(file).resolve()), module)
     return found
 
 
@@ -169,7 +169,7 @@ def handles_of(slot: PlannedSlot, grader: JudgeGrader | None = None) -> LiveHand
 
 
 def _loaded_module(path: Path) -> ModuleType | None:
-    return _modules_by_file().get(path)
+    return _modules_by_file().get(str(path))
 
 
 def import_eval_module(path: Path, project_root: Path) -> ModuleType:
