@@ -34,6 +34,7 @@ from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
 from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
+from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
 from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
 
@@ -102,6 +103,7 @@ class _Dispatcher:
     ) -> None:
         self.request = request
         self.store = store
+        self.sealer = Sealer(store)
         self.run_id = run_id
         self.events = events
         self.executor = executor
@@ -166,7 +168,7 @@ class _Dispatcher:
             ), ())
         finally:
             self.stop.inflight.discard(task)
-        attempt, results = self._seal(slot, spec, produced)
+        attempt, results = await self._seal(slot, spec, produced)
         self.spent_usd += attempt_spend(attempt) + self._judge_spend(slot, attempt)
         self.events.sealed(self.run_id, slot, attempt, results)
 
@@ -177,15 +179,16 @@ class _Dispatcher:
         text = project_traceback(exc, self.request.project.root)
         return replace_surrogates(redact(text, self.secrets))[0]
 
-    def _seal(
+    async def _seal(
         self, slot: PlannedSlot, spec: SlotSpec, produced: SealedAttempt
     ) -> tuple[AttemptRecord, Sequence[AssertionResult]]:
-        """Clean, then seal in one transaction; whatever sealing raises for this attempt, the
-        attempt alone is sealed `errored` (reason `exception`) and the run goes on."""
+        """Clean, then seal (all of the attempt or nothing; attempts that finish together share
+        one transaction, `_sealer.py`); whatever sealing raises for this attempt, the attempt
+        alone is sealed `errored` (reason `exception`) and the run goes on."""
         try:
             cleaned = clean_sealed(produced.attempt, produced.results, produced.notes, produced.usage_unreported)
             attempt, results = cleaned.attempt, cleaned.results
-            self.store.seal_attempt(attempt, results, self._slot_record(slot, attempt))
+            await self.sealer.seal(attempt, results, self._slot_record(slot, attempt))
         except Exception as exc:
             if isinstance(exc, NiceEvalError) and exc.exit_code == ExitCode.STORE_UNAVAILABLE:
                 raise  # the store cannot be written at all: no errored record would seal either
@@ -196,7 +199,7 @@ class _Dispatcher:
                 duration_ms=_plain(produced.attempt.duration_ms, float) or 0.0,
             )
             results = ()
-            self.store.seal_attempt(attempt, results, self._slot_record(slot, attempt))
+            await self.sealer.seal(attempt, results, self._slot_record(slot, attempt))
             return attempt, results
         self.usage_unreported += cleaned.usage_unreported
         self.replaced_code_points += cleaned.replaced_code_points

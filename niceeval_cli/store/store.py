@@ -100,6 +100,20 @@ class _Seal:
     slot: tuple[Any, ...]
 
 
+def _checked_seal(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
+    """An attempt's rows, once its results, turns and events are known to belong to it."""
+    slot = _origin_slot(attempt, slot)
+    for result in results:
+        if result.attempt_id != attempt.id:
+            raise ValueError(f"result {result.id} belongs to {result.attempt_id}, not {attempt.id}")
+    for turn in attempt.turns:
+        if turn.attempt_id != attempt.id or any(e.attempt_id != attempt.id for e in turn.events):
+            raise ValueError(f"turn {turn.ordinal} does not belong to attempt {attempt.id}")
+        if any(e.turn_ordinal != turn.ordinal for e in turn.events):
+            raise ValueError(f"an event of turn {turn.ordinal} names another turn")
+    return _seal_rows(attempt, results, slot)
+
+
 def _seal_rows(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
     return _Seal(
         attempt_values(attempt),
@@ -314,34 +328,40 @@ class Store:
         stored replaced (U+FFFD) or as NULL, and `attempts.notes` says so (sanitize.py).
         """
         self._writable("Sealing an attempt")
-        slot = _origin_slot(attempt, slot)
-        for result in results:
-            if result.attempt_id != attempt.id:
-                raise ValueError(f"result {result.id} belongs to {result.attempt_id}, not {attempt.id}")
-        for turn in attempt.turns:
-            if turn.attempt_id != attempt.id or any(e.attempt_id != attempt.id for e in turn.events):
-                raise ValueError(f"turn {turn.ordinal} does not belong to attempt {attempt.id}")
-            if any(e.turn_ordinal != turn.ordinal for e in turn.events):
-                raise ValueError(f"an event of turn {turn.ordinal} names another turn")
-        rows = _seal_rows(attempt, results, slot)
+        rows = _checked_seal(attempt, results, slot)
         try:
-            self._write_seal(attempt.id, rows)
+            self._write_seals(attempt.id, [rows])
         except (UnicodeEncodeError, OverflowError):
             # Only now pay for cleaning: the first try costs nothing on the normal path.
-            self._write_seal(attempt.id, _cleaned_seal(rows))
+            self._write_seals(attempt.id, [_cleaned_seal(rows)])
 
-    def _write_seal(self, attempt_id: str, rows: _Seal) -> None:
+    def seal_attempts(
+        self, sealed: Sequence[tuple[AttemptRecord, Sequence[AssertionResult], SlotRecord]]
+    ) -> None:
+        """Seal several attempts in one transaction (the runner's group commit: attempts that
+        finish together share one COMMIT). All or nothing: when any of them cannot be written as
+        given, nothing is, and the caller seals them one by one (`seal_attempt`), which is where
+        values are cleaned or an attempt is sealed errored."""
+        self._writable("Sealing attempts")
+        if not sealed:
+            return
+        rows = [_checked_seal(attempt, results, slot) for attempt, results, slot in sealed]
+        self._write_seals(sealed[0][0].id if len(sealed) == 1 else f"{sealed[0][0].id} and {len(sealed) - 1} more",
+                          rows)
+
+    def _write_seals(self, which: str, seals: Sequence[_Seal]) -> None:
         # Prepared statements, not insert_all: sealing is the runner's hot path, and sqlite-utils'
         # per-value conversion and per-call savepoints halve throughput (benchmarks/store_seal.py).
         conn = self._db.conn
-        with write_transaction(conn, self.path, f"Sealing attempt {attempt_id}"):
-            conn.execute(INSERT_ATTEMPT, rows.attempt)
-            conn.executemany(INSERT_ASSERTION, rows.results)
-            if rows.turns:
-                conn.executemany(INSERT_TURN, rows.turns)
-            if rows.events:
-                conn.executemany(INSERT_EVENT, rows.events)
-            conn.execute(INSERT_SLOT, rows.slot)
+        with write_transaction(conn, self.path, f"Sealing attempt {which}"):
+            for rows in seals:
+                conn.execute(INSERT_ATTEMPT, rows.attempt)
+                conn.executemany(INSERT_ASSERTION, rows.results)
+                if rows.turns:
+                    conn.executemany(INSERT_TURN, rows.turns)
+                if rows.events:
+                    conn.executemany(INSERT_EVENT, rows.events)
+                conn.execute(INSERT_SLOT, rows.slot)
 
     # ── typed reads ──────────────────────────────────────────────────────────────────────
 
