@@ -24,7 +24,9 @@ class Sealer:
         self.store = store
         self._pending: list[tuple[AttemptRecord, Sequence[AssertionResult], SlotRecord, asyncio.Future[None]]] = []
 
-    def seal(self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> asyncio.Future[None]:
+    def seal(
+        self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord
+    ) -> asyncio.Future[None]:
         """A future done once the attempt is sealed (or failed with what sealing it raised)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
@@ -42,7 +44,7 @@ class Sealer:
         if len(batch) > 1:
             try:
                 self.store.seal_attempts([(a, r, s) for a, r, s, _ in batch])
-            except Exception:  # noqa: BLE001 - rolled back whole: each is sealed (or fails) alone below
+            except Exception:  # rolled back whole: each is sealed (or fails) alone below
                 pass
             else:
                 for *_, done in batch:
@@ -52,7 +54,7 @@ class Sealer:
         for attempt, results, slot, done in batch:
             try:
                 self.store.seal_attempt(attempt, results, slot)
-            except Exception as exc:  # noqa: BLE001 - handed to the attempt's worker
+            except Exception as exc:  # handed to the attempt's worker
                 if not done.done():
                     done.set_exception(exc)
             else:

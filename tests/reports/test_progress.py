@@ -137,3 +137,35 @@ def test_an_experiment_not_started_shows_waiting_without_a_spinner_or_clock() ->
     first = [line for line in lines if "first" in line][-1]
     assert "waiting" in second and "0:00:0" not in second
     assert "waiting" not in first and "0:00:0" in first
+
+
+class _CountingFile:
+    def __init__(self) -> None:
+        self.text = ""
+        self.flushes = 0
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+
+def _attempt_record(state: str) -> Any:
+    return SimpleNamespace(state=AttemptState(state), gate=None, reason=None, score=None, max_score=None,
+                           kind="pass", partial_score=None, unavailable_weight=None)
+
+
+def test_piped_lines_are_flushed_at_most_every_tenth_of_a_second_and_at_the_end() -> None:
+    out = _CountingFile()
+    events = LineEvents(SimpleNamespace(file=out))  # type: ignore[arg-type]
+    for i in range(500):
+        events.sealed("run", slot("exp", f"evals/a::e{i}"), _attempt_record("passed"), [])  # type: ignore[arg-type]
+    assert out.text.count("\n") == 500 and "evals/a::e499#0" in out.text
+    assert out.flushes <= 2  # 500 lines in far less than 0.2 s
+    time.sleep(LineEvents.FLUSH_EVERY_S)
+    events.sealed("run", slot("exp", "evals/a::late"), _attempt_record("failed"), [])  # type: ignore[arg-type]
+    flushed_after_pause = out.flushes
+    events.finished(None)  # type: ignore[arg-type]
+    assert flushed_after_pause >= 1 and out.flushes == flushed_after_pause + 1

@@ -66,7 +66,8 @@ def test_text_sqlite_refuses_is_cleaned_for_that_attempt_alone(project: Project)
 
     async def main() -> None:
         sealer = Sealer(project.store)
-        await asyncio.gather(sealer.seal(plain, [], project.slot(plain)), sealer.seal(hostile, [], project.slot(hostile)))
+        await asyncio.gather(sealer.seal(plain, [], project.slot(plain)),
+                             sealer.seal(hostile, [], project.slot(hostile)))
 
     asyncio.run(main())
     stored = {a.id: a for a in project.reader().attempts_for_run(run_id)}
