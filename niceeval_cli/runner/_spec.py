@@ -85,7 +85,7 @@ class SpecMaker:
         self.project_root = project_root
         self._prices = {model: dict(p) if isinstance(p, Mapping) else p.model_dump()
                         for model, p in (prices or {}).items()}
-        self._files: dict[str, str] = {}  # an eval file as found → resolved (once per file)
+        self._files: dict[Path, str] = {}  # an eval file as found → resolved (once per file)
         self._settings: dict[int, Mapping[str, Any]] = {}
         self._options: dict[str, Mapping[str, Any]] = {}
         self._modules: dict[str, ModuleType] | None = None
