@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring as _encode_text  # the C encoder json.dumps uses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -42,9 +43,13 @@ def parse_shard(text: str) -> ShardSpec:
 
 
 def _key(experiment_id: str, eval_id: str, ordinal: int) -> bytes:
-    return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogatepass"
-    )
+    """`json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))`
+    as UTF-8, built from json's own string encoder (a plan digest encodes every slot)."""
+    if type(ordinal) is not int:
+        return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
+    return f"[{_encode_text(experiment_id)},{_encode_text(eval_id)},{ordinal}]".encode("utf-8", "surrogatepass")
 
 
 def slot_hash(experiment_id: str, eval_id: str, ordinal: int) -> int:
@@ -58,10 +63,7 @@ def shard_of(experiment_id: str, eval_id: str, ordinal: int, count: int) -> int:
 
 def plan_digest(slots: Iterable[tuple[str, str, int]]) -> str:
     """sha256 over the sorted full slot list: shards of one group must share it."""
-    h = hashlib.sha256()
-    for slot in sorted(slots):
-        h.update(_key(*slot) + b"\n")
-    return h.hexdigest()
+    return hashlib.sha256(b"".join(_key(*slot) + b"\n" for slot in sorted(slots))).hexdigest()
 
 
 def sql_shard_of(experiment_id: object, eval_id: object, ordinal: object, count: object) -> int | None:

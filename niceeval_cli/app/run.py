@@ -54,7 +54,7 @@ class SealedRun:
     """A run's sealed rows as the summary and JUnit read them (from the store, after the run)."""
 
     run: RunRow
-    groups: list[OutcomeGroup]
+    groups: Sequence[OutcomeGroup]
     shown: list[tuple[AttemptRow, list[AssertionRow]]]  # the attempts the summary expands
     more: int = 0  # attempts the summary would expand beyond its limit (`view` shows them)
     attempts: list[AttemptRow] = field(default_factory=list)  # all of them (JUnit only)
@@ -186,7 +186,8 @@ def execute(
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, plan, None, None)
     with Store.open(request.store_path or request.project.store, readonly=True) as store:
-        sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit)
+        sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit,
+                             groups=outcome.groups or None)
         if request.keep_sandbox is not None:
             sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
     sealed_count = sum(g.total for g in sealed.groups)
@@ -212,12 +213,14 @@ def kept_sandboxes(attempts: Sequence[AttemptRow]) -> list[tuple[str, str]]:
 
 
 def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMARY_LIMIT,
-                junit: bool = False) -> SealedRun:
+                junit: bool = False, groups: Sequence[OutcomeGroup] | None = None) -> SealedRun:
     """A run's sealed rows for the summary (`summary_limit` attempts expanded; None: none) and for
-    JUnit or another full report (`junit`: every attempt, results of those not ok)."""
+    JUnit or another full report (`junit`: every attempt, results of those not ok). `groups`: the
+    run's outcome groups when the caller has just read them (the runner, deciding the run)."""
 
     run_row = store.resolve_run(run_id)
-    groups = store.outcome_rows(run_row.id)
+    if groups is None:
+        groups = store.outcome_rows(run_row.id)
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
     more, key_problem, unobserved = 0, False, False
     if summary_limit is not None:

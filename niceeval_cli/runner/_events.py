@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..outcomes import RunDecision
+    from ..store import OutcomeGroup
     from ._plan import PlannedSlot
 
 
@@ -43,6 +44,7 @@ class RunOutcome:
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
+    groups: tuple[OutcomeGroup, ...] = ()  # the sealed rows it was decided from (the summary reuses them)
 
 
 class RunEvents(Protocol):

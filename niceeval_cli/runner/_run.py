@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import os
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .. import outcomes
@@ -274,7 +274,13 @@ def sealed_rows(store: Store, run_id: str) -> list[OutcomeGroup]:
     """The run's sealed rows (reused ones included) as `decide_run` reads them: one row per
     attempt, each the attempt's outcome group (`Store.outcome_rows`) — the same object repeated
     `total` times, so 20 000 attempts cost a list of pointers, not 20 000 rows read whole."""
-    return [group for group in store.outcome_rows(run_id) for _ in range(group.total)]
+    return list(_expanded(store.outcome_rows(run_id)))
+
+
+def _expanded(groups: Iterable[OutcomeGroup]) -> Iterator[OutcomeGroup]:
+    for group in groups:
+        for _ in range(group.total):
+            yield group
 
 
 def _check_group(store: Store, layout: ShardLayout) -> None:
@@ -446,8 +452,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             else RunStatus.SETUP_ERROR if failures
             else RunStatus.BUDGET_EXHAUSTED if budget_hit else RunStatus.FINISHED
         )
+        groups = tuple(store.outcome_rows(run_id))
         decision = outcomes.decide_run(
-            sealed_rows(store, run_id), planned=len(slots), setup_error=bool(failures), interrupted=interrupted,
+            _expanded(groups), planned=len(slots), setup_error=bool(failures), interrupted=interrupted,
             budget_exhausted=budget_hit,
         )
         unstarted = tuple(
@@ -465,6 +472,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             spent_usd=dispatcher.spent_usd if dispatcher else None,
             budget_usd=request.budget_usd,
             unstarted=unstarted,
+            groups=groups,
         )
         events.finished(outcome)
         return outcome

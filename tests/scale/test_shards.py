@@ -42,6 +42,16 @@ def test_known_values_pin_the_documented_hash():
     assert shard_of("e", "x", 0, 4) == 1 + h % 4
 
 
+@pytest.mark.parametrize("eval_id", ["evals/a.py::x", 'q"uote\\back', "é\u2028\n\t\x00", "lone \udcff surrogate"])
+def test_the_documented_hash_holds_for_any_text(eval_id):
+    import hashlib
+    import json
+
+    key = json.dumps(["exp/é", eval_id, 3], ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    assert shard_of("exp/é", eval_id, 3, 7) == 1 + int.from_bytes(hashlib.sha256(key).digest(), "big") % 7
+    assert plan_digest([("exp/é", eval_id, 3)]) == hashlib.sha256(key + b"\n").hexdigest()
+
+
 def test_plan_digest_ignores_order_and_sees_any_change():
     assert plan_digest(SLOTS) == plan_digest(reversed(SLOTS))
     assert plan_digest(SLOTS) != plan_digest(SLOTS[:-1])
