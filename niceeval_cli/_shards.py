@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from json.encoder import encode_basestring as _encode_text  # the C encoder json.dumps uses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _encode_text  # the C encoder json.dumps uses
 
 from ._errors import UsageError
 

@@ -133,17 +133,27 @@ def decide_run(
     rules: dict[tuple[str, str, str | None], PassRule] = {}
     score_rows: dict[tuple[str, str, str | None], list[OutcomeRow]] = {}
     total = 0
+    # Rows repeat few distinct values (a state, a kind, a rule): each is converted once.
+    known_states: dict[object, AttemptState] = {}
+    known_rules: dict[object, PassRule] = {}
     for row in attempts:
         total += 1
-        state = AttemptState(row.state)
-        gate = GateState(row.gate) if row.gate is not None else None
-        counts[str(state)] = counts.get(str(state), 0) + 1
-        if state is AttemptState.SCORED and gate is GateState.FAILED:
+        state = known_states.get(row.state)
+        if state is None:
+            state = known_states[row.state] = AttemptState(row.state)
+        counts[state.value] = counts.get(state.value, 0) + 1
+        if state is AttemptState.SCORED and row.gate is not None and GateState(row.gate) is GateState.FAILED:
             counts[str(Derived.GATE_FAILED)] = counts.get(str(Derived.GATE_FAILED), 0) + 1
         key = (row.experiment_id, row.eval_id, row.case_id)
-        if EvalKind(row.kind) is EvalKind.PASS:
-            pass_states.setdefault(key, []).append(state)
-            rules.setdefault(key, pass_rule_of(row.pass_rule))
+        if row.kind is EvalKind.PASS or EvalKind(row.kind) is EvalKind.PASS:
+            states = pass_states.get(key)
+            if states is None:
+                states = pass_states[key] = []
+                rule = known_rules.get(row.pass_rule)
+                if rule is None:
+                    rule = known_rules[row.pass_rule] = pass_rule_of(row.pass_rule)
+                rules[key] = rule
+            states.append(state)
         else:
             score_rows.setdefault(key, []).append(row)
 
