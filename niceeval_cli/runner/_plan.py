@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -199,14 +200,15 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 continue
             if not experiment_selects_eval(experiment, discovered.id, discovered.tags):
                 continue
-            options = _EvalOptions(
-                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule, definition.judge,
-                definition.sandbox,
-            )
+            judge_repr = repr(definition.judge)
             key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
-                   repr(definition.judge), id(definition.sandbox))
+                   judge_repr, id(definition.sandbox))
             settings = settings_cache.get(key)
             if settings is None:
+                options = _EvalOptions(
+                    discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule,
+                    definition.judge, definition.sandbox,
+                )
                 settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
             try:
                 adapter = _adapter_for(experiment, discovered, adapters)
@@ -215,7 +217,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             # Everything the shared parts are made of: evals of one module alike in kind, tags,
             # judge, settings and adapter share one template (20 000 evals, a handful of them).
             template_key = (experiment.id, str(definition.kind), discovered.source_sha256, discovered.tags,
-                            repr(definition.judge), id(settings), id(adapter))
+                            judge_repr, id(settings), id(adapter))
             template = templates.get(template_key)
             if template is None:
                 shared = fingerprint_parts(
@@ -271,11 +273,11 @@ def _previous(latest: Mapping[tuple[str, int], LatestAttempt], eval_id: str, ord
     row = latest.get((eval_id, ordinal))
     if row is None:
         return None
-    return PreviousAttempt(
+    return PreviousAttempt(  # the texts every slot repeats are interned: a plan holds them per slot
         id=row.id,
-        run_id=row.run_id,
-        state=str(row.state),
-        gate=str(row.gate) if row.gate is not None else None,
+        run_id=sys.intern(row.run_id),
+        state=sys.intern(str(row.state)),
+        gate=sys.intern(str(row.gate)) if row.gate is not None else None,
         fingerprint=row.fingerprint,
         fingerprint_json=row.fingerprint_parts or "{}",
         duration_ms=row.duration_ms,
