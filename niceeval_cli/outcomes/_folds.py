@@ -51,20 +51,23 @@ class EvalFold:
     pass_rate: float | None  # passed / (passed + failed + errored); None with no attempts
 
 
-_PASS_STATES = frozenset({AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED})
 
 
 def fold_pass_eval(states: Sequence[AttemptState | str], rule: PassRule) -> EvalFold:
     """Fold pass-style attempt verdicts; with no attempts nothing was decided, so `errored`."""
     rule = parse_pass_rule(rule)
-    decided = [AttemptState(s) for s in states]
-    for s in decided:
-        if s not in _PASS_STATES:
+    passed = failed = errored = 0
+    for raw in states:  # one pass; a run folds every eval it has (20 000 of them, say)
+        s = raw if type(raw) is AttemptState else AttemptState(raw)
+        if s is AttemptState.PASSED:
+            passed += 1
+        elif s is AttemptState.FAILED:
+            failed += 1
+        elif s is AttemptState.ERRORED:
+            errored += 1
+        else:
             raise ValueError(f"{s} is not a pass-style attempt state")
-    passed = decided.count(AttemptState.PASSED)
-    failed = decided.count(AttemptState.FAILED)
-    errored = decided.count(AttemptState.ERRORED)
-    total = len(decided)
+    total = passed + failed + errored
     pass_rate = passed / total if total else None
     if rule == "any":
         ok = passed > 0
