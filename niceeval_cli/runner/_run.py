@@ -118,12 +118,14 @@ class _Dispatcher:
         self.replaced_code_points = 0
         self.spent_usd = 0.0
         self.budget_hit = False
+        self._sealing: set[asyncio.Future[None]] = set()  # attempts produced, waiting for their seal
+        self.fatal: Exception | None = None  # what sealing raised that no attempt can survive
         self._taken = 0  # slots taken from the dispatch queue, in order
         self._skipped: list[int] = []  # positions taken, then left unstarted (stop, budget)
 
     @property
     def stopping(self) -> bool:
-        return self.stop.requested
+        return self.stop.requested or self.fatal is not None
 
     def _judge_spend(self, slot: PlannedSlot, attempt: AttemptRecord) -> float:
         """Judge tokens, priced when `[prices]` covers the judge's model (all at the input price:
@@ -168,8 +170,21 @@ class _Dispatcher:
             ), ())
         finally:
             self.stop.inflight.discard(task)
-        attempt, results = await self._seal(slot, spec, produced)
-        self.spent_usd += attempt_spend(attempt) + self._judge_spend(slot, attempt)
+        # Spent as soon as it is known (the budget stops the next dispatch, not the next seal).
+        self.spent_usd += attempt_spend(produced.attempt) + self._judge_spend(slot, produced.attempt)
+        # The worker moves on while the attempt waits for its group commit (`_sealer.py`); the
+        # audience hears of it once it is sealed, and the run ends only when every one is.
+        sealing = asyncio.ensure_future(self._seal_and_tell(slot, spec, produced))
+        self._sealing.add(sealing)
+        sealing.add_done_callback(self._sealing.discard)
+
+    async def _seal_and_tell(self, slot: PlannedSlot, spec: SlotSpec, produced: SealedAttempt) -> None:
+        try:
+            attempt, results = await self._seal(slot, spec, produced)
+        except Exception as exc:  # the store cannot be written: no further attempt starts
+            if self.fatal is None:
+                self.fatal = exc
+            return
         self.events.sealed(self.run_id, slot, attempt, results)
 
     def _error_text(self, doing: str, exc: BaseException) -> str:
@@ -243,7 +258,13 @@ class _Dispatcher:
                         return
                     await self._run_slot(slot)
 
-        await asyncio.gather(*(worker(i) for i in range(workers)))
+        try:
+            await asyncio.gather(*(worker(i) for i in range(workers)))
+        finally:
+            while self._sealing:  # every attempt produced is sealed before the run is decided
+                await asyncio.gather(*list(self._sealing), return_exceptions=True)
+        if self.fatal is not None:
+            raise self.fatal
 
     def unstarted(self, slots: Sequence[PlannedSlot]) -> list[PlannedSlot]:
         """The dispatched slots that never started: left in the queue, or taken and left."""

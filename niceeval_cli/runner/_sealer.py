@@ -17,9 +17,11 @@ from ..store import SlotRecord, Store
 
 #: At most this many attempts per transaction (a larger batch holds the write lock longer).
 MAX_BATCH = 256
-#: A batch waits for more attempts while each turn of the loop brings some, at most this many
-#: turns (microseconds each): attempts of quick evals finish in successive turns, not in one.
-MAX_TURNS = 16
+#: A batch waits for more attempts while the loop's turns bring some — at most MAX_TURNS turns
+#: (microseconds each), and no more than QUIET_TURNS turns in a row that bring none: attempts
+#: of quick evals finish a few turns apart, and an idle loop (waiting on a judge) flushes at once.
+MAX_TURNS = 64
+QUIET_TURNS = 3
 
 
 class Sealer:
@@ -28,6 +30,7 @@ class Sealer:
         self._pending: list[tuple[AttemptRecord, Sequence[AssertionResult], SlotRecord, asyncio.Future[None]]] = []
         self._seen = 0  # pending attempts at the last turn
         self._turns = 0
+        self._quiet = 0  # turns in a row that brought no attempt
 
     def seal(
         self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord
@@ -37,7 +40,7 @@ class Sealer:
         done: asyncio.Future[None] = loop.create_future()
         self._pending.append((attempt, results, slot, done))
         if len(self._pending) == 1:
-            self._seen, self._turns = 0, 0
+            self._seen, self._turns, self._quiet = 0, 0, 0
             loop.call_soon(self._turn)
         elif len(self._pending) >= MAX_BATCH:
             self.flush()
@@ -47,7 +50,8 @@ class Sealer:
         pending = len(self._pending)
         if not pending:
             return  # flushed already (a full batch)
-        if pending > self._seen and self._turns < MAX_TURNS:
+        self._quiet = 0 if pending > self._seen else self._quiet + 1
+        if self._quiet < QUIET_TURNS and self._turns < MAX_TURNS:
             self._seen, self._turns = pending, self._turns + 1
             asyncio.get_running_loop().call_soon(self._turn)
             return

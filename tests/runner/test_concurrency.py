@@ -85,3 +85,59 @@ def test_sync_create_functions_also_run_concurrently(project):
     """)
     assert project.run().exit_code == 0
     assert int((project.root / "peak.txt").read_text()) == 4
+
+
+QUICK = """
+from niceeval_cli import define_eval
+
+
+def make(i):
+    def test(t):
+        t.check(f"answer {i}", includes(str(i)))
+    return test
+
+
+from niceeval_cli.expect import includes
+
+for i in range(300):
+    globals()[f"quick_{i:03d}"] = define_eval(test=make(i), name=f"quick_{i:03d}")
+"""
+
+
+def test_quick_attempts_share_commits_yet_every_one_is_sealed_before_it_is_told(project, monkeypatch):
+    """Group commit (runner/_sealer.py): 300 quick attempts take far fewer transactions than
+    attempts; the audience hears of each only once it is in the store, and all are sealed."""
+    from niceeval_cli.config import load_config
+    from niceeval_cli.discovery import discover
+    from niceeval_cli.runner import NullEvents, RunRequest, run
+    from niceeval_cli.store import Store
+
+    commits: list[int] = []
+    original = Store.seal_attempts
+
+    def counting(self, sealed):
+        commits.append(len(sealed))
+        return original(self, sealed)
+
+    class Checking(NullEvents):
+        told = 0
+        in_store = 0
+
+        def sealed(self, run_id, slot, attempt, results):
+            with Store.open(project.root / ".niceeval" / "results.db", readonly=True) as store:
+                self.in_store += any(
+                    a.id == attempt.id for a in store.attempts_for_run(run_id, eval_prefix=[attempt.eval_id]))
+            self.told += 1
+
+    monkeypatch.setattr(Store, "seal_attempts", counting)
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
+    project.write("evals/quick.py", QUICK)
+    monkeypatch.chdir(project.root)
+    config = load_config(project.root / "niceeval.toml")
+    recorder = Checking()
+    outcome = run(RunRequest(project=config, evals=discover(config.eval_roots, config.root)), recorder)
+
+    assert outcome.exit_code == 0 and outcome.counts == {"passed": 300}
+    assert recorder.told == 300 and recorder.in_store == 300
+    assert len(project.attempts()) == 300
+    assert sum(commits) >= 290 and len(commits) <= 30, commits
