@@ -248,15 +248,20 @@ def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
 
 def passed_evals(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
     """(experiment, eval) of the pass-style evals that passed under the pass rule their slots recorded."""
-    states: dict[tuple[str, str], list[AttemptState]] = {}
-    rules: dict[tuple[str, str], str | None] = {}
+    by_eval: dict[tuple[str, str], list[OutcomeGroup]] = {}
     for group in groups:
         if group.kind is EvalKind.PASS:
-            key = (group.experiment_id, group.eval_id)
-            states.setdefault(key, []).extend([group.state] * group.total)
-            rules[key] = group.pass_rule
-    return {key for key, folded in states.items()
-            if outcomes.fold_pass_eval(folded, stored_pass_rule(rules[key])).result is AttemptState.PASSED}
+            by_eval.setdefault((group.experiment_id, group.eval_id), []).append(group)
+    passed = set()
+    for key, found in by_eval.items():
+        if len(found) == 1:  # attempts all alike: they pass under any rule exactly when they passed
+            if found[0].state is AttemptState.PASSED and found[0].total > 0:
+                passed.add(key)
+            continue
+        states = [group.state for group in found for _ in range(group.total)]
+        if outcomes.fold_pass_eval(states, stored_pass_rule(found[-1].pass_rule)).result is AttemptState.PASSED:
+            passed.add(key)
+    return passed
 
 
 def stored_pass_rule(stored: str | None) -> outcomes.PassRule:
