@@ -9,8 +9,11 @@ from pathlib import Path
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceLocation:
+    """A file and line. Every eval and assertion holds one, so it has no per-instance dict; the
+    file is the calling code object's own `co_filename` (one string per module, not a copy)."""
+
     file: str | None
     line: int | None
 
