@@ -16,7 +16,7 @@ from ._adapter import Adapter
 from ._cases import Case, CaseIdRule, CaseProblem, CaseSet, check_tags, resolve_cases, show
 from ._context import TestContext
 from ._definition_errors import DefinitionError
-from ._errors import SourceLocation, caller_location
+from ._errors import NOWHERE, SourceLocation, caller_location
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -51,7 +51,6 @@ class EvalOptions(TypedDict, total=False):
 
 _OPTIONS = tuple(sorted([*EvalOptions.__annotations__, "test"]))
 _OPTION_NAMES = frozenset(_OPTIONS)
-_NO_LOCATION = SourceLocation(None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +70,7 @@ class EvalDefinition:
     pass_rule: PassRule | None = None
     adapter: Adapter | None = None
     sandbox: SandboxSpec | None = None  # local_sandbox(...) / docker_sandbox(...) (docs/sandbox.md)
-    defined_at: SourceLocation = _NO_LOCATION
+    defined_at: SourceLocation = NOWHERE
     cases: tuple[Case, ...] | None = field(default=None, repr=False)  # None: an eval without cases
     positional_case_ids: bool = False  # the case ids are row positions (`niceeval list` warns)
 

@@ -250,3 +250,12 @@ def test_wrapped_partial_and_callable_tests_are_counted_through_their_signature(
     with pytest.raises(DefinitionError, match=r"def two\(t\) \(two takes 2 positional parameters\)"):
         define_eval(test=wrapper)
     assert define_eval(test=functools.partial(two, case=None)).name == "?"
+
+
+def test_evals_defined_at_one_line_share_one_location():
+    """A project that defines thousands of evals in a loop keeps one location, not one each."""
+    made = [define_eval(test=_test, name=f"e{i}") for i in range(3)]; line = _line_here()  # noqa: E702
+    other = define_eval(test=_test, name="other")
+    assert made[0].defined_at is made[1].defined_at is made[2].defined_at
+    assert made[0].defined_at.line == line and made[0].defined_at.file == __file__
+    assert other.defined_at.line == line + 1 and other.defined_at is not made[0].defined_at
