@@ -1,9 +1,11 @@
 """Import a dependency without the optional extras it would pull in and we never use.
 
-sqlite-utils imports numpy (when installed) to adapt numpy values on insert; httpcore imports
-trio (when installed) to offer a trio backend. NiceEval stores no numpy values and runs on
-asyncio only, and those two imports cost ~60 ms and ~50 ms of start-up. Hiding them while the
-dependency is first imported changes nothing else: the user's own code can still import them.
+sqlite-utils imports numpy and pandas (when installed) to adapt their values on insert; httpcore
+imports trio (when installed) to offer a trio backend. NiceEval stores no numpy or pandas values
+(it inserts through its own prepared statements) and runs on asyncio only, and those imports
+cost ~60 ms (numpy) and ~50 ms (trio) of start-up, pandas (which imports numpy) far more.
+Hiding them while the dependency is first imported changes nothing else: the user's own code
+can still import them.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from xml.sax import saxutils
 
 REDACTED = "[redacted]"
 
@@ -61,6 +60,14 @@ MAX_DEPTH = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _xml_escape(text: str, entities: Mapping[str, str] | None = None) -> str:
+    """`xml.sax.saxutils.escape`, imported on first use: the module imports urllib.request,
+    a few ms of every start-up, and most runs have no secret to encode."""
+    from xml.sax import saxutils
+
+    return saxutils.escape(text, entities or {})
+
+
 _ENCODINGS: tuple[Callable[[str], str], ...] = (
     lambda t: json.dumps(t)[1:-1],
     lambda t: json.dumps(t, ensure_ascii=False)[1:-1],
@@ -75,8 +82,8 @@ _ENCODINGS: tuple[Callable[[str], str], ...] = (
     html.escape,
     lambda t: html.escape(t, quote=False),
     lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace("'", "&apos;"),
-    saxutils.escape,  # XML text and attributes as ElementTree writes them (JUnit)
-    lambda t: saxutils.escape(t, {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}),
+    _xml_escape,  # XML text and attributes as ElementTree writes them (JUnit)
+    lambda t: _xml_escape(t, {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}),
     lambda t: _SURROGATE.sub("\ufffd", t),  # how `redact` itself rewrites lone surrogates
 )
 

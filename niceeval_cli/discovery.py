@@ -23,9 +23,10 @@ class DiscoveryError(NiceEvalError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiscoveredEval:
-    """One eval to plan: an eval, or one case of an eval with cases (datasets.md)."""
+    """One eval to plan: an eval, or one case of an eval with cases (datasets.md). Slotted: the
+    run keeps one per eval (or case) from discovery to the end."""
 
     id: str  # "<eval id>[<case id>]" for a case
     definition: EvalDefinition

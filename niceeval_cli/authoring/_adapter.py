@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
+from .._states import EvalKind
 from ._errors import AuthoringError
 from ._turns import Turn, check_observed, turn_from_reply
 from ._usage import UsageMeter
@@ -170,8 +171,7 @@ class Adapter:
         self, test: TestFunction | None = None, **options: Unpack[EvalOptions]
     ) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
         """`define_eval` for an eval that uses this adapter."""
-        from .._states import EvalKind
-        from ._definition import define_through_adapter
+        from ._definition import define_through_adapter  # here: _definition imports this module
 
         return define_through_adapter(EvalKind.PASS, self, test, options)
 
@@ -185,7 +185,6 @@ class Adapter:
         self, test: TestFunction | None = None, **options: Unpack[EvalOptions]
     ) -> EvalDefinition | Callable[[TestFunction], EvalDefinition]:
         """`define_score_eval` for an eval that uses this adapter."""
-        from .._states import EvalKind
         from ._definition import define_through_adapter
 
         return define_through_adapter(EvalKind.SCORE, self, test, options)

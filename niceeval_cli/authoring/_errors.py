@@ -9,8 +9,11 @@ from pathlib import Path
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceLocation:
+    """A file and line. Every eval and assertion holds one, so it has no per-instance dict; the
+    file is the calling code object's own `co_filename` (one string per module, not a copy)."""
+
     file: str | None
     line: int | None
 
@@ -20,12 +23,29 @@ class SourceLocation:
         return f"{_display_path(self.file)}:{self.line}"
 
 
+#: Where nothing is known (no frame outside NiceEval); one shared instance.
+NOWHERE = SourceLocation(None, None)
+
+
 def _display_path(file: str) -> str:
     """Relative to the working directory (the project, usually) when the file is below it."""
     try:
         return Path(file).resolve().relative_to(Path.cwd()).as_posix()
     except (ValueError, OSError):
         return file
+
+
+_LOCATIONS: dict[tuple[str, int], SourceLocation] = {}
+
+
+def _location(file: str, line: int) -> SourceLocation:
+    """One SourceLocation per call site: evals defined in a loop, and the same assertion in
+    every attempt, share it (the table grows with the lines of code, not with the evals)."""
+    key = (file, line)
+    found = _LOCATIONS.get(key)
+    if found is None:
+        found = _LOCATIONS[key] = SourceLocation(file, line)
+    return found
 
 
 def caller_location(prefer_file: str | None = None) -> SourceLocation:
@@ -37,11 +57,11 @@ def caller_location(prefer_file: str | None = None) -> SourceLocation:
         filename = frame.f_code.co_filename
         if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
             if prefer_file is None or filename == prefer_file:
-                return SourceLocation(filename, frame.f_lineno)
+                return _location(filename, frame.f_lineno)
             if first_outside is None:
-                first_outside = SourceLocation(filename, frame.f_lineno)
+                first_outside = _location(filename, frame.f_lineno)
         frame = frame.f_back  # type: ignore[assignment]
-    return first_outside or SourceLocation(None, None)
+    return first_outside or NOWHERE
 
 
 class AuthoringError(Exception):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._imports import import_without
 
-import_without("sqlite_utils", "numpy")
+import_without("sqlite_utils", "numpy", "pandas")
 
 from .errors import StoreError, StoreUnavailable
 from .merge import MergeConflict, MergeResult

@@ -14,6 +14,7 @@ deleted, a `running` one may only be finished and a finished one never changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
@@ -240,64 +241,101 @@ def _triggers() -> list[str]:
     return statements
 
 
+@dataclass(frozen=True)
+class _Table:
+    """One table as sqlite-utils' `table.create(...)` takes it: columns, key, NOT NULL columns and
+    single-column foreign keys (column → the referenced table's `id`)."""
+
+    name: str
+    columns: Mapping[str, type]
+    pk: str | tuple[str, ...]
+    not_null: frozenset[str]
+    references: Mapping[str, str] = field(default_factory=dict)
+
+
+_SCHEMA_TABLES: tuple[_Table, ...] = (
+    _Table("runs", RUN_COLUMNS, "id", frozenset({"id", "started_at", "status", "argv"})),
+    _Table(
+        "attempts", ATTEMPT_COLUMNS, "id",
+        frozenset({
+            "id", "run_id", "experiment_id", "eval_id", "ordinal", "kind", "state",
+            "fingerprint", "fingerprint_parts", "started_at", "ended_at", "duration_ms", "judge_tokens",
+        }),
+        {"run_id": "runs"},
+    ),
+    _Table(
+        "assertion_results", ASSERTION_COLUMNS, "id",
+        frozenset({"id", "attempt_id", "ordinal", "key", "role", "state", "match_name", "match_config",
+                   "or_stop", "match_kind"}),
+        {"attempt_id": "attempts"},
+    ),
+    _Table(
+        "run_slots", SLOT_COLUMNS, SLOT_KEY,
+        frozenset({"run_id", "experiment_id", "eval_id", "ordinal", "relation", "plan_reason"}),
+        {"run_id": "runs", "attempt_id": "attempts"},
+    ),
+    _Table(
+        "run_plan", PLAN_COLUMNS, PLAN_KEY, frozenset({"run_id", "experiment_id", "eval_id", "ordinal"}),
+        {"run_id": "runs"},
+    ),
+    _Table(
+        "turns", TURN_COLUMNS, TURN_KEY, frozenset({"attempt_id", "session", "ordinal", "status", "observed"}),
+        {"attempt_id": "attempts"},
+    ),
+    _Table(
+        "events", EVENT_COLUMNS, EVENT_KEY, frozenset({"attempt_id", "turn_ordinal", "seq", "kind"}),
+        {"attempt_id": "attempts"},
+    ),
+)
+
+_SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def create_table_sql(table: _Table) -> str:
+    """The CREATE TABLE that sqlite-utils writes for `table` (tests/store pin the two as equal),
+    built here so that a new store takes one statement per table, not sqlite-utils' ~20 queries
+    of sqlite_master and table_info per table."""
+    lines = []
+    for column, kind in table.columns.items():
+        extras = ["PRIMARY KEY"] if column == table.pk else []
+        if column in table.not_null:
+            extras.append("NOT NULL")
+        if column in table.references:
+            extras.append(f"REFERENCES {_quote(table.references[column])}({_quote('id')})")
+        lines.append(f"   {_quote(column)} {_SQL_TYPES[kind]}" + "".join(f" {e}" for e in extras))
+    if not isinstance(table.pk, str):
+        lines.append(f"   PRIMARY KEY ({', '.join(map(_quote, table.pk))})")
+    body = ",\n".join(lines)
+    return f"CREATE TABLE IF NOT EXISTS {_quote(table.name)} (\n{body}\n)"
+
+
+def create_index_sql(table: str, columns: tuple[str, ...], name: str) -> str:
+    """The CREATE INDEX that sqlite-utils' `create_index(..., if_not_exists=True)` writes."""
+    return f"CREATE INDEX IF NOT EXISTS {_quote(name)}\n    ON {_quote(table)} ({', '.join(map(_quote, columns))})"
+
+
+def schema_statements() -> list[str]:
+    """Every table, index and trigger of SCHEMA_VERSION, each "if not exists"."""
+    return [
+        *(create_table_sql(table) for table in _SCHEMA_TABLES),
+        *(create_index_sql(table, columns, name) for table, columns, name in _INDEXES),
+        *_triggers(),
+    ]
+
+
 def create_schema(db: Database) -> None:
     """Create every table, index and trigger of SCHEMA_VERSION (inside the caller's transaction).
 
     Every step is "if not exists", so migrations call it to add what a version introduced.
+    Statement by statement, not `executescript`, which would commit the caller's transaction.
     """
-    db.table("runs").create(
-        dict(RUN_COLUMNS), pk="id", not_null={"id", "started_at", "status", "argv"}, if_not_exists=True
-    )
-    db.table("attempts").create(
-        dict(ATTEMPT_COLUMNS),
-        pk="id",
-        not_null={
-            "id", "run_id", "experiment_id", "eval_id", "ordinal", "kind", "state",
-            "fingerprint", "fingerprint_parts", "started_at", "ended_at", "duration_ms", "judge_tokens",
-        },
-        foreign_keys=[("run_id", "runs", "id")],
-        if_not_exists=True,
-    )
-    db.table("assertion_results").create(
-        dict(ASSERTION_COLUMNS),
-        pk="id",
-        not_null={"id", "attempt_id", "ordinal", "key", "role", "state", "match_name", "match_config",
-                  "or_stop", "match_kind"},
-        foreign_keys=[("attempt_id", "attempts", "id")],
-        if_not_exists=True,
-    )
-    db.table("run_slots").create(
-        dict(SLOT_COLUMNS),
-        pk=SLOT_KEY,
-        not_null={"run_id", "experiment_id", "eval_id", "ordinal", "relation", "plan_reason"},
-        foreign_keys=[("run_id", "runs", "id"), ("attempt_id", "attempts", "id")],
-        if_not_exists=True,
-    )
-    db.table("run_plan").create(
-        dict(PLAN_COLUMNS),
-        pk=PLAN_KEY,
-        not_null={"run_id", "experiment_id", "eval_id", "ordinal"},
-        foreign_keys=[("run_id", "runs", "id")],
-        if_not_exists=True,
-    )
-    db.table("turns").create(
-        dict(TURN_COLUMNS),
-        pk=TURN_KEY,
-        not_null={"attempt_id", "session", "ordinal", "status", "observed"},
-        foreign_keys=[("attempt_id", "attempts", "id")],
-        if_not_exists=True,
-    )
-    db.table("events").create(
-        dict(EVENT_COLUMNS),
-        pk=EVENT_KEY,
-        not_null={"attempt_id", "turn_ordinal", "seq", "kind"},
-        foreign_keys=[("attempt_id", "attempts", "id")],
-        if_not_exists=True,
-    )
-    for table, columns, name in _INDEXES:
-        db.table(table).create_index(columns, index_name=name, if_not_exists=True)
-    for statement in _triggers():
-        db.execute(statement)
+    conn = db.conn
+    for statement in schema_statements():
+        conn.execute(statement)
 
 
 def _add_missing_columns(db: Database, table: str, columns: Mapping[str, type]) -> None:

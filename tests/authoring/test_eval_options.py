@@ -196,3 +196,66 @@ def test_an_adapter_assertion_may_not_shadow_t_case_id():
 
     with pytest.raises(AuthoringError, match="case_id"):
         define_adapter(name="shadow", assertions=lambda check: {"case_id": lambda: None})
+
+
+def _counts_by_signature(fn):
+    """(required, most) positional parameters as inspect.signature reports them."""
+    import inspect
+
+    params = inspect.signature(fn).parameters.values()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    most = None if any(p.kind is p.VAR_POSITIONAL for p in params) else len(positional)
+    return sum(p.default is p.empty for p in positional), most
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "def f(t): pass", "def f(): pass", "def f(t, case): pass", "def f(t, case=None): pass",
+        "def f(*args): pass", "def f(t, *args, **kw): pass", "def f(t, /, case, *, k): pass",
+        "def f(t, *, k=1): pass", "def f(a=1, b=2, c=3): pass", "async def f(t, case, extra=1): pass",
+        "f = lambda t, case=0: None", "def f(t, case): yield",
+    ],
+)
+def test_plain_functions_are_counted_from_their_code_as_inspect_counts_them(signature):
+    from niceeval_cli.authoring._definition import _positional_params
+
+    scope: dict[str, object] = {}
+    exec(signature, scope)
+    fn = scope["f"]
+    assert _positional_params(fn) == _counts_by_signature(fn)  # type: ignore[arg-type]
+    assert "__annotations__" not in fn.__dict__ and fn.__annotations__ == {}  # type: ignore[union-attr]
+
+
+def test_wrapped_partial_and_callable_tests_are_counted_through_their_signature():
+    import functools
+
+    from niceeval_cli.authoring._definition import _positional_params
+
+    def two(t, case):
+        return None
+
+    @functools.wraps(two)
+    def wrapper(*args, **kwargs):
+        return two(*args, **kwargs)
+
+    class Callable:
+        def __call__(self, t):
+            return None
+
+    assert _positional_params(wrapper) == (2, 2)  # the wrapped signature, not (*args)
+    assert _positional_params(functools.partial(two, None)) == (1, 1)
+    assert _positional_params(Callable()) == (1, 1)
+    assert _positional_params(Callable().__call__) == (1, 1)
+    with pytest.raises(DefinitionError, match=r"def two\(t\) \(two takes 2 positional parameters\)"):
+        define_eval(test=wrapper)
+    assert define_eval(test=functools.partial(two, case=None)).name == "?"
+
+
+def test_evals_defined_at_one_line_share_one_location():
+    """A project that defines thousands of evals in a loop keeps one location, not one each."""
+    made = [define_eval(test=_test, name=f"e{i}") for i in range(3)]; line = _line_here()  # noqa: E702
+    other = define_eval(test=_test, name="other")
+    assert made[0].defined_at is made[1].defined_at is made[2].defined_at
+    assert made[0].defined_at.line == line and made[0].defined_at.file == __file__
+    assert other.defined_at.line == line + 1 and other.defined_at is not made[0].defined_at

@@ -133,3 +133,62 @@ def test_a_schema_1_store_is_migrated_when_opened(tmp_path, readonly) -> None:
         assert "pass_rule" in columns(conn, "run_slots")
         indexes = {row[1] for row in conn.execute("PRAGMA index_list(assertion_results)")}
         assert "assertion_results_by_state" in indexes
+
+
+def _master(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None]]:
+    return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+
+
+def _shape(conn: sqlite3.Connection) -> dict[str, object]:
+    """What a schema is, whatever the spelling of its CREATE text: every object, each table's
+    columns (type, NOT NULL, key position), foreign keys and indexes (with their columns)."""
+    objects = conn.execute("SELECT type, name, tbl_name FROM sqlite_master ORDER BY type, name").fetchall()
+    tables = [name for kind, name, _ in objects if kind == "table"]
+
+    def indexes(table: str) -> list[object]:
+        return [(row[1:], conn.execute(f"PRAGMA index_info({row[1]})").fetchall())
+                for row in conn.execute(f"PRAGMA index_list({table})")]
+
+    return {
+        "objects": objects,
+        "tables": {t: (conn.execute(f"PRAGMA table_info({t})").fetchall(),
+                       conn.execute(f"PRAGMA foreign_key_list({t})").fetchall(),
+                       sorted(indexes(t), key=str)) for t in tables},
+        "triggers": conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall(),
+    }
+
+
+def test_the_schema_is_what_sqlite_utils_would_create_from_the_same_tables():
+    """create_schema writes its own CREATE statements (one per object, no sqlite_master round
+    trips); they must be the very objects sqlite-utils' table.create / create_index make."""
+    from sqlite_utils import Database
+
+    from niceeval_cli.store import schema
+
+    ours = Database(sqlite3.connect(":memory:"), execute_plugins=False)
+    schema.create_schema(ours)
+    reference = Database(sqlite3.connect(":memory:"), execute_plugins=False)
+    for table in schema._SCHEMA_TABLES:
+        reference.table(table.name).create(
+            dict(table.columns), pk=table.pk, not_null=set(table.not_null),
+            foreign_keys=[(column, other, "id") for column, other in table.references.items()],
+        )
+    for table_name, index_columns, name in schema._INDEXES:
+        reference.table(table_name).create_index(index_columns, index_name=name, if_not_exists=True)
+    for statement in schema._triggers():
+        reference.execute(statement)
+    assert _shape(ours.conn) == _shape(reference.conn)
+    assert {row[1] for row in _master(ours.conn) if row[0] == "table"} == set(schema.TABLES)
+
+
+def test_creating_the_schema_again_changes_nothing():
+    """Migrations run create_schema over an existing store: every statement is "if not exists"."""
+    from sqlite_utils import Database
+
+    from niceeval_cli.store import schema
+
+    db = Database(sqlite3.connect(":memory:"), execute_plugins=False)
+    schema.create_schema(db)
+    before = _master(db.conn)
+    schema.create_schema(db)
+    assert _master(db.conn) == before

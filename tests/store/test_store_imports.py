@@ -1,0 +1,32 @@
+"""Opening the store does not import the optional extras sqlite-utils would pull in (numpy,
+pandas): NiceEval stores none of their values, and pandas alone costs hundreds of ms."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_store_imports_neither_numpy_nor_pandas_and_user_code_still_can(tmp_path):
+    for name in ("numpy", "pandas"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(
+            f"import os\nopen(os.path.join({str(tmp_path)!r}, {name!r} + '.imported'), 'w').close()\n"
+        )
+    code = (
+        "import sys\n"
+        "import niceeval_cli.store, sqlite_utils.db\n"
+        "assert 'numpy' not in sys.modules and 'pandas' not in sys.modules\n"
+        "import numpy, pandas\n"  # the user's own code may import them afterwards
+        "print(sqlite_utils.db.np, sqlite_utils.db.pd)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+        env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "None"]
+    assert (tmp_path / "numpy.imported").exists() and (tmp_path / "pandas.imported").exists()
