@@ -162,7 +162,7 @@ def report(repeat: int, quick: bool) -> None:
 
 def merge(repeat: int, quick: bool) -> None:
     evals = 1000 if quick else 8000
-    reads = max(5, repeat)
+    reads = max(9, 3 * repeat)
     print(f"merge — 4 shards × {evals // 4} trivial attempts, reads interleaved, medians of {reads}", flush=True)
     f = scale.merge_figures(evals, 4, reads)
     figure("merge", f"niceeval merge of 4 stores, {f['attempts']:.0f} attempts (CLI)", f["merge"], None, "s",
