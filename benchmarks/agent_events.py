@@ -63,24 +63,36 @@ def _walls(sources: dict[str, str], sizes: tuple[int, int], repeat: int) -> dict
     return {key: statistics.median(values) for key, values in walls.items()}
 
 
+def figures(evals: int = 1000, repeat: int = 3) -> dict[str, float]:
+    """Both variants at evals/5 and evals + evals/5 evals, interleaved: wall times, ms per attempt
+    (wall / evals) and the marginal ms per attempt (the slope, start-up cancelled) of each."""
+    small = max(1, evals // 5)
+    sizes = (small, small + evals)
+    walls = _walls({"plain": TRIVIAL, "events": WITH_EVENTS}, sizes, repeat)
+    n = sizes[1]
+    out: dict[str, float] = {"evals": n}
+    for name in ("plain", "events"):
+        out[f"{name}_wall"] = walls[(name, n)]
+        out[f"{name}_ms"] = walls[(name, n)] / n * 1000
+        out[f"{name}_marginal_ms"] = (walls[(name, n)] - walls[(name, small)]) / evals * 1000
+    out["ratio"] = out["events_wall"] / out["plain_wall"]
+    out["marginal_ratio"] = out["events_marginal_ms"] / out["plain_marginal_ms"]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evals", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    small = max(1, args.evals // 5)
-    sizes = (small, small + args.evals)
-    walls = _walls({"plain": TRIVIAL, "events": WITH_EVENTS}, sizes, args.repeat)
-    per = {name: (walls[(name, sizes[1])] - walls[(name, sizes[0])]) / args.evals * 1000
-           for name in ("plain", "events")}
-    n = sizes[1]
-    plain, events = walls[("plain", n)], walls[("events", n)]
-    print(f"W1 without events:              {plain:.2f} s for {n} evals = {plain / n * 1000:.3f} ms per attempt "
-          f"(marginal {per['plain']:.3f} ms)")
-    print(f"W1 with 10 tool calls per turn: {events:.2f} s for {n} evals = {events / n * 1000:.3f} ms per attempt "
-          f"(marginal {per['events']:.3f} ms)")
-    print(f"per-attempt ratio (wall / evals, as W1 is quoted): {events / plain:.2f}x (target ≤ 1.3x)")
-    print(f"marginal ratio (start-up excluded):               {per['events'] / per['plain']:.2f}x")
+    f = figures(args.evals, args.repeat)
+    n = int(f["evals"])
+    print(f"W1 without events:              {f['plain_wall']:.2f} s for {n} evals = {f['plain_ms']:.3f} ms per "
+          f"attempt (marginal {f['plain_marginal_ms']:.3f} ms)")
+    print(f"W1 with 10 tool calls per turn: {f['events_wall']:.2f} s for {n} evals = {f['events_ms']:.3f} ms per "
+          f"attempt (marginal {f['events_marginal_ms']:.3f} ms)")
+    print(f"per-attempt ratio (wall / evals, as W1 is quoted): {f['ratio']:.2f}x (target ≤ 1.3x)")
+    print(f"marginal ratio (start-up excluded):               {f['marginal_ratio']:.2f}x")
 
 
 if __name__ == "__main__":

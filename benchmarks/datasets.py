@@ -112,6 +112,36 @@ print(json.dumps([t1 - t0, t2 - t1, len(slots)]))
     return discover_s, plan_s, slots
 
 
+def listing_figures(root: Path, repeat: int = 3) -> dict[str, float]:
+    """`--version`, `list`, `list --cases`, `run --dry` on a dataset project, taken in turn
+    (medians of `repeat`), then discovery and planning in-process."""
+    commands = {"version": ["--version"], "list": ["list"], "list_cases": ["list", "--cases"], "dry": ["run", "--dry"]}
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, args in commands.items():
+            walls[name].append(timed(args, root))
+    out = {name: median(values) for name, values in walls.items()}
+    try:
+        out["discover"], out["plan"], out["slots"] = in_process(root)
+    except subprocess.CalledProcessError:
+        pass
+    return out
+
+
+def run_figures(tmp: Path, n: int, repeat: int = 3, startup: float = 0.0) -> dict[str, float]:
+    """A full run of the n cases and of n separate evals, alternately (a fresh project each time):
+    wall times and the per-attempt times with `startup` (interpreter start-up) taken off."""
+    runs_cases, runs_separate = [], []
+    for i in range(repeat):
+        runs_cases.append(timed(["run"], dataset_project(tmp / f"cases-{i}", n)))
+        runs_separate.append(timed(["run"], separate_project(tmp / f"separate-{i}", n)))
+    cases_s, separate_s = median(runs_cases), median(runs_separate)
+    per_case = (cases_s - startup) / n * 1000
+    per_eval = (separate_s - startup) / n * 1000
+    return {"cases": cases_s, "separate": separate_s, "per_case_ms": per_case, "per_eval_ms": per_eval,
+            "ratio": per_case / per_eval}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
@@ -119,30 +149,19 @@ def main() -> None:
     args = parser.parse_args()
     n, repeat = args.cases, args.repeat
     with tempfile.TemporaryDirectory() as tmp:
-        data = dataset_project(Path(tmp) / "dataset", n)
-        version = median([timed(["--version"], data) for _ in range(repeat)])
-        listing = median([timed(["list"], data) for _ in range(repeat)])
-        listing_cases = median([timed(["list", "--cases"], data) for _ in range(repeat)])
-        dry = median([timed(["run", "--dry"], data) for _ in range(repeat)])
-        try:
-            discover_s, plan_s, slots = in_process(data)
-            inside = f"discovery {discover_s:.2f} s + plan {plan_s:.2f} s in-process ({slots} slots)"
-        except subprocess.CalledProcessError as exc:
-            inside = f"in-process figures unavailable ({exc.stderr.strip().splitlines()[-1]})"
-        print(f"{n} cases: niceeval --version {version:.2f} s (interpreter start-up)")
-        print(f"  list {listing:.2f} s · list --cases {listing_cases:.2f} s · run --dry {dry:.2f} s (target ≈ 1 s)")
+        f = listing_figures(dataset_project(Path(tmp) / "dataset", n), repeat)
+        if "slots" in f:
+            inside = f"discovery {f['discover']:.2f} s + plan {f['plan']:.2f} s in-process ({f['slots']:.0f} slots)"
+        else:
+            inside = "in-process figures unavailable"
+        print(f"{n} cases: niceeval --version {f['version']:.2f} s (interpreter start-up)")
+        print(f"  list {f['list']:.2f} s · list --cases {f['list_cases']:.2f} s · run --dry {f['dry']:.2f} s "
+              "(target ≈ 1 s)")
         print(f"  {inside}")
-
-        runs_cases, runs_separate = [], []
-        for i in range(repeat):
-            runs_cases.append(timed(["run"], dataset_project(Path(tmp) / f"cases-{i}", n)))
-            runs_separate.append(timed(["run"], separate_project(Path(tmp) / f"separate-{i}", n)))
-        cases_s, separate_s = median(runs_cases), median(runs_separate)
-        per_case = (cases_s - version) / n * 1000
-        per_eval = (separate_s - version) / n * 1000
-        print(f"full run, {n} attempts: one eval with {n} cases {cases_s:.2f} s ({per_case:.3f} ms per attempt); "
-              f"{n} separate evals {separate_s:.2f} s ({per_eval:.3f} ms per attempt)")
-        print(f"  per-attempt overhead ratio, cases / separate evals: {per_case / per_eval:.2f}")
+        r = run_figures(Path(tmp), n, repeat, f["version"])
+        print(f"full run, {n} attempts: one eval with {n} cases {r['cases']:.2f} s ({r['per_case_ms']:.3f} ms per "
+              f"attempt); {n} separate evals {r['separate']:.2f} s ({r['per_eval_ms']:.3f} ms per attempt)")
+        print(f"  per-attempt overhead ratio, cases / separate evals: {r['ratio']:.2f}")
 
 
 if __name__ == "__main__":

@@ -71,19 +71,24 @@ def _cli(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[flo
     return wall, done
 
 
-def _best(fn: Callable[[], Any], repeat: int = 5) -> float:
-    times = []
+def _interleaved(fns: dict[str, Callable[[], Any]], repeat: int = 5) -> dict[str, float]:
+    """Median seconds of each call, the calls taken in turn so that load changes hit all alike."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
-def merge_bench(evals: int = 8000, shards: int = 4) -> None:
-    """4 shards of ~2 000 trivial attempts each (4 000 evals x 2 attempts = 8 000 slots)."""
+def merge_figures(evals: int = 8000, shards: int = 4, repeat: int = 5) -> dict[str, float]:
+    """4 shards of ~2 000 trivial attempts each (4 000 evals x 2 attempts = 8 000 slots): shard and
+    one-machine runs, `niceeval merge` (twice: the second a no-op) through the CLI, then the group
+    and one-machine reads as library calls (no start-up), interleaved, medians of `repeat`."""
     from niceeval_cli.app.query import query_rows
     from niceeval_cli.app.view import load_view
+    from niceeval_cli.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         root = _project(Path(tmp), TRIVIAL, evals // 2, "[project]\nattempts = 2\nmax_concurrency = 16\n")
@@ -93,29 +98,36 @@ def merge_bench(evals: int = 8000, shards: int = 4) -> None:
         sources = [f"s{k}.db" for k in range(1, shards + 1)]
         merge_wall, _ = _cli(root, "merge", *sources, "--into", "merged.db")
         again_wall, _ = _cli(root, "merge", *sources, "--into", "merged.db")
-        from niceeval_cli.store import Store
-
         with Store.open(root / "merged.db", readonly=True) as store:
             attempts = sum(g.total for g in store.outcome_rows("bench"))
         merged, one = root / "merged.db", root / "one.db"
-        q_group = _best(lambda: query_rows(merged, "attempts", run="bench"))
-        q_one = _best(lambda: query_rows(one, "attempts"))
-        qa_group = _best(lambda: query_rows(merged, "assertions", run="bench", states=["failed"], limit=50))
-        qa_one = _best(lambda: query_rows(one, "assertions", states=["failed"], limit=50))
-        v_group = _best(lambda: load_view(merged, "bench"))
-        v_one = _best(lambda: load_view(one, None))
-        runs_group = _best(lambda: query_rows(merged, "runs"))
-    print(f"merge  {shards} shards, {attempts} attempts in all (shard runs {', '.join(f'{w:.1f}' for w in walls)} s; "
-          f"one-machine run {one_wall:.1f} s)")
-    print(f"merge  niceeval merge of {shards} stores: {merge_wall:.2f} s wall (CLI, incl. start-up); "
-          f"again (a no-op): {again_wall:.2f} s")
-    print(f"read   query attempts:            group {q_group * 1000:7.1f} ms · one run {q_one * 1000:7.1f} ms · "
-          f"ratio {q_group / q_one:.2f}")
-    print(f"read   query assertions failed/50: group {qa_group * 1000:7.1f} ms · one run {qa_one * 1000:7.1f} ms · "
-          f"ratio {qa_group / qa_one:.2f}")
-    print(f"read   view (header + first page): group {v_group * 1000:7.1f} ms · one run {v_one * 1000:7.1f} ms · "
-          f"ratio {v_group / v_one:.2f}")
-    print(f"read   query runs (with the group row): {runs_group * 1000:.1f} ms")
+        reads = _interleaved({
+            "query attempts group": lambda: query_rows(merged, "attempts", run="bench"),
+            "query attempts one": lambda: query_rows(one, "attempts"),
+            "query assertions group": lambda: query_rows(merged, "assertions", run="bench", states=["failed"],
+                                                         limit=50),
+            "query assertions one": lambda: query_rows(one, "assertions", states=["failed"], limit=50),
+            "view group": lambda: load_view(merged, "bench"),
+            "view one": lambda: load_view(one, None),
+            "query runs group": lambda: query_rows(merged, "runs"),
+            "query runs one": lambda: query_rows(one, "runs"),
+        }, repeat)
+    return {"attempts": attempts, "one_run": one_wall, "shard_runs": max(walls), "merge": merge_wall,
+            "merge_again": again_wall, **reads}
+
+
+def merge_bench(evals: int = 8000, shards: int = 4) -> None:
+    f = merge_figures(evals, shards)
+    print(f"merge  {shards} shards, {f['attempts']:.0f} attempts in all (slowest shard run {f['shard_runs']:.1f} s; "
+          f"one-machine run {f['one_run']:.1f} s)")
+    print(f"merge  niceeval merge of {shards} stores: {f['merge']:.2f} s wall (CLI, incl. start-up); "
+          f"again (a no-op): {f['merge_again']:.2f} s")
+    for what, label in (("query attempts", "query attempts:           "),
+                        ("query assertions", "query assertions failed/50:"),
+                        ("view", "view (header + first page):"), ("query runs", "query runs:               ")):
+        group, one = f[f"{what} group"], f[f"{what} one"]
+        print(f"read   {label} group {group * 1000:7.1f} ms · one run {one * 1000:7.1f} ms · "
+              f"ratio {group / one:.2f}")
 
 
 def _cluster() -> Any:

@@ -5,6 +5,7 @@ from the store's severity order, and only the attempts on the page have their re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,25 +101,43 @@ def build_page(
     store: Store, run: RunRow, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
     limit: int | None = DEFAULT_PAGE,
 ) -> RunPage:
-    """Read what the page needs: grouped counts for the header, at most `limit` attempts to list."""
+    """Read what the page needs: grouped counts for the header, at most `limit` attempts to list.
+
+    The grouped counts (the longest read: one GROUP BY over every attempt of the run) come from a
+    second read-only connection in a thread while this one reads the page and the costs; SQLite
+    runs a statement without the GIL, so on two cores the reads overlap (100 000 attempts: ≈ 0.3 s
+    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before.
+    """
 
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
-    groups = store.outcome_rows(run.id, experiment=experiments, eval_prefix=prefixes)
-    order = [e for e in run.experiments if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
-    rows = store.attempts_for_run(run.id, experiment=experiments, eval_prefix=prefixes,
-                                  states=list(filters.states) or None, limit=limit)
-    expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
-    collapsed: list[AttemptRow] = []
-    for attempt in rows:
-        if expand or not is_clean(attempt.state, attempt.gate):
-            expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
-        else:
-            collapsed.append(attempt)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:
+        counting = pool.submit(_outcome_rows, store.path, run.id, experiments, prefixes)
+        order = [e for e in run.experiments
+                 if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
+        rows = store.attempts_for_run(run.id, experiment=experiments, eval_prefix=prefixes,
+                                      states=list(filters.states) or None, limit=limit)
+        expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
+        collapsed: list[AttemptRow] = []
+        for attempt in rows:
+            if expand or not is_clean(attempt.state, attempt.gate):
+                expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
+            else:
+                collapsed.append(attempt)
+        costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
+        missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
+        groups = counting.result()
     matching = sum(g.total for g in groups if _matches(g, filters.states))
-    costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
-    missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
     return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
                    missing)
+
+
+def _outcome_rows(path: Path, run_id: str, experiments: list[str] | None,
+                  prefixes: list[str] | None) -> list[OutcomeGroup]:
+    """`Store.outcome_rows` on a connection of its own (a connection stays in its thread)."""
+    from ..store import Store
+
+    with Store.open(path, readonly=True) as store:
+        return store.outcome_rows(run_id, experiment=experiments, eval_prefix=prefixes)
 
 
 def not_run_count(run: RunRow) -> int | None:

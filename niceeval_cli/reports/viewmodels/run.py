@@ -10,7 +10,7 @@ from ... import outcomes
 from ..._errors import ExitCode
 from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
 from ...store.rows import PlanSlot, RunRow
-from .._tally import DEFAULT_PASS_RULE, CasesTally, EvalTally, ExperimentTally, RunTally
+from .._tally import DEFAULT_PASS_RULE, CasesTally, EvalTally, ExperimentTally, RunTally, attempt_word
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
 
 MULTI_LIMIT = 20  # evals with several attempts listed in the header
@@ -51,7 +51,7 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
     gates_failed = gates_unavailable = 0  # in any score attempt, unrankable ones included
     for experiment in tally.experiments:
         for group in experiment.score_groups():
-            word = _score_word(group.state, group.gate)
+            word = attempt_word(group.state, group.gate)
             score[word] = score.get(word, 0) + group.total
             gates_failed += group.total if group.gate is GateState.FAILED else 0
             gates_unavailable += group.total if group.gate is GateState.UNAVAILABLE else 0
@@ -71,12 +71,6 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
             plural(gates_unavailable, "gate") + " unavailable" if gates_unavailable else "",
         ) if p)
     return RunCountLine(evals, score, because)
-
-
-def _score_word(state: AttemptState, gate: object) -> str:
-    from .._tally import attempt_word
-
-    return attempt_word(state, gate)  # type: ignore[arg-type]
 
 
 # ── the header ───────────────────────────────────────────────────────────────────────────
