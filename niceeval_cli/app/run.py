@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from .. import outcomes
 from .._errors import UsageError
 from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
-from ..authoring._turns import TOOL_CALLS_UNOBSERVED
 from .project import load_project
 
 if TYPE_CHECKING:
@@ -225,6 +224,8 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
     more, key_problem, unobserved = 0, False, False
     if summary_limit is not None:
         shown, more, key_problem = _shown(store, run_row.id, groups, summary_limit)
+        from ..authoring._turns import TOOL_CALLS_UNOBSERVED  # here: `view` imports this module, not authoring
+
         unobserved = any(r.reason == TOOL_CALLS_UNOBSERVED for _, results in shown for r in results)
     attempts: list[AttemptRow] = []
     results: dict[str, list[AssertionRow]] = {}
