@@ -40,7 +40,7 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EvalFold:
     """One (experiment, eval) folded over its attempts under a pass_rule."""
 

@@ -71,7 +71,7 @@ def pass_rule_of(text: str | float | None) -> PassRule:
     return parse_pass_rule(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per eval: a run of 20 000 holds 20 000
 class EvalDecision:
     """One (experiment, eval[, case]) of a run, folded over its attempts.
 

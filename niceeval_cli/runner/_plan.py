@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -243,6 +244,9 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 parts_json = template.render(eval_id=discovered.id, ordinal=ordinal, case_json=case_json)
                 fp = digest(parts_json)
                 previous = _previous(previous_by_slot, discovered.id, ordinal)
+                if previous is not None and previous.fingerprint != fp and store is not None:
+                    previous = dataclasses.replace(
+                        previous, fingerprint_json=store.fingerprint_parts_of(previous.id) or "{}")
                 reason, changed = decide(previous, fp, parts_json, settings.timeout_ms, request.mode)
                 reuse = previous if reason is PlanReason.REUSED else None
                 slots.append(PlannedSlot(
@@ -269,8 +273,9 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
 
 
 
-def _previous(latest: Mapping[tuple[str, int], LatestAttempt], eval_id: str, ordinal: int) -> PreviousAttempt | None:
-    row = latest.get((eval_id, ordinal))
+def _previous(latest: dict[tuple[str, int], LatestAttempt], eval_id: str, ordinal: int) -> PreviousAttempt | None:
+    # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
+    row = latest.pop((eval_id, ordinal), None)
     if row is None:
         return None
     return PreviousAttempt(  # the texts every slot repeats are interned: a plan holds them per slot
@@ -279,6 +284,6 @@ def _previous(latest: Mapping[tuple[str, int], LatestAttempt], eval_id: str, ord
         state=sys.intern(str(row.state)),
         gate=sys.intern(str(row.gate)) if row.gate is not None else None,
         fingerprint=row.fingerprint,
-        fingerprint_json=row.fingerprint_parts or "{}",
+        fingerprint_json="{}",  # read only when the fingerprint changed (`plan`)
         duration_ms=row.duration_ms,
     )

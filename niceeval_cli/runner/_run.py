@@ -7,7 +7,7 @@ import concurrent.futures
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import outcomes
 from .._errors import ExitCode, NiceEvalError, UsageError
@@ -46,6 +46,7 @@ from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
 WORKER_STAGGER_S = 0.001
 WORKER_STAGGER_MAX_S = 0.05
 _NO_GRADER: Any = object()
+T = TypeVar("T")
 
 
 class _Stop:
@@ -304,6 +305,16 @@ def _expanded(groups: Iterable[OutcomeGroup]) -> Iterator[OutcomeGroup]:
             yield group
 
 
+class _Rows(Iterable[T]):
+    """Rows made as they are read, again on each iteration: 20 000 slot rows are never held."""
+
+    def __init__(self, make: Callable[[], Iterator[T]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[T]:
+        return self._make()
+
+
 def _check_group(store: Store, layout: ShardLayout) -> None:
     """A group's shards must come from one plan: refuse a shard of another plan under its id."""
     others = sorted(d for d in store.group_plan_digests(str(layout.group_id)) if d != layout.digest)
@@ -444,13 +455,15 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     shard_index=layout.shard.index if layout.shard else None,
                     shard_count=layout.shard.count if layout.shard else None,
                     group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
-                    reference_slots=[
+                    reference_slots=_Rows(lambda: (
                         SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
                                    Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
                         for s in reused
-                    ],
-                    plan=[PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
-                          for s in planned_slots],  # the full plan (every shard's slots)
+                    )),
+                    plan=_Rows(lambda: (  # the full plan (every shard's slots)
+                        PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+                        for s in planned_slots
+                    )),
                 )
                 events.planned(run_id, slots)
                 if failures:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple
@@ -201,16 +201,18 @@ class Store:
         plan_digest: str | None = None,
         executor: str | None = None,
         budget_usd: float | None = None,
-        reference_slots: Sequence[SlotRecord] = (),
+        reference_slots: Iterable[SlotRecord] = (),
         plan: Iterable[PlanSlot | tuple[Any, ...]] | None = None,
     ) -> None:
         """Record a new run as `running`, owned by this process (its status is set by `finish_run`).
 
         `reference_slots` and `plan` (see `add_reference_slots`, `record_plan`) may be written in
-        the same transaction, so no reader ever sees the run without them.
+        the same transaction, so no reader ever sees the run without them. Both are read as they
+        are written (a 20 000-slot plan is never held as rows) and read once more only if SQLite
+        refuses a value, so they must be re-iterable (a list, or an object whose `__iter__`
+        starts over), not a one-shot generator.
         """
         self._writable("Starting a run")
-        _check_reference_slots(reference_slots)
         owner = current_owner()
         record = {
             "id": run_id,
@@ -236,21 +238,20 @@ class Store:
         values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
         # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
         # re-run reusing 20 000 results must not clean 40 000 rows value by value.
-        slots = [slot_values(s) for s in reference_slots]
+        slots = (slot_values(s) for s in _checked_reference_slots(reference_slots))
         planned = _plan_rows(run_id, plan) if plan is not None else None
         try:
             self._write_begin(run_id, values, slots, planned)
         except (UnicodeEncodeError, OverflowError):
             self._write_begin(run_id, values, _clean_slots(reference_slots),
-                              _plan_values(run_id, [r[1:] for r in planned]) if planned is not None else None)
+                              _plan_values(run_id, plan) if plan is not None else None)
 
-    def _write_begin(self, run_id: str, values: Sequence[Any], slots: Sequence[Sequence[Any]],
-                     planned: Sequence[Sequence[Any]] | None) -> None:
+    def _write_begin(self, run_id: str, values: Sequence[Any], slots: Iterable[Sequence[Any]],
+                     planned: Iterable[Sequence[Any]] | None) -> None:
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
-            if slots:
-                conn.executemany(INSERT_SLOT, slots)
+            conn.executemany(INSERT_SLOT, slots)
             if planned is not None:
                 conn.executemany(INSERT_PLAN, planned)
 
@@ -384,6 +385,13 @@ class Store:
                 [experiment_id],
             )
             return {(row[0], row[1]): LatestAttempt._make(row[2:]) for row in rows}
+
+    def fingerprint_parts_of(self, attempt_id: str) -> str | None:
+        """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
+        from it; a 20 000-slot plan must not read 20 000 of them to find none changed)."""
+        with translated(self.path, "Reading an attempt's fingerprint"):
+            row = self._db.conn.execute("SELECT fingerprint_parts FROM attempts WHERE id = ?", [attempt_id]).fetchone()
+        return row[0] if row is not None else None
 
     def latest_run_id(self) -> str | None:
         """The most recent run, or its group when it is a shard (a group counts as one run)."""
@@ -750,38 +758,40 @@ class LatestAttempt(NamedTuple):
     state: str
     gate: str | None
     fingerprint: str
-    fingerprint_parts: str | None
-    duration_ms: float
+    duration_ms: float  # (its fingerprint's parts, read only when they differ: `fingerprint_parts_of`)
 
 
-def _check_reference_slots(slots: Sequence[SlotRecord]) -> None:
+def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:
+    for _slot in _checked_reference_slots(slots):
+        pass
+
+
+def _checked_reference_slots(slots: Iterable[SlotRecord]) -> Iterator[SlotRecord]:
     for slot in slots:
         if slot.relation is not Relation.REFERENCE or slot.attempt_id is None:
             raise ValueError(f"not a reference slot with an attempt: {slot!r}")
+        yield slot
 
 
-def _clean_slots(slots: Sequence[SlotRecord]) -> list[tuple[Any, ...]]:
-    return [clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL) for s in slots]
+def _clean_slots(slots: Iterable[SlotRecord]) -> Iterator[tuple[Any, ...]]:
+    return (clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL)
+            for s in _checked_reference_slots(slots))
 
 
-def _plan_rows(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def _plan_rows(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """Plan rows as given (experiment, eval, ordinal, case; case may be left out)."""
-    rows = []
     for slot in slots:
         experiment_id, eval_id, ordinal, *rest = slot
-        rows.append((run_id, experiment_id, eval_id, ordinal, rest[0] if rest else None))
-    return rows
+        yield (run_id, experiment_id, eval_id, ordinal, rest[0] if rest else None)
 
 
-def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    values = []
+def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     for slot in slots:
         experiment_id, eval_id, ordinal, *rest = slot
         case_id = rest[0] if rest else None
-        values.append(clean_text(run_id)[0:1] + tuple(
+        yield clean_text(run_id)[0:1] + tuple(
             clean_text(v)[0] if isinstance(v, str) else v for v in (experiment_id, eval_id, ordinal, case_id)
-        ))
-    return values
+        )
 
 
 def _origin_slot(attempt: AttemptRecord, slot: SlotRecord) -> SlotRecord:
