@@ -40,7 +40,7 @@ class Endpoint:
 
     def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
         self.base_url = base_url
-        self._lanes = LaneTransport(max_concurrency, _tls_context()) if transport is None else None
+        self._lanes = LaneTransport(max_concurrency, _tls_context) if transport is None else None
         self.transport: httpx.AsyncBaseTransport = transport or self._lanes  # type: ignore[assignment]
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterator
 from contextlib import contextmanager
 
 import httpcore
@@ -62,7 +62,7 @@ def _httpx_errors() -> Iterator[None]:
 class _Lane:
     """One connection at most, used by one request at a time."""
 
-    def __init__(self, backend: httpcore.AsyncNetworkBackend, verify: ssl.SSLContext) -> None:
+    def __init__(self, backend: httpcore.AsyncNetworkBackend, verify: Callable[[], ssl.SSLContext]) -> None:
         self._backend = backend
         self._verify = verify
         self._connection: httpcore.AsyncHTTP11Connection | None = None
@@ -86,7 +86,7 @@ class _Lane:
         host = origin.host.decode("ascii")
         stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
         if origin.scheme == b"https":
-            stream = await stream.start_tls(self._verify, server_hostname=host, timeout=timeout)
+            stream = await stream.start_tls(self._verify(), server_hostname=host, timeout=timeout)
         connection = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY_S)
         if isinstance(getattr(connection, "_state_lock", None), _CoreLock):
             # httpcore's lock goes through anyio (importing its asyncio backend on first use,
@@ -117,18 +117,27 @@ class LaneTransport(httpx.AsyncBaseTransport):
     """`size` single-connection lanes; a request takes a free lane (FIFO when none is) and
     hands it back with the whole response read."""
 
-    def __init__(self, size: int, verify: ssl.SSLContext) -> None:
+    def __init__(self, size: int, verify: ssl.SSLContext | Callable[[], ssl.SSLContext]) -> None:
+        """`verify`: the TLS context, or what makes it — called at the first https connection
+        only (loading the CA bundle costs tens of milliseconds a loopback judge never needs)."""
         self._size = size
-        verify.set_alpn_protocols(["http/1.1"])
-        self._verify = verify
+        self._make_verify = verify if callable(verify) else (lambda: verify)
+        self._context: ssl.SSLContext | None = None
         self._backend = AsyncioBackend()
         self._lanes: list[_Lane] = []
         self._free: asyncio.Queue[_Lane] = asyncio.Queue()
 
     def _new_lane(self) -> _Lane:
-        lane = _Lane(self._backend, self._verify)
+        lane = _Lane(self._backend, self._tls)
         self._lanes.append(lane)
         return lane
+
+    def _tls(self) -> ssl.SSLContext:
+        if self._context is None:
+            context = self._make_verify()
+            context.set_alpn_protocols(["http/1.1"])
+            self._context = context
+        return self._context
 
     def open_all(self) -> None:
         """Create every lane now (no connection yet), e.g. while a preflight request waits."""
