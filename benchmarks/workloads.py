@@ -93,8 +93,8 @@ def _rss_run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> t
     wrapper = (
         "import resource, sys, runpy\n"
         "sys.argv = ['niceeval', *sys.argv[1:]]\n"
-        "from niceeval_cli.cli import app\n"
-        "try:\n    app(prog_name='niceeval')\n"
+        "from niceeval_cli.cli import main  # the console script's entry point\n"
+        "try:\n    main()\n"
         "except SystemExit as e:\n    code = e.code\n"
         "else:\n    code = 0\n"
         "sys.stderr.write(f'\\n__RSS__ {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
