@@ -138,9 +138,10 @@ class _Recording:
     seals everything and exits with its own code.
     """
 
-    def __init__(self, events: RunEvents) -> None:
+    def __init__(self, events: RunEvents, mode: RerunMode) -> None:
         self.events = events
-        self.slots: list[PlannedSlot] | None = None
+        self.mode = mode
+        self.plan: PlanTotals | None = None  # the plan's totals, not its slots (20 000 of them)
         self.closed = False
 
     def _guarded(self, emit: Callable[[], None]) -> None:
@@ -153,7 +154,7 @@ class _Recording:
             silence_stdout()
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
-        self.slots = list(slots)
+        self.plan = PlanTotals.of(slots, self.mode)
         self._guarded(lambda: self.events.planned(run_id, slots))
 
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
@@ -179,9 +180,9 @@ def execute(
     from ..runner import run
     from ..store import Store
 
-    recording = _Recording(events)
+    recording = _Recording(events, request.mode)
     outcome = run(request, recording)
-    plan = PlanTotals.of(recording.slots, request.mode) if recording.slots is not None else None
+    plan = recording.plan
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, plan, None, None)
     with Store.open(request.store_path or request.project.store, readonly=True) as store:

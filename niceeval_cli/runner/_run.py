@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -305,6 +306,17 @@ def _expanded(groups: Iterable[OutcomeGroup]) -> Iterator[OutcomeGroup]:
             yield group
 
 
+def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
+    for s in reused:
+        yield SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
+                         Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
+
+
+def _plan_slots(planned: Sequence[PlannedSlot]) -> Iterator[PlanSlot]:
+    for s in planned:
+        yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+
+
 class _Rows(Iterable[T]):
     """Rows made as they are read, again on each iteration: 20 000 slot rows are never held."""
 
@@ -455,15 +467,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     shard_index=layout.shard.index if layout.shard else None,
                     shard_count=layout.shard.count if layout.shard else None,
                     group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
-                    reference_slots=_Rows(lambda: (
-                        SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                                   Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
-                        for s in reused
-                    )),
-                    plan=_Rows(lambda: (  # the full plan (every shard's slots)
-                        PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
-                        for s in planned_slots
-                    )),
+                    reference_slots=_Rows(functools.partial(_reference_slots, run_id, reused)),
+                    plan=_Rows(functools.partial(_plan_slots, planned_slots)),  # the full plan (every shard's)
                 )
                 events.planned(run_id, slots)
                 if failures:
@@ -486,20 +491,23 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             else RunStatus.SETUP_ERROR if failures
             else RunStatus.BUDGET_EXHAUSTED if budget_hit else RunStatus.FINISHED
         )
-        groups = tuple(store.outcome_rows(run_id))
-        decision = outcomes.decide_run(
-            _expanded(groups), planned=len(slots), setup_error=bool(failures), interrupted=interrupted,
-            budget_exhausted=budget_hit,
-        )
         unstarted = tuple(
             f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted(dispatchable)
         ) if budget_hit and dispatcher is not None else ()
+        planned, executed, reused_count = len(slots), len(dispatchable), len(reused)
+        # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
+        del planned_slots, layout, slots, executing, reused, dispatchable
+        groups = tuple(store.outcome_rows(run_id))
+        decision = outcomes.decide_run(
+            _expanded(groups), planned=planned, setup_error=bool(failures), interrupted=interrupted,
+            budget_exhausted=budget_hit,
+        )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
         outcome = RunOutcome(
-            run_id, str(status), int(code), executed=len(dispatchable), reused=len(reused),
+            run_id, str(status), int(code), executed=executed, reused=reused_count,
             counts=dict(decision.counts), setup_failures=tuple(failures),
-            planned=len(slots), not_run=decision.not_run or 0, plan_reasons=reasons,
+            planned=planned, not_run=decision.not_run or 0, plan_reasons=reasons,
             usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
             decision=decision,
