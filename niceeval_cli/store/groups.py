@@ -10,7 +10,6 @@ and the building of a group's row; `Store` runs it.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -80,9 +79,10 @@ def group_row(
     planned = newest["planned_total"]
     statuses = {RunStatus(m["status"]) for m in members}
     run_status = next(s for s in _STATUS_ORDER if s in statuses)
-    rows = itertools.chain.from_iterable(itertools.repeat(g, g.total) for g in outcome)
+    groups = list(outcome)
     decision = decide_run(
-        rows, planned=planned, setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False
+        groups, counts=[g.total for g in groups], planned=planned,
+        setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False,
     )
     shards = len({m["shard_index"] for m in members})
     ended = [m["ended_at"] for m in members]
