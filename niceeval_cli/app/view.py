@@ -15,7 +15,7 @@ from .run import is_clean
 
 if TYPE_CHECKING:
     from .._records import TurnRecord
-    from ..store import OutcomeGroup, PlanSlot, Store
+    from ..store import OutcomeGroup, PlanSlot, RunRead, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
@@ -74,12 +74,12 @@ def load_view(
         if ref is not None and ref.strip().startswith("@"):
             return _attempt(store, ref.strip())
         try:
-            run = store.resolve_run(ref)
+            read = store.read_run(ref)
         except StoreError:
             if ref is None or not _is_attempt(store, ref):
                 raise
             return _attempt(store, ref)  # an attempt id given without its `@`
-        return build_page(store, run, filters, expand=expand, limit=limit)
+        return build_page(store, read.run, filters, expand=expand, limit=limit, known=read)
 
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
@@ -99,19 +99,24 @@ def _is_attempt(store: Store, ref: str) -> bool:
 
 def build_page(
     store: Store, run: RunRow, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
-    limit: int | None = DEFAULT_PAGE,
+    limit: int | None = DEFAULT_PAGE, known: RunRead | None = None,
 ) -> RunPage:
     """Read what the page needs: grouped counts for the header, at most `limit` attempts to list.
 
     The grouped counts (the longest read: one GROUP BY over every attempt of the run) come from a
     second read-only connection in a thread while this one reads the page and the costs; SQLite
     runs a statement without the GIL, so on two cores the reads overlap (100 000 attempts: ≈ 0.3 s
-    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before.
+    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before. `known`: what
+    resolving `run` already read (`Store.read_run`): a shard group's outcome groups, from which
+    its verdict was just decided, are the header's too when no experiment or eval filter applies.
     """
 
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
+    known_groups = known.groups if known is not None and known.run is run and not (experiments or prefixes) else None
+    known_missing = known.not_run if known is not None and known.run is run else None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:
-        counting = pool.submit(_outcome_rows, store.path, run.id, experiments, prefixes)
+        counting = None if known_groups is not None else pool.submit(
+            _outcome_rows, store.path, run.id, experiments, prefixes)
         order = [e for e in run.experiments
                  if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
         rows = store.attempts_for_run(run.id, experiment=experiments, eval_prefix=prefixes,
@@ -124,8 +129,10 @@ def build_page(
             else:
                 collapsed.append(attempt)
         costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
-        missing = tuple(store.not_run(run.id)) if run.is_group and run.not_run else ()
-        groups = counting.result()
+        missing: tuple[PlanSlot, ...] = ()
+        if run.is_group and run.not_run:
+            missing = tuple(known_missing if known_missing is not None else store.not_run(run.id))
+        groups = counting.result() if counting is not None else known_groups or []
     matching = sum(g.total for g in groups if _matches(g, filters.states))
     return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
                    missing)
