@@ -4,7 +4,7 @@ from the store's severity order, and only the attempts on the page have their re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,12 +74,17 @@ def load_view(
         if ref is not None and ref.strip().startswith("@"):
             return _attempt(store, ref.strip())
         try:
-            read = store.read_run(ref)
+            kind, ident = store.resolve_ref(ref)
         except StoreError:
             if ref is None or not _is_attempt(store, ref):
                 raise
             return _attempt(store, ref)  # an attempt id given without its `@`
-        return build_page(store, read.run, filters, expand=expand, limit=limit, known=read)
+        if kind == "group":
+            # A group's verdict is decided from its outcome groups on every read: decided from
+            # the header's own (read in the thread while the page is read), not read twice.
+            return _page(store, ident, lambda outcome: store.read_run(ident, outcome=outcome), filters,
+                         expand=expand, limit=limit)
+        return build_page(store, store.resolve_run(ident), filters, expand=expand, limit=limit)
 
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
@@ -99,27 +104,31 @@ def _is_attempt(store: Store, ref: str) -> bool:
 
 def build_page(
     store: Store, run: RunRow, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
-    limit: int | None = DEFAULT_PAGE, known: RunRead | None = None,
+    limit: int | None = DEFAULT_PAGE,
 ) -> RunPage:
     """Read what the page needs: grouped counts for the header, at most `limit` attempts to list.
 
     The grouped counts (the longest read: one GROUP BY over every attempt of the run) come from a
     second read-only connection in a thread while this one reads the page and the costs; SQLite
     runs a statement without the GIL, so on two cores the reads overlap (100 000 attempts: ≈ 0.3 s
-    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before. `known`: what
-    resolving `run` already read (`Store.read_run`): a shard group's outcome groups, from which
-    its verdict was just decided, are the header's too when no experiment or eval filter applies.
+    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before.
     """
+    from ..store import RunRead
 
+    return _page(store, run.id, lambda outcome: RunRead(run, None, None), filters, expand=expand, limit=limit)
+
+
+def _page(
+    store: Store, run_id: str, resolve: Callable[[Callable[[], list[OutcomeGroup]] | None], RunRead],
+    filters: ViewFilters, *, expand: bool, limit: int | None,
+) -> RunPage:
+    """`build_page` for a run that `resolve` reads once the page is read: it is handed the header's
+    outcome groups (a supplier: they are still being read) when no experiment or eval filter
+    applies, so that a shard group's verdict is decided from them (`Store.read_run(outcome=)`)."""
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
-    known_groups = known.groups if known is not None and known.run is run and not (experiments or prefixes) else None
-    known_missing = known.not_run if known is not None and known.run is run else None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:
-        counting = None if known_groups is not None else pool.submit(
-            _outcome_rows, store.path, run.id, experiments, prefixes)
-        order = [e for e in run.experiments
-                 if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
-        rows = store.attempts_for_run(run.id, experiment=experiments, eval_prefix=prefixes,
+        counting = pool.submit(_outcome_rows, store.path, run_id, experiments, prefixes)
+        rows = store.attempts_for_run(run_id, experiment=experiments, eval_prefix=prefixes,
                                       states=list(filters.states) or None, limit=limit)
         expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
         collapsed: list[AttemptRow] = []
@@ -128,11 +137,15 @@ def build_page(
                 expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
             else:
                 collapsed.append(attempt)
-        costs = store.costs(run.id, experiment=experiments, eval_prefix=prefixes)
+        costs = store.costs(run_id, experiment=experiments, eval_prefix=prefixes)
+        read = resolve(None if experiments or prefixes else counting.result)
+        run = read.run
         missing: tuple[PlanSlot, ...] = ()
         if run.is_group and run.not_run:
-            missing = tuple(known_missing if known_missing is not None else store.not_run(run.id))
-        groups = counting.result() if counting is not None else known_groups or []
+            missing = tuple(read.not_run if read.not_run is not None else store.not_run(run.id))
+        groups = counting.result()
+    order = [e for e in run.experiments
+             if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
     matching = sum(g.total for g in groups if _matches(g, filters.states))
     return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
                    missing)

@@ -144,7 +144,11 @@ def decide_run(
     """
     weights: Iterable[int] = itertools.repeat(1) if counts is None else counts
     state_counts: dict[str, int] = {}
-    pass_states: dict[tuple[str, str, str | None], dict[AttemptState, int]] = {}
+    # Pass-style attempts per eval, one dict per verdict (not one per eval: a group has 4 000
+    # evals); `rules` holds the evals in the order they first came, `odd` the first state of
+    # each eval that a pass fold refuses.
+    tallies: dict[AttemptState, dict[tuple[str, str, str | None], int]] = {s: {} for s in _PASS_STATES}
+    odd: dict[tuple[str, str, str | None], AttemptState] = {}
     rules: dict[tuple[str, str, str | None], PassRule] = {}
     score_rows: dict[tuple[str, str, str | None], list[tuple[OutcomeRow, int]]] = {}
     total = 0
@@ -172,29 +176,32 @@ def decide_run(
         if is_pass is None:
             is_pass = known_kinds[row.kind] = row.kind is EvalKind.PASS or EvalKind(row.kind) is EvalKind.PASS
         if is_pass:
-            states = pass_states.get(key)
-            if states is None:
-                states = pass_states[key] = {}
+            if key not in rules:
                 rule = known_rules.get(row.pass_rule)
                 if rule is None:
                     rule = known_rules[row.pass_rule] = pass_rule_of(row.pass_rule)
                 rules[key] = rule
-            states[state] = states.get(state, 0) + n
+            tally = tallies.get(state)
+            if tally is None:
+                odd.setdefault(key, state)
+            else:
+                tally[key] = tally.get(key, 0) + n
         else:
             score_rows.setdefault(key, []).append((row, n))
 
     evals: list[EvalDecision] = []
     by_result = dict.fromkeys(AttemptState, 0)
     failed_evals = errored_pass_evals = 0
-    for key, by_state in pass_states.items():
-        for s in by_state:  # in the order the states first came, as a fold over the copies meets them
-            if s not in _PASS_STATES:
-                raise not_pass_style(s)
-        passed = by_state.get(AttemptState.PASSED, 0)
-        failed = by_state.get(AttemptState.FAILED, 0)
-        errored = by_state.get(AttemptState.ERRORED, 0)
-        rule = rules[key]
-        result, _ = pass_verdict(passed, failed, errored, rule)
+    verdicts: dict[tuple[int, int, int, PassRule], AttemptState] = {}
+    passes, failures, errors = (tallies[s] for s in (AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED))
+    for key, rule in rules.items():
+        if odd and key in odd:  # the state a fold over the copies meets first and refuses
+            raise not_pass_style(odd[key])
+        passed, failed, errored = passes.get(key, 0), failures.get(key, 0), errors.get(key, 0)
+        fold = (passed, failed, errored, rule)  # evals mostly share their counts: each decided once
+        result = verdicts.get(fold)
+        if result is None:
+            result = verdicts[fold] = pass_verdict(passed, failed, errored, rule)[0]
         by_result[result] += 1
         failed_evals += result is AttemptState.FAILED
         errored_pass_evals += result is AttemptState.ERRORED

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple
@@ -399,27 +399,35 @@ class Store:
         or a unique prefix of either. A group reads as one run (`RunRow.kind == "group"`)."""
         return self.read_run(ref).run
 
-    def read_run(self, ref: str | None) -> RunRead:
+    def read_run(
+        self, ref: str | None, *, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+    ) -> RunRead:
         """`resolve_run`, plus what deciding a group's verdict read on the way (its outcome groups
-        and not-run slots), for a reader that needs them next (`view`): read once, not twice."""
+        and not-run slots), for a reader that needs them next (`view`): read once, not twice.
+
+        `outcome`: gives a group's unfiltered outcome groups when the caller reads them anyway
+        (`outcome_rows(group_id)`, e.g. on another connection while it reads something else);
+        called once the members are read, and the verdict decided from what it returns.
+        Ignored for a run (its verdict is stored).
+        """
+        kind, ident = self.resolve_ref(ref)
+        if kind == GROUP_KIND:
+            return self._read_group(ident, outcome)
+        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
+        return RunRead(run_row(rows[0]), None, None)
+
+    def resolve_ref(self, ref: str | None) -> tuple[str, str]:
+        """What `ref` names — ("run", run id) or ("group", group id); None: the latest run or
+        group — without reading a group's verdict. The errors are `resolve_run`'s."""
         if ref is None:
             ref = self.latest_run_id()
             if ref is None:
                 raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-        kind, ident = self._resolve_run_or_group(ref)
-        if kind == GROUP_KIND:
-            return self._read_group(ident)
-        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
-        return RunRead(run_row(rows[0]), None, None)
+        return self._resolve_run_or_group(ref)
 
     def _resolve_id(self, ref: str | None) -> str:
         """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
-        if ref is None:
-            latest = self.latest_run_id()
-            if latest is None:
-                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-            return latest
-        return self._resolve_run_or_group(ref)[1]
+        return self.resolve_ref(ref)[1]
 
     def _resolve_run_or_group(self, ref: str) -> tuple[str, str]:
         ref = ref.strip()
@@ -471,8 +479,10 @@ class Store:
         """A shard group as one run: exact denominators, shards merged, its decided exit code."""
         return self._read_group(group_id).run
 
-    def _read_group(self, group_id: str) -> RunRead:
-        read = self._group_row(group_id)
+    def _read_group(
+        self, group_id: str, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+    ) -> RunRead:
+        read = self._group_row(group_id, outcome)
         if read is None:
             raise StoreError(f"No group with id {group_id!r} in {self.path}; `niceeval query runs` lists them.")
         row, groups, not_run = read
@@ -484,8 +494,11 @@ class Store:
         )
         return RunRead(run, groups, not_run)
 
-    def _group_row(self, group_id: str) -> tuple[dict[str, Any], list[OutcomeGroup], list[PlanSlot]] | None:
-        """The group's row (groups.group_row) and the outcome groups and not-run slots it was decided from."""
+    def _group_row(
+        self, group_id: str, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+    ) -> tuple[dict[str, Any], list[OutcomeGroup], list[PlanSlot]] | None:
+        """The group's row (groups.group_row) and the outcome groups and not-run slots it was
+        decided from (`outcome`, when given: read by the caller)."""
         columns = ", ".join(  # the members' own not_run is not needed: the group's is counted below
             f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
         members = self._rows(
@@ -496,7 +509,8 @@ class Store:
         if not members:
             return None
         ids = [m["id"] for m in members]
-        groups, not_run = self.outcome_rows(ids), self._not_run(ids, ids[0], None)
+        not_run = self._not_run(ids, ids[0], None)
+        groups = list(outcome()) if outcome is not None else self.outcome_rows(ids)
         return group_row(group_id, members, groups, len(not_run)), groups, not_run
 
     def group_plan_digests(self, group_id: str) -> set[str]:
