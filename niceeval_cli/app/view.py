@@ -15,7 +15,7 @@ from .run import is_clean
 
 if TYPE_CHECKING:
     from .._records import TurnRecord
-    from ..store import OutcomeGroup, PlanSlot, RunRead, Store
+    from ..store import GroupOutcome, OutcomeGroup, PlanSlot, RunRead, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
@@ -80,10 +80,8 @@ def load_view(
                 raise
             return _attempt(store, ref)  # an attempt id given without its `@`
         if kind == "group":
-            # A group's verdict is decided from its outcome groups on every read: decided from
-            # the header's own (read in the thread while the page is read), not read twice.
-            return _page(store, ident, lambda outcome: store.read_run(ident, outcome=outcome), filters,
-                         expand=expand, limit=limit)
+            return _page(store, ident, lambda: store.read_run(ident), filters, expand=expand, limit=limit,
+                         group=True)
         return build_page(store, store.resolve_run(ident), filters, expand=expand, limit=limit)
 
 
@@ -115,19 +113,22 @@ def build_page(
     """
     from ..store import RunRead
 
-    return _page(store, run.id, lambda outcome: RunRead(run, None, None), filters, expand=expand, limit=limit)
+    return _page(store, run.id, lambda: RunRead(run, None, None), filters, expand=expand, limit=limit)
 
 
 def _page(
-    store: Store, run_id: str, resolve: Callable[[Callable[[], list[OutcomeGroup]] | None], RunRead],
-    filters: ViewFilters, *, expand: bool, limit: int | None,
+    store: Store, run_id: str, resolve: Callable[[], RunRead], filters: ViewFilters, *, expand: bool,
+    limit: int | None, group: bool = False,
 ) -> RunPage:
-    """`build_page` for a run that `resolve` reads once the page is read: it is handed the header's
-    outcome groups (a supplier: they are still being read) when no experiment or eval filter
-    applies, so that a shard group's verdict is decided from them (`Store.read_run(outcome=)`)."""
+    """`build_page` for the run `resolve` reads once the page is read. A shard `group`'s verdict
+    is decided from its outcome groups on every read: without experiment or eval filters those
+    are the header's too, so the thread reads them and decides the verdict (`Store.group_outcome`)
+    while this connection reads the page and the not-run slots (`Store.read_run(outcome=)`)."""
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
+    whole_group = group and not (experiments or prefixes)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:
-        counting = pool.submit(_outcome_rows, store.path, run_id, experiments, prefixes)
+        deciding = pool.submit(_group_outcome, store.path, run_id) if whole_group else None
+        counting = None if whole_group else pool.submit(_outcome_rows, store.path, run_id, experiments, prefixes)
         rows = store.attempts_for_run(run_id, experiment=experiments, eval_prefix=prefixes,
                                       states=list(filters.states) or None, limit=limit)
         expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
@@ -138,12 +139,12 @@ def _page(
             else:
                 collapsed.append(attempt)
         costs = store.costs(run_id, experiment=experiments, eval_prefix=prefixes)
-        read = resolve(None if experiments or prefixes else counting.result)
+        read = store.read_run(run_id, outcome=deciding.result) if deciding is not None else resolve()
         run = read.run
         missing: tuple[PlanSlot, ...] = ()
         if run.is_group and run.not_run:
             missing = tuple(read.not_run if read.not_run is not None else store.not_run(run.id))
-        groups = counting.result()
+        groups = counting.result() if counting is not None else read.groups or []
     order = [e for e in run.experiments
              if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
     matching = sum(g.total for g in groups if _matches(g, filters.states))
@@ -158,6 +159,14 @@ def _outcome_rows(path: Path, run_id: str, experiments: list[str] | None,
 
     with Store.open(path, readonly=True) as store:
         return store.outcome_rows(run_id, experiment=experiments, eval_prefix=prefixes)
+
+
+def _group_outcome(path: Path, group_id: str) -> GroupOutcome | None:
+    """`Store.group_outcome` on a connection of its own."""
+    from ..store import Store
+
+    with Store.open(path, readonly=True) as store:
+        return store.group_outcome(group_id)
 
 
 def not_run_count(run: RunRow) -> int | None:

@@ -211,17 +211,17 @@ def decide_run(
     score_attempts: list[OutcomeRow] = []
     overall = _ScoreTally()
     for key, rows in score_rows.items():
-        tally = _score_tally(rows)
-        overall.add(tally)
+        scores = _score_tally(rows)
+        overall.add(scores)
         score_attempts.extend(row for row, _ in rows)
-        if tally.gate_failed:
+        if scores.gate_failed:
             result = AttemptState.FAILED
-        elif tally.errored or tally.unrankable or tally.gate_unavailable:
+        elif scores.errored or scores.unrankable or scores.gate_unavailable:
             result = AttemptState.ERRORED
         else:
             result = AttemptState.SCORED
         by_result[result] += 1
-        evals.append(EvalDecision(*key, EvalKind.SCORE, result, tally.attempts, 0, 0, tally.errored, None))
+        evals.append(EvalDecision(*key, EvalKind.SCORE, result, scores.attempts, 0, 0, scores.errored, None))
 
     undecided = {
         "errored-evals": errored_pass_evals,

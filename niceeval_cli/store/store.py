@@ -20,10 +20,19 @@ from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._shards import shard_of
 from .._states import Relation, RunStatus
-from ..outcomes import assertion_severity_sql
+from ..outcomes import RunDecision, assertion_severity_sql
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .errors import StoreError, translated
-from .groups import GROUP_KIND, GROUP_STATUS_FILTERS, RUN_KIND, group_row, members_sql, not_run_sql, scope_sql
+from .groups import (
+    GROUP_KIND,
+    GROUP_STATUS_FILTERS,
+    RUN_KIND,
+    decide_group,
+    group_row,
+    members_sql,
+    not_run_sql,
+    scope_sql,
+)
 from .merge import MergeResult, merge_stores
 from .owner import current_owner
 from .queries import (
@@ -400,15 +409,14 @@ class Store:
         return self.read_run(ref).run
 
     def read_run(
-        self, ref: str | None, *, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+        self, ref: str | None, *, outcome: Callable[[], GroupOutcome | None] | None = None
     ) -> RunRead:
         """`resolve_run`, plus what deciding a group's verdict read on the way (its outcome groups
         and not-run slots), for a reader that needs them next (`view`): read once, not twice.
 
-        `outcome`: gives a group's unfiltered outcome groups when the caller reads them anyway
-        (`outcome_rows(group_id)`, e.g. on another connection while it reads something else);
-        called once the members are read, and the verdict decided from what it returns.
-        Ignored for a run (its verdict is stored).
+        `outcome`: gives the group's `group_outcome`, when the caller has it read on another
+        connection while this one reads the rest; called once the members and the not-run slots
+        are read. Ignored for a run (its verdict is stored).
         """
         kind, ident = self.resolve_ref(ref)
         if kind == GROUP_KIND:
@@ -480,7 +488,7 @@ class Store:
         return self._read_group(group_id).run
 
     def _read_group(
-        self, group_id: str, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
     ) -> RunRead:
         read = self._group_row(group_id, outcome)
         if read is None:
@@ -495,23 +503,42 @@ class Store:
         return RunRead(run, groups, not_run)
 
     def _group_row(
-        self, group_id: str, outcome: Callable[[], Sequence[OutcomeGroup]] | None = None
+        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
     ) -> tuple[dict[str, Any], list[OutcomeGroup], list[PlanSlot]] | None:
         """The group's row (groups.group_row) and the outcome groups and not-run slots it was
-        decided from (`outcome`, when given: read by the caller)."""
-        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted below
-            f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
-        members = self._rows(
-            "Reading a group's runs",
-            f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
-            {"g": group_id},
-        )
+        decided from. `outcome`: what `group_outcome` read meanwhile on another connection; used
+        when it saw the same members, else the outcome is read here."""
+        members = self._group_members(group_id)
         if not members:
             return None
         ids = [m["id"] for m in members]
         not_run = self._not_run(ids, ids[0], None)
-        groups = list(outcome()) if outcome is not None else self.outcome_rows(ids)
-        return group_row(group_id, members, groups, len(not_run)), groups, not_run
+        known = outcome() if outcome is not None else None
+        if known is not None and known.members == members:
+            groups, decision = known.groups, known.decision
+        else:
+            groups = self.outcome_rows(ids)
+            decision = decide_group(members, groups)
+        return group_row(group_id, members, decision, len(not_run)), groups, not_run
+
+    def _group_members(self, group_id: str) -> list[dict[str, Any]]:
+        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
+            f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
+        return self._rows(
+            "Reading a group's runs",
+            f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
+            {"g": group_id},
+        )
+
+    def group_outcome(self, group_id: str) -> GroupOutcome | None:
+        """A group's members, outcome groups and the verdict decided from them: the part of
+        reading a group that needs no other read, for a reader to run on a connection of its own
+        while it reads the rest (`view`), then hand to `read_run(outcome=)`. None: no such group."""
+        members = self._group_members(group_id)
+        if not members:
+            return None
+        groups = self.outcome_rows([m["id"] for m in members])
+        return GroupOutcome(members, groups, decide_group(members, groups))
 
     def group_plan_digests(self, group_id: str) -> set[str]:
         """The plan digests the shard runs of a group were planned from (one, when consistent)."""
@@ -778,6 +805,14 @@ class RunRead(NamedTuple):
     run: RunRow
     groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run
     not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
+
+
+class GroupOutcome(NamedTuple):
+    """What `Store.group_outcome` read and decided of a shard group."""
+
+    members: list[dict[str, Any]]  # the member runs' rows, newest first
+    groups: list[OutcomeGroup]  # their outcome groups, unfiltered
+    decision: RunDecision
 
 
 class LatestAttempt(NamedTuple):
