@@ -43,8 +43,11 @@ def merge_stores(target: Path, sources: Sequence[Path], *, junit: bool = False) 
             raise UsageError(f"merge: {source}: no such store file; give the results.db of each shard")
     with Store.open(target) as store:
         result = store.merge([Path(s) for s in sources])
-        merged = store.resolve_run(result.logical_runs[0]) if result.logical_runs else None
-        not_run = tuple(store.not_run(merged.id)) if merged is not None else ()
+        read = store.read_run(result.logical_runs[0]) if result.logical_runs else None
+        merged = read.run if read is not None else None
+        not_run: tuple[PlanSlot, ...] = ()
+        if read is not None:  # a group's were read deciding its verdict
+            not_run = tuple(read.not_run if read.not_run is not None else store.not_run(read.run.id))
         sealed = read_sealed(store, merged.id, summary_limit=None, junit=True) if junit and merged else None
     return MergeReport(Path(target), tuple(Path(s) for s in sources), result, merged, not_run, sealed)
 

@@ -66,7 +66,18 @@ def fold_pass_eval(states: Sequence[AttemptState | str], rule: PassRule) -> Eval
         elif s is AttemptState.ERRORED:
             errored += 1
         else:
-            raise ValueError(f"{s} is not a pass-style attempt state")
+            raise not_pass_style(s)
+    result, pass_rate = pass_verdict(passed, failed, errored, rule)
+    return EvalFold(result=result, passed=passed, failed=failed, errored=errored, pass_rate=pass_rate)
+
+
+def not_pass_style(state: AttemptState) -> ValueError:
+    return ValueError(f"{state} is not a pass-style attempt state")
+
+
+def pass_verdict(passed: int, failed: int, errored: int, rule: PassRule) -> tuple[AttemptState, float | None]:
+    """The fold's result and pass rate from its counts alone (`rule` already parsed): what
+    `fold_pass_eval` decides, for readers that hold counts rather than one state per attempt."""
     total = passed + failed + errored
     pass_rate = passed / total if total else None
     if rule == "any":
@@ -76,12 +87,8 @@ def fold_pass_eval(states: Sequence[AttemptState | str], rule: PassRule) -> Eval
     else:
         ok = pass_rate is not None and pass_rate >= rule
     if ok:
-        result = AttemptState.PASSED
-    elif failed:
-        result = AttemptState.FAILED
-    else:
-        result = AttemptState.ERRORED
-    return EvalFold(result=result, passed=passed, failed=failed, errored=errored, pass_rate=pass_rate)
+        return AttemptState.PASSED, pass_rate
+    return (AttemptState.FAILED if failed else AttemptState.ERRORED), pass_rate
 
 
 @dataclass(frozen=True)

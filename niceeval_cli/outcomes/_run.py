@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from .._errors import ExitCode
 from .._states import AttemptState, Derived, EvalKind, GateState
 from ._attempt import ScoreAttemptLike
-from ._folds import EvalFold, PassRule, fold_pass_eval, parse_pass_rule, summarize_scores
+from ._folds import PassRule, not_pass_style, parse_pass_rule, pass_verdict
 
 # ── the run's exit code ──────────────────────────────────────────────────────────────────
 
 
+class Folded(Protocol):
+    """What the exit code reads of one folded pass-style eval (an `EvalFold`, an `EvalDecision`)."""
+
+    @property
+    def result(self) -> AttemptState | str: ...
+
+
 def run_exit_code(
     *,
-    pass_folds: Sequence[EvalFold],
+    pass_folds: Sequence[Folded],
     score_attempts: Sequence[ScoreAttemptLike],
     setup_error: bool,
     interrupted: bool,
@@ -26,9 +34,10 @@ def run_exit_code(
         return ExitCode.INTERRUPTED
     if setup_error:
         return ExitCode.SETUP
-    fold_results = {AttemptState(f.result) for f in pass_folds}
-    states = {AttemptState(a.state) for a in score_attempts}
-    gates = {GateState(a.gate) for a in score_attempts if a.gate is not None}
+    # The distinct raw values first, then each converted once (a group has 4 000 folds).
+    fold_results = {AttemptState(r) for r in {f.result for f in pass_folds}}
+    states = {AttemptState(s) for s in {a.state for a in score_attempts}}
+    gates = {GateState(g) for g in {a.gate for a in score_attempts} if g is not None}
     if AttemptState.FAILED in fold_results or GateState.FAILED in gates:
         return ExitCode.FAILED
     if (
@@ -71,12 +80,13 @@ def pass_rule_of(text: str | float | None) -> PassRule:
     return parse_pass_rule(text)
 
 
-@dataclass(frozen=True, slots=True)  # one per eval: a run of 20 000 holds 20 000
-class EvalDecision:
+class EvalDecision(NamedTuple):
     """One (experiment, eval[, case]) of a run, folded over its attempts.
 
     `result`: pass-style → the pass_rule fold (passed | failed | errored); score-style → `failed`
-    when a gate failed, `errored` when something could not be decided, else `scored`.
+    when a gate failed, `errored` when something could not be decided, else `scored`. A
+    NamedTuple, not a dataclass (like `store.OutcomeGroup`): a run of 20 000 evals builds 20 000
+    of them, and a frozen dataclass's `__init__` cost a shard group's read 6 ms of its 15.
     """
 
     experiment_id: str
@@ -121,86 +131,175 @@ def decide_run(
     setup_error: bool,
     interrupted: bool,
     budget_exhausted: bool = False,
+    counts: Iterable[int] | None = None,
 ) -> RunDecision:
     """The exit code and counts of a run (or of several merged runs) from its sealed rows.
 
     cli.md "Exit codes (run)": 130 > 3 > 1 (a definite failure) > 5 (something undecided, or
     planned slots not run) > 0. The one place this is decided: the runner, the summary, `view`,
     JUnit, `compare` and `merge` read it.
+
+    `counts`: how many attempts each row stands for (the store's outcome groups: `total`); a row
+    of count n decides exactly as n copies of it (a count of 0 as none), without the copies.
     """
-    counts: dict[str, int] = {}
-    pass_states: dict[tuple[str, str, str | None], list[AttemptState]] = {}
+    weights: Iterable[int] = itertools.repeat(1) if counts is None else counts
+    state_counts: dict[str, int] = {}
+    # Pass-style attempts per eval, one dict per verdict (not one per eval: a group has 4 000
+    # evals); `rules` holds the evals in the order they first came, `odd` the first state of
+    # each eval that a pass fold refuses.
+    tallies: dict[AttemptState, dict[tuple[str, str, str | None], int]] = {s: {} for s in _PASS_STATES}
+    odd: dict[tuple[str, str, str | None], AttemptState] = {}
     rules: dict[tuple[str, str, str | None], PassRule] = {}
-    score_rows: dict[tuple[str, str, str | None], list[OutcomeRow]] = {}
+    score_rows: dict[tuple[str, str, str | None], list[tuple[OutcomeRow, int]]] = {}
     total = 0
-    # Rows repeat few distinct values (a state, a kind, a rule): each is converted once.
-    known_states: dict[object, AttemptState] = {}
+    # Rows repeat few distinct values (a state, a kind, a rule, a gate): each is converted once.
+    known_states: dict[object, tuple[AttemptState, str]] = {}
     known_rules: dict[object, PassRule] = {}
-    for row in attempts:
-        total += 1
-        state = known_states.get(row.state)
-        if state is None:
-            state = known_states[row.state] = AttemptState(row.state)
-        counts[state.value] = counts.get(state.value, 0) + 1
-        if state is AttemptState.SCORED and row.gate is not None and GateState(row.gate) is GateState.FAILED:
-            counts[str(Derived.GATE_FAILED)] = counts.get(str(Derived.GATE_FAILED), 0) + 1
+    known_kinds: dict[object, bool] = {}
+    gate_failed_key = str(Derived.GATE_FAILED)
+    for row, n in zip(attempts, weights, strict=counts is not None):
+        if n <= 0:
+            if n < 0:
+                raise ValueError(f"an outcome row cannot stand for {n} attempts")
+            continue
+        total += n
+        known = known_states.get(row.state)
+        if known is None:
+            converted = AttemptState(row.state)
+            known = known_states[row.state] = (converted, converted.value)
+        state, value = known
+        state_counts[value] = state_counts.get(value, 0) + n
+        if state is AttemptState.SCORED and row.gate is not None and _gate(row.gate) is GateState.FAILED:
+            state_counts[gate_failed_key] = state_counts.get(gate_failed_key, 0) + n
         key = (row.experiment_id, row.eval_id, row.case_id)
-        if row.kind is EvalKind.PASS or EvalKind(row.kind) is EvalKind.PASS:
-            states = pass_states.get(key)
-            if states is None:
-                states = pass_states[key] = []
+        is_pass = known_kinds.get(row.kind)
+        if is_pass is None:
+            is_pass = known_kinds[row.kind] = row.kind is EvalKind.PASS or EvalKind(row.kind) is EvalKind.PASS
+        if is_pass:
+            if key not in rules:
                 rule = known_rules.get(row.pass_rule)
                 if rule is None:
                     rule = known_rules[row.pass_rule] = pass_rule_of(row.pass_rule)
                 rules[key] = rule
-            states.append(state)
+            tally = tallies.get(state)
+            if tally is None:
+                odd.setdefault(key, state)
+            else:
+                tally[key] = tally.get(key, 0) + n
         else:
-            score_rows.setdefault(key, []).append(row)
+            score_rows.setdefault(key, []).append((row, n))
 
     evals: list[EvalDecision] = []
-    folds: list[EvalFold] = []
-    for key, states in pass_states.items():
-        fold = fold_pass_eval(states, rules[key])
-        folds.append(fold)
-        evals.append(EvalDecision(*key, EvalKind.PASS, fold.result, len(states), fold.passed, fold.failed,
-                                  fold.errored, rules[key]))
-    score_attempts = [row for rows in score_rows.values() for row in rows]
+    by_result = dict.fromkeys(AttemptState, 0)
+    failed_evals = errored_pass_evals = 0
+    verdicts: dict[tuple[int, int, int, PassRule], AttemptState] = {}
+    passes, failures, errors = (tallies[s] for s in (AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED))
+    for key, rule in rules.items():
+        if odd and key in odd:  # the state a fold over the copies meets first and refuses
+            raise not_pass_style(odd[key])
+        passed, failed, errored = passes.get(key, 0), failures.get(key, 0), errors.get(key, 0)
+        fold = (passed, failed, errored, rule)  # evals mostly share their counts: each decided once
+        result = verdicts.get(fold)
+        if result is None:
+            result = verdicts[fold] = pass_verdict(passed, failed, errored, rule)[0]
+        by_result[result] += 1
+        failed_evals += result is AttemptState.FAILED
+        errored_pass_evals += result is AttemptState.ERRORED
+        evals.append(EvalDecision(*key, EvalKind.PASS, result, passed + failed + errored, passed, failed, errored,
+                                  rule))
+    pass_results = list(evals)  # the pass-style ones, before the score-style ones join
+    score_attempts: list[OutcomeRow] = []
+    overall = _ScoreTally()
     for key, rows in score_rows.items():
-        summary = summarize_scores(rows)
-        if summary.gate_failed:
+        scores = _score_tally(rows)
+        overall.add(scores)
+        score_attempts.extend(row for row, _ in rows)
+        if scores.gate_failed:
             result = AttemptState.FAILED
-        elif summary.errored or summary.unrankable or summary.gate_unavailable:
+        elif scores.errored or scores.unrankable or scores.gate_unavailable:
             result = AttemptState.ERRORED
         else:
             result = AttemptState.SCORED
-        evals.append(EvalDecision(*key, EvalKind.SCORE, result, summary.attempts, 0, 0, summary.errored, None))
+        by_result[result] += 1
+        evals.append(EvalDecision(*key, EvalKind.SCORE, result, scores.attempts, 0, 0, scores.errored, None))
 
-    by_result = {s: sum(e.result is s for e in evals) for s in AttemptState}
-    score_summary = summarize_scores(score_attempts)
     undecided = {
-        "errored-evals": sum(e.result is AttemptState.ERRORED for e in evals if e.kind is EvalKind.PASS),
-        str(AttemptState.ERRORED): score_summary.errored,
-        str(AttemptState.UNRANKABLE): score_summary.unrankable,
-        str(Derived.GATE_UNAVAILABLE): score_summary.gate_unavailable,
+        "errored-evals": errored_pass_evals,
+        str(AttemptState.ERRORED): overall.errored,
+        str(AttemptState.UNRANKABLE): overall.unrankable,
+        str(Derived.GATE_UNAVAILABLE): overall.gate_unavailable,
     }
     not_run = max(0, planned - total) if planned is not None else None
     code = run_exit_code(
-        pass_folds=folds, score_attempts=score_attempts, setup_error=setup_error, interrupted=interrupted,
+        pass_folds=pass_results, score_attempts=score_attempts, setup_error=setup_error, interrupted=interrupted,
     )
     if code is ExitCode.OK and (budget_exhausted or not_run):
         code = ExitCode.UNDECIDED  # nothing was decided about the slots that never started
     return RunDecision(
         exit_code=code,
         attempts=total,
-        counts=counts,
+        counts=state_counts,
         evals=tuple(evals),
         evals_passed=by_result[AttemptState.PASSED],
         evals_failed=by_result[AttemptState.FAILED],
         evals_errored=by_result[AttemptState.ERRORED],
         evals_scored=by_result[AttemptState.SCORED],
-        failed_evals=sum(e.result is AttemptState.FAILED for e in evals if e.kind is EvalKind.PASS),
-        gate_failed=score_summary.gate_failed,
+        failed_evals=failed_evals,
+        gate_failed=overall.gate_failed,
         undecided={k: n for k, n in undecided.items() if n},
         planned=planned,
         not_run=not_run,
     )
+
+
+_PASS_STATES = frozenset({AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED})
+_SCORE_STATES = frozenset({AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED})
+_GATES = {g.value: g for g in GateState}
+
+
+def _gate(raw: GateState | str) -> GateState:
+    """`GateState(raw)`, a dict look-up for the usual stored text (an unknown one still raises)."""
+    if type(raw) is GateState:
+        return raw
+    known = _GATES.get(raw) if type(raw) is str else None
+    return known if known is not None else GateState(raw)
+
+
+@dataclass
+class _ScoreTally:
+    """The counts `decide_run` reads of `summarize_scores` (the verdict needs no score sums)."""
+
+    attempts: int = 0
+    errored: int = 0
+    unrankable: int = 0
+    gate_failed: int = 0
+    gate_unavailable: int = 0
+
+    def add(self, other: _ScoreTally) -> None:
+        self.attempts += other.attempts
+        self.errored += other.errored
+        self.unrankable += other.unrankable
+        self.gate_failed += other.gate_failed
+        self.gate_unavailable += other.gate_unavailable
+
+
+def _score_tally(rows: Sequence[tuple[OutcomeRow, int]]) -> _ScoreTally:
+    """`summarize_scores`' counts (and its checks, in its order) over weighted rows."""
+    tally = _ScoreTally()
+    for row, n in rows:
+        tally.attempts += n
+        state = AttemptState(row.state)
+        if state not in _SCORE_STATES:
+            raise ValueError(f"{state} is not a score-style attempt state")
+        if state is AttemptState.ERRORED:
+            tally.errored += n
+        elif state is AttemptState.UNRANKABLE:
+            tally.unrankable += n
+        elif row.score is None:
+            raise ValueError("a scored attempt needs a score")
+        gate = _gate(row.gate) if row.gate is not None else GateState.NONE
+        if gate is GateState.FAILED:
+            tally.gate_failed += n
+        elif gate is GateState.UNAVAILABLE:
+            tally.gate_unavailable += n
+    return tally

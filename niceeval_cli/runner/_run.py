@@ -499,8 +499,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         del planned_slots, layout, slots, executing, reused, dispatchable
         groups = tuple(store.outcome_rows(run_id))
         decision = outcomes.decide_run(
-            _expanded(groups), planned=planned, setup_error=bool(failures), interrupted=interrupted,
-            budget_exhausted=budget_hit,
+            groups, counts=[g.total for g in groups], planned=planned, setup_error=bool(failures),
+            interrupted=interrupted, budget_exhausted=budget_hit,
         )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))

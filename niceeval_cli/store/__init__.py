@@ -18,7 +18,7 @@ from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
-from .store import ALL_RUNS, QUERY_TARGETS, LatestAttempt, QueryTarget, Store
+from .store import ALL_RUNS, QUERY_TARGETS, GroupOutcome, LatestAttempt, QueryTarget, RunRead, Store
 from .summary import OutcomeGroup
 
 __all__ = [
@@ -30,12 +30,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "AssertionRow",
     "AttemptRow",
+    "GroupOutcome",
     "LatestAttempt",
     "MergeConflict",
     "MergeResult",
     "OutcomeGroup",
     "PlanSlot",
     "QueryTarget",
+    "RunRead",
     "RunRow",
     "SlotRecord",
     "SlotRow",

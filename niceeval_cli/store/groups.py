@@ -10,13 +10,12 @@ and the building of a group's row; `Store` runs it.
 
 from __future__ import annotations
 
-import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._states import RunStatus
-from ..outcomes import decide_run
+from ..outcomes import RunDecision, decide_run
 from .schema import RUN_COLUMNS
 from .summary import OutcomeGroup
 
@@ -67,23 +66,30 @@ _STATUS_ORDER = (
 )
 
 
+def decide_group(members: Sequence[Mapping[str, Any]], outcome: Sequence[OutcomeGroup]) -> RunDecision:
+    """The group's verdict: `decide_run` over its members' outcome groups (each standing for its
+    `total` attempts) against the plan's total, a setup error when any member had one."""
+    statuses = {RunStatus(m["status"]) for m in members}
+    return decide_run(
+        outcome, counts=[g.total for g in outcome], planned=members[0]["planned_total"],
+        setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False,
+    )
+
+
 def group_row(
     group_id: str,
     members: Sequence[Mapping[str, Any]],
-    outcome: Iterable[OutcomeGroup],
+    decision: RunDecision,
     not_run: int,
 ) -> dict[str, Any]:
     """A group as one row with the runs' columns (newest member first in `members`), plus `kind`,
-    `shards_merged`, `member_run_ids` and the member-level `run_status` (the worst of theirs)."""
+    `shards_merged`, `member_run_ids` and the member-level `run_status` (the worst of theirs);
+    `decision` is `decide_group`'s."""
     newest = members[0]
     shard_count = newest["shard_count"]
     planned = newest["planned_total"]
     statuses = {RunStatus(m["status"]) for m in members}
     run_status = next(s for s in _STATUS_ORDER if s in statuses)
-    rows = itertools.chain.from_iterable(itertools.repeat(g, g.total) for g in outcome)
-    decision = decide_run(
-        rows, planned=planned, setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False
-    )
     shards = len({m["shard_index"] for m in members})
     ended = [m["ended_at"] for m in members]
     complete = shards == shard_count and not not_run and run_status not in (RunStatus.RUNNING, RunStatus.ABANDONED)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple
@@ -20,10 +20,19 @@ from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._shards import shard_of
 from .._states import Relation, RunStatus
-from ..outcomes import assertion_severity_sql
+from ..outcomes import RunDecision, assertion_severity_sql
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .errors import StoreError, translated
-from .groups import GROUP_KIND, GROUP_STATUS_FILTERS, RUN_KIND, group_row, members_sql, not_run_sql, scope_sql
+from .groups import (
+    GROUP_KIND,
+    GROUP_STATUS_FILTERS,
+    RUN_KIND,
+    decide_group,
+    group_row,
+    members_sql,
+    not_run_sql,
+    scope_sql,
+)
 from .merge import MergeResult, merge_stores
 from .owner import current_owner
 from .queries import (
@@ -405,24 +414,36 @@ class Store:
     def resolve_run(self, ref: str | None) -> RunRow:
         """`None` → the latest run (or group); otherwise an exact run id, an exact shard group id,
         or a unique prefix of either. A group reads as one run (`RunRow.kind == "group"`)."""
+        return self.read_run(ref).run
+
+    def read_run(
+        self, ref: str | None, *, outcome: Callable[[], GroupOutcome | None] | None = None
+    ) -> RunRead:
+        """`resolve_run`, plus what deciding a group's verdict read on the way (its outcome groups
+        and not-run slots), for a reader that needs them next (`view`): read once, not twice.
+
+        `outcome`: gives the group's `group_outcome`, when the caller has it read on another
+        connection while this one reads the rest; called once the members and the not-run slots
+        are read. Ignored for a run (its verdict is stored).
+        """
+        kind, ident = self.resolve_ref(ref)
+        if kind == GROUP_KIND:
+            return self._read_group(ident, outcome)
+        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
+        return RunRead(run_row(rows[0]), None, None)
+
+    def resolve_ref(self, ref: str | None) -> tuple[str, str]:
+        """What `ref` names — ("run", run id) or ("group", group id); None: the latest run or
+        group — without reading a group's verdict. The errors are `resolve_run`'s."""
         if ref is None:
             ref = self.latest_run_id()
             if ref is None:
                 raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-        kind, ident = self._resolve_run_or_group(ref)
-        if kind == GROUP_KIND:
-            return self.group(ident)
-        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
-        return run_row(rows[0])
+        return self._resolve_run_or_group(ref)
 
     def _resolve_id(self, ref: str | None) -> str:
         """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
-        if ref is None:
-            latest = self.latest_run_id()
-            if latest is None:
-                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-            return latest
-        return self._resolve_run_or_group(ref)[1]
+        return self.resolve_ref(ref)[1]
 
     def _resolve_run_or_group(self, ref: str) -> tuple[str, str]:
         ref = ref.strip()
@@ -472,28 +493,60 @@ class Store:
 
     def group(self, group_id: str) -> RunRow:
         """A shard group as one run: exact denominators, shards merged, its decided exit code."""
-        row = self._group_row(group_id)
-        if row is None:
+        return self._read_group(group_id).run
+
+    def _read_group(
+        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
+    ) -> RunRead:
+        read = self._group_row(group_id, outcome)
+        if read is None:
             raise StoreError(f"No group with id {group_id!r} in {self.path}; `niceeval query runs` lists them.")
+        row, groups, not_run = read
         members, run_status, status = row.pop("member_run_ids"), row.pop("run_status"), row["status"]
         row["status"] = run_status
-        return dataclasses.replace(
+        run = dataclasses.replace(
             run_row(row), kind=GROUP_KIND, shards_merged=row["shards_merged"], member_run_ids=members,
             group_status=status,
         )
+        return RunRead(run, groups, not_run)
 
-    def _group_row(self, group_id: str) -> dict[str, Any] | None:
-        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted below
+    def _group_row(
+        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
+    ) -> tuple[dict[str, Any], list[OutcomeGroup], list[PlanSlot]] | None:
+        """The group's row (groups.group_row) and the outcome groups and not-run slots it was
+        decided from. `outcome`: what `group_outcome` read meanwhile on another connection; used
+        when it saw the same members, else the outcome is read here."""
+        members = self._group_members(group_id)
+        if not members:
+            return None
+        ids = [m["id"] for m in members]
+        not_run = self._not_run(ids, ids[0], None)
+        known = outcome() if outcome is not None else None
+        if known is not None and known.members == members:
+            groups, decision = known.groups, known.decision
+        else:
+            groups = self.outcome_rows(ids)
+            decision = decide_group(members, groups)
+        return group_row(group_id, members, decision, len(not_run)), groups, not_run
+
+    def _group_members(self, group_id: str) -> list[dict[str, Any]]:
+        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
             f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
-        members = self._rows(
+        return self._rows(
             "Reading a group's runs",
             f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
             {"g": group_id},
         )
+
+    def group_outcome(self, group_id: str) -> GroupOutcome | None:
+        """A group's members, outcome groups and the verdict decided from them: the part of
+        reading a group that needs no other read, for a reader to run on a connection of its own
+        while it reads the rest (`view`), then hand to `read_run(outcome=)`. None: no such group."""
+        members = self._group_members(group_id)
         if not members:
             return None
-        ids = [m["id"] for m in members]
-        return group_row(group_id, members, self.outcome_rows(ids), len(self._not_run(ids, ids[0], None)))
+        groups = self.outcome_rows([m["id"] for m in members])
+        return GroupOutcome(members, groups, decide_group(members, groups))
 
     def group_plan_digests(self, group_id: str) -> set[str]:
         """The plan digests the shard runs of a group were planned from (one, when consistent)."""
@@ -691,27 +744,31 @@ class Store:
         run_states = [s for s in wanted if s in RUN_STATUS_FILTERS]
         group_states = [s for s in wanted if s in GROUP_STATUS_FILTERS]
         scope: list[str] | None = None
-        groups: list[str]
+        group_rows: list[dict[str, Any]] = []
         if run in (None, ALL_RUNS):
-            groups = [row["group_id"] for row in self._rows(
-                "Listing groups", "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
-                "AND group_id IS NOT NULL",
-            )]
+            if not (run_states and not group_states):
+                ids = [row["group_id"] for row in self._rows(
+                    "Listing groups", "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
+                    "AND group_id IS NOT NULL",
+                )]
+                group_rows = [read[0] for read in map(self._group_row, ids) if read is not None]
         else:
-            selected = self.resolve_run(run)
-            groups = [selected.id] if selected.is_group else []
-            scope = list(selected.member_run_ids) if selected.is_group else [selected.id]
+            kind, ident = self._resolve_run_or_group(run)
+            scope = [ident]
+            if kind == GROUP_KIND:  # the group row (decided once) and its member runs
+                read = self._group_row(ident)
+                if read is None:
+                    raise StoreError(f"No group with id {ident!r} in {self.path}; `niceeval query runs` lists them.")
+                scope = list(read[0]["member_run_ids"])
+                group_rows = [] if run_states and not group_states else [read[0]]
         sql, params = runs_select(scope, experiment=experiment, states=run_states or None, limit=None)
         with translated(self.path, "Querying runs"):
             cursor = self._db.execute(sql, params)
             columns = [d[0] for d in cursor.description]
             runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-        if run_states and not group_states:
-            groups = []
         if group_states and not run_states:
             runs = []
-        rows = _with_groups(runs, [g for g in map(self._group_row, groups) if g is not None],
-                            experiment, group_states)
+        rows = _with_groups(runs, group_rows, experiment, group_states)
         return columns, rows[:limit] if limit is not None else rows
 
     def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -750,6 +807,22 @@ def _with_groups(
                   len(rows))
         rows.insert(at, group)
     return rows
+class RunRead(NamedTuple):
+    """A resolved run and what resolving it read (`Store.read_run`)."""
+
+    run: RunRow
+    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run
+    not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
+
+
+class GroupOutcome(NamedTuple):
+    """What `Store.group_outcome` read and decided of a shard group."""
+
+    members: list[dict[str, Any]]  # the member runs' rows, newest first
+    groups: list[OutcomeGroup]  # their outcome groups, unfiltered
+    decision: RunDecision
+
+
 class LatestAttempt(NamedTuple):
     """What planning reads of a slot's latest sealed attempt (`Store.latest_attempts`)."""
 
