@@ -136,7 +136,9 @@ def dataset(repeat: int, quick: bool) -> None:
     figure("dataset", f"full run, {n} cases (per attempt)", r["per_case_ms"] / 1000, None, "ms", f"{r['cases']:.2f} s")
     figure("dataset", f"full run, {n} separate evals (per attempt)", r["per_eval_ms"] / 1000, None, "ms",
            f"{r['separate']:.2f} s")
-    figure("dataset", "per attempt, cases / separate evals", r["ratio"], 1.0, "×", f"medians of {runs}, alternated")
+    # datasets.md: "the same per-attempt overhead as separate evals" — the same within the
+    # ±10 % run-to-run variation of this box, so the bound is 1.1 ×, not 1.0 ×.
+    figure("dataset", "per attempt, cases / separate evals", r["ratio"], 1.1, "×", f"medians of {runs}, alternated")
 
 
 def report(repeat: int, quick: bool) -> None:
