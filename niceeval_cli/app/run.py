@@ -248,22 +248,23 @@ def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
     return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
 
 
-def passed_evals(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
-    """(experiment, eval) of the pass-style evals that passed under the pass rule their slots recorded."""
+def passed_despite_attempts(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
+    """(experiment, eval) of the pass-style evals that passed under the pass rule their slots
+    recorded although some attempt did not pass (`any`, a rate): the summary lists the eval, not
+    those attempts. Only evals with such an attempt are folded — a run of 20 000 evals that all
+    passed holds nothing here."""
+    mixed = {(g.experiment_id, g.eval_id) for g in groups
+             if g.kind is EvalKind.PASS and g.state is not AttemptState.PASSED}
     by_eval: dict[tuple[str, str], list[OutcomeGroup]] = {}
     for group in groups:
-        if group.kind is EvalKind.PASS:
-            by_eval.setdefault((group.experiment_id, group.eval_id), []).append(group)
-    passed = set()
-    for key, found in by_eval.items():
-        if len(found) == 1:  # attempts all alike: they pass under any rule exactly when they passed
-            if found[0].state is AttemptState.PASSED and found[0].total > 0:
-                passed.add(key)
-            continue
-        states = [group.state for group in found for _ in range(group.total)]
-        if outcomes.fold_pass_eval(states, stored_pass_rule(found[-1].pass_rule)).result is AttemptState.PASSED:
-            passed.add(key)
-    return passed
+        key = (group.experiment_id, group.eval_id)
+        if key in mixed and group.kind is EvalKind.PASS:
+            by_eval.setdefault(key, []).append(group)
+    return {
+        key for key, found in by_eval.items()
+        if outcomes.fold_pass_eval([g.state for g in found for _ in range(g.total)],
+                                   stored_pass_rule(found[-1].pass_rule)).result is AttemptState.PASSED
+    }
 
 
 def stored_pass_rule(stored: str | None) -> outcomes.PassRule:
@@ -281,7 +282,7 @@ def _shown(
 ) -> tuple[list[tuple[AttemptRow, list[AssertionRow]]], int, bool]:
     """The attempts the summary expands: not ok, except attempts of a pass-style eval that passed
     under its pass_rule (the summary lists that eval, with its attempts as detail)."""
-    passed = passed_evals(groups)
+    passed = passed_despite_attempts(groups)
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
     key_problem = False
     more = 0
