@@ -48,7 +48,7 @@ def is_ok(state: AttemptState | str, gate: GateState | str | None) -> bool:
     return attempt_word(state, gate) in (AttemptState.PASSED.value, AttemptState.SCORED.value)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # one per eval: a summary of 20 000 evals holds 20 000
 class EvalTally:
     """One (experiment, eval): its attempts' outcome counts, folded on demand."""
 
