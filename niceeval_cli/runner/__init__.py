@@ -13,7 +13,7 @@ from ._executor import (
 from ._extras import ExtrasSource, register_extras_source
 from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, plan
-from ._run import run, run_async, sealed_rows
+from ._run import run, run_async
 from ._spec import LiveHandles, SlotSpec, resolve_handles
 
 __all__ = [
@@ -41,5 +41,4 @@ __all__ = [
     "resolve_handles",
     "run",
     "run_async",
-    "sealed_rows",
 ]

@@ -19,7 +19,7 @@ from .._states import PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
-from ..store import OutcomeGroup, PlanSlot, SlotRecord, Store
+from ..store import PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
 from ._executor import (
@@ -291,19 +291,6 @@ def _plain(value: Any, kind: type) -> Any:
 
 def _rule_text(rule: object) -> str:
     return rule if isinstance(rule, str) else f"{float(rule):g}"  # type: ignore[arg-type]
-
-
-def sealed_rows(store: Store, run_id: str) -> list[OutcomeGroup]:
-    """The run's sealed rows (reused ones included) as `decide_run` reads them: one row per
-    attempt, each the attempt's outcome group (`Store.outcome_rows`) — the same object repeated
-    `total` times, so 20 000 attempts cost a list of pointers, not 20 000 rows read whole."""
-    return list(_expanded(store.outcome_rows(run_id)))
-
-
-def _expanded(groups: Iterable[OutcomeGroup]) -> Iterator[OutcomeGroup]:
-    for group in groups:
-        for _ in range(group.total):
-            yield group
 
 
 def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
