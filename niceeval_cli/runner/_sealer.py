@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from .._errors import ExitCode, NiceEvalError
 from .._records import AssertionResult, AttemptRecord
 from ..store import SlotRecord, Store
 
@@ -64,19 +65,34 @@ class Sealer:
         if len(batch) > 1:
             try:
                 self.store.seal_attempts([(a, r, s) for a, r, s, _ in batch])
-            except Exception:  # rolled back whole: each is sealed (or fails) alone below
-                pass
+            except Exception as exc:  # rolled back whole: each is sealed (or fails) alone below
+                if _store_unavailable(exc):
+                    _fail(batch, exc)  # locked past the busy timeout, disk full: one by one would wait again
+                    return
             else:
                 for *_, done in batch:
                     if not done.done():
                         done.set_result(None)
                 return
-        for attempt, results, slot, done in batch:
+        for at, (attempt, results, slot, done) in enumerate(batch):
             try:
                 self.store.seal_attempt(attempt, results, slot)
             except Exception as exc:  # handed to the attempt's worker
+                if _store_unavailable(exc):
+                    _fail(batch[at:], exc)
+                    return
                 if not done.done():
                     done.set_exception(exc)
             else:
                 if not done.done():
                     done.set_result(None)
+
+
+def _store_unavailable(exc: Exception) -> bool:
+    return isinstance(exc, NiceEvalError) and exc.exit_code == ExitCode.STORE_UNAVAILABLE
+
+
+def _fail(batch: Sequence[tuple[object, object, object, asyncio.Future[None]]], exc: Exception) -> None:
+    for *_, done in batch:
+        if not done.done():
+            done.set_exception(exc)

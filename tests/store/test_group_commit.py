@@ -89,3 +89,29 @@ def test_every_attempt_is_sealed_before_its_future_is_done(project: Project, cou
 
     asyncio.run(main())
     assert len(_sealed_ids(project, run_id)) == count
+
+
+def test_a_store_that_cannot_be_written_fails_the_whole_batch_at_once(project: Project, monkeypatch) -> None:
+    """Locked past the busy timeout or out of disk: every attempt of the batch gets that error
+    (exit 6 for the run) and none is retried one by one, each waiting out the timeout again."""
+    from niceeval_cli.store.errors import StoreUnavailable
+
+    run_id = project.begin_run()
+    attempts = [project.attempt(run_id, eval_id=f"evals/a::e{i}") for i in range(4)]
+    tries: list[str] = []
+
+    def unavailable(*_args: object) -> None:
+        tries.append("write")
+        raise StoreUnavailable("the results store is locked")
+
+    monkeypatch.setattr(project.store, "seal_attempts", unavailable)
+    monkeypatch.setattr(project.store, "seal_attempt", unavailable)
+
+    async def main() -> list[BaseException | None]:
+        sealer = Sealer(project.store)
+        return list(await asyncio.gather(*(sealer.seal(a, [], project.slot(a)) for a in attempts),
+                                         return_exceptions=True))
+
+    outcomes = asyncio.run(main())
+    assert all(isinstance(o, StoreUnavailable) for o in outcomes) and tries == ["write"]
+    assert _sealed_ids(project, run_id) == set()
