@@ -110,6 +110,56 @@ class ScoreSummary:
 
 
 _SCORE_STATES = frozenset({AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED})
+_GATES = {g.value: g for g in GateState}
+
+
+def gate_of(raw: GateState | str) -> GateState:
+    """`GateState(raw)`, a dict look-up for the usual stored text (an unknown one still raises)."""
+    if type(raw) is GateState:
+        return raw
+    known = _GATES.get(raw) if type(raw) is str else None
+    return known if known is not None else GateState(raw)
+
+
+@dataclass
+class ScoreCounts:
+    """The counts of score-style attempts (what deciding a run reads; no score sums)."""
+
+    attempts: int = 0
+    errored: int = 0
+    unrankable: int = 0
+    gate_failed: int = 0
+    gate_unavailable: int = 0
+
+    def add(self, other: ScoreCounts) -> None:
+        self.attempts += other.attempts
+        self.errored += other.errored
+        self.unrankable += other.unrankable
+        self.gate_failed += other.gate_failed
+        self.gate_unavailable += other.gate_unavailable
+
+
+def count_scores(attempts: Iterable[ScoreAttemptLike], counts: Iterable[int]) -> ScoreCounts:
+    """Count score-style attempts (`counts[i]`: how many `attempts[i]` stands for), refusing a
+    state that is not score-style and a scored attempt without a score."""
+    tally = ScoreCounts()
+    for a, n in zip(attempts, counts, strict=True):
+        tally.attempts += n
+        state = AttemptState(a.state)
+        if state not in _SCORE_STATES:
+            raise ValueError(f"{state} is not a score-style attempt state")
+        if state is AttemptState.ERRORED:
+            tally.errored += n
+        elif state is AttemptState.UNRANKABLE:
+            tally.unrankable += n
+        elif a.score is None:
+            raise ValueError("a scored attempt needs a score")
+        gate = gate_of(a.gate) if a.gate is not None else GateState.NONE
+        if gate is GateState.FAILED:
+            tally.gate_failed += n
+        elif gate is GateState.UNAVAILABLE:
+            tally.gate_unavailable += n
+    return tally
 
 
 def summarize_scores(
@@ -120,42 +170,30 @@ def summarize_scores(
     `counts[i]` says how many attempts `attempts[i]` stands for (readers that group identical
     outcomes pass one item per group); default one each.
     """
-    weights: Iterable[int] = counts if counts is not None else [1] * len(attempts)
+    weights: Sequence[int] = counts if counts is not None else [1] * len(attempts)
+    tally = count_scores(attempts, weights)  # the checks, and every count
     rankable: list[tuple[float, int]] = []
     counted: list[tuple[ScoreAttemptLike, int]] = []
-    total = unrankable = errored = gate_failed = gate_unavailable = 0
     for a, n in zip(attempts, weights, strict=True):
-        total += n
         state = AttemptState(a.state)
-        if state not in _SCORE_STATES:
-            raise ValueError(f"{state} is not a score-style attempt state")
-        if state is AttemptState.ERRORED:
-            errored += n
-        else:
+        if state is not AttemptState.ERRORED:
             counted.append((a, n))
-            if state is AttemptState.UNRANKABLE:
-                unrankable += n
-            elif a.score is None:
-                raise ValueError("a scored attempt needs a score")
-            else:
+            if state is not AttemptState.UNRANKABLE and a.score is not None:
                 rankable.append((a.score, n))
-        gate = GateState(a.gate) if a.gate is not None else GateState.NONE
-        gate_failed += n if gate is GateState.FAILED else 0
-        gate_unavailable += n if gate is GateState.UNAVAILABLE else 0
     ranked = sum(n for _, n in rankable)
     return ScoreSummary(
-        attempts=total,
+        attempts=tally.attempts,
         rankable=ranked,
-        unrankable=unrankable,
-        errored=errored,
+        unrankable=tally.unrankable,
+        errored=tally.errored,
         mean=_round(math.fsum(s * n for s, n in rankable) / ranked) if ranked else None,
         min=min(s for s, _ in rankable) if ranked else None,
         max=max(s for s, _ in rankable) if ranked else None,
         earned=_sum((a.score or 0.0) * n for a, n in counted),
         max_score=_sum((a.max_score or 0.0) * n for a, n in counted),
         unavailable_weight=_sum((a.unavailable_weight or 0.0) * n for a, n in counted),
-        gate_failed=gate_failed,
-        gate_unavailable=gate_unavailable,
+        gate_failed=tally.gate_failed,
+        gate_unavailable=tally.gate_unavailable,
     )
 
 

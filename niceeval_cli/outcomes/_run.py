@@ -10,7 +10,7 @@ from typing import NamedTuple, Protocol
 from .._errors import ExitCode
 from .._states import AttemptState, Derived, EvalKind, GateState
 from ._attempt import ScoreAttemptLike
-from ._folds import PassRule, not_pass_style, parse_pass_rule, pass_verdict
+from ._folds import PassRule, ScoreCounts, count_scores, gate_of, not_pass_style, parse_pass_rule, pass_verdict
 
 # ── the run's exit code ──────────────────────────────────────────────────────────────────
 
@@ -169,7 +169,7 @@ def decide_run(
             known = known_states[row.state] = (converted, converted.value)
         state, value = known
         state_counts[value] = state_counts.get(value, 0) + n
-        if state is AttemptState.SCORED and row.gate is not None and _gate(row.gate) is GateState.FAILED:
+        if state is AttemptState.SCORED and row.gate is not None and gate_of(row.gate) is GateState.FAILED:
             state_counts[gate_failed_key] = state_counts.get(gate_failed_key, 0) + n
         key = (row.experiment_id, row.eval_id, row.case_id)
         is_pass = known_kinds.get(row.kind)
@@ -209,9 +209,9 @@ def decide_run(
                                   rule))
     pass_results = list(evals)  # the pass-style ones, before the score-style ones join
     score_attempts: list[OutcomeRow] = []
-    overall = _ScoreTally()
+    overall = ScoreCounts()
     for key, rows in score_rows.items():
-        scores = _score_tally(rows)
+        scores = count_scores([row for row, _ in rows], [n for _, n in rows])
         overall.add(scores)
         score_attempts.extend(row for row, _ in rows)
         if scores.gate_failed:
@@ -253,53 +253,3 @@ def decide_run(
 
 
 _PASS_STATES = frozenset({AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED})
-_SCORE_STATES = frozenset({AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED})
-_GATES = {g.value: g for g in GateState}
-
-
-def _gate(raw: GateState | str) -> GateState:
-    """`GateState(raw)`, a dict look-up for the usual stored text (an unknown one still raises)."""
-    if type(raw) is GateState:
-        return raw
-    known = _GATES.get(raw) if type(raw) is str else None
-    return known if known is not None else GateState(raw)
-
-
-@dataclass
-class _ScoreTally:
-    """The counts `decide_run` reads of `summarize_scores` (the verdict needs no score sums)."""
-
-    attempts: int = 0
-    errored: int = 0
-    unrankable: int = 0
-    gate_failed: int = 0
-    gate_unavailable: int = 0
-
-    def add(self, other: _ScoreTally) -> None:
-        self.attempts += other.attempts
-        self.errored += other.errored
-        self.unrankable += other.unrankable
-        self.gate_failed += other.gate_failed
-        self.gate_unavailable += other.gate_unavailable
-
-
-def _score_tally(rows: Sequence[tuple[OutcomeRow, int]]) -> _ScoreTally:
-    """`summarize_scores`' counts (and its checks, in its order) over weighted rows."""
-    tally = _ScoreTally()
-    for row, n in rows:
-        tally.attempts += n
-        state = AttemptState(row.state)
-        if state not in _SCORE_STATES:
-            raise ValueError(f"{state} is not a score-style attempt state")
-        if state is AttemptState.ERRORED:
-            tally.errored += n
-        elif state is AttemptState.UNRANKABLE:
-            tally.unrankable += n
-        elif row.score is None:
-            raise ValueError("a scored attempt needs a score")
-        gate = _gate(row.gate) if row.gate is not None else GateState.NONE
-        if gate is GateState.FAILED:
-            tally.gate_failed += n
-        elif gate is GateState.UNAVAILABLE:
-            tally.gate_unavailable += n
-    return tally
