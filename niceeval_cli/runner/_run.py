@@ -299,9 +299,12 @@ def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[Slo
                          Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
 
 
-def _plan_slots(planned: Sequence[PlannedSlot]) -> Iterator[PlanSlot]:
+def _plan_slots(planned: Sequence[PlannedSlot], reused: Sequence[PlannedSlot]) -> Iterator[PlanSlot]:
+    """The plan less this run's reference slots, which stand for themselves (schema 4)."""
+    adopted = {id(s) for s in reused}
     for s in planned:
-        yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+        if id(s) not in adopted:
+            yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
 
 
 class _Rows(Iterable[T]):
@@ -455,7 +458,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     shard_count=layout.shard.count if layout.shard else None,
                     group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
                     reference_slots=_Rows(functools.partial(_reference_slots, run_id, reused)),
-                    plan=_Rows(functools.partial(_plan_slots, planned_slots)),  # the full plan (every shard's)
+                    # The full plan (every shard's) less the reused slots, written just above.
+                    plan=_Rows(functools.partial(_plan_slots, planned_slots, reused)),
                 )
                 events.planned(run_id, slots)
                 if failures:

@@ -40,8 +40,10 @@ RUN_STATUS_SQL = (
     f"runs.owner_host, runs.owner_started_at) THEN '{RunStatus.ABANDONED}' ELSE runs.status END"
 )
 # Planned slots (run_plan) that no attempt filled; NULL for a run whose plan was not recorded.
+# A run that recorded its plan has a planned total (schema 3); since schema 4 a run that reuses
+# every result has no `run_plan` rows at all (its plan is its reference slots), and counts 0.
 RUN_NOT_RUN_SQL = (
-    "CASE WHEN EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
+    "CASE WHEN runs.planned_total IS NOT NULL OR EXISTS (SELECT 1 FROM run_plan p WHERE p.run_id = runs.id) THEN "
     "(SELECT count(*) FROM run_plan p WHERE p.run_id = runs.id AND NOT EXISTS (SELECT 1 FROM run_slots s "
     "WHERE s.run_id = p.run_id AND s.experiment_id = p.experiment_id AND s.eval_id = p.eval_id "
     "AND s.ordinal = p.ordinal) AND (runs.shard_count IS NULL OR "

@@ -216,7 +216,8 @@ class Store:
         """Record a new run as `running`, owned by this process (its status is set by `finish_run`).
 
         `reference_slots` and `plan` (see `add_reference_slots`, `record_plan`) may be written in
-        the same transaction, so no reader ever sees the run without them. Both are read as they
+        the same transaction, so no reader ever sees the run without them. The plan need not
+        repeat the reference slots: `run_plan` reads them as planned (schema 4). Both are read as they
         are written (a 20 000-slot plan is never held as rows) and read once more only if SQLite
         refuses a value, so they must be re-iterable (a list, or an object whose `__iter__`
         starts over), not a one-shot generator.
@@ -642,11 +643,15 @@ class Store:
         return [event_row(row) for row in rows]
 
     def run_plan(self, run_id: str) -> list[PlanSlot]:
-        """The run's (or group's) full planned slot list as recorded by `record_plan` (empty if none was)."""
+        """The run's (or group's) full planned slot list: its `run_plan` rows and, since schema 4
+        does not repeat them there, the slots it adopted when it began (empty if neither)."""
         rows = self._rows(
             "Reading a run's plan",
-            "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = ? "
-            "ORDER BY experiment_id, eval_id, ordinal", [self.run_scope(run_id)[0]],
+            "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = :run "
+            "UNION SELECT s.experiment_id, s.eval_id, s.ordinal, a.case_id FROM run_slots s "
+            "JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id = :run AND s.relation = 'reference' "
+            "AND (SELECT planned_total FROM runs WHERE id = :run) IS NOT NULL "  # it recorded a plan
+            "ORDER BY 1, 2, 3", {"run": self.run_scope(run_id)[0]},
         )
         return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
 

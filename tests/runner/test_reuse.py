@@ -335,3 +335,37 @@ def test_json_plan_event_names_each_slots_decision(project, seeded):
     assert sorted(e["attempt"]["eval_id"].rsplit("/", 1)[-1] for e in sealed) == sorted(
         ["errors", "unrankable", "gate_unavailable"]
     )
+
+
+def _sql(project, statement: str) -> list[dict]:
+    result = project.cli("query", "--format", "json", "--sql", statement)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_a_reusing_runs_plan_is_its_executed_slots_plus_its_reference_slots(project, seeded):
+    """Schema 4: the plan does not repeat adopted slots, yet it reads whole and nothing is `not run`."""
+    project.run()
+    run_id = latest_run_id(project)
+    planned = _sql(project, f"SELECT eval_id FROM run_plan WHERE run_id = '{run_id}'")
+    assert sorted(r["eval_id"].rsplit("/", 1)[-1] for r in planned) == ["errors", "gate_unavailable", "unrankable"]
+    from niceeval_cli.store import Store
+
+    with Store.open(project.root / ".niceeval" / "results.db", readonly=True) as store:
+        assert sorted(p.eval_id.rsplit("/", 1)[-1] for p in store.run_plan(run_id)) == sorted(ALL)
+        assert store.not_run(run_id) == []
+    assert project.query("runs", "--limit", "1")[0]["not_run"] == 0
+
+
+def test_a_run_that_reuses_everything_writes_no_plan_rows_and_counts_nothing_not_run(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", "from niceeval_cli import define_eval\n\n\n"
+                  "@define_eval()\ndef one(t):\n    pass\n\n\n@define_eval()\ndef two(t):\n    pass\n")
+    assert project.run().exit_code == 0
+    assert project.run().exit_code == 0
+    run_id = latest_run_id(project)
+    assert _sql(project, f"SELECT count(*) AS n FROM run_plan WHERE run_id = '{run_id}'") == [{"n": 0}]
+    assert {s["relation"] for s in slots(project, run_id).values()} == {"reference"}
+    row = project.query("runs", "--limit", "1")[0]
+    assert (row["id"], row["not_run"], row["planned_total"]) == (run_id, 0, 2)
+    assert "not run" not in project.cli("view").stdout

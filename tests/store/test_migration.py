@@ -1,4 +1,4 @@
-"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3)."""
+"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3 → 4)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _all_rows(path: Path, table: str, columns: list[str]) -> list[tuple[object, 
 
 
 @pytest.mark.parametrize("readonly", [False, True])
-def test_a_schema_2_store_is_upgraded_to_schema_3_keeping_every_row(tmp_path, readonly):
+def test_a_schema_2_store_is_upgraded_to_the_current_schema_keeping_every_row(tmp_path, readonly):
     path = _schema_2_store(tmp_path)
     before = {}
     with sqlite3.connect(path) as conn:
@@ -47,7 +47,7 @@ def test_a_schema_2_store_is_upgraded_to_schema_3_keeping_every_row(tmp_path, re
         before[table] = _all_rows(path, table, columns)
     Store.open(path, readonly=readonly).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         for table in ("run_plan", "turns", "events"):
             assert _columns(conn, table), table
         assert {"case_id", "cost_usd", "notes", "traceback"} <= set(_columns(conn, "attempts"))
