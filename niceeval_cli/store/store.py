@@ -865,7 +865,7 @@ class RunRead(NamedTuple):
     """A resolved run and what resolving it read (`Store.read_run`)."""
 
     run: RunRow
-    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run, or a stored verdict
+    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run (or a stored verdict used)
     not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
 
 
