@@ -121,9 +121,10 @@ def _page(
     limit: int | None, group: bool = False,
 ) -> RunPage:
     """`build_page` for the run `resolve` reads once the page is read. A shard `group`'s verdict
-    is decided from its outcome groups on every read: without experiment or eval filters those
-    are the header's too, so the thread reads them and decides the verdict (`Store.group_outcome`)
-    while this connection reads the page and the not-run slots (`Store.read_run(outcome=)`)."""
+    is the one stored for its current members (store/groups.py), else decided from its outcome
+    groups: without experiment or eval filters those are the header's too, so the thread reads
+    them and, when none is stored, decides the verdict (`Store.group_outcome`) while this
+    connection reads the page and, when some are, the not-run slots (`Store.read_run(outcome=)`)."""
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
     whole_group = group and not (experiments or prefixes)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:

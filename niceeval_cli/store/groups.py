@@ -4,16 +4,24 @@ A group's members are, per shard index, its most recent run (a CI job retried fo
 once, as its last try), among the runs of the group's most recent shard count. Its plan is the
 full slot list every shard stored (`run_plan`); the slots no member filled are "not run" — the
 slots of a shard that never arrived, or that a shard did not reach. Its verdict is
-`outcomes.decide_run` over every member's sealed rows against the planned total. Pure: SQL text
-and the building of a group's row; `Store` runs it.
+`outcomes.decide_run` over every member's sealed rows against the planned total.
+
+Once every member is settled (finished: its row, slots and plan are immutable, schema.py), the
+verdict can change only when the members change (a shard retried, a shard merged), so the writer
+that settles it (`merge`, the last shard run finishing) stores it in `group_verdicts`, keyed by
+the exact members and their statuses (`verdict_key`) and the deciding NiceEval's version; a
+reader whose current members match reads it instead of deciding again (4 000 outcome groups:
+~7 ms, and the not-run count), any other reader decides as before. Pure: SQL text and the
+building of a group's row; `Store` runs it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+from .. import __version__
 from .._states import RunStatus
 from ..outcomes import RunDecision, decide_run
 from .schema import RUN_COLUMNS
@@ -24,6 +32,39 @@ RUN_KIND = "run"
 COMPLETE = "complete"
 INCOMPLETE = "incomplete"
 GROUP_STATUS_FILTERS = (COMPLETE, INCOMPLETE)
+
+
+class GroupVerdict(NamedTuple):
+    """A group's stored verdict: what its row needs besides the members' own columns."""
+
+    exit_code: int
+    not_run: int  # planned slots no member filled
+
+
+# The statuses of a member run that can still change (its slots and plan with them).
+_UNSETTLED = frozenset({RunStatus.RUNNING.value, RunStatus.ABANDONED.value})
+
+VERDICT_SQL = "SELECT exit_code, not_run FROM group_verdicts WHERE group_id = ? AND members = ? AND decided_by = ?"
+VERDICT_EXISTS_SQL = "SELECT 1 FROM group_verdicts WHERE group_id = ? AND members = ? AND decided_by = ?"
+
+
+def verdict_key(members: Sequence[Mapping[str, Any]]) -> str | None:
+    """The `group_verdicts.members` key of these members (sorted [run id, status] pairs as compact
+    JSON), or None while one of them is unsettled (running or abandoned): such a group is always
+    decided on read."""
+    if any(m["status"] in _UNSETTLED for m in members):
+        return None
+    return json.dumps(sorted([m["id"], m["status"]] for m in members), ensure_ascii=False, separators=(",", ":"))
+
+
+def verdict_params(group_id: str, key: str) -> list[str]:
+    """The parameters of VERDICT_SQL / VERDICT_EXISTS_SQL: a verdict counts only for the NiceEval that decided it."""
+    return [group_id, key, __version__]
+
+
+def verdict_row(group_id: str, key: str, verdict: GroupVerdict, decided_at: str) -> tuple[Any, ...]:
+    """The values of INSERT_GROUP_VERDICT, in column order."""
+    return (group_id, key, __version__, verdict.exit_code, verdict.not_run, decided_at)
 
 
 def members_sql(group: str) -> str:
@@ -76,15 +117,11 @@ def decide_group(members: Sequence[Mapping[str, Any]], outcome: Sequence[Outcome
     )
 
 
-def group_row(
-    group_id: str,
-    members: Sequence[Mapping[str, Any]],
-    decision: RunDecision,
-    not_run: int,
-) -> dict[str, Any]:
+def group_row(group_id: str, members: Sequence[Mapping[str, Any]], verdict: GroupVerdict) -> dict[str, Any]:
     """A group as one row with the runs' columns (newest member first in `members`), plus `kind`,
     `shards_merged`, `member_run_ids` and the member-level `run_status` (the worst of theirs);
-    `decision` is `decide_group`'s."""
+    `verdict`: `decide_group`'s exit code and the not-run count, or the stored ones."""
+    not_run = verdict.not_run
     newest = members[0]
     shard_count = newest["shard_count"]
     planned = newest["planned_total"]
@@ -101,7 +138,7 @@ def group_row(
         ended_at=None if None in ended else max(ended),
         status=COMPLETE if complete else INCOMPLETE,
         niceeval_version=newest["niceeval_version"],
-        exit_code=int(decision.exit_code),
+        exit_code=int(verdict.exit_code),
         config_file=newest["config_file"],
         experiments=json.dumps(experiments, ensure_ascii=False),
         planned_total=planned,

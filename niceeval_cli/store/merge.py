@@ -8,12 +8,16 @@ is a no-op; the same key with different content is a conflict and the whole merg
 nothing written. A run present as `running` and arriving finished (same fixed columns) is
 finished, as the file's triggers allow. Shards of one group planned from different plans (or
 split into different shard counts) are refused.
+
+Stored group verdicts (`group_verdicts`) are derived data and are not copied: a source's verdict
+is of its own members; the merge stores the target's, for the groups it brought (`settle`), in
+the same transaction.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -245,10 +249,15 @@ def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], in
     return copied, skipped, finished
 
 
-def merge_stores(conn: sqlite3.Connection, target: Path, sources: Sequence[Path]) -> MergeResult:
+def merge_stores(
+    conn: sqlite3.Connection, target: Path, sources: Sequence[Path],
+    *, settle: Callable[[Sequence[str]], None] | None = None,
+) -> MergeResult:
     """Copy every source's sealed rows into the target connection's store, all or nothing.
 
     The sources must be readable stores of the current schema (the caller opened each once).
+    `settle`: called inside the write transaction, once the rows are in, with the group ids of
+    the shard runs the sources hold (the store's own verdicts for them are written there).
     """
     resolved = {target.resolve()}
     for source in sources:
@@ -266,6 +275,11 @@ def merge_stores(conn: sqlite3.Connection, target: Path, sources: Sequence[Path]
                     newest.append(found)
             with write_transaction(conn, target, "Merging into"):
                 copied, skipped, finished = _write(conn)
+                if settle is not None:
+                    settle([row[0] for row in conn.execute(
+                        f"SELECT DISTINCT group_id FROM {_RUNS.stage} WHERE shard_count IS NOT NULL "
+                        "AND group_id IS NOT NULL ORDER BY group_id"
+                    )])
         finally:
             _drop_stage(conn)
     logical = tuple(dict.fromkeys(found[2] for found in sorted(newest, reverse=True)))

@@ -161,6 +161,19 @@ EVENT_COLUMNS: Mapping[str, type] = {
 }
 EVENT_KEY = ("attempt_id", "turn_ordinal", "seq")
 
+# A shard group's verdict, stored once its members are settled (store/groups.py): derived data, so
+# `merge` does not copy it (each store decides its own groups). A reader uses a row only while the
+# group's current members are exactly `members` and it was decided by the NiceEval reading it.
+GROUP_VERDICT_COLUMNS: Mapping[str, type] = {
+    "group_id": str,
+    "members": str,  # JSON: the member runs as sorted [run id, status] pairs
+    "decided_by": str,  # the niceeval version that decided it
+    "exit_code": int,
+    "not_run": int,  # planned slots no member filled
+    "decided_at": str,
+}
+GROUP_VERDICT_KEY = ("group_id", "members", "decided_by")
+
 
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
     """A prepared INSERT for the seal hot path (sqlite3 caches the compiled statement)."""
@@ -174,6 +187,7 @@ INSERT_SLOT = insert_sql("run_slots", SLOT_COLUMNS)
 INSERT_PLAN = insert_sql("run_plan", PLAN_COLUMNS)
 INSERT_TURN = insert_sql("turns", TURN_COLUMNS)
 INSERT_EVENT = insert_sql("events", EVENT_COLUMNS)
+INSERT_GROUP_VERDICT = insert_sql("group_verdicts", GROUP_VERDICT_COLUMNS)
 
 # Insert-only tables and their keys (an INSERT whose key exists is refused, even OR REPLACE).
 SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -183,9 +197,10 @@ SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
     "events": EVENT_KEY,
     "run_slots": SLOT_KEY,
     "run_plan": PLAN_KEY,
+    "group_verdicts": GROUP_VERDICT_KEY,
 }
 SEALED_TABLES = tuple(SEALED_KEYS)
-TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events")
+TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts")
 
 _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("run_id",), "attempts_by_run"),
@@ -288,6 +303,10 @@ _SCHEMA_TABLES: tuple[_Table, ...] = (
         "events", EVENT_COLUMNS, EVENT_KEY, frozenset({"attempt_id", "turn_ordinal", "seq", "kind"}),
         {"attempt_id": "attempts"},
     ),
+    _Table(
+        "group_verdicts", GROUP_VERDICT_COLUMNS, GROUP_VERDICT_KEY,
+        frozenset({"group_id", "members", "decided_by", "exit_code", "not_run", "decided_at"}),
+    ),
 )
 
 _SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -368,6 +387,7 @@ def _to_3(db: Database) -> None:
 def _to_4(db: Database) -> None:
     """Schema 4: `run_plan` stops repeating a run's reference slots (they read as planned), which
     halves what a fully reused re-run writes. Nothing to convert: older plans read as before."""
+    # It also adds table `group_verdicts` (empty: groups are decided on read until one is stored).
     create_schema(db)
 
 

@@ -27,11 +27,17 @@ from .groups import (
     GROUP_KIND,
     GROUP_STATUS_FILTERS,
     RUN_KIND,
+    VERDICT_EXISTS_SQL,
+    VERDICT_SQL,
+    GroupVerdict,
     decide_group,
     group_row,
     members_sql,
     not_run_sql,
     scope_sql,
+    verdict_key,
+    verdict_params,
+    verdict_row,
 )
 from .merge import MergeResult, merge_stores
 from .owner import current_owner
@@ -76,6 +82,7 @@ from .schema import (
     INSERT_ASSERTION,
     INSERT_ATTEMPT,
     INSERT_EVENT,
+    INSERT_GROUP_VERDICT,
     INSERT_PLAN,
     INSERT_RUN,
     INSERT_SLOT,
@@ -279,14 +286,14 @@ class Store:
         self._writable("Merging stores")
         for source in sources:
             Store.open(Path(source), readonly=True).close()  # a store of ours, current schema (or upgraded)
-        return merge_stores(self._db.conn, self.path, [Path(s) for s in sources])
+        return merge_stores(self._db.conn, self.path, [Path(s) for s in sources], settle=self._store_verdicts)
 
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
         self._writable("Finishing a run")
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Finishing run {run_id}"):
-            row = conn.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+            row = conn.execute("SELECT status, group_id, shard_count FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
                 raise StoreError(f"Run {run_id} is not in the results store {self.path}.")
             if row[0] != RunStatus.RUNNING:
@@ -297,6 +304,8 @@ class Store:
                 "UPDATE runs SET status = ?, ended_at = ?, exit_code = ? WHERE id = ?",
                 [RunStatus(status).value, ended_at, exit_code, run_id],
             )
+            if row[2] is not None and row[1] is not None:  # a shard: the last one to finish stores the verdict
+                self._store_verdicts([row[1]], complete_only=True)
 
     def record_abandoned(self, *, ended_at: str | None = None) -> list[str]:
         """Close the `running` runs whose owner process is gone; return their ids.
@@ -513,22 +522,33 @@ class Store:
 
     def _group_row(
         self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
-    ) -> tuple[dict[str, Any], list[OutcomeGroup], list[PlanSlot]] | None:
+    ) -> tuple[dict[str, Any], list[OutcomeGroup] | None, list[PlanSlot]] | None:
         """The group's row (groups.group_row) and the outcome groups and not-run slots it was
-        decided from. `outcome`: what `group_outcome` read meanwhile on another connection; used
-        when it saw the same members, else the outcome is read here."""
+        decided from. The verdict stored for exactly these members is used when there is one
+        (then the outcome groups are read only for a caller that passed `outcome`, and the
+        not-run slots only if there are some); else it is decided here. `outcome`: what
+        `group_outcome` read meanwhile on another connection; used when it saw the same
+        members, else the outcome is read here."""
         members = self._group_members(group_id)
         if not members:
             return None
         ids = [m["id"] for m in members]
-        not_run = self._not_run(ids, ids[0], None)
+        stored = self._stored_verdict(group_id, members)
+        not_run = self._not_run(ids, ids[0], None) if stored is None or stored.not_run else []
         known = outcome() if outcome is not None else None
-        if known is not None and known.members == members:
-            groups, decision = known.groups, known.decision
-        else:
+        if known is not None and known.members != members:
+            known = None
+        groups = known.groups if known is not None else None
+        if stored is not None:
+            if groups is None and outcome is not None:  # the caller wants them (view's header)
+                groups = self.outcome_rows(ids)
+            return group_row(group_id, members, stored), groups, not_run
+        if groups is None:
             groups = self.outcome_rows(ids)
+        decision = known.decision if known is not None else None
+        if decision is None:
             decision = decide_group(members, groups)
-        return group_row(group_id, members, decision, len(not_run)), groups, not_run
+        return group_row(group_id, members, GroupVerdict(int(decision.exit_code), len(not_run))), groups, not_run
 
     def _group_members(self, group_id: str) -> list[dict[str, Any]]:
         columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
@@ -539,15 +559,44 @@ class Store:
             {"g": group_id},
         )
 
+    def _stored_verdict(self, group_id: str, members: Sequence[dict[str, Any]]) -> GroupVerdict | None:
+        """The verdict stored for exactly these members (and their statuses), if any."""
+        key = verdict_key(members)
+        if key is None:
+            return None
+        with translated(self.path, "Reading a group's verdict"):
+            row = self._db.conn.execute(VERDICT_SQL, verdict_params(group_id, key)).fetchone()
+        return None if row is None else GroupVerdict(int(row[0]), int(row[1]))
+
+    def _store_verdicts(self, group_ids: Iterable[str], *, complete_only: bool = False) -> None:
+        """Inside the caller's write transaction: decide and store the verdict of each group whose
+        members are all settled and that has none stored for them (`complete_only`: only when
+        every shard index has a member). Derived data: a reader that finds none decides alike."""
+        conn = self._db.conn
+        decided_at = utc_now_iso()
+        for group_id in dict.fromkeys(group_ids):
+            members = self._group_members(group_id)
+            key = verdict_key(members) if members else None
+            if key is None or (complete_only and len({m["shard_index"] for m in members}) != members[0]["shard_count"]):
+                continue
+            if conn.execute(VERDICT_EXISTS_SQL, verdict_params(group_id, key)).fetchone() is not None:
+                continue
+            ids = [m["id"] for m in members]
+            not_run = len(self._not_run(ids, ids[0], None))
+            verdict = GroupVerdict(int(decide_group(members, self.outcome_rows(ids)).exit_code), not_run)
+            conn.execute(INSERT_GROUP_VERDICT, verdict_row(group_id, key, verdict, decided_at))
+
     def group_outcome(self, group_id: str) -> GroupOutcome | None:
-        """A group's members, outcome groups and the verdict decided from them: the part of
-        reading a group that needs no other read, for a reader to run on a connection of its own
-        while it reads the rest (`view`), then hand to `read_run(outcome=)`. None: no such group."""
+        """A group's members, outcome groups and the verdict decided from them (None when one is
+        stored for these members: the reader uses that): the part of reading a group that needs
+        no other read, for a reader to run on a connection of its own while it reads the rest
+        (`view`), then hand to `read_run(outcome=)`. None: no such group."""
         members = self._group_members(group_id)
         if not members:
             return None
         groups = self.outcome_rows([m["id"] for m in members])
-        return GroupOutcome(members, groups, decide_group(members, groups))
+        stored = self._stored_verdict(group_id, members)
+        return GroupOutcome(members, groups, None if stored is not None else decide_group(members, groups))
 
     def group_plan_digests(self, group_id: str) -> set[str]:
         """The plan digests the shard runs of a group were planned from (one, when consistent)."""
@@ -816,7 +865,7 @@ class RunRead(NamedTuple):
     """A resolved run and what resolving it read (`Store.read_run`)."""
 
     run: RunRow
-    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run
+    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run (or a stored verdict used)
     not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
 
 
@@ -825,7 +874,7 @@ class GroupOutcome(NamedTuple):
 
     members: list[dict[str, Any]]  # the member runs' rows, newest first
     groups: list[OutcomeGroup]  # their outcome groups, unfiltered
-    decision: RunDecision
+    decision: RunDecision | None  # None: a verdict is stored for these members (not decided again)
 
 
 class LatestAttempt(NamedTuple):
