@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from .. import outcomes
 from .._states import AttemptState, Derived, EvalKind, GateState, Relation
@@ -132,8 +133,14 @@ class CasesTally:
 
 @dataclass
 class ExperimentTally:
+    """One experiment's evals (in eval id order once `tally` has built it; read-only after)."""
+
     experiment_id: str
     evals: list[EvalTally] = field(default_factory=list)
+    # What `eval_results` and `attempt_fold` read, folded once: the count line and the
+    # experiment's lines both ask, and each asking was a fold of every eval (20 000 of them).
+    _pass_totals: tuple[dict[AttemptState, int], int, int, int, int] | None = field(
+        default=None, repr=False, compare=False)
 
     def case_groups(self) -> list[CasesTally]:
         """Evals with cases, each with its cases (in eval id order)."""
@@ -149,24 +156,32 @@ class ExperimentTally:
     def score_groups(self) -> list[OutcomeGroup]:
         return [g for e in self.evals if e.kind is EvalKind.SCORE for g in e.groups]
 
+    def _folded(self) -> tuple[dict[AttemptState, int], int, int, int, int]:
+        """(pass-style evals by folded result, pass-style evals, their passed, failed, errored attempts)."""
+        if self._pass_totals is None:
+            counts = {AttemptState.PASSED: 0, AttemptState.FAILED: 0, AttemptState.ERRORED: 0}
+            evals = passed = failed = errored = 0
+            for tally_ in self.evals:
+                if tally_.kind is EvalKind.PASS:
+                    counts[tally_.fold().result] += 1
+                    evals += 1
+                    passed += tally_.passed
+                    failed += tally_.failed
+                    errored += tally_.errored
+            self._pass_totals = (counts, evals, passed, failed, errored)
+        return self._pass_totals
+
     def eval_results(self) -> dict[AttemptState, int]:
         """How many pass-style evals passed, failed and errored (each folded under its rule)."""
-        counts = {AttemptState.PASSED: 0, AttemptState.FAILED: 0, AttemptState.ERRORED: 0}
-        for tally in self.pass_evals():
-            counts[tally.fold().result] += 1
-        return counts
+        return dict(self._folded()[0])
 
     def attempt_fold(self) -> outcomes.EvalFold | None:
         """All pass-style attempts together: the attempt-level pass rate."""
-        evals = self.pass_evals()
+        _, evals, passed, failed, errored = self._folded()
         if not evals:
             return None
-        return _fold(
-            sum(e.passed for e in evals),
-            sum(e.failed for e in evals),
-            sum(e.errored for e in evals),
-            DEFAULT_PASS_RULE,  # only its pass_rate is read: passed / (passed + failed + errored)
-        )
+        # only its pass_rate is read: passed / (passed + failed + errored)
+        return _fold(passed, failed, errored, DEFAULT_PASS_RULE)
 
     def scores(self) -> outcomes.ScoreSummary | None:
         groups = self.score_groups()
@@ -198,33 +213,67 @@ _WORD_ORDER = ("errored", "failed", "unrankable", Derived.GATE_FAILED.label, Der
                "passed", "scored")
 
 
+@lru_cache(maxsize=64)
+def _outcome(state: AttemptState, gate: GateState | None) -> tuple[int, str, bool, bool, bool]:
+    """What one group adds to its eval: severity, word, and whether it counts passed, failed, errored."""
+    return (_severity(state, gate), attempt_word(state, gate), state is AttemptState.PASSED,
+            state is AttemptState.FAILED, state is AttemptState.ERRORED)
+
+
+_EVAL_ORDER = attrgetter("eval_id")
+
+
 def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) -> RunTally:
     """Gather grouped outcomes by experiment and eval (experiments in run order, then by id).
 
     Each eval folds under the pass rule its run recorded on its slots (stores written before
     slots carried it fold under "any", and the header says so).
+
+    Two passes: the groups gathered by eval, then each eval built once from its groups (most
+    evals have one group: built whole, without an `add` per group), since a run's summary
+    tallies every eval it has (20 000, say).
     """
+    by_eval: dict[tuple[str, str], list[OutcomeGroup]] = {}
+    for group in groups:
+        key = (group.experiment_id, group.eval_id)
+        found = by_eval.get(key)
+        if found is None:
+            by_eval[key] = [group]
+        else:
+            found.append(group)
     experiments: dict[str, ExperimentTally] = {eid: ExperimentTally(eid) for eid in experiment_order}
-    evals: dict[tuple[str, str], EvalTally] = {}
     words: dict[str, int] = {}
     attempts = reused = 0
     rules_known = True
-    for group in groups:
-        key = (group.experiment_id, group.eval_id)
-        tally_ = evals.get(key)
-        if tally_ is None:
-            rules_known = rules_known and group.pass_rule is not None
-            rule = _rule(group.pass_rule)
-            tally_ = evals[key] = EvalTally(group.experiment_id, group.eval_id, group.kind, rule,
-                                            case_id=group.case_id)
-            experiments.setdefault(group.experiment_id, ExperimentTally(group.experiment_id)).evals.append(tally_)
-        tally_.add(group, _severity(group.state, group.gate))
-        attempts += group.total
-        reused += group.total if group.relation is Relation.REFERENCE else 0
-        word = attempt_word(group.state, group.gate)
-        words[word] = words.get(word, 0) + group.total
+    experiment: ExperimentTally | None = None
+    for (experiment_id, eval_id), found in by_eval.items():
+        first = found[0]
+        rules_known = rules_known and first.pass_rule is not None
+        if len(found) == 1:
+            n = first.total
+            severity, word, passed, failed, errored = _outcome(first.state, first.gate)
+            tally_ = EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), found, n, n * passed,
+                               n * failed, n * errored, severity, None, first.case_id, word)
+            words[word] = words.get(word, 0) + n
+            attempts += n
+            if first.relation is Relation.REFERENCE:
+                reused += n
+        else:
+            tally_ = EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), case_id=first.case_id)
+            for group in found:
+                severity, word, *_ = _outcome(group.state, group.gate)
+                tally_.add(group, severity)
+                words[word] = words.get(word, 0) + group.total
+                attempts += group.total
+                if group.relation is Relation.REFERENCE:
+                    reused += group.total
+        if experiment is None or experiment.experiment_id != experiment_id:
+            experiment = experiments.get(experiment_id)
+            if experiment is None:
+                experiment = experiments[experiment_id] = ExperimentTally(experiment_id)
+        experiment.evals.append(tally_)
     for experiment in experiments.values():
-        experiment.evals.sort(key=lambda e: e.eval_id)
+        experiment.evals.sort(key=_EVAL_ORDER)
     ordered = {w: words[w] for w in _WORD_ORDER if w in words}
     return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known)
 
