@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .._errors import ExitCode
 from .._states import AttemptState, Derived, EvalKind, GateState
@@ -144,16 +144,16 @@ def decide_run(
     """
     weights: Iterable[int] = itertools.repeat(1) if counts is None else counts
     state_counts: dict[str, int] = {}
-    # Pass-style attempts per eval, one dict per verdict (not one per eval: a group has 4 000
-    # evals); `rules` holds the evals in the order they first came, `odd` the first state of
-    # each eval that a pass fold refuses.
-    tallies: dict[AttemptState, dict[tuple[str, str, str | None], int]] = {s: {} for s in _PASS_STATES}
+    # Pass-style evals in the order they first came, each as [rule, passed, failed, errored]: one
+    # small list per eval, counted in place (a run has 20 000 evals); `odd` holds the first
+    # state of each eval that a pass fold refuses.
+    pass_evals: dict[tuple[str, str, str | None], list[Any]] = {}
     odd: dict[tuple[str, str, str | None], AttemptState] = {}
-    rules: dict[tuple[str, str, str | None], PassRule] = {}
     score_rows: dict[tuple[str, str, str | None], list[tuple[OutcomeRow, int]]] = {}
     total = 0
     # Rows repeat few distinct values (a state, a kind, a rule, a gate): each is converted once.
-    known_states: dict[object, tuple[AttemptState, str]] = {}
+    # A state's entry: the state, its stored text, and where a pass fold counts it (0: refused).
+    known_states: dict[object, tuple[AttemptState, str, int]] = {}
     known_rules: dict[object, PassRule] = {}
     known_kinds: dict[object, bool] = {}
     gate_failed_key = str(Derived.GATE_FAILED)
@@ -166,8 +166,8 @@ def decide_run(
         known = known_states.get(row.state)
         if known is None:
             converted = AttemptState(row.state)
-            known = known_states[row.state] = (converted, converted.value)
-        state, value = known
+            known = known_states[row.state] = (converted, converted.value, _PASS_SLOT.get(converted, 0))
+        state, value, slot = known
         state_counts[value] = state_counts.get(value, 0) + n
         if state is AttemptState.SCORED and row.gate is not None and gate_of(row.gate) is GateState.FAILED:
             state_counts[gate_failed_key] = state_counts.get(gate_failed_key, 0) + n
@@ -176,38 +176,36 @@ def decide_run(
         if is_pass is None:
             is_pass = known_kinds[row.kind] = row.kind is EvalKind.PASS or EvalKind(row.kind) is EvalKind.PASS
         if is_pass:
-            if key not in rules:
+            tally = pass_evals.get(key)
+            if tally is None:
                 rule = known_rules.get(row.pass_rule)
                 if rule is None:
                     rule = known_rules[row.pass_rule] = pass_rule_of(row.pass_rule)
-                rules[key] = rule
-            tally = tallies.get(state)
-            if tally is None:
-                odd.setdefault(key, state)
+                tally = pass_evals[key] = [rule, 0, 0, 0]
+            if slot:
+                tally[slot] += n
             else:
-                tally[key] = tally.get(key, 0) + n
+                odd.setdefault(key, state)
         else:
             score_rows.setdefault(key, []).append((row, n))
 
     evals: list[EvalDecision] = []
     by_result = dict.fromkeys(AttemptState, 0)
-    failed_evals = errored_pass_evals = 0
     verdicts: dict[tuple[int, int, int, PassRule], AttemptState] = {}
-    passes, failures, errors = (tallies[s] for s in (AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED))
-    for key, rule in rules.items():
+    new = tuple.__new__  # EvalDecision's own __new__ is a Python frame per eval
+    for key, (rule, passed, failed, errored) in pass_evals.items():
         if odd and key in odd:  # the state a fold over the copies meets first and refuses
             raise not_pass_style(odd[key])
-        passed, failed, errored = passes.get(key, 0), failures.get(key, 0), errors.get(key, 0)
         fold = (passed, failed, errored, rule)  # evals mostly share their counts: each decided once
         result = verdicts.get(fold)
         if result is None:
             result = verdicts[fold] = pass_verdict(passed, failed, errored, rule)[0]
         by_result[result] += 1
-        failed_evals += result is AttemptState.FAILED
-        errored_pass_evals += result is AttemptState.ERRORED
-        evals.append(EvalDecision(*key, EvalKind.PASS, result, passed + failed + errored, passed, failed, errored,
-                                  rule))
-    pass_results = list(evals)  # the pass-style ones, before the score-style ones join
+        evals.append(new(EvalDecision, (*key, EvalKind.PASS, result, passed + failed + errored, passed, failed,
+                                        errored, rule)))
+    failed_evals, errored_pass_evals = by_result[AttemptState.FAILED], by_result[AttemptState.ERRORED]
+    # The exit code reads which results the pass folds reached: one of each, not every eval.
+    pass_results = [_Reached(result) for result, n in by_result.items() if n]
     score_attempts: list[OutcomeRow] = []
     overall = ScoreCounts()
     for key, rows in score_rows.items():
@@ -252,4 +250,11 @@ def decide_run(
     )
 
 
-_PASS_STATES = frozenset({AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED})
+class _Reached(NamedTuple):
+    """A result some pass-style eval of the run reached (what `run_exit_code` reads of a fold)."""
+
+    result: AttemptState
+
+
+# Where a pass fold counts each state in an eval's [rule, passed, failed, errored]; others it refuses.
+_PASS_SLOT = {AttemptState.PASSED: 1, AttemptState.FAILED: 2, AttemptState.ERRORED: 3}
