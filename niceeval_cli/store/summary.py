@@ -63,9 +63,14 @@ def outcome_groups_select(
     return f"SELECT {columns}, COUNT(*) FROM {source}{where.sql()} GROUP BY {columns}", where.params
 
 
+_GATE_OR_NONE: dict[str | None, GateState | None] = {None: None, **_GATE}
+
+
 def outcome_groups_from(rows: Iterable[tuple[Any, ...]]) -> list[OutcomeGroup]:
+    """Typed groups from `outcome_groups_select`'s rows. Built with `tuple.__new__`: the
+    NamedTuple's own `__new__` is a Python frame per group (20 000 groups: a third of the time)."""
+    new = tuple.__new__
     return [
-        OutcomeGroup(e, v, _KIND[k], _STATE[st], None if g is None else _GATE[g], sc, ms, uw, ps,
-                     _RELATION[rel], rule, n, case)
+        new(OutcomeGroup, (e, v, _KIND[k], _STATE[st], _GATE_OR_NONE[g], sc, ms, uw, ps, _RELATION[rel], rule, n, case))
         for e, v, k, st, g, sc, ms, uw, ps, rel, rule, case, n in rows
     ]
