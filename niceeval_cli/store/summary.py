@@ -63,7 +63,7 @@ def outcome_groups_select(
     return f"SELECT {columns}, COUNT(*) FROM {source}{where.sql()} GROUP BY {columns}", where.params
 
 
-_GATE_OR_NONE: dict[str | None, GateState | None] = {None: None, **_GATE}
+_GATE_OR_NONE: dict[str | None, GateState | None] = {None: None, **{g.value: g for g in GateState}}
 
 
 def outcome_groups_from(rows: Iterable[tuple[Any, ...]]) -> list[OutcomeGroup]:
