@@ -253,8 +253,19 @@ def passed_despite_attempts(groups: Sequence[OutcomeGroup]) -> set[tuple[str, st
     recorded although some attempt did not pass (`any`, a rate): the summary lists the eval, not
     those attempts. Only evals with such an attempt are folded — a run of 20 000 evals that all
     passed holds nothing here."""
-    mixed = {(g.experiment_id, g.eval_id) for g in groups
-             if g.kind is EvalKind.PASS and g.state is not AttemptState.PASSED}
+    return _passed_despite(groups, _not_passed(groups))
+
+
+def _not_passed(groups: Sequence[OutcomeGroup]) -> list[OutcomeGroup]:
+    """The groups whose attempts did not pass: none in a run that passed, so what follows is free."""
+    return [g for g in groups if g.state is not AttemptState.PASSED]
+
+
+def _passed_despite(groups: Sequence[OutcomeGroup], not_passed: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
+    """`passed_despite_attempts`, given the groups that did not pass (`_not_passed`)."""
+    mixed = {(g.experiment_id, g.eval_id) for g in not_passed if g.kind is EvalKind.PASS}
+    if not mixed:
+        return set()
     by_eval: dict[tuple[str, str], list[OutcomeGroup]] = {}
     for group in groups:
         key = (group.experiment_id, group.eval_id)
@@ -281,8 +292,13 @@ def _shown(
     store: Store, run_id: str, groups: Sequence[OutcomeGroup], limit: int
 ) -> tuple[list[tuple[AttemptRow, list[AssertionRow]]], int, bool]:
     """The attempts the summary expands: not ok, except attempts of a pass-style eval that passed
-    under its pass_rule (the summary lists that eval, with its attempts as detail)."""
-    passed = passed_despite_attempts(groups)
+    under its pass_rule (the summary lists that eval, with its attempts as detail). The groups
+    say whether there is any such attempt: when there is none (a run that passed), the store is
+    not asked for them."""
+    not_passed = _not_passed(groups)
+    passed = _passed_despite(groups, not_passed)
+    if all(is_clean(g.state, g.gate) or (g.experiment_id, g.eval_id) in passed for g in not_passed):
+        return [], 0, False
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
     key_problem = False
     more = 0
