@@ -75,7 +75,8 @@ def outcome_groups_from(rows: Iterable[tuple[Any, ...]]) -> list[OutcomeGroup]:
     of them held 2 MiB of copies of "default" and "all").
     """
     new = tuple.__new__
-    one = {}.setdefault  # experiment ids and pass rules never collide with each other's meaning
+    seen: dict[str, str] = {}  # an experiment id and a pass rule that spell alike are one string
+    one = seen.setdefault
     return [
         new(OutcomeGroup, (one(e, e), v, _KIND[k], _STATE[st], _GATE_OR_NONE[g], sc, ms, uw, ps, _RELATION[rel],
                            rule if rule is None else one(rule, rule), n, case))
