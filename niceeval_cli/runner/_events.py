@@ -40,7 +40,7 @@ class RunOutcome:
     plan_reasons: dict[str, int] = field(default_factory=dict)  # PlanReason → slots (why not reused)
     usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
     replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
-    decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows
+    decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows (no per-eval `evals`)
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)

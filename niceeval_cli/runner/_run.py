@@ -491,7 +491,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         groups = tuple(store.outcome_rows(run_id))
         decision = outcomes.decide_run(
             groups, counts=[g.total for g in groups], planned=planned, setup_error=bool(failures),
-            interrupted=interrupted, budget_exhausted=budget_hit,
+            interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False,
         )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))

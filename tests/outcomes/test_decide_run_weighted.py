@@ -7,6 +7,7 @@ rules (valid and not: a row the fold refuses must be refused the same way, weigh
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,3 +113,25 @@ def test_counts_must_match_the_rows_and_cannot_be_negative() -> None:
         decide_run([Row("a", "passed")], counts=[1, 2], **flags)
     with pytest.raises(ValueError, match="cannot stand for -1 attempts"):
         decide_run([Row("a", "passed")], counts=[-1], **flags)
+
+
+def test_without_per_eval_detail_everything_else_is_decided_the_same() -> None:
+    """`per_eval=False` (the runner's): `evals` empty, every other field as with the detail."""
+    checked = 0
+    for a, b in itertools.product(UNIVERSE, repeat=2):
+        for counts in ((1, 2), (0, 3)):
+            full, bare = (_outcome_with(a, b, counts, per_eval) for per_eval in (True, False))
+            if isinstance(full, RunDecision):
+                assert isinstance(bare, RunDecision) and bare.evals == ()
+                assert dataclasses.replace(bare, evals=full.evals) == full
+                checked += 1
+            else:
+                assert bare == full  # refused the same way
+    assert checked > len(UNIVERSE)
+
+
+def _outcome_with(a: Row, b: Row, counts: Sequence[int], per_eval: bool) -> RunDecision | str:
+    try:
+        return decide_run([a, b], counts=counts, per_eval=per_eval, **FLAGS[1])
+    except ValueError as error:
+        return f"ValueError: {error}"
