@@ -221,6 +221,7 @@ def _outcome(state: AttemptState, gate: GateState | None) -> tuple[int, str, boo
 
 
 _EVAL_ORDER = attrgetter("eval_id")
+_NO_ID = object()
 
 
 def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) -> RunTally:
@@ -229,36 +230,45 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
     Each eval folds under the pass rule its run recorded on its slots (stores written before
     slots carried it fold under "any", and the header says so).
 
-    Two passes: the groups gathered by eval, then each eval built once from its groups (most
+    Two passes: the groups gathered by experiment and eval, then each eval built once from its groups (most
     evals have one group: built whole, without an `add` per group), since a run's summary
     tallies every eval it has (20 000, say).
     """
-    by_eval: dict[tuple[str, str], list[OutcomeGroup]] = {}
+    # By experiment, then by eval id: no (experiment, eval) key tuple per eval.
+    by_experiment: dict[str, dict[str, list[OutcomeGroup]]] = {}
+    current_id: object = _NO_ID
+    current: dict[str, list[OutcomeGroup]] = {}
     for group in groups:
-        key = (group.experiment_id, group.eval_id)
-        found = by_eval.get(key)
+        if group.experiment_id != current_id:
+            current_id = group.experiment_id
+            current = by_experiment.setdefault(current_id, {})
+        found = current.get(group.eval_id)
         if found is None:
-            by_eval[key] = [group]
+            current[group.eval_id] = [group]
         else:
             found.append(group)
     experiments: dict[str, ExperimentTally] = {eid: ExperimentTally(eid) for eid in experiment_order}
     words: dict[str, int] = {}
     attempts = reused = 0
     rules_known = True
-    experiment: ExperimentTally | None = None
-    for (experiment_id, eval_id), found in by_eval.items():
-        first = found[0]
-        rules_known = rules_known and first.pass_rule is not None
-        if len(found) == 1:
-            n = first.total
-            severity, word, passed, failed, errored = _outcome(first.state, first.gate)
-            tally_ = EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), found, n, n * passed,
-                               n * failed, n * errored, severity, None, first.case_id, word)
-            words[word] = words.get(word, 0) + n
-            attempts += n
-            if first.relation is Relation.REFERENCE:
-                reused += n
-        else:
+    for experiment_id, by_eval in by_experiment.items():
+        experiment = experiments.get(experiment_id)
+        if experiment is None:
+            experiment = experiments[experiment_id] = ExperimentTally(experiment_id)
+        add = experiment.evals.append
+        for eval_id, found in by_eval.items():
+            first = found[0]
+            rules_known = rules_known and first.pass_rule is not None
+            if len(found) == 1:
+                n = first.total
+                severity, word, passed, failed, errored = _outcome(first.state, first.gate)
+                add(EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), found, n, n * passed,
+                              n * failed, n * errored, severity, None, first.case_id, word))
+                words[word] = words.get(word, 0) + n
+                attempts += n
+                if first.relation is Relation.REFERENCE:
+                    reused += n
+                continue
             tally_ = EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), case_id=first.case_id)
             for group in found:
                 severity, word, *_ = _outcome(group.state, group.gate)
@@ -267,11 +277,7 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
                 attempts += group.total
                 if group.relation is Relation.REFERENCE:
                     reused += group.total
-        if experiment is None or experiment.experiment_id != experiment_id:
-            experiment = experiments.get(experiment_id)
-            if experiment is None:
-                experiment = experiments[experiment_id] = ExperimentTally(experiment_id)
-        experiment.evals.append(tally_)
+            add(tally_)
     for experiment in experiments.values():
         experiment.evals.sort(key=_EVAL_ORDER)
     ordered = {w: words[w] for w in _WORD_ORDER if w in words}
