@@ -57,7 +57,8 @@ class EvalTally:
     eval_id: str
     kind: EvalKind
     rule: outcomes.PassRule = DEFAULT_PASS_RULE
-    groups: list[OutcomeGroup] = field(default_factory=list)
+    # Its groups: most evals have one, held bare (no list per eval: 1.3 MiB at 20 000); `groups`.
+    held: OutcomeGroup | list[OutcomeGroup] | None = field(default=None, repr=False)
     attempts: int = 0
     passed: int = 0
     failed: int = 0
@@ -67,8 +68,22 @@ class EvalTally:
     case_id: str | None = None  # a case of an eval with cases: eval_id is "<eval id>[<case id>]"
     worst_word: str = "passed"  # attempt_word of its worst attempt
 
+    @property
+    def groups(self) -> list[OutcomeGroup]:
+        """Its attempts' groups, in the order they were added."""
+        held = self.held
+        if held is None:
+            return []
+        return held if isinstance(held, list) else [held]
+
     def add(self, group: OutcomeGroup, severity: int) -> None:
-        self.groups.append(group)
+        held = self.held
+        if held is None:
+            self.held = group
+        elif isinstance(held, list):
+            held.append(group)
+        else:
+            self.held = [held, group]
         self.attempts += group.total
         if group.state is AttemptState.PASSED:
             self.passed += group.total
@@ -104,7 +119,8 @@ class EvalTally:
         return self._fold
 
     def scores(self) -> outcomes.ScoreSummary:
-        return outcomes.summarize_scores(self.groups, [g.total for g in self.groups])
+        groups = self.groups
+        return outcomes.summarize_scores(groups, [g.total for g in groups])
 
     @property
     def eval_severity(self) -> int:
@@ -234,19 +250,22 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
     evals have one group: built whole, without an `add` per group), since a run's summary
     tallies every eval it has (20 000, say).
     """
-    # By experiment, then by eval id: no (experiment, eval) key tuple per eval.
-    by_experiment: dict[str, dict[str, list[OutcomeGroup]]] = {}
+    # By experiment, then by eval id (no key tuple per eval); an eval's one group held bare,
+    # several in a list (no list per eval).
+    by_experiment: dict[str, dict[str, OutcomeGroup | list[OutcomeGroup]]] = {}
     current_id: object = _NO_ID
-    current: dict[str, list[OutcomeGroup]] = {}
+    current: dict[str, OutcomeGroup | list[OutcomeGroup]] = {}
     for group in groups:
         if group.experiment_id != current_id:
             current_id = group.experiment_id
             current = by_experiment.setdefault(current_id, {})
         found = current.get(group.eval_id)
         if found is None:
-            current[group.eval_id] = [group]
-        else:
+            current[group.eval_id] = group
+        elif isinstance(found, list):
             found.append(group)
+        else:
+            current[group.eval_id] = [found, group]
     experiments: dict[str, ExperimentTally] = {eid: ExperimentTally(eid) for eid in experiment_order}
     words: dict[str, int] = {}
     attempts = reused = 0
@@ -257,9 +276,9 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
             experiment = experiments[experiment_id] = ExperimentTally(experiment_id)
         add = experiment.evals.append
         for eval_id, found in by_eval.items():
-            first = found[0]
-            rules_known = rules_known and first.pass_rule is not None
-            if len(found) == 1:
+            if not isinstance(found, list):
+                first = found
+                rules_known = rules_known and first.pass_rule is not None
                 n = first.total
                 severity, word, passed, failed, errored = _outcome(first.state, first.gate)
                 add(EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), found, n, n * passed,
@@ -269,6 +288,8 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
                 if first.relation is Relation.REFERENCE:
                     reused += n
                 continue
+            first = found[0]
+            rules_known = rules_known and first.pass_rule is not None
             tally_ = EvalTally(experiment_id, eval_id, first.kind, _rule(first.pass_rule), case_id=first.case_id)
             for group in found:
                 severity, word, *_ = _outcome(group.state, group.gate)
