@@ -341,3 +341,46 @@ def test_niceeval_toml_is_found_by_walking_up_and_config_flag_points_elsewhere(p
     monkeypatch.chdir(project.root)
     experiments = sorted(a["experiment_id"] for a in project.attempts("--run", "all"))
     assert experiments == ["flagged", "walked"]
+
+
+CAPPED = """
+import itertools
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+_flaky = itertools.count()
+
+def fails(t):
+    t.check(1, equals(2)).label("Never equal")
+
+for i in range(23):
+    globals()[f"fails_{i:02d}"] = define_eval(test=fails, name=f"fails_{i:02d}")
+
+@define_eval(attempts=3, pass_rule="any")
+def flaky(t):
+    t.check("yes" if next(_flaky) == 0 else "no", equals("yes")).label("Says yes")
+"""
+
+
+def test_summary_expands_twenty_failing_attempts_and_counts_the_rest_but_not_those_of_an_eval_that_passed(project):
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
+    project.write("evals/capped.py", CAPPED)
+    result = project.run()
+    assert result.exit_code == 1
+    out = result.stdout
+    run_id = project.query("runs")[0]["id"]
+    assert out.count("Never equal") == 20
+    # 23 failing attempts: 20 shown, 3 more; flaky's 2 failed attempts are the detail of an eval
+    # that passed under its rule, neither shown nor counted.
+    assert f"… and 3 more; see `niceeval view {run_id}`" in out
+    assert "Says yes" not in out
+    assert "passed under pass_rule any: 1 of 3 attempts passed" in out
+
+
+def test_summary_of_a_run_whose_only_failing_attempts_belong_to_an_eval_that_passed_expands_nothing(project):
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
+    project.write("evals/capped.py", CAPPED.replace("range(23)", "range(0)"))
+    result = project.run()
+    assert result.exit_code == 0, result.stdout
+    assert "Says yes" not in result.stdout and "more; see" not in result.stdout
+    assert "passed under pass_rule any: 1 of 3 attempts passed" in result.stdout
