@@ -57,8 +57,8 @@ class EvalTally:
     eval_id: str
     kind: EvalKind
     rule: outcomes.PassRule = DEFAULT_PASS_RULE
-    # Its groups: most evals have one, held bare (no list per eval: 1.3 MiB at 20 000); `groups`.
-    held: OutcomeGroup | list[OutcomeGroup] | None = field(default=None, repr=False)
+    # Its groups (read `groups`): most evals have one, held bare (no list per eval: 1.3 MiB at 20 000).
+    _groups: OutcomeGroup | list[OutcomeGroup] | None = field(default=None, repr=False)
     attempts: int = 0
     passed: int = 0
     failed: int = 0
@@ -71,19 +71,19 @@ class EvalTally:
     @property
     def groups(self) -> list[OutcomeGroup]:
         """Its attempts' groups, in the order they were added."""
-        held = self.held
+        held = self._groups
         if held is None:
             return []
         return held if isinstance(held, list) else [held]
 
     def add(self, group: OutcomeGroup, severity: int) -> None:
-        held = self.held
+        held = self._groups
         if held is None:
-            self.held = group
+            self._groups = group
         elif isinstance(held, list):
             held.append(group)
         else:
-            self.held = [held, group]
+            self._groups = [held, group]
         self.attempts += group.total
         if group.state is AttemptState.PASSED:
             self.passed += group.total
@@ -246,9 +246,9 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
     Each eval folds under the pass rule its run recorded on its slots (stores written before
     slots carried it fold under "any", and the header says so).
 
-    Two passes: the groups gathered by experiment and eval, then each eval built once from its groups (most
-    evals have one group: built whole, without an `add` per group), since a run's summary
-    tallies every eval it has (20 000, say).
+    Two passes, since a run's summary tallies every eval it has (20 000, say): the groups
+    gathered by experiment and eval, then each eval built once from its groups (most evals have
+    one group: built whole, without an `add` per group).
     """
     # By experiment, then by eval id (no key tuple per eval); an eval's one group held bare,
     # several in a list (no list per eval).
