@@ -114,6 +114,7 @@ def decide_group(members: Sequence[Mapping[str, Any]], outcome: Sequence[Outcome
     return decide_run(
         outcome, counts=[g.total for g in outcome], planned=members[0]["planned_total"],
         setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False,
+        per_eval=False,  # readers take the exit code; the group's evals are never read
     )
 
 
