@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -40,8 +40,12 @@ class RerunMode(str, Enum):
     ALL = "all"  # run everything
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class PlannedSlot:
+    """One slot of the plan. Nothing changes it after planning; it is not frozen only because a
+    frozen dataclass pays one `object.__setattr__` per field, 13 per slot of a 20 000-slot plan.
+    Two slots are equal only when they are the same slot object."""
+
     experiment: ExperimentConfig
     eval: DiscoveredEval
     ordinal: int
@@ -73,55 +77,41 @@ class PlannedSlot:
         return f"{self.experiment.id} · {self.eval.id}#{self.ordinal}"
 
 
-@dataclass(frozen=True)
-class PreviousAttempt:
-    """What reuse needs of the latest sealed attempt of a slot."""
-
-    id: str
-    run_id: str
-    state: str
-    gate: str | None
-    fingerprint: str
-    fingerprint_json: str  # parsed only when the fingerprint changed (to name the changed parts)
-    duration_ms: float
-
-
 def decide(
-    previous: PreviousAttempt | None,
-    fingerprint: str,
-    parts_json: str,
-    timeout_ms: int | None,
-    mode: RerunMode,
-) -> tuple[PlanReason, tuple[str, ...]]:
-    """Why a slot executes, or PlanReason.REUSED (config.md, "Reuse")."""
+    previous: LatestAttempt | None, fingerprint: str, timeout_ms: int | None, mode: RerunMode
+) -> PlanReason:
+    """Why a slot executes, or PlanReason.REUSED (config.md, "Reuse"); `previous` is the slot's
+    latest sealed attempt. For FINGERPRINT_CHANGED, `changed_parts_of` names what changed."""
+    if previous is None:
+        return PlanReason.NEW
+    if mode is RerunMode.ALL:
+        return PlanReason.RERUN
+    if previous.fingerprint != fingerprint:
+        return PlanReason.FINGERPRINT_CHANGED
+    state, gate = previous.state, previous.gate
+    if state == AttemptState.ERRORED:
+        return PlanReason.PREVIOUS_ERRORED
+    if state == AttemptState.UNRANKABLE or gate == GateState.UNAVAILABLE:
+        return PlanReason.PREVIOUS_UNRANKABLE
+    if timeout_ms is not None and previous.duration_ms > timeout_ms:
+        return PlanReason.TIMEOUT_CHANGED
+    if mode is RerunMode.RERUN and not (
+        state == AttemptState.PASSED or (state == AttemptState.SCORED and gate in (GateState.PASSED, GateState.NONE))
+    ):
+        return PlanReason.RERUN
+    return PlanReason.REUSED
+
+
+def changed_parts_of(previous_parts_json: str | None, parts_json: str) -> tuple[str, ...]:
+    """The parts a changed fingerprint differs in (the previous attempt's stored parts, when read)."""
     from .._fingerprint import changed_parts
 
-    if previous is None:
-        return PlanReason.NEW, ()
-    if mode is RerunMode.ALL:
-        return PlanReason.RERUN, ()
-    if previous.fingerprint != fingerprint:
-        old_parts = json.loads(previous.fingerprint_json)
-        return PlanReason.FINGERPRINT_CHANGED, tuple(changed_parts(old_parts, json.loads(parts_json)))
-    if previous.state == AttemptState.ERRORED:
-        return PlanReason.PREVIOUS_ERRORED, ()
-    if previous.state == AttemptState.UNRANKABLE or previous.gate == GateState.UNAVAILABLE:
-        return PlanReason.PREVIOUS_UNRANKABLE, ()
-    if timeout_ms is not None and previous.duration_ms > timeout_ms:
-        return PlanReason.TIMEOUT_CHANGED, ()
-    adoptable_on_rerun = previous.state == AttemptState.PASSED or (
-        previous.state == AttemptState.SCORED and previous.gate in (GateState.PASSED, GateState.NONE)
-    )
-    if mode is RerunMode.RERUN and not adoptable_on_rerun:
-        return PlanReason.RERUN, ()
-    return PlanReason.REUSED, ()
+    return tuple(changed_parts(json.loads(previous_parts_json or "{}"), json.loads(parts_json)))
 
 
 def count_by_reason(slots: Sequence[PlannedSlot]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for slot in slots:
-        counts[str(slot.reason)] = counts.get(str(slot.reason), 0) + 1
-    return counts
+    """Slots per plan reason, in the order the reasons first occur."""
+    return {str(reason): n for reason, n in Counter(slot.reason for slot in slots).items()}
 
 
 @dataclass(frozen=True)
@@ -185,84 +175,41 @@ _TEMPLATES_KEPT = 256
 def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
     project = request.project
-    experiments = select_experiments(project, request.experiments)
-    adapters: dict[str, Adapter | None] = {}
-    settings_cache: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
-    templates: dict[tuple[Any, ...], PartsTemplate] = {}  # the fingerprint parts an eval's slots share
-    sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
+    shapes = _Shapes(request)
+    mode = request.mode
+    intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
     slots: list[PlannedSlot] = []
-    for experiment in experiments:
-        previous_by_slot = store.latest_attempts(experiment.id) if store is not None else {}
+    for experiment in select_experiments(project, request.experiments):
+        latest = store.latest_attempts(experiment.id) if store is not None else {}
+        selects_all = experiment.evals is None and experiment.tags is None
         for discovered in request.evals:
-            definition = discovered.definition
-            if request.eval_prefixes and not matches_any(request.eval_prefixes, discovered.id):
+            eval_id = discovered.id
+            if request.eval_prefixes and not matches_any(request.eval_prefixes, eval_id):
                 continue
             if request.tags and not any(tag in discovered.tags for tag in request.tags):
                 continue
-            if not experiment_selects_eval(experiment, discovered.id, discovered.tags):
+            if not selects_all and not experiment_selects_eval(experiment, eval_id, discovered.tags):
                 continue
-            judge_repr = repr(definition.judge)
-            key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
-                   judge_repr, id(definition.sandbox))
-            settings = settings_cache.get(key)
-            if settings is None:
-                options = _EvalOptions(
-                    discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule,
-                    definition.judge, definition.sandbox,
-                )
-                settings = settings_cache[key] = resolve_slot_settings(project, experiment, options, request.overrides)
-            try:
-                adapter = _adapter_for(experiment, discovered, adapters)
-            except AdapterLoadError as exc:
-                raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
-            # Everything the shared parts are made of: evals of one module alike in kind, tags,
-            # judge, settings and adapter share one template (20 000 evals, a handful of them).
-            template_key = (experiment.id, str(definition.kind), discovered.source_sha256, discovered.tags,
-                            judge_repr, id(settings), id(adapter))
-            template = templates.get(template_key)
-            if template is None:
-                shared = fingerprint_parts(
-                    eval_id=discovered.id,
-                    eval_kind=str(definition.kind),
-                    source_sha256=discovered.source_sha256,
-                    eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),
-                    experiment_id=experiment.id,
-                    adapter_identity=adapter.identity if adapter is not None else {},
-                    model=experiment.model,
-                    options=experiment.options_dict(),
-                    judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
-                    judge_version=_judge_version(settings.judge),
-                    ordinal=0,
-                )
-                if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
-                    shared["sandbox"] = sandbox_views(settings.sandbox)
-                if len(templates) >= _TEMPLATES_KEPT:  # evals that differ in everything: keep few
-                    templates.clear()
-                template = templates[template_key] = PartsTemplate(shared)
+            settings, adapter, template = shapes.of(experiment, discovered)
             case_json = discovered.case.canonical_json if discovered.case is not None else None
             for ordinal in range(settings.attempts):
-                parts_json = template.render(eval_id=discovered.id, ordinal=ordinal, case_json=case_json)
+                parts_json = template.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
                 fp = digest(parts_json)
-                previous = _previous(previous_by_slot, discovered.id, ordinal)
-                if previous is not None and previous.fingerprint != fp and store is not None:
-                    previous = dataclasses.replace(
-                        previous, fingerprint_json=store.fingerprint_parts_of(previous.id) or "{}")
-                reason, changed = decide(previous, fp, parts_json, settings.timeout_ms, request.mode)
-                reuse = previous if reason is PlanReason.REUSED else None
+                # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
+                previous = latest.pop((eval_id, ordinal), None)
+                reason = decide(previous, fp, settings.timeout_ms, mode)
+                if previous is not None and reason is PlanReason.REUSED:
+                    gate = previous.gate
+                    slots.append(PlannedSlot(
+                        experiment, discovered, ordinal, settings, adapter, fp, template, reason, previous.id,
+                        intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
+                    ))
+                    continue
+                changed: tuple[str, ...] = ()
+                if previous is not None and store is not None and reason is PlanReason.FINGERPRINT_CHANGED:
+                    changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
                 slots.append(PlannedSlot(
-                    experiment=experiment,
-                    eval=discovered,
-                    ordinal=ordinal,
-                    settings=settings,
-                    adapter=adapter,
-                    fingerprint=fp,
-                    parts=template,
-                    reason=reason,
-                    reuse_attempt_id=reuse.id if reuse else None,
-                    reuse_run_id=reuse.run_id if reuse else None,
-                    reuse_state=reuse.state if reuse else None,
-                    reuse_gate=reuse.gate if reuse else None,
-                    changed=changed,
+                    experiment, discovered, ordinal, settings, adapter, fp, template, reason, changed=changed,
                 ))
     if not slots:
         raise ConfigError(explain_nothing_selected(
@@ -272,18 +219,59 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     return slots
 
 
+class _Shapes:
+    """What an eval's slots share in one experiment: settings, adapter and fingerprint template,
+    each made once per distinct shape (20 000 evals of one module are a handful of shapes)."""
 
-def _previous(latest: dict[tuple[str, int], LatestAttempt], eval_id: str, ordinal: int) -> PreviousAttempt | None:
-    # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
-    row = latest.pop((eval_id, ordinal), None)
-    if row is None:
-        return None
-    return PreviousAttempt(  # the texts every slot repeats are interned: a plan holds them per slot
-        id=row.id,
-        run_id=sys.intern(row.run_id),
-        state=sys.intern(str(row.state)),
-        gate=sys.intern(str(row.gate)) if row.gate is not None else None,
-        fingerprint=row.fingerprint,
-        fingerprint_json="{}",  # read only when the fingerprint changed (`plan`)
-        duration_ms=row.duration_ms,
-    )
+    def __init__(self, request: RunRequest) -> None:
+        self.request = request
+        self.adapters: dict[str, Adapter | None] = {}
+        self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
+        self.templates: dict[tuple[Any, ...], PartsTemplate] = {}
+        self.sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
+
+    def of(
+        self, experiment: ExperimentConfig, discovered: DiscoveredEval
+    ) -> tuple[SlotSettings, Adapter | None, PartsTemplate]:
+        project = self.request.project
+        definition = discovered.definition
+        judge_repr = repr(definition.judge)
+        key = (experiment.id, definition.attempts, definition.timeout_ms, repr(definition.pass_rule),
+               judge_repr, id(definition.sandbox))
+        settings = self.settings.get(key)
+        if settings is None:
+            options = _EvalOptions(
+                discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule,
+                definition.judge, definition.sandbox,
+            )
+            settings = self.settings[key] = resolve_slot_settings(project, experiment, options, self.request.overrides)
+        try:
+            adapter = _adapter_for(experiment, discovered, self.adapters)
+        except AdapterLoadError as exc:
+            raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
+        # Everything the shared parts are made of: evals of one module alike in kind, tags,
+        # judge, settings and adapter share one template (20 000 evals, a handful of them).
+        # (The kind is a str enum: it keys like its value, with no str() call per eval.)
+        template_key = (experiment.id, definition.kind, discovered.source_sha256, discovered.tags,
+                        judge_repr, id(settings), id(adapter))
+        template = self.templates.get(template_key)
+        if template is None:
+            shared = fingerprint_parts(
+                eval_id=discovered.id,
+                eval_kind=str(definition.kind),
+                source_sha256=discovered.source_sha256,
+                eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),
+                experiment_id=experiment.id,
+                adapter_identity=adapter.identity if adapter is not None else {},
+                model=experiment.model,
+                options=experiment.options_dict(),
+                judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
+                judge_version=_judge_version(settings.judge),
+                ordinal=0,
+            )
+            if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
+                shared["sandbox"] = self.sandbox_views(settings.sandbox)
+            if len(self.templates) >= _TEMPLATES_KEPT:  # evals that differ in everything: keep few
+                self.templates.clear()
+            template = self.templates[template_key] = PartsTemplate(shared)
+        return settings, adapter, template
