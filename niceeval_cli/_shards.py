@@ -42,14 +42,17 @@ def parse_shard(text: str) -> ShardSpec:
     return ShardSpec(index, count)
 
 
-def _key(experiment_id: str, eval_id: str, ordinal: int) -> bytes:
-    """`json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))`
-    as UTF-8, built from json's own string encoder (a plan digest encodes every slot)."""
+def _key_text(experiment_id: str, eval_id: str, ordinal: int) -> str:
+    """`json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))`,
+    built from json's own string encoder (a plan digest encodes every slot)."""
     if type(ordinal) is not int:
-        return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"
-        )
-    return f"[{_encode_text(experiment_id)},{_encode_text(eval_id)},{ordinal}]".encode("utf-8", "surrogatepass")
+        return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))
+    return f"[{_encode_text(experiment_id)},{_encode_text(eval_id)},{ordinal}]"
+
+
+def _key(experiment_id: str, eval_id: str, ordinal: int) -> bytes:
+    """The hashed key: `_key_text` as UTF-8 (lone surrogates kept, as json would write them)."""
+    return _key_text(experiment_id, eval_id, ordinal).encode("utf-8", "surrogatepass")
 
 
 def slot_hash(experiment_id: str, eval_id: str, ordinal: int) -> int:
@@ -62,8 +65,15 @@ def shard_of(experiment_id: str, eval_id: str, ordinal: int, count: int) -> int:
 
 
 def plan_digest(slots: Iterable[tuple[str, str, int]]) -> str:
-    """sha256 over the sorted full slot list: shards of one group must share it."""
-    return hashlib.sha256(b"".join(_key(*slot) + b"\n" for slot in sorted(slots))).hexdigest()
+    """sha256 over the sorted full slot list: shards of one group must share it.
+
+    The keys are joined as text and encoded once (UTF-8 encodes code point by code point, lone
+    surrogates too, so that is the same bytes as encoding each key): a plan of 20 000 slots."""
+    text = "".join([
+        f"[{_encode_text(e)},{_encode_text(v)},{o}]\n" if type(o) is int else _key_text(e, v, o) + "\n"
+        for e, v, o in sorted(slots)
+    ])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def sql_shard_of(experiment_id: object, eval_id: object, ordinal: object, count: object) -> int | None:

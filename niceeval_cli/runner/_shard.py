@@ -27,21 +27,17 @@ class ShardLayout:
     """The whole plan and this run's part of it."""
 
     slots: tuple[PlannedSlot, ...]  # what this run executes or reuses (the shard's slots)
-    plan: tuple[tuple[str, str, int], ...]  # every slot of the full plan, ids only
+    planned_total: int  # slots in the full plan (every shard's); the plan itself is not kept
     digest: str
     shard: ShardSpec | None
     group_id: str | None
 
-    @property
-    def planned_total(self) -> int:
-        return len(self.plan)
-
 
 def layout_of(slots: Sequence[PlannedSlot], shard: ShardSpec | None, group_id: str | None) -> ShardLayout:
     """Partition the full plan; without `--shard` the run is the whole plan and has no group."""
-    plan = tuple((s.experiment.id, s.eval.id, s.ordinal) for s in slots)
+    plan = [(s.experiment.id, s.eval.id, s.ordinal) for s in slots]  # the ids only, while partitioning
     digest = plan_digest(plan)
     if shard is None:
-        return ShardLayout(tuple(slots), plan, digest, None, None)
+        return ShardLayout(tuple(slots), len(plan), digest, None, None)
     mine = tuple(s for s, key in zip(slots, plan, strict=True) if shard_of(*key, shard.count) == shard.index)
-    return ShardLayout(mine, plan, digest, shard, group_id or digest)
+    return ShardLayout(mine, len(plan), digest, shard, group_id or digest)
