@@ -112,12 +112,12 @@ class PartsTemplate:
     def render(self, *, eval_id: str, ordinal: int, case_json: str | None = None) -> str:
         # The holes come in sorted part order: case, eval_id, ordinal (`_layout`).
         if case_json is None:
-            return self._plain % (_encode_text(eval_id), int(ordinal))
-        return self._cased % (digest(case_json), _encode_text(eval_id), int(ordinal))
+            return self._plain % (_encode_text(eval_id), ordinal)
+        return self._cased % (digest(case_json), _encode_text(eval_id), ordinal)
 
 
 #: How each per-slot part is written into the layout: `case` is a hex digest (a JSON string with
-#: nothing to escape), `eval_id` arrives JSON-encoded, `ordinal` is an integer.
+#: nothing to escape), `eval_id` arrives JSON-encoded, `ordinal` is written by `%d` (as str(int(ordinal)) would).
 _HOLES = {"case": '"%s"', "eval_id": "%s", "ordinal": "%d"}
 
 
