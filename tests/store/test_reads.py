@@ -185,6 +185,21 @@ def test_latest_attempts_are_the_last_sealed_of_each_slot(project):
     assert project.store.latest_attempts("other") == {}
 
 
+def test_the_latest_attempt_is_the_last_to_end_then_the_greatest_id(project):
+    same_end, later_end = "2025-06-01T00:00:00.000Z", "2025-06-02T00:00:00.000Z"
+    # Sealed (one run each) in an order that neither the ids nor the end times follow.
+    for ordinal, attempt_id, ended_at in ((0, "01J00000000000000000000019", same_end),
+                                          (0, "01J00000000000000000000011", same_end),
+                                          (1, "01J00000000000000000000021", later_end),
+                                          (1, "01J00000000000000000000029", same_end)):
+        project.seal(project.attempt(project.begin_run(), ordinal=ordinal, id=attempt_id, ended_at=ended_at))
+
+    latest = project.store.latest_attempts("exp")
+    assert latest[("evals/a", 0)].id == "01J00000000000000000000019"  # equal end times: the greatest id
+    assert latest[("evals/a", 1)].id == "01J00000000000000000000021"  # else the one that ended last
+    assert (latest[("evals/a", 1)].eval_id, latest[("evals/a", 1)].ordinal) == ("evals/a", 1)
+
+
 def test_runs_are_listed_newest_first_and_the_latest_is_the_default(project):
     first, second = project.begin_run(), project.begin_run()
     project.finish(first)
