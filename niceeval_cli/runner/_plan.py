@@ -44,7 +44,6 @@ class SlotShape(NamedTuple):
     """What the slots of one eval share in one experiment, with every eval alike in what makes
     them: held once per shape, not once per slot (20 000 evals of one module are one shape)."""
 
-    experiment: ExperimentConfig
     settings: SlotSettings
     adapter: Adapter | None
     parts: PartsTemplate  # the fingerprint parts its slots share (a slot's are rendered on demand)
@@ -56,9 +55,10 @@ class PlannedSlot:
     frozen dataclass pays one `object.__setattr__` per field for each slot of a 20 000-slot plan.
     Two slots are equal only when they are the same slot object."""
 
-    shape: SlotShape
+    experiment: ExperimentConfig  # a field, not the shape's: the per-slot loops of a re-run read it
     eval: DiscoveredEval
     ordinal: int
+    shape: SlotShape
     fingerprint: str
     reason: PlanReason
     reuse_attempt_id: str | None = None
@@ -66,10 +66,6 @@ class PlannedSlot:
     reuse_state: str | None = None
     reuse_gate: str | None = None
     changed: tuple[str, ...] = field(default=())
-
-    @property
-    def experiment(self) -> ExperimentConfig:
-        return self.shape.experiment
 
     @property
     def settings(self) -> SlotSettings:
@@ -234,14 +230,14 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
                 if previous is not None and reason is _REUSED:
                     gate = previous.gate
                     slots.append(PlannedSlot(
-                        shape, discovered, ordinal, fp, reason, previous.id,
+                        experiment, discovered, ordinal, shape, fp, reason, previous.id,
                         intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
                     ))
                     continue
                 changed: tuple[str, ...] = ()
                 if previous is not None and store is not None and reason is _CHANGED:
                     changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
-                slots.append(PlannedSlot(shape, discovered, ordinal, fp, reason, changed=changed))
+                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, fp, reason, changed=changed))
     if not slots:
         raise ConfigError(explain_nothing_selected(
             project, {d.id: d.tags for d in request.evals},
@@ -307,4 +303,4 @@ class _Shapes:
         )
         if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
             shared["sandbox"] = self.sandbox_views(settings.sandbox)
-        return SlotShape(experiment, settings, adapter, PartsTemplate(shared))
+        return SlotShape(settings, adapter, PartsTemplate(shared))
