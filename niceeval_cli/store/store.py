@@ -396,17 +396,26 @@ class Store:
         (planning a run of thousands of slots must not make thousands of lookups), with only the
         columns reuse decides on: a re-run of 20 000 evals must not read 20 000 attempts whole.
 
-        The rows come oldest first in the slot index's order, so the newest of each slot (latest
-        `ended_at`, then greatest id) is the one the dict keeps: no window function, no sort of
-        whole rows, and each row becomes its record without being copied twice."""
-        columns = ", ".join(LatestAttempt._fields)
+        The newest end time of each slot comes from the slot index alone; only the attempts that
+        ended then are read (no window function over every row of the slots' history), and of
+        two that ended at once the greater id is the latest."""
+        columns = ", ".join(f"a.{name}" for name in LatestAttempt._fields)
         make = LatestAttempt._make
+        latest: dict[tuple[str, int], LatestAttempt] = {}
         with translated(self.path, "Looking up previous attempts"):
             rows = self._db.conn.execute(
-                f"SELECT {columns} FROM attempts WHERE experiment_id = ? ORDER BY eval_id, ordinal, ended_at, id",
+                f"SELECT {columns} FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts "
+                "WHERE experiment_id = ?1 GROUP BY eval_id, ordinal) AS m "
+                "CROSS JOIN attempts AS a "  # CROSS: SQLite keeps `m` outside, so each slot is one index seek
+                "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest",
                 [experiment_id],
             )
-            return {(row[0], row[1]): make(row) for row in rows}
+            for row in rows:
+                key = (row[0], row[1])
+                other = latest.get(key)
+                if other is None or row[2] > other.id:
+                    latest[key] = make(row)
+        return latest
 
     def fingerprint_parts_of(self, attempt_id: str) -> str | None:
         """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
