@@ -193,13 +193,19 @@ def _count(required: int, most: int | None) -> str:
 
 
 def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: SourceLocation) -> EvalDefinition:
+    """Check every option, then build the definition. Kept cheap for the options left out (no
+    call for absent tags or cases): a project may define tens of thousands of evals in a loop."""
     function = "define_score_eval" if kind is EvalKind.SCORE else "define_eval"
-    raw_name = options.get("name")
-    fallback = getattr(fn, "__name__", None)
-    eval_name = raw_name if isinstance(raw_name, str) and raw_name else str(fallback or "?")
+    get = options.get
+    raw_name = get("name")
+    if isinstance(raw_name, str) and raw_name:
+        eval_name = raw_name
+    else:
+        fallback = getattr(fn, "__name__", None)
+        eval_name = str(fallback or "?")
     check = _Options(function, eval_name, where)
-    unknown = sorted(options.keys() - _OPTION_NAMES)
-    if unknown:
+    if not _OPTION_NAMES.issuperset(options):
+        unknown = sorted(options.keys() - _OPTION_NAMES)
         raise check.error(
             unknown[0],
             f"unknown option {unknown[0]!r}{_suggest(unknown[0], _OPTIONS)}; allowed: {', '.join(_OPTIONS)}",
@@ -208,40 +214,42 @@ def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: Sou
         raise check.expect("test", fn, "a function taking t")
     if raw_name is not None and (not isinstance(raw_name, str) or not raw_name):
         raise check.expect("name", raw_name, "a non-empty string")
-    description = options.get("description")
+    description = get("description")
     if description is not None and not isinstance(description, str):
         raise check.expect("description", description, "a string")
+    raw_tags = get("tags")
     try:
-        tags = check_tags(options.get("tags", ()) if options.get("tags") is not None else ())
+        tags = check_tags(raw_tags) if raw_tags is not None else ()
     except CaseProblem as problem:
         raise check.error("tags", str(problem).removeprefix("tags: ")) from None
-    adapter = options.get("adapter")
+    adapter = get("adapter")
     if adapter is not None and not isinstance(adapter, Adapter):
         raise check.expect("adapter", adapter, "an adapter made by define_adapter")
-    sandbox = options.get("sandbox")
+    sandbox = get("sandbox")
     if sandbox is not None and not isinstance(sandbox, SandboxSpec):
         raise check.expect("sandbox", sandbox, "local_sandbox(...) or docker_sandbox(...)")
-    judge = check.judge(options.get("judge"))
-    timeout_ms = check.positive_int("timeout_ms", options.get("timeout_ms"), "a positive integer (milliseconds)")
-    attempts = check.positive_int("attempts", options.get("attempts"), "an integer ≥ 1")
-    pass_rule = check.pass_rule(options.get("pass_rule"))
-    case_set = _cases(check, options)
+    judge = check.judge(get("judge"))
+    timeout_ms = check.positive_int("timeout_ms", get("timeout_ms"), "a positive integer (milliseconds)")
+    attempts = check.positive_int("attempts", get("attempts"), "an integer ≥ 1")
+    pass_rule = check.pass_rule(get("pass_rule"))
+    case_set = _cases(check, options) if "cases" in options or "case_id" in options else None
     _check_test_arity(check, fn, case_set is not None)
+    # Positional, in field order (cheaper than keywords for a 14-field frozen dataclass).
     return EvalDefinition(
-        test=fn,
-        kind=kind,
-        name=eval_name,
-        description=description,
-        tags=tags,
-        judge=judge,
-        timeout_ms=timeout_ms,
-        attempts=attempts,
-        pass_rule=pass_rule,
-        adapter=adapter,
-        sandbox=sandbox,
-        defined_at=where,
-        cases=case_set.cases if case_set is not None else None,
-        positional_case_ids=case_set.positional if case_set is not None else False,
+        fn,
+        kind,
+        eval_name,
+        description,
+        tags,
+        judge,
+        timeout_ms,
+        attempts,
+        pass_rule,
+        adapter,
+        sandbox,
+        where,
+        case_set.cases if case_set is not None else None,
+        case_set.positional if case_set is not None else False,
     )
 
 
