@@ -232,9 +232,10 @@ class PriceTable(StrictTable):
 class FileSettings(BaseModel):
     """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv.
 
-    A plain model (not pydantic-settings' BaseSettings, whose other sources it never used):
-    importing pydantic-settings cost ~6 MiB of every command's memory and ~50 ms of start-up.
-    The config is the one BaseSettings gave it (non-strict here; the tables are strict)."""
+    A plain model, not pydantic-settings' BaseSettings, whose other sources it never used:
+    importing pydantic-settings (argparse, its cloud providers, ...) cost ~1 MiB of a run's peak
+    memory and tens of ms of start-up. The config is what BaseSettings gave it (non-strict
+    here; the tables are strict)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, arbitrary_types_allowed=True)
 
