@@ -65,3 +65,38 @@ def test_an_option_given_is_still_coerced_and_checked_by_typer(tmp_path):
     code, _modules, output = _run(tmp_path, "--attempts", "0")
     assert code == 2
     assert "Invalid value for '--attempts'" in output
+
+
+def test_the_command_lets_go_of_its_discovered_evals_once_the_run_is_planned_and_recorded():
+    from niceeval_cli.cli import _ReleasingEvents
+
+    heard: list[tuple[object, ...]] = []
+
+    class Events:
+        def planned(self, run_id, slots):
+            heard.append(("planned", run_id, len(evals)))  # the audience still sees them all
+
+        def setup_failed(self, run_id, failures):
+            heard.append(("setup_failed", run_id))
+
+        def started(self, run_id, slot):
+            heard.append(("started", slot))
+
+        def sealed(self, run_id, slot, attempt, results):
+            heard.append(("sealed", slot, attempt))
+
+        def finished(self, outcome):
+            heard.append(("finished", outcome))
+
+    evals = ["a", "b"]
+    events = _ReleasingEvents(Events(), evals)
+    events.planned(None, [])  # a dry plan records nothing: the list stays
+    assert evals == ["a", "b"]
+    events.planned("run", [])
+    assert evals == []
+    events.setup_failed("run", [])
+    events.started("run", "slot")
+    events.sealed("run", "slot", "attempt", ())
+    events.finished("outcome")
+    assert heard == [("planned", None, 2), ("planned", "run", 2), ("setup_failed", "run"), ("started", "slot"),
+                     ("sealed", "slot", "attempt"), ("finished", "outcome")]
