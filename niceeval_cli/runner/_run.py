@@ -8,7 +8,7 @@ import functools
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from .. import outcomes
 from .._errors import ExitCode, NiceEvalError, UsageError
@@ -265,6 +265,9 @@ class _Dispatcher:
         finally:
             while self._sealing:  # every attempt produced is sealed before the run is decided
                 await asyncio.gather(*list(self._sealing), return_exceptions=True)
+            # No slot starts any more: the spec maker (which keeps, per eval module, a name for
+            # each of its globals) must not sit under the end-of-run peak with the dispatcher.
+            self.make_spec = _dispatch_over
         if self.fatal is not None:
             raise self.fatal
 
@@ -272,6 +275,10 @@ class _Dispatcher:
         """The dispatched slots that never started: left in the queue, or taken and left."""
         skipped = set(self._skipped)
         return [s for i, s in enumerate(slots) if i >= self._taken or i in skipped]
+
+
+def _dispatch_over(slot: PlannedSlot) -> NoReturn:
+    raise AssertionError(f"slot {slot.eval.id}#{slot.ordinal} taken after the run's dispatch ended")
 
 
 def attempt_spend(attempt: AttemptRecord) -> float:
@@ -467,6 +474,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     events.setup_failed(run_id, failures)
                 dispatcher = _Dispatcher(request, store, run_id, events, executor, make_spec, live, handles,
                                          stop, secrets)
+                del make_spec  # the dispatcher's now, and let go when its dispatch ends
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
             finally:
