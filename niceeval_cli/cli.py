@@ -25,8 +25,28 @@ from . import __version__
 from ._errors import ExitCode, NiceEvalError, UsageError
 
 
+class _DeferredCoercion:
+    """What typer's RuntimeParam.coerce answers for None (a parameter left at its default
+    None), given without building the parameter's pydantic TypeAdapter first. typer builds one
+    adapter per parameter of the invoked command and keeps it for the process: for a plain
+    `niceeval run` that was ~20 adapters (~1.5 MiB) for values nobody passed. Any other value
+    goes to typer's own coercion, built on first use, so errors read as typer words them."""
+
+    @staticmethod
+    def coerce(value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        return typer.core._TyperParameter.get_runtime_param(param).coerce(value, param=param, ctx=ctx)
+
+
+_DEFERRED = _DeferredCoercion()
+
+
 class _Argument(typer.core.TyperArgument):
     """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
+
+    def get_runtime_param(self) -> Any:
+        return self._runtime_param or _DEFERRED
 
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
@@ -34,6 +54,9 @@ class _Argument(typer.core.TyperArgument):
 
 class _Option(typer.core.TyperOption):
     """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
+
+    def get_runtime_param(self) -> Any:
+        return self._runtime_param or _DEFERRED
 
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag and self.metavar is None:
@@ -241,7 +264,8 @@ def run(
         raise typer.Exit(ExitCode.OK)
     events = run_output.events_for(console, json_out)
     try:
-        report = run_app.execute(request, events, summary=not json_out, junit=junit is not None)
+        report = run_app.execute(request, _ReleasingEvents(events, request.evals), summary=not json_out,
+                                 junit=junit is not None)
     finally:
         close = getattr(events, "close", None)
         if close is not None:
@@ -254,6 +278,34 @@ def run(
         run_output.print_summary(console, report)
     _exit_now_if_threads_linger(report.outcome.exit_code)
     raise typer.Exit(report.outcome.exit_code)
+
+
+class _ReleasingEvents:
+    """The run's events, forwarded; once the run is planned and recorded, the command's list of
+    discovered evals is emptied. The command runs this one request, whose planned slots now hold
+    the evals it uses: the discovery records (20 000, say) then go with the slots, not after the
+    run's end, where they sat under the peak of deciding and summarising it."""
+
+    def __init__(self, events: Any, evals: object) -> None:
+        self._events = events
+        self._evals = evals
+
+    def planned(self, run_id: str | None, slots: Any) -> None:
+        self._events.planned(run_id, slots)
+        if run_id is not None and isinstance(self._evals, list):
+            self._evals.clear()
+
+    def setup_failed(self, run_id: str | None, failures: Any) -> None:
+        self._events.setup_failed(run_id, failures)
+
+    def started(self, run_id: str, slot: Any) -> None:
+        self._events.started(run_id, slot)
+
+    def sealed(self, run_id: str, slot: Any, attempt: Any, results: Any) -> None:
+        self._events.sealed(run_id, slot, attempt, results)
+
+    def finished(self, outcome: Any) -> None:
+        self._events.finished(outcome)
 
 
 def _exit_now_if_threads_linger(code: int) -> None:

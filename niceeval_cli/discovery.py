@@ -46,6 +46,10 @@ class DiscoveredEval:
         return self.base_id or self.id
 
 
+#: Where discovery found a definition: (eval root, module file, attribute, the definition).
+Holder = tuple[Path, Path, str, EvalDefinition]
+
+
 def case_eval_id(eval_id: str, case_id: str) -> str:
     return f"{eval_id}[{case_id}]"
 
@@ -142,6 +146,9 @@ def _local_file(module: object, project_root: Path) -> Path | None:
     return path
 
 
+_DEFINITIONS_MODULE = EvalDefinition.__module__
+
+
 def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
     """sha256 of the eval module's source and of the project modules it uses (transitively,
     through the names its globals hold), so editing a helper module is a fingerprint change."""
@@ -151,6 +158,8 @@ def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
     while todo:
         current = todo.pop()
         for value in list(vars(current).values()):
+            if type(value) is EvalDefinition and _DEFINITIONS_MODULE in checked:
+                continue  # a slotted instance: its __module__ is its class's, checked already
             dep = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
             if dep is None or not isinstance(dep, ModuleType) or dep.__name__ in checked:
                 continue
@@ -201,7 +210,9 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
     # First import everything, then give each definition to one module: the one it was defined
     # in when that module is an eval module, else the first that holds it (an imported eval is
     # not a second eval).
-    holders: dict[int, list[tuple[Path, Path, str, EvalDefinition]]] = {}
+    # One entry per definition: (root, path, attr, definition), or a list of them for one that
+    # several modules hold (rare: an eval imported into another eval module).
+    holders: dict[int, Holder | list[Holder]] = {}
     modules: dict[Path, ModuleType] = {}
     for root in eval_roots:
         root = root.resolve()
@@ -211,12 +222,22 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
             module = modules[path] = _import(path, project_root)
             for attr, value in vars(module).items():
                 if isinstance(value, EvalDefinition):
-                    holders.setdefault(id(value), []).append((root, path, attr, value))
+                    held = (root, path, attr, value)
+                    other = holders.setdefault(id(value), held)
+                    if other is not held:
+                        holders[id(value)] = [*other, held] if isinstance(other, list) else [other, held]
     by_module: dict[Path, tuple[Path, list[tuple[str, EvalDefinition]]]] = {}
     for candidates in holders.values():
-        defined_in = candidates[0][3].defined_at.file
-        chosen = next((c for c in candidates if str(c[1]) == defined_in), candidates[0])
-        by_module.setdefault(chosen[1], (chosen[0], []))[1].append((chosen[2], chosen[3]))
+        if isinstance(candidates, list):
+            defined_in = candidates[0][3].defined_at.file
+            chosen = next((c for c in candidates if str(c[1]) == defined_in), candidates[0])
+        else:
+            chosen = candidates
+        entry = by_module.get(chosen[1])
+        if entry is None:
+            entry = by_module[chosen[1]] = (chosen[0], [])
+        entry[1].append((chosen[2], chosen[3]))
+    del holders
     found: dict[str, DiscoveredEval] = {}
     for path, (root, definitions) in sorted(by_module.items()):
         digest = _source_digest(path, modules[path], project_root)
@@ -229,18 +250,26 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
                     f"{definition.name!r} ({names[definition.name]} and {attr}); give one a name= option"
                 )
             names[definition.name] = attr
+        del names
+        prefix = f"{base}/"
+        single = len(definitions) == 1
         for _attr, definition in definitions:
-            eval_id = base if len(definitions) == 1 else f"{base}/{definition.name}"
+            eval_id = base if single else prefix + definition.name
             if eval_id in found:
-                other = found[eval_id].file
+                other_file = found[eval_id].file
                 raise DiscoveryError(
-                    f"eval id {eval_id!r} is defined twice: in {_rel(other, project_root)} and in "
+                    f"eval id {eval_id!r} is defined twice: in {_rel(other_file, project_root)} and in "
                     f"{_rel(path, project_root)}; rename one of them"
                 )
-            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest, tags=definition.tags)
+            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest, None, "", definition.tags)
+    del by_module
     expanded: list[DiscoveredEval] = []
-    for discovered in sorted(found.values(), key=lambda e: e.id):
-        expanded += _fan_out(discovered)
+    for eval_id in sorted(found):
+        discovered = found[eval_id]
+        if discovered.definition.cases is None:
+            expanded.append(discovered)
+        else:
+            expanded += _fan_out(discovered)
     if len(expanded) > len(found):
         _check_case_ids_unique(expanded, project_root)
     return expanded

@@ -8,7 +8,7 @@ import functools
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from .. import outcomes
 from .._errors import ExitCode, NiceEvalError, UsageError
@@ -265,6 +265,9 @@ class _Dispatcher:
         finally:
             while self._sealing:  # every attempt produced is sealed before the run is decided
                 await asyncio.gather(*list(self._sealing), return_exceptions=True)
+            # No slot starts any more: the spec maker (which keeps, per eval module, a name for
+            # each of its globals) must not sit under the end-of-run peak with the dispatcher.
+            self.make_spec = _dispatch_over
         if self.fatal is not None:
             raise self.fatal
 
@@ -272,6 +275,10 @@ class _Dispatcher:
         """The dispatched slots that never started: left in the queue, or taken and left."""
         skipped = set(self._skipped)
         return [s for i, s in enumerate(slots) if i >= self._taken or i in skipped]
+
+
+def _dispatch_over(slot: PlannedSlot) -> NoReturn:
+    raise AssertionError(f"slot {slot.eval.id}#{slot.ordinal} taken after the run's dispatch ended")
 
 
 def attempt_spend(attempt: AttemptRecord) -> float:
@@ -397,7 +404,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         layout = layout_of(planned_slots, request.shard, request.group_id)
         if layout.group_id is not None:
             _check_group(store, layout)
-        slots = list(layout.slots)
+        slots: Sequence[PlannedSlot] = layout.slots  # not copied: 20 000 slots are 160 KiB a list
         if not request.dry:
             store.record_abandoned()  # runs whose process died: recorded by the next writer, never by readers
         reasons = count_by_reason(slots)
@@ -409,8 +416,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             events.finished(outcome)
             return outcome
         run_id = new_id()
-        executing = [s for s in slots if s.execute]
         reused = [s for s in slots if not s.execute]
+        executing = [s for s in slots if s.execute] if reused else slots
         judge = None
         failures: list[SetupFailure] = []
         dispatcher: _Dispatcher | None = None
@@ -424,7 +431,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 failures += await _preflight_adapters(executing)
                 failures += await preflight_sandbox_slots(executing)
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
-            dispatchable = [s for s in executing if (s.experiment.id, s.eval.id) not in blocked]
+            dispatchable = (
+                [s for s in executing if (s.experiment.id, s.eval.id) not in blocked] if blocked else executing
+            )
             root = request.project.root
             secrets = _secrets(executing)
             make_spec = SpecMaker(run_id, root, request.project.prices, request.keep_sandbox)
@@ -461,11 +470,15 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     # The full plan (every shard's) less the reused slots, written just above.
                     plan=_Rows(functools.partial(_plan_slots, planned_slots, reused)),
                 )
+                # Recorded: the full plan (every shard's slots) and its id keys (one tuple per
+                # slot, in the layout) must not sit under the whole run; this shard's are `slots`.
+                del planned_slots, layout
                 events.planned(run_id, slots)
                 if failures:
                     events.setup_failed(run_id, failures)
                 dispatcher = _Dispatcher(request, store, run_id, events, executor, make_spec, live, handles,
                                          stop, secrets)
+                del make_spec  # the dispatcher's now, and let go when its dispatch ends
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
             finally:
@@ -487,7 +500,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         ) if budget_hit and dispatcher is not None else ()
         planned, executed, reused_count = len(slots), len(dispatchable), len(reused)
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
-        del planned_slots, layout, slots, executing, reused, dispatchable
+        del slots, executing, reused, dispatchable
         groups = tuple(store.outcome_rows(run_id))
         decision = outcomes.decide_run(
             groups, counts=[g.total for g in groups], planned=planned, setup_error=bool(failures),

@@ -1,0 +1,102 @@
+"""A plain `niceeval run` imports what it uses and no more (issue 16: memory and start-up).
+
+Every module a command imports stays for the whole run, so a judge-less run of trivial evals
+must not pay for the judge's HTTP client, for pydantic-settings (the config is plain pydantic
+models), nor for typer building a pydantic TypeAdapter for each option nobody passed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_WRAPPER = """\
+import json, sys
+sys.argv = ['niceeval', *sys.argv[1:]]
+from niceeval_cli.cli import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+sys.stderr.write('\\n__MODULES__ ' + json.dumps(sorted(sys.modules)) + '\\n')
+sys.exit(code)
+"""
+
+_EVAL = """\
+from niceeval_cli import define_eval
+
+for i in range(3):
+    globals()[f"case_{i}"] = define_eval(test=lambda t: None, name=f"case_{i}")
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
+    (tmp_path / "evals").mkdir(exist_ok=True)
+    (tmp_path / "evals" / "cases.py").write_text(_EVAL)
+    (tmp_path / "niceeval.toml").write_text("[project]\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, "run", *args], cwd=tmp_path, capture_output=True, text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("__MODULES__ ")]
+    assert lines, done.stderr
+    return done.returncode, set(json.loads(lines[-1].split(" ", 1)[1])), done.stdout + done.stderr
+
+
+def test_a_judge_less_run_imports_no_http_client_no_pydantic_settings_and_no_typer_adapters(tmp_path):
+    code, modules, output = _run(tmp_path)
+    assert code == 0, output
+    assert "3 evals: 3 passed" in output
+    assert "niceeval_cli.runner" in modules  # the wrapper did see a real run
+    for absent in ("httpx", "httpcore", "pydantic_settings", "typer._adapters"):
+        assert absent not in modules, f"{absent} was imported by a plain run"
+
+
+def test_an_option_given_is_still_coerced_and_checked_by_typer(tmp_path):
+    code, modules, output = _run(tmp_path, "--attempts", "2")
+    assert code == 0, output
+    assert "attempts  6 of 6 passed" in output  # --attempts 2 reached the run: 3 evals × 2
+    assert "typer._adapters" in modules  # built for the one option given, not for the others
+
+    code, _modules, output = _run(tmp_path, "--attempts", "0")
+    assert code == 2
+    assert "Invalid value for '--attempts'" in output
+
+
+def test_the_command_lets_go_of_its_discovered_evals_once_the_run_is_planned_and_recorded():
+    from niceeval_cli.cli import _ReleasingEvents
+
+    heard: list[tuple[object, ...]] = []
+
+    class Events:
+        def planned(self, run_id, slots):
+            heard.append(("planned", run_id, len(evals)))  # the audience still sees them all
+
+        def setup_failed(self, run_id, failures):
+            heard.append(("setup_failed", run_id))
+
+        def started(self, run_id, slot):
+            heard.append(("started", slot))
+
+        def sealed(self, run_id, slot, attempt, results):
+            heard.append(("sealed", slot, attempt))
+
+        def finished(self, outcome):
+            heard.append(("finished", outcome))
+
+    evals = ["a", "b"]
+    events = _ReleasingEvents(Events(), evals)
+    events.planned(None, [])  # a dry plan records nothing: the list stays
+    assert evals == ["a", "b"]
+    events.planned("run", [])
+    assert evals == []
+    events.setup_failed("run", [])
+    events.started("run", "slot")
+    events.sealed("run", "slot", "attempt", ())
+    events.finished("outcome")
+    assert heard == [("planned", None, 2), ("planned", "run", 2), ("setup_failed", "run"), ("started", "slot"),
+                     ("sealed", "slot", "attempt"), ("finished", "outcome")]
