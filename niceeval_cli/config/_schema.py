@@ -18,6 +18,7 @@ from pydantic import (
     field_serializer,
     field_validator,
 )
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
 from .._registry import ADAPTERS, SANDBOXES
@@ -229,15 +230,10 @@ class PriceTable(StrictTable):
     cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
-class FileSettings(BaseModel):
-    """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv.
+class FileSettings(BaseSettings):
+    """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
 
-    A plain model, not pydantic-settings' BaseSettings, whose other sources it never used:
-    importing pydantic-settings (argparse, its cloud providers, ...) cost ~1 MiB of a run's peak
-    memory and tens of ms of start-up. The config is what BaseSettings gave it (non-strict
-    here; the tables are strict)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, arbitrary_types_allowed=True)
+    model_config = SettingsConfigDict(frozen=True, extra="forbid")
 
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
@@ -245,6 +241,17 @@ class FileSettings(BaseModel):
     run: RunTable = RunTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
     prices: dict[str, PriceTable] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
 
 
 TABLE_MODELS: dict[str, type[BaseModel]] = {

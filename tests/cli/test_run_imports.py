@@ -1,8 +1,8 @@
 """A plain `niceeval run` imports what it uses and no more (issue 16: memory and start-up).
 
 Every module a command imports stays for the whole run, so a judge-less run of trivial evals
-must not pay for the judge's HTTP client, for pydantic-settings (the config is plain pydantic
-models), nor for typer building a pydantic TypeAdapter for each option nobody passed.
+must not pay for the judge's HTTP client, nor for typer building a pydantic TypeAdapter for each
+option nobody passed.
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, set[str], str]:
     return done.returncode, set(json.loads(lines[-1].split(" ", 1)[1])), done.stdout + done.stderr
 
 
-def test_a_judge_less_run_imports_no_http_client_no_pydantic_settings_and_no_typer_adapters(tmp_path):
+def test_a_judge_less_run_imports_no_http_client_and_no_typer_adapters(tmp_path):
     code, modules, output = _run(tmp_path)
     assert code == 0, output
     assert "3 evals: 3 passed" in output
     assert "niceeval_cli.runner" in modules  # the wrapper did see a real run
-    for absent in ("httpx", "httpcore", "pydantic_settings", "typer._adapters"):
+    for absent in ("httpx", "httpcore", "typer._adapters"):
         assert absent not in modules, f"{absent} was imported by a plain run"
 
 
