@@ -67,13 +67,20 @@ def shard_of(experiment_id: str, eval_id: str, ordinal: int, count: int) -> int:
 def plan_digest(slots: Iterable[tuple[str, str, int]]) -> str:
     """sha256 over the sorted full slot list: shards of one group must share it.
 
-    The keys are joined as text and encoded once (UTF-8 encodes code point by code point, lone
-    surrogates too, so that is the same bytes as encoding each key): a plan of 20 000 slots."""
-    text = "".join([
-        f"[{_encode_text(e)},{_encode_text(v)},{o}]\n" if type(o) is int else _key_text(e, v, o) + "\n"
-        for e, v, o in sorted(slots)
-    ])
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    The keys are joined as text and encoded a batch at a time (UTF-8 encodes code point by code
+    point, lone surrogates too, so that is the same bytes as encoding each key), so a plan of
+    20 000 slots is never held as one text besides its keys."""
+    digest = hashlib.sha256()
+    keys = sorted(slots)
+    for start in range(0, len(keys), _DIGEST_BATCH):
+        digest.update("".join([
+            f"[{_encode_text(e)},{_encode_text(v)},{o}]\n" if type(o) is int else _key_text(e, v, o) + "\n"
+            for e, v, o in keys[start:start + _DIGEST_BATCH]
+        ]).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+_DIGEST_BATCH = 1024
 
 
 def sql_shard_of(experiment_id: object, eval_id: object, ordinal: object, count: object) -> int | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint_parts
 from .._selectors import matches_any
@@ -32,6 +32,8 @@ from ..config import (
 from ..discovery import DiscoveredEval
 from ..store import LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
+
+T = TypeVar("T")
 
 
 class RerunMode(str, Enum):
@@ -204,46 +206,76 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
     project = request.project
     shapes = _Shapes(request)
-    mode = request.mode
-    intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
     slots: list[PlannedSlot] = []
     for experiment in select_experiments(project, request.experiments):
-        latest = store.latest_attempts(experiment.id) if store is not None else {}
-        selects_all = experiment.evals is None and experiment.tags is None
-        for discovered in request.evals:
-            eval_id = discovered.id
-            if request.eval_prefixes and not matches_any(request.eval_prefixes, eval_id):
-                continue
-            if request.tags and not any(tag in discovered.tags for tag in request.tags):
-                continue
-            if not selects_all and not experiment_selects_eval(experiment, eval_id, discovered.tags):
-                continue
-            shape = shapes.of(experiment, discovered)
-            parts, timeout_ms = shape.parts, shape.settings.timeout_ms
-            case_json = discovered.case.canonical_json if discovered.case is not None else None
-            for ordinal in range(shape.settings.attempts):
-                parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
-                fp = digest(parts_json)
-                # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
-                previous = latest.pop((eval_id, ordinal), None)
-                reason = decide(previous, fp, timeout_ms, mode)
-                if previous is not None and reason is _REUSED:
-                    gate = previous.gate
-                    slots.append(PlannedSlot(
-                        experiment, discovered, ordinal, shape, fp, reason, previous.id,
-                        intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
-                    ))
-                    continue
-                changed: tuple[str, ...] = ()
-                if previous is not None and store is not None and reason is _CHANGED:
-                    changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
-                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, fp, reason, changed=changed))
+        for batch in _batches(_selected(request, experiment), _LOOKUP_BATCH):
+            latest = store.latest_attempts(experiment.id, [d.id for d in batch]) if store is not None else {}
+            _plan_batch(store, experiment, batch, latest, shapes, request.mode, slots)
     if not slots:
         raise ConfigError(explain_nothing_selected(
             project, {d.id: d.tags for d in request.evals},
             experiments=request.experiments, eval_prefixes=request.eval_prefixes, tags=request.tags,
         ))
     return slots
+
+
+#: Evals whose previous attempts are looked up at once: a 20 000-eval re-run holds a batch of
+#: previous attempts at a time, not all of them (its peak memory stays under the fresh run's).
+_LOOKUP_BATCH = 512
+
+
+def _selected(request: RunRequest, experiment: ExperimentConfig) -> Iterator[DiscoveredEval]:
+    selects_all = experiment.evals is None and experiment.tags is None
+    for discovered in request.evals:
+        eval_id = discovered.id
+        if request.eval_prefixes and not matches_any(request.eval_prefixes, eval_id):
+            continue
+        if request.tags and not any(tag in discovered.tags for tag in request.tags):
+            continue
+        if not selects_all and not experiment_selects_eval(experiment, eval_id, discovered.tags):
+            continue
+        yield discovered
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _plan_batch(
+    store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval],
+    latest: dict[tuple[str, int], LatestAttempt], shapes: _Shapes, mode: RerunMode, slots: list[PlannedSlot],
+) -> None:
+    """Decide the slots of `batch` (the experiment's evals whose previous attempts are `latest`)."""
+    intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
+    for discovered in batch:
+        eval_id = discovered.id
+        shape = shapes.of(experiment, discovered)
+        parts, timeout_ms = shape.parts, shape.settings.timeout_ms
+        case_json = discovered.case.canonical_json if discovered.case is not None else None
+        for ordinal in range(shape.settings.attempts):
+            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
+            fp = digest(parts_json)
+            # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
+            previous = latest.pop((eval_id, ordinal), None)
+            reason = decide(previous, fp, timeout_ms, mode)
+            if previous is not None and reason is _REUSED:
+                gate = previous.gate
+                slots.append(PlannedSlot(
+                    experiment, discovered, ordinal, shape, fp, reason, previous.id,
+                    intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
+                ))
+                continue
+            changed: tuple[str, ...] = ()
+            if previous is not None and store is not None and reason is _CHANGED:
+                changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
+            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, fp, reason, changed=changed))
 
 
 class _Shapes:

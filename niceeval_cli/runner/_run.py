@@ -301,17 +301,22 @@ def _rule_text(rule: object) -> str:
 
 
 def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
+    reference, reason = Relation.REFERENCE, PlanReason.REUSED
     for s in reused:
         yield SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                         Relation.REFERENCE, PlanReason.REUSED, _rule_text(s.settings.pass_rule))
+                         reference, reason, _rule_text(s.settings.pass_rule))
 
 
-def _plan_slots(planned: Sequence[PlannedSlot], reused: Sequence[PlannedSlot]) -> Iterator[PlanSlot]:
-    """The plan less this run's reference slots, which stand for themselves (schema 4)."""
-    adopted = {id(s) for s in reused}
+def _plan_slots(planned: Sequence[PlannedSlot], reused: Sequence[PlannedSlot] | None) -> Iterator[PlanSlot]:
+    """The plan less this run's reference slots, which stand for themselves (schema 4).
+
+    `reused` None: the run is the whole plan, so its reference slots are the slots not executed
+    (no set of 20 000 ids for a re-run that reuses everything)."""
+    adopted = {id(s) for s in reused} if reused is not None else None
     for s in planned:
-        if id(s) not in adopted:
-            yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
+        if (not s.execute) if adopted is None else (id(s) in adopted):
+            continue
+        yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
 
 
 class _Rows(Iterable[T]):
@@ -468,7 +473,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
                     reference_slots=_Rows(functools.partial(_reference_slots, run_id, reused)),
                     # The full plan (every shard's) less the reused slots, written just above.
-                    plan=_Rows(functools.partial(_plan_slots, planned_slots, reused)),
+                    plan=_Rows(functools.partial(_plan_slots, planned_slots,
+                                                 reused if request.shard is not None else None)),
                 )
                 # Recorded: the full plan (every shard's slots) and its id keys (one tuple per
                 # slot, in the layout) must not sit under the whole run; this shard's are `slots`.

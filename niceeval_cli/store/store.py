@@ -391,24 +391,30 @@ class Store:
         with translated(self.path, doing):
             return list(self._db.query(sql, params))
 
-    def latest_attempts(self, experiment_id: str) -> dict[tuple[str, int], LatestAttempt]:
+    def latest_attempts(
+        self, experiment_id: str, eval_ids: Sequence[str] | None = None
+    ) -> dict[tuple[str, int], LatestAttempt]:
         """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
         (planning a run of thousands of slots must not make thousands of lookups), with only the
         columns reuse decides on: a re-run of 20 000 evals must not read 20 000 attempts whole.
 
         The newest end time of each slot comes from the slot index alone; only the attempts that
         ended then are read (no window function over every row of the slots' history), and of
-        two that ended at once the greater id is the latest."""
+        two that ended at once the greater id is the latest.
+
+        `eval_ids`: only those evals' slots. Planning asks in batches, so a 20 000-slot re-run
+        never holds every previous attempt at once (its peak memory stays under the fresh run's)."""
         columns = ", ".join(f"a.{name}" for name in LatestAttempt._fields)
         make = LatestAttempt._make
         latest: dict[tuple[str, int], LatestAttempt] = {}
+        only = "" if eval_ids is None else f" AND eval_id IN ({', '.join(f'?{i + 2}' for i in range(len(eval_ids)))})"
         with translated(self.path, "Looking up previous attempts"):
             rows = self._db.conn.execute(
                 f"SELECT {columns} FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts "
-                "WHERE experiment_id = ?1 GROUP BY eval_id, ordinal) AS m "
+                f"WHERE experiment_id = ?1{only} GROUP BY eval_id, ordinal) AS m "
                 "CROSS JOIN attempts AS a "  # CROSS: SQLite keeps `m` outside, so each slot is one index seek
                 "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest",
-                [experiment_id],
+                [experiment_id, *(eval_ids or ())],
             )
             for row in rows:
                 key = (row[0], row[1])

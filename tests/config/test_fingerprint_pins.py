@@ -108,3 +108,13 @@ SLOTS = [("default", "cases/case_00000", 0), ("exp/é", 'q"uote\\back', 3), ("ex
 def test_the_plan_digest_and_the_shards_are_pinned():
     assert plan_digest(SLOTS) == "734e33b014da729278b975c9a4aa4bcb46e4fdb92e57df34f23e917863f7a941"
     assert [shard_of(*slot, 7) for slot in SLOTS] == [6, 2, 6, 5, 7, 7]
+
+
+def test_a_plan_digest_over_many_batches_hashes_the_same_bytes_as_one_text():
+    """The digest hashes its keys a batch at a time; the bytes are one JSON key per line, sorted."""
+    import hashlib
+    import json
+
+    slots = [(f"exp-{i % 3}", f"evals/é{i}\udc80" if i % 7 == 0 else f"evals/{i}", i % 4) for i in range(5000)]
+    text = "".join(json.dumps([e, v, o], separators=(",", ":"), ensure_ascii=False) + "\n" for e, v, o in sorted(slots))
+    assert plan_digest(reversed(slots)) == hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

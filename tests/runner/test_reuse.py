@@ -369,3 +369,22 @@ def test_a_run_that_reuses_everything_writes_no_plan_rows_and_counts_nothing_not
     row = project.query("runs", "--limit", "1")[0]
     assert (row["id"], row["not_run"], row["planned_total"]) == (run_id, 0, 2)
     assert "not run" not in project.cli("view").stdout
+
+
+def test_previous_attempts_looked_up_in_batches_are_each_adopted_once(project, monkeypatch):
+    """Planning asks the store for a batch of evals at a time: every slot of every batch (and of
+    a last, partial one) still finds its own previous attempt."""
+    from niceeval_cli.runner import _plan
+
+    monkeypatch.setattr(_plan, "_LOOKUP_BATCH", 2)
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/many.py", "from niceeval_cli import define_eval\n\nfor i in range(5):\n"
+                  "    globals()[f'e{i}'] = define_eval(name=f'e{i}', test=lambda t: None, attempts=2)\n")
+    assert project.run().exit_code == 0
+    first = {(a["eval_id"], a["ordinal"]): a["id"] for a in project.attempts()}
+    assert len(first) == 10
+    assert project.run().exit_code == 0
+    again = _sql(project, "SELECT eval_id, ordinal, attempt_id, relation FROM run_slots "
+                                     f"WHERE run_id = '{latest_run_id(project)}'")
+    assert {(r["eval_id"], r["ordinal"]): r["attempt_id"] for r in again} == first
+    assert {r["relation"] for r in again} == {"reference"}

@@ -183,6 +183,11 @@ def test_latest_attempts_are_the_last_sealed_of_each_slot(project):
     assert latest[("evals/a", 0)].id == newer.id and latest[("evals/a", 0)].state == "failed"
     assert latest[("evals/a", 1)].id == older_ordinal_1.id
     assert project.store.latest_attempts("other") == {}
+    b = project.seal(project.attempt(second, eval_id="evals/b"), ["matched"])
+    assert set(project.store.latest_attempts("exp", ["evals/b"])) == {("evals/b", 0)}
+    assert project.store.latest_attempts("exp", ["evals/b"])[("evals/b", 0)].id == b.id
+    assert set(project.store.latest_attempts("exp", ["evals/a", "evals/zzz"])) == {("evals/a", 0), ("evals/a", 1)}
+    assert project.store.latest_attempts("exp", []) == {}
 
 
 def test_the_latest_attempt_is_the_last_to_end_then_the_greatest_id(project):
