@@ -15,7 +15,6 @@ import itertools
 import os
 import socket
 import subprocess
-import tarfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
@@ -52,6 +51,8 @@ def _rel(path: str) -> str:
 
 def _tar_states(stream: IO[bytes]) -> dict[str, FileState]:
     """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole)."""
+    import tarfile  # here: only a docker sandbox reads tars, and every run imports this module
+
     states: dict[str, FileState] = {}
     with tarfile.open(fileobj=stream, mode="r|*") as archive:
         for member in archive:
@@ -121,6 +122,8 @@ class DockerWorkspace:
         done = await asyncio.to_thread(_sync, "cp", f"{self.container}:{self.workdir}/{_rel(path)}", "-")
         if done.returncode != 0:
             raise FileNotFoundError(f"{path}: no such file in the sandbox workspace")
+        import tarfile
+
         with tarfile.open(fileobj=io.BytesIO(done.stdout), mode="r:*") as archive:
             for member in archive:
                 if member.isfile():
@@ -129,6 +132,8 @@ class DockerWorkspace:
         raise FileNotFoundError(f"{path}: not a regular file in the sandbox workspace")
 
     async def write_bytes(self, path: str, data: bytes) -> None:
+        import tarfile
+
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(_rel(path))
@@ -143,6 +148,8 @@ class DockerWorkspace:
         process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdout is not None and process.stderr is not None
+        import tarfile
+
         try:
             states = _tar_states(process.stdout)
         except tarfile.TarError:
