@@ -42,11 +42,17 @@ class _DeferredCoercion:
 _DEFERRED = _DeferredCoercion()
 
 
+def _built_or_deferred(param: Any) -> Any:
+    # getattr: `_runtime_param` is typer's own (0.2x); a typer without it never calls this.
+    built = getattr(param, "_runtime_param", None)
+    return built if built is not None else _DEFERRED
+
+
 class _Argument(typer.core.TyperArgument):
     """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
 
     def get_runtime_param(self) -> Any:
-        return self._runtime_param or _DEFERRED
+        return _built_or_deferred(self)
 
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
@@ -56,7 +62,7 @@ class _Option(typer.core.TyperOption):
     """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
 
     def get_runtime_param(self) -> Any:
-        return self._runtime_param or _DEFERRED
+        return _built_or_deferred(self)
 
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag and self.metavar is None:
