@@ -301,10 +301,16 @@ def _rule_text(rule: object) -> str:
 
 
 def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
-    reference, reason = Relation.REFERENCE, PlanReason.REUSED
+    """Made as SQLite reads them: each shape's pass rule is written out once, not once a slot."""
+    reference, reason, make = Relation.REFERENCE, PlanReason.REUSED, tuple.__new__
+    rules: dict[int, str] = {}
     for s in reused:
-        yield SlotRecord(run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                         reference, reason, _rule_text(s.settings.pass_rule))
+        shape = s.shape
+        rule = rules.get(id(shape))
+        if rule is None:
+            rule = rules[id(shape)] = _rule_text(shape.settings.pass_rule)
+        yield make(SlotRecord, (run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
+                                reference, reason, rule))
 
 
 def _plan_slots(planned: Sequence[PlannedSlot], reused: Sequence[PlannedSlot] | None) -> Iterator[PlanSlot]:
@@ -332,7 +338,7 @@ class _Rows(Iterable[T]):
 def _check_group(store: Store, layout: ShardLayout) -> None:
     """A group's shards must come from one plan: refuse a shard of another plan under its id."""
     others = sorted(d for d in store.group_plan_digests(str(layout.group_id)) if d != layout.digest)
-    if others:
+    if others and layout.digest is not None:
         raise UsageError(
             f"--group {layout.group_id}: the store {store.path} already has shards of this group planned "
             f"from another plan (plan digest {others[0][:12]}…, this run's is {layout.digest[:12]}…); "

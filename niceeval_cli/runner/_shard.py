@@ -28,16 +28,18 @@ class ShardLayout:
 
     slots: tuple[PlannedSlot, ...]  # what this run executes or reuses (the shard's slots)
     planned_total: int  # slots in the full plan (every shard's); the plan itself is not kept
-    digest: str
+    digest: str | None  # shard runs only: shards of one group must share it (a plain run has none)
     shard: ShardSpec | None
     group_id: str | None
 
 
 def layout_of(slots: Sequence[PlannedSlot], shard: ShardSpec | None, group_id: str | None) -> ShardLayout:
-    """Partition the full plan; without `--shard` the run is the whole plan and has no group."""
+    """Partition the full plan; without `--shard` the run is the whole plan, has no group and
+    no digest (scale.md records it on shard runs, where it tells plans apart; a plain run of
+    20 000 slots would spend ~40 ms hashing ids nobody compares)."""
+    if shard is None:
+        return ShardLayout(tuple(slots), len(slots), None, None, None)
     plan = [(s.experiment.id, s.eval.id, s.ordinal) for s in slots]  # the ids only, while partitioning
     digest = plan_digest(plan)
-    if shard is None:
-        return ShardLayout(tuple(slots), len(plan), digest, None, None)
     mine = tuple(s for s, key in zip(slots, plan, strict=True) if shard_of(*key, shard.count) == shard.index)
     return ShardLayout(mine, len(plan), digest, shard, group_id or digest)

@@ -255,7 +255,7 @@ class Store:
         values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
         # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
         # re-run reusing 20 000 results must not clean 40 000 rows value by value.
-        slots = (slot_values(s) for s in _checked_reference_slots(reference_slots))
+        slots = _checked_reference_slots(reference_slots)  # SlotRecords are rows in column order
         planned = _plan_rows(run_id, plan) if plan is not None else None
         try:
             self._write_begin(run_id, values, slots, planned)
@@ -944,7 +944,7 @@ def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> It
 def _origin_slot(attempt: AttemptRecord, slot: SlotRecord) -> SlotRecord:
     """The slot row sealed with an attempt: it must describe that attempt in that run."""
     if slot.attempt_id is None:
-        slot = dataclasses.replace(slot, attempt_id=attempt.id)
+        slot = slot._replace(attempt_id=attempt.id)
     same = (slot.attempt_id, slot.run_id, slot.experiment_id, slot.eval_id, slot.ordinal) == (
         attempt.id, attempt.run_id, attempt.experiment_id, attempt.eval_id, attempt.ordinal,
     )

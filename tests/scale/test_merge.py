@@ -65,6 +65,15 @@ def test_shard_runs_record_the_whole_plan_and_their_part(suite):
         assert conn.execute("SELECT count(*) FROM run_plan").fetchone()[0] == 30
 
 
+def test_only_shard_runs_record_a_plan_digest(suite, one_machine):
+    """A digest tells the plans of one group's shards apart; a plain run has no group to compare."""
+    shards(suite, 2)
+    plain = next(r for r in query(suite, "runs", "--store", "one.db") if r["kind"] == "run")
+    shard = next(r for r in query(suite, "runs", "--store", "shard1.db") if r["kind"] == "run")
+    assert plain["plan_digest"] in (None, "") and plain["shard_count"] in (None, "")
+    assert len(shard["plan_digest"]) == 64
+
+
 @pytest.mark.parametrize("order", [(1, 2, 3), (3, 1, 2)])
 def test_a_merged_group_reads_like_a_one_machine_run_of_the_same_plan(suite, one_machine, order):
     names = shards(suite, 3)

@@ -96,7 +96,7 @@ def test_a_slot_that_does_not_describe_the_attempt_is_a_programming_error(projec
     with pytest.raises(ValueError):
         project.store.seal_attempt(attempt, [], other)
     with pytest.raises(ValueError):
-        reference = dataclasses.replace(project.slot(attempt), relation=Relation.REFERENCE)
+        reference = project.slot(attempt)._replace(relation=Relation.REFERENCE)
         project.store.seal_attempt(attempt, [], reference)
     assert _counts(project.path) == (0, 0, 0)
 
