@@ -8,7 +8,9 @@ summary and JUnit; column-named dicts for `query`; a read-only door for `query -
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -83,13 +85,15 @@ from .schema import (
     INSERT_ATTEMPT,
     INSERT_EVENT,
     INSERT_GROUP_VERDICT,
-    INSERT_PLAN,
+    INSERT_PLANS,
     INSERT_RUN,
     INSERT_SLOT,
+    INSERT_SLOTS,
     INSERT_TURN,
     RUN_COLUMNS,
     SLOT_COLUMNS,
     TURN_COLUMNS,
+    MultiRowInsert,
 )
 from .summary import OutcomeGroup, outcome_groups_from, outcome_groups_select
 
@@ -268,9 +272,9 @@ class Store:
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
-            conn.executemany(INSERT_SLOT, slots)
+            _insert_rows(conn, INSERT_SLOTS, slots)
             if planned is not None:
-                conn.executemany(INSERT_PLAN, planned)
+                _insert_rows(conn, INSERT_PLANS, planned)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
@@ -278,7 +282,7 @@ class Store:
         self._writable("Recording a run's plan")
         conn = self._db.conn
         with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
-            conn.executemany(INSERT_PLAN, _plan_values(run_id, slots))
+            _insert_rows(conn, INSERT_PLANS, _plan_values(run_id, slots))
 
     def merge(self, sources: Sequence[Path]) -> MergeResult:
         """Copy the sealed rows of other stores into this one in one transaction (merge.py):
@@ -336,7 +340,7 @@ class Store:
             return
         conn = self._db.conn
         with write_transaction(conn, self.path, "Recording reused attempts"):
-            conn.executemany(INSERT_SLOT, _clean_slots(slots))
+            _insert_rows(conn, INSERT_SLOTS, _clean_slots(slots))
 
     def seal_attempt(
         self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord
@@ -911,6 +915,16 @@ class LatestAttempt(NamedTuple):
 def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:
     for _slot in _checked_reference_slots(slots):
         pass
+
+
+def _insert_rows(conn: sqlite3.Connection, insert: MultiRowInsert, rows: Iterable[Sequence[Any]]) -> None:
+    """`rows` as `insert.rows`-row statements (schema.MultiRowInsert), inside the caller's
+    transaction: a refused row rolls back the whole write."""
+    full = insert.sql(insert.rows)
+    it = iter(rows)
+    while chunk := list(itertools.islice(it, insert.rows)):
+        conn.execute(full if len(chunk) == insert.rows else insert.sql(len(chunk)),
+                     [value for row in chunk for value in row])
 
 
 def _checked_reference_slots(slots: Iterable[SlotRecord]) -> Iterator[SlotRecord]:

@@ -110,3 +110,28 @@ def test_outcome_rows_group_the_attempts_of_one_or_several_runs_by_case(project)
     both = project.store.outcome_rows([first, second])
     assert sum(r.total for r in both) == 4 and {r.eval_id for r in both} == {"evals/a", "evals/other"}
     assert project.store.outcome_rows([]) == []
+
+
+@pytest.mark.parametrize("planned", [1, 100, 250])  # under, at and over one statement's 100 rows
+def test_begin_run_writes_every_reference_slot_and_plan_row_in_order_or_none(project, planned):
+    from niceeval_cli._states import PlanReason
+    from niceeval_cli.store import SlotRecord
+
+    earlier = project.begin_run()
+    sealed = [project.seal(project.attempt(earlier, eval_id=f"evals/{n:03d}")) for n in range(planned)]
+    project.finish(earlier)
+    slots = [SlotRecord("R2", "exp", a.eval_id, 0, a.id, Relation.REFERENCE, PlanReason.REUSED, "all") for a in sealed]
+    plan = [PlanSlot("exp", f"evals/new-{n:03d}", n % 3, f"c{n}" if n % 2 else None) for n in range(planned)]
+    project.store.begin_run("R2", started_at="2030-01-01T00:00:00.000Z", argv=[], version="0.1", config_file=None,
+                            experiments=["exp"], planned_total=2 * planned, reference_slots=slots, plan=plan)
+    assert [r for r in project.store.run_plan("R2") if r.eval_id.startswith("evals/new-")] == plan
+    assert project.store.not_run("R2") == plan
+    assert [(a.eval_id, a.relation) for a in project.store.attempts_for_run("R2")] == sorted(
+        (a.eval_id, Relation.REFERENCE) for a in sealed)
+    # A refused row anywhere (here the last plan row repeats the first) leaves no trace of the run.
+    with pytest.raises(StoreError):
+        project.store.begin_run("R3", started_at="2030-01-01T00:00:00.000Z", argv=[], version="0.1",
+                                config_file=None, experiments=["exp"], planned_total=planned + 1,
+                                reference_slots=[s._replace(run_id="R3") for s in slots], plan=[*plan, plan[0]])
+    with pytest.raises(StoreError):
+        project.store.resolve_run("R3")
