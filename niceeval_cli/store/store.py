@@ -752,9 +752,9 @@ class Store:
         """The attempts filling the slots of one or several runs (reused ones included), grouped
         by outcome: what the run decision, `view`'s header and the summary count."""
         ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
-        sql, params = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
+        sql, params, grouped = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
         with translated(self.path, "Counting a run's attempts"):
-            return outcome_groups_from(self._db.conn.execute(sql, params))
+            return outcome_groups_from(self._db.conn.execute(sql, params), grouped=grouped)
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""

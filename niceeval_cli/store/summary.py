@@ -9,7 +9,7 @@ readers expand them where `outcomes` needs one item per attempt. Pure: builds SQ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from .._states import AttemptState, EvalKind, GateState, Relation
@@ -52,28 +52,74 @@ class OutcomeGroup(NamedTuple):
 
 def outcome_groups_select(
     run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
-) -> tuple[str, dict[str, Any]]:
-    """The runs' attempts (reused ones included) grouped by outcome, by experiment, eval and case."""
+) -> tuple[str, dict[str, Any], bool]:
+    """The runs' attempts (reused ones included) grouped by outcome, by experiment, eval and case;
+    and whether the rows come ungrouped, for `outcome_groups_from(grouped=False)` to group.
+
+    One run's attempts are read in its slot key's order (experiment, eval, ordinal: the primary
+    key, so SQLite sorts nothing) and grouped eval by eval as they come: a run of 20 000 evals
+    has 20 000 groups, and GROUP BY sorted all of them on twelve columns (a third of the read).
+    Several runs' (a shard group's) slots interleave, so SQL groups them."""
     where = Where()
     where.add(f"s.run_id IN ({', '.join(where.param(r) for r in run_ids)})")
     filter_experiments(where, experiment, "a.experiment_id")
     filter_evals(where, eval_prefix)
     columns = ", ".join(_GROUP_COLUMNS)
     source = "run_slots s JOIN attempts a ON a.id = s.attempt_id"
-    return f"SELECT {columns}, COUNT(*) FROM {source}{where.sql()} GROUP BY {columns}", where.params
+    if len(run_ids) == 1:
+        ordered = "ORDER BY s.experiment_id, s.eval_id"
+        return f"SELECT {columns}, 1 FROM {source}{where.sql()} {ordered}", where.params, False
+    return f"SELECT {columns}, COUNT(*) FROM {source}{where.sql()} GROUP BY {columns}", where.params, True
 
 
 _GATE_OR_NONE: dict[str | None, GateState | None] = {None: None, **{g.value: g for g in GateState}}
 
 
-def outcome_groups_from(rows: Iterable[tuple[Any, ...]]) -> list[OutcomeGroup]:
-    """Typed groups from `outcome_groups_select`'s rows.
+def _sql_order(value: object) -> tuple[bool, object]:
+    """SQLite's order within one column of the group key: NULL first (the key's columns are typed)."""
+    return (value is not None, value)
+
+
+def _group_key(row: tuple[Any, ...]) -> tuple[tuple[bool, object], ...]:
+    return tuple(_sql_order(v) for v in row)
+
+
+def grouped_by_eval(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Rows of one attempt each, in (experiment, eval) order, as GROUP BY over every column but the
+    last would give them (the last is each row's count, added up): the same groups in the same
+    order. Groups never span evals, so each eval's few rows are grouped alone."""
+    current: list[tuple[Any, ...]] = []
+    for row in rows:
+        if current and (row[1] != current[0][1] or row[0] != current[0][0]):
+            yield from _collapse(current)
+            current = []
+        current.append(row)
+    if current:
+        yield from _collapse(current)
+
+
+def _collapse(rows: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    if len(rows) == 1:  # most evals: one attempt, or a run of 20 000 evals would pay for a dict each
+        yield rows[0]
+        return
+    totals: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        key = row[:-1]
+        totals[key] = totals.get(key, 0) + row[-1]
+    for key in sorted(totals, key=_group_key):
+        yield (*key, totals[key])
+
+
+def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True) -> list[OutcomeGroup]:
+    """Typed groups from `outcome_groups_select`'s rows (`grouped`: as it said).
 
     Built with `tuple.__new__`: the NamedTuple's own `__new__` is a Python frame per group (20 000
     groups: a third of the time). SQLite hands each row new strings; the experiment ids and pass
     rules repeat, so each distinct one is kept once (the groups live to the end of a run: 20 000
     of them held 2 MiB of copies of "default" and "all").
     """
+    if not grouped:
+        rows = grouped_by_eval(rows)
     new = tuple.__new__
     seen: dict[str, str] = {}  # an experiment id and a pass rule that spell alike are one string
     one = seen.setdefault
