@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import outcomes
 from .._errors import UsageError
@@ -22,7 +22,7 @@ from .project import load_project
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..runner import PlannedSlot, RerunMode, RunEvents, RunOutcome, RunRequest, SetupFailure
-    from ..store import OutcomeGroup, Store
+    from ..store import OutcomeGroup, PassedEvals, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
@@ -62,6 +62,7 @@ class SealedRun:
     unobserved: bool = False  # some tool assertion is unavailable: the adapter did not observe tool calls
     costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
     kept_sandboxes: list[tuple[str, str]] = field(default_factory=list)  # (experiment · eval#n, where) kept
+    passed_evals: tuple[PassedEvals, ...] = ()  # evals whose every attempt passed: counted, not in `groups`
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,13 @@ def execute(
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, plan, None, None)
     with Store.open(request.store_path or request.project.store, readonly=True) as store:
+        read = outcome.decision is not None  # the runner read the run's outcome to decide it
         sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit,
-                             groups=outcome.groups or None)
+                             groups=outcome.groups if read else None, passed_evals=outcome.passed_evals,
+                             costs=outcome.costs if read else None)
         if request.keep_sandbox is not None:
             sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
-    sealed_count = sum(g.total for g in sealed.groups)
+    sealed_count = sum(g.total for g in sealed.groups) + sum(p.attempts for p in sealed.passed_evals)
     not_run = max(0, plan.slots - sealed_count) if plan is not None else None
     return RunReport(outcome, plan, sealed, not_run)
 
@@ -213,14 +216,17 @@ def kept_sandboxes(attempts: Sequence[AttemptRow]) -> list[tuple[str, str]]:
 
 
 def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMARY_LIMIT,
-                junit: bool = False, groups: Sequence[OutcomeGroup] | None = None) -> SealedRun:
+                junit: bool = False, groups: Sequence[OutcomeGroup] | None = None,
+                passed_evals: Sequence[PassedEvals] = (), costs: list[dict[str, Any]] | None = None) -> SealedRun:
     """A run's sealed rows for the summary (`summary_limit` attempts expanded; None: none) and for
     JUnit or another full report (`junit`: every attempt, results of those not ok). `groups`: the
-    run's outcome groups when the caller has just read them (the runner, deciding the run)."""
+    run's outcome groups when the caller has just read them (the runner, deciding the run), less
+    the evals it counted in `passed_evals`, and the `costs` it read with them; JUnit names every
+    eval, so it reads them all again."""
 
     run_row = store.resolve_run(run_id)
-    if groups is None:
-        groups = store.outcome_rows(run_row.id)
+    if groups is None or (junit and passed_evals):
+        groups, passed_evals = store.outcome_rows(run_row.id), ()
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
     more, key_problem, unobserved = 0, False, False
     if summary_limit is not None:
@@ -233,8 +239,12 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
     if junit:
         attempts = store.attempts_for_run(run_row.id)
         results = {a.id: store.assertions_for_attempt(a.id) for a in attempts if not _clean(a)}
-    costs = store.costs(run_row.id) if summary_limit is not None else []
-    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem, unobserved, costs)
+    if summary_limit is None:
+        costs = []
+    elif costs is None:
+        costs = store.costs(run_row.id)
+    return SealedRun(run_row, groups, shown, more, attempts, results, key_problem, unobserved, costs,
+                     passed_evals=tuple(passed_evals))
 
 
 def _clean(attempt: AttemptRow) -> bool:

@@ -33,6 +33,7 @@ from ._folds import (
 from ._run import (
     EvalDecision,
     OutcomeRow,
+    PassedEvalsRow,
     RunDecision,
     decide_run,
     pass_rule_of,
@@ -63,6 +64,7 @@ __all__ = [
     "Execution",
     "OutcomeRow",
     "PassRule",
+    "PassedEvalsRow",
     "RunDecision",
     "ScoreAttemptLike",
     "ScoreSummary",

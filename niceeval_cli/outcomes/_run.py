@@ -68,6 +68,18 @@ class OutcomeRow(ScoreAttemptLike, Protocol):
     def pass_rule(self) -> str | float | None: ...
 
 
+class PassedEvalsRow(Protocol):
+    """`evals` pass-style evals, each with `attempts_each` attempts that all passed, under one
+    pass rule (the store's `PassedEvals`): counted by `decide_run`, never named."""
+
+    @property
+    def pass_rule(self) -> str | float | None: ...
+    @property
+    def attempts_each(self) -> int: ...
+    @property
+    def evals(self) -> int: ...
+
+
 def pass_rule_of(text: str | float | None) -> PassRule:
     """A slot's stored pass_rule ("any", "all" or the rate as text "0.5"); absent → "all"."""
     if text is None:
@@ -133,6 +145,7 @@ def decide_run(
     budget_exhausted: bool = False,
     counts: Iterable[int] | None = None,
     per_eval: bool = True,
+    passed_evals: Iterable[PassedEvalsRow] = (),
 ) -> RunDecision:
     """The exit code and counts of a run (or of several merged runs) from its sealed rows.
 
@@ -146,6 +159,10 @@ def decide_run(
     `per_eval=False`: `evals` is left empty, everything else decided the same. The runner reads
     only the verdict and the counts, and keeps the decision to the end of the run: 20 000
     `EvalDecision`s held 2.6 MiB there for nobody.
+
+    `passed_evals`: evals counted, not named (other evals than the rows'), each folded as its
+    `attempts_each` passed attempts under its rule: deciding a run of 20 000 passing evals folds
+    each distinct (attempts, rule) once. They have no ids, so only with `per_eval=False`.
     """
     weights: Iterable[int] = itertools.repeat(1) if counts is None else counts
     state_counts: dict[str, int] = {}
@@ -197,6 +214,21 @@ def decide_run(
     evals: list[EvalDecision] = []
     by_result = dict.fromkeys(AttemptState, 0)
     verdicts: dict[tuple[int, int, int, PassRule], AttemptState] = {}
+    for counted in passed_evals:
+        if per_eval:
+            raise ValueError("evals counted without ids cannot be decided per eval (per_eval=False)")
+        if counted.evals <= 0 or counted.attempts_each <= 0:
+            if counted.evals < 0 or counted.attempts_each < 0:
+                raise ValueError(f"counted evals cannot be {counted.evals} of {counted.attempts_each} attempts")
+            continue
+        n = counted.attempts_each * counted.evals
+        total += n
+        state_counts[AttemptState.PASSED.value] = state_counts.get(AttemptState.PASSED.value, 0) + n
+        fold = (counted.attempts_each, 0, 0, pass_rule_of(counted.pass_rule))
+        result = verdicts.get(fold)
+        if result is None:
+            result = verdicts[fold] = pass_verdict(*fold)[0]
+        by_result[result] += counted.evals
     new = tuple.__new__  # EvalDecision's own __new__ is a Python frame per eval
     for key, (rule, passed, failed, errored) in pass_evals.items():
         if odd and key in odd:  # the state a fold over the copies meets first and refuses

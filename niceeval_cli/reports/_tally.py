@@ -13,7 +13,7 @@ from operator import attrgetter
 
 from .. import outcomes
 from .._states import AttemptState, Derived, EvalKind, GateState, Relation
-from ..store import OutcomeGroup
+from ..store import OutcomeGroup, PassedEvals
 
 #: The fold used when a run recorded no pass rule on its slots (stores written before it did).
 DEFAULT_PASS_RULE: outcomes.PassRule = "any"
@@ -153,6 +153,11 @@ class ExperimentTally:
 
     experiment_id: str
     evals: list[EvalTally] = field(default_factory=list)
+    # Pass-style evals whose every attempt passed, counted, not listed (a run's summary reads
+    # them as `store.PassedEvals`): how many, their attempts, and those with several attempts.
+    counted: int = 0
+    counted_attempts: int = 0
+    counted_multi: int = 0
     # What `eval_results` and `attempt_fold` read, folded once: the count line and the
     # experiment's lines both ask, and each asking was a fold of every eval (20 000 of them).
     _pass_totals: tuple[dict[AttemptState, int], int, int, int, int] | None = field(
@@ -175,8 +180,8 @@ class ExperimentTally:
     def _folded(self) -> tuple[dict[AttemptState, int], int, int, int, int]:
         """(pass-style evals by folded result, pass-style evals, their passed, failed, errored attempts)."""
         if self._pass_totals is None:
-            counts = {AttemptState.PASSED: 0, AttemptState.FAILED: 0, AttemptState.ERRORED: 0}
-            evals = passed = failed = errored = 0
+            counts = {AttemptState.PASSED: self.counted, AttemptState.FAILED: 0, AttemptState.ERRORED: 0}
+            evals, passed, failed, errored = self.counted, self.counted_attempts, 0, 0
             for tally_ in self.evals:
                 if tally_.kind is EvalKind.PASS:
                     counts[tally_.fold().result] += 1
@@ -217,7 +222,8 @@ class RunTally:
         first; and how many evals with several attempts there are in all."""
         multi = [e for x in self.experiments for e in x.evals if e.attempts > 1]
         mixed = [e for e in multi if e.severity < _REST_SEVERITY]
-        return sorted(mixed, key=lambda e: (e.eval_severity, e.experiment_id, e.eval_id)), len(multi)
+        counted = sum(x.counted_multi for x in self.experiments)  # all passed: never mixed
+        return sorted(mixed, key=lambda e: (e.eval_severity, e.experiment_id, e.eval_id)), len(multi) + counted
 
 
 @lru_cache(maxsize=64)
@@ -240,8 +246,12 @@ _EVAL_ORDER = attrgetter("eval_id")
 _NO_ID = object()
 
 
-def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) -> RunTally:
+def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),
+          passed_evals: Sequence[PassedEvals] = ()) -> RunTally:
     """Gather grouped outcomes by experiment and eval (experiments in run order, then by id).
+
+    `passed_evals`: evals whose every attempt passed, counted, not listed (`Store.run_outcome_rows`):
+    other evals than the groups'. Every total reads them as it would their groups.
 
     Each eval folds under the pass rule its run recorded on its slots (stores written before
     slots carried it fold under "any", and the header says so).
@@ -299,6 +309,18 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = ()) 
                 if group.relation is Relation.REFERENCE:
                     reused += group.total
             add(tally_)
+    passed_word = attempt_word(AttemptState.PASSED, None)
+    for counted in passed_evals:
+        experiment = experiments.get(counted.experiment_id)
+        if experiment is None:
+            experiment = experiments[counted.experiment_id] = ExperimentTally(counted.experiment_id)
+        rules_known = rules_known and counted.pass_rule is not None
+        experiment.counted += counted.evals
+        experiment.counted_attempts += counted.attempts
+        experiment.counted_multi += counted.evals if counted.attempts_each > 1 else 0
+        words[passed_word] = words.get(passed_word, 0) + counted.attempts
+        attempts += counted.attempts
+        reused += counted.reused
     for experiment in experiments.values():
         experiment.evals.sort(key=_EVAL_ORDER)
     ordered = {w: words[w] for w in _WORD_ORDER if w in words}

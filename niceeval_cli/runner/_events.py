@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..outcomes import RunDecision
-    from ..store import OutcomeGroup
+    from ..store import OutcomeGroup, PassedEvals
     from ._plan import PlannedSlot
 
 
@@ -44,7 +44,9 @@ class RunOutcome:
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
-    groups: tuple[OutcomeGroup, ...] = ()  # the sealed rows it was decided from (the summary reuses them)
+    groups: tuple[OutcomeGroup, ...] = ()  # the sealed rows it was decided from (the summary reuses them) ...
+    passed_evals: tuple[PassedEvals, ...] = ()  # ... but for the evals whose every attempt passed: counted
+    costs: list[dict[str, Any]] = field(default_factory=list)  # read with them: cost per experiment (Store.costs)
 
 
 class RunEvents(Protocol):

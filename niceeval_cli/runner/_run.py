@@ -513,10 +513,11 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         planned, executed, reused_count = len(slots), len(dispatchable), len(reused)
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
         del slots, executing, reused, dispatchable
-        groups = tuple(store.outcome_rows(run_id))
+        read = store.run_outcome_rows(run_id)
+        groups, passed_evals = tuple(read.groups), read.passed_evals
         decision = outcomes.decide_run(
             groups, counts=[g.total for g in groups], planned=planned, setup_error=bool(failures),
-            interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False,
+            interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False, passed_evals=passed_evals,
         )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
@@ -531,6 +532,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             budget_usd=request.budget_usd,
             unstarted=unstarted,
             groups=groups,
+            passed_evals=tuple(passed_evals),
+            costs=read.costs,
         )
         events.finished(outcome)
         return outcome

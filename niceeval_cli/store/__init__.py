@@ -19,7 +19,7 @@ from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
 from .store import ALL_RUNS, QUERY_TARGETS, GroupOutcome, LatestAttempt, QueryTarget, RunRead, Store
-from .summary import OutcomeGroup
+from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows
 
 __all__ = [
     "ALL_RUNS",
@@ -35,8 +35,10 @@ __all__ = [
     "MergeConflict",
     "MergeResult",
     "OutcomeGroup",
+    "PassedEvals",
     "PlanSlot",
     "QueryTarget",
+    "RunOutcomeRows",
     "RunRead",
     "RunRow",
     "SlotRecord",

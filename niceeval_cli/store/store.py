@@ -95,7 +95,14 @@ from .schema import (
     TURN_COLUMNS,
     MultiRowInsert,
 )
-from .summary import OutcomeGroup, outcome_groups_from, outcome_groups_select
+from .summary import (
+    OutcomeGroup,
+    RunOutcomeRows,
+    outcome_groups_from,
+    outcome_groups_select,
+    outcome_split_from,
+    outcome_split_select,
+)
 
 QueryTarget = Literal["runs", "attempts", "assertions", "turns", "events"]
 QUERY_TARGETS: tuple[str, ...] = ("runs", "attempts", "assertions", "turns", "events")
@@ -755,6 +762,15 @@ class Store:
         sql, params, grouped = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
         with translated(self.path, "Counting a run's attempts"):
             return outcome_groups_from(self._db.conn.execute(sql, params), grouped=grouped)
+
+    def run_outcome_rows(self, run_id: str) -> RunOutcomeRows:
+        """One run's outcome for its verdict and summary: the evals whose every attempt passed,
+        counted (`PassedEvals`), the outcome groups of every other eval, and the cost per
+        experiment (`costs`). Read in one pass over the run's slots (20 000 passing evals: no
+        group built for any of them)."""
+        sql, params = outcome_split_select(run_id)
+        with translated(self.path, "Counting a run's attempts"):
+            return outcome_split_from(self._db.conn.execute(sql, params))
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""

@@ -51,7 +51,7 @@ class OutcomeGroup(NamedTuple):
 
 
 def outcome_groups_select(
-    run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
+    run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None, extra: Sequence[str] = (),
 ) -> tuple[str, dict[str, Any], bool]:
     """The runs' attempts (reused ones included) grouped by outcome, by experiment, eval and case;
     and whether the rows come ungrouped, for `outcome_groups_from(grouped=False)` to group.
@@ -68,7 +68,10 @@ def outcome_groups_select(
     source = "run_slots s JOIN attempts a ON a.id = s.attempt_id"
     if len(run_ids) == 1:
         ordered = "ORDER BY s.experiment_id, s.eval_id"
-        return f"SELECT {columns}, 1 FROM {source}{where.sql()} {ordered}", where.params, False
+        more = "".join(f", {column}" for column in extra)  # after the count
+        return f"SELECT {columns}, 1{more} FROM {source}{where.sql()} {ordered}", where.params, False
+    if extra:
+        raise ValueError("extra columns are read for one run's ungrouped rows only")
     return f"SELECT {columns}, COUNT(*) FROM {source}{where.sql()} GROUP BY {columns}", where.params, True
 
 
@@ -108,6 +111,113 @@ def _collapse(rows: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
         totals[key] = totals.get(key, 0) + row[-1]
     for key in sorted(totals, key=_group_key):
         yield (*key, totals[key])
+
+
+class PassedEvals(NamedTuple):
+    """`evals` pass-style evals of one experiment, none with cases, whose every attempt passed,
+    each with `attempts_each` attempts under `pass_rule`: what a run's verdict and summary count
+    of them, without naming them. A run of 20 000 evals that all pass is one such row, not 20 000
+    groups to build, fold and tally one by one (what `view` and reports read keeps the groups)."""
+
+    experiment_id: str
+    pass_rule: str | None
+    attempts_each: int
+    evals: int
+    reused: int  # of their attempts, those the run adopted (relation `reference`)
+
+    @property
+    def attempts(self) -> int:
+        return self.attempts_each * self.evals
+
+
+#: Per attempt: it passed, pass-style, without a gate or a case (what a counted eval is made of).
+PASSED_SQL = "(a.kind = 'pass' AND a.state = 'passed' AND a.gate IS NULL AND a.case_id IS NULL)"
+
+
+class RunOutcomeRows(NamedTuple):
+    """One run's outcome as its verdict and summary read it (`Store.run_outcome_rows`)."""
+
+    groups: list[OutcomeGroup]  # of every eval but those counted in `passed_evals`
+    passed_evals: list[PassedEvals]
+    costs: list[dict[str, Any]]  # per experiment, as `Store.costs` gives them
+
+
+def outcome_split_select(run_id: str) -> tuple[str, dict[str, Any]]:
+    """One run's attempts as `outcome_groups_select` reads them ungrouped, each row ending with
+    `PASSED_SQL`'s flag and the attempt's reported and estimated cost, for `outcome_split_from`."""
+    sql, params, _ = outcome_groups_select([run_id], extra=(PASSED_SQL, "a.cost_usd", "a.estimated_cost_usd"))
+    return sql, params
+
+
+def _add_cost(costs: dict[str, list[Any]], row: tuple[Any, ...]) -> None:
+    entry = costs.get(row[0])
+    if entry is None:
+        entry = costs[row[0]] = [0, None, 0, None, 0]
+    entry[0] += 1
+    if row[14] is not None:
+        entry[1] = row[14] if entry[1] is None else entry[1] + row[14]
+        entry[2] += 1
+    if row[15] is not None:
+        entry[3] = row[15] if entry[3] is None else entry[3] + row[15]
+        entry[4] += 1
+
+
+def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
+    """`outcome_split_select`'s rows: the evals whose every attempt passed under one pass rule,
+    counted per experiment, pass rule and attempts; every other eval's groups, as
+    `outcome_groups_from(grouped=False)` gives them; and the cost per experiment (in one pass:
+    `Store.costs` read the same 20 000 attempts again)."""
+    others: list[tuple[Any, ...]] = []
+    counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
+    costs: dict[str, list[Any]] = {}  # experiment → [attempts, reported, n, estimated, n]
+
+    def settle(rows: list[tuple[Any, ...]]) -> None:
+        first = rows[0]
+        rule = first[10]
+        if all(r[13] and r[10] == rule for r in rows):
+            key = (first[0], rule, len(rows))
+            entry = counted.get(key)
+            if entry is None:
+                entry = counted[key] = [0, 0]
+            entry[0] += 1
+            entry[1] += sum(r[9] == "reference" for r in rows)
+        else:
+            others.extend(_collapse([r[:13] for r in rows]))
+
+    current: list[tuple[Any, ...]] = []
+    experiment = eval_id = None
+    for row in rows:
+        if row[14] is not None or row[15] is not None:
+            _add_cost(costs, row)
+        else:  # no cost reported or estimated: counted only
+            entry = costs.get(row[0])
+            if entry is None:
+                entry = costs[row[0]] = [0, None, 0, None, 0]
+            entry[0] += 1
+        if row[1] == eval_id and row[0] == experiment:
+            current.append(row)
+            continue
+        if len(current) == 1 and current[0][13]:  # most evals: one attempt, and it passed
+            only = current[0]
+            key = (only[0], only[10], 1)
+            entry = counted.get(key)
+            if entry is None:
+                entry = counted[key] = [0, 0]
+            entry[0] += 1
+            entry[1] += only[9] == "reference"
+        elif current:
+            settle(current)
+        current = [row]
+        experiment, eval_id = row[0], row[1]
+    if current:
+        settle(current)
+    return RunOutcomeRows(
+        outcome_groups_from(others),
+        [PassedEvals(e, rule, n, evals, reused) for (e, rule, n), (evals, reused) in counted.items()],
+        [{"experiment_id": e, "attempts": n, "reported": reported, "reported_n": reported_n,
+          "estimated": estimated, "estimated_n": estimated_n}
+         for e, (n, reported, reported_n, estimated, estimated_n) in costs.items()],
+    )
 
 
 def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True) -> list[OutcomeGroup]:

@@ -14,30 +14,40 @@ _PASS = ("passed", "failed", "errored")
 _SCORE = ("scored", "unrankable", "errored")
 
 
-def _seal_random_run(project, rng: random.Random, earlier: list) -> str:
+def _seal_random_run(project, rng: random.Random, earlier: list, passing: float = 0.0) -> str:
+    """`passing`: the share of evals whose every attempt passes."""
     run_id = project.begin_run(("exp/a", "exp/b", "exp/c"))
     references = []
     for experiment in ("exp/b", "exp/c", "exp/a"):
         # ids out of order, some absent; exp/b's last eval is exp/c's only one, so they meet in order
         for n in [99] if experiment == "exp/c" else [*rng.sample(range(40), 25), 99]:
             eval_id = f"evals/{n:02d}"
-            score_style = n % 3 == 0
-            case = rng.choice([None, None, "c1", "c2"])
+            all_pass = rng.random() < passing
+            score_style = n % 3 == 0 and not all_pass
+            case = None if all_pass and rng.random() < 0.8 else rng.choice([None, None, "c1", "c2"])
+            rule = rng.choice(["any", "all", "0.5", None])
             for ordinal in range(rng.choice([1, 1, 2, 3, 5])):
-                if earlier and rng.random() < 0.2:
-                    references.append(SlotRecord(run_id, experiment, eval_id, ordinal, rng.choice(earlier).id,
-                                                 Relation.REFERENCE, PlanReason.REUSED, rng.choice(["any", "all"])))
+                # a reused attempt fills the same slot it filled before (same experiment, eval, ordinal)
+                slot = (experiment, eval_id, ordinal)
+                before = [a for a in earlier
+                          if (a.experiment_id, a.eval_id, a.ordinal) == slot and (a.kind == "score") == score_style]
+                if before and rng.random() < 0.5:
+                    references.append(SlotRecord(run_id, experiment, eval_id, ordinal, rng.choice(before).id,
+                                                 Relation.REFERENCE, PlanReason.REUSED, rule))
                     continue
-                state = rng.choice(_SCORE if score_style else _PASS)
+                state = "passed" if all_pass else rng.choice(_SCORE if score_style else _PASS)
                 changes = {}
                 if score_style:
-                    changes = {"score": rng.choice([None, 1.0, 2.5]), "max_score": rng.choice([None, 3.0]),
+                    changes = {"score": rng.choice([None, 1.0, 2.5]) if state != "scored" else rng.choice([1.0, 2.5]),
+                               "max_score": rng.choice([None, 3.0]) if state != "scored" else 3.0,
                                "gate": rng.choice([GateState.NONE, GateState.PASSED, GateState.FAILED, None]),
                                "unavailable_weight": rng.choice([None, 0.5]),
                                "partial_score": rng.choice([None, 0.25]), "kind": "score"}
+                costs = {"cost_usd": rng.choice([None, None, 0.25, 0.125]),
+                         "estimated_cost_usd": rng.choice([None, 0.5, 0.0625])}
                 attempt = project.attempt(run_id, experiment, eval_id, ordinal=ordinal, state=AttemptState(state),
-                                          case_id=case, **changes)
-                project.seal(attempt)
+                                          case_id=case, **changes, **costs)
+                project.store.seal_attempt(attempt, [], project.slot(attempt)._replace(pass_rule=rule))
                 earlier.append(attempt)
     if references:
         project.store.add_reference_slots(references)
@@ -54,7 +64,53 @@ def test_one_runs_groups_are_sql_group_by_s_groups_in_its_order(project, seed):
         by_sql = project.store.outcome_rows([run_id, run_id])  # several ids: SQL groups them
         assert streamed == by_sql
         assert sum(g.total for g in streamed) == len(project.store.run_slots(run_id))
-        assert len({g[:-2] + (g.case_id,) for g in streamed}) == len(streamed)  # no group split in two
+        assert len({(*g[:-2], g.case_id) for g in streamed}) == len(streamed)  # no group split in two
         for kwargs in ({"experiment": ["exp/a"]}, {"eval_prefix": ["evals/1"]}):
             assert project.store.outcome_rows(run_id, **kwargs) == project.store.outcome_rows([run_id, run_id],
                                                                                              **kwargs)
+
+
+def _all_passed(groups) -> bool:
+    return all(g.kind == "pass" and g.state is AttemptState.PASSED and g.gate is None and g.case_id is None
+               and g.pass_rule == groups[0].pass_rule for g in groups)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_runs_passing_evals_are_counted_and_decide_and_summarise_as_their_groups_do(project, seed):
+    """`run_outcome_rows` counts the evals whose every attempt passed instead of grouping them:
+    the verdict, the counts and every line of the summary read the same as from all the groups."""
+    from niceeval_cli import outcomes
+    from niceeval_cli.reports._tally import tally
+    from niceeval_cli.reports.viewmodels.run import count_line, experiment_summary, multi_attempt
+
+    rng = random.Random(seed)
+    earlier: list = []
+    for passing in (0.0, 0.7, 1.0):
+        run_id = _seal_random_run(project, rng, earlier, passing)
+        groups = project.store.outcome_rows(run_id)
+        others, passed, costs = project.store.run_outcome_rows(run_id)
+        assert costs == project.store.costs(run_id)  # binary fractions: sums exact in any order
+        by_eval: dict = {}
+        for g in groups:
+            by_eval.setdefault((g.experiment_id, g.eval_id), []).append(g)
+        counted = {k for k, gs in by_eval.items() if _all_passed(gs)}
+        assert others == [g for g in groups if (g.experiment_id, g.eval_id) not in counted]
+        assert sum(p.evals for p in passed) == len(counted)
+        assert sum(p.attempts for p in passed) == sum(g.total for k in counted for g in by_eval[k])
+        assert bool(passed) == bool(counted) and (passing == 0.0 or passed)
+        for planned in (None, sum(g.total for g in groups), sum(g.total for g in groups) + 3):
+            full = outcomes.decide_run(groups, counts=[g.total for g in groups], planned=planned,
+                                       setup_error=False, interrupted=False, per_eval=False)
+            split = outcomes.decide_run(others, counts=[g.total for g in others], planned=planned,
+                                        setup_error=False, interrupted=False, per_eval=False, passed_evals=passed)
+            assert split == full
+        experiments = ["exp/a", "exp/b", "exp/c"]
+        whole, part = tally(groups, experiments), tally(others, experiments, passed)
+        assert (part.attempts, part.reused, part.words, part.rules_known) == (
+            whole.attempts, whole.reused, whole.words, whole.rules_known)
+        for code in (0, 1, 5):
+            assert count_line(part, code) == count_line(whole, code)
+        assert [experiment_summary(e) for e in part.experiments] == [experiment_summary(e) for e in whole.experiments]
+        assert multi_attempt(part) == multi_attempt(whole)
+    with pytest.raises(ValueError, match="per_eval"):
+        outcomes.decide_run([], planned=None, setup_error=False, interrupted=False, passed_evals=passed)

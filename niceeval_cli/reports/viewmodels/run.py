@@ -202,7 +202,7 @@ class ExperimentSummary:
 
 
 def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
-    if not experiment.evals:
+    if not experiment.evals and not experiment.counted:
         return ExperimentSummary(name(experiment.experiment_id), None, None, True)
     counts = None
     attempt_fold = experiment.attempt_fold()
