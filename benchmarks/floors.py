@@ -13,6 +13,8 @@
   W1 ≤ 1.0 s and ≤ 2 × floor.
 - reuse: 20 000 trivial evals fresh, then the same run again with every result reused: the
   re-run ≤ 15 % of the fresh run, its peak RSS ≤ the fresh run's; the fresh run ≤ 60 MiB.
+  Its memory floor: a one-eval run's peak plus what the 20 000-eval module itself takes once
+  imported (measured alone, in a process that imported the run path first).
 
 Figures are medians of --repeat runs; each floor is measured in the same invocation, between
 the runs it is compared with.
@@ -230,20 +232,42 @@ def w1(repeat: int, n: int = 1000) -> None:
 
 # ── reuse at 20 000 ─────────────────────────────────────────────────────────────────────────
 
+_MODULE_COST = """\
+import resource, sys
+sys.path.insert(0, "evals")
+import niceeval_cli.cli, niceeval_cli.app.run, niceeval_cli.runner, niceeval_cli.discovery  # the run path
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import cases  # the user's module: its closures, names and definitions
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def _module_cost(root: Path) -> float:
+    """MiB the eval module itself takes once imported (what any runner of it must hold)."""
+    done = subprocess.run([sys.executable, "-c", _MODULE_COST], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **ENV}, check=True)
+    return float(done.stdout.strip())
+
+
 def reuse(repeat: int, n: int = 20_000) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = _project(Path(tmp), TRIVIAL, n)
+        root = _project(Path(tmp) / "big", TRIVIAL, n)
+        one = _project(Path(tmp) / "one", TRIVIAL, 1)
         for _ in range(repeat):
             fresh, fresh_rss, code1, _ = _run_fresh(root, ENV)
             again, again_rss, code2, _out = _rss_run(["run"], root, ENV)
-            rows.append((fresh, fresh_rss, again, again_rss, code1, code2))
+            rows.append((fresh, fresh_rss, again, again_rss, code1, code2, _run_fresh(one, ENV)[1],
+                         _module_cost(root)))
     fresh, fresh_rss, again, again_rss = (_med([r[i] for r in rows]) for i in range(4))
+    one_rss, module = _med([r[6] for r in rows]), _med([r[7] for r in rows])
     ratio = _med([r[2] / r[0] for r in rows])
     print(f"reuse {n} trivial evals (medians of {repeat}):")
     print(f"  fresh run     {fresh:6.3f} s, peak RSS {fresh_rss:5.1f} MiB (exit {sorted({r[4] for r in rows})})")
     print(f"  all reused    {again:6.3f} s = {100 * ratio:.1f} % of fresh, peak RSS {again_rss:5.1f} MiB "
           f"(exit {sorted({r[5] for r in rows})})")
+    print(f"  memory floor  {one_rss + module:5.1f} MiB = a one-eval run's peak {one_rss:.1f} + the eval module "
+          f"itself {module:.1f}; the fresh run holds {fresh_rss - one_rss - module:+.1f} MiB more")
     print(f"  target: reuse ≤ 15 % {_ok(ratio <= 0.15)}; reuse RSS ≤ fresh {_ok(again_rss <= fresh_rss)}; "
           f"fresh ≤ 60 MiB {_ok(fresh_rss <= 60)}")
 

@@ -9,10 +9,6 @@ integers), `owner` (who runs a `running` run), `errors`.
 
 from __future__ import annotations
 
-from .._imports import import_without
-
-import_without("sqlite_utils", "numpy", "pandas")
-
 from .errors import StoreError, StoreUnavailable
 from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS

@@ -7,6 +7,10 @@ second writer waits on the busy timeout instead of failing at once with "databas
 
 A file that is not ours (foreign tables, or a newer schema) is checked before anything is
 written, so it is left byte-for-byte unchanged (no WAL conversion) when refused.
+
+sqlite-utils creates and migrates the schema; a store already at the current schema is opened
+and checked with the connection alone, so a command on an existing store never imports it
+(with the click, pluggy and dateutil it imports: ~30 ms of a re-run's start-up).
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlite_utils import Database
-
+from .._imports import import_without
 from .._shards import sql_shard_of
 from .errors import StoreError, translated
 from .owner import sql_owner_gone
 from .schema import SCHEMA_VERSION, TABLES, create_schema, migrate
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_MS = 10_000
 _SHARD_MEMO = 1 << 14  # planned slots whose shard one connection remembers (≈ 4 MB when full)
@@ -73,8 +80,15 @@ def write_transaction(conn: sqlite3.Connection, path: Path, doing: str) -> Itera
             raise
 
 
-def _user_version(db: Database) -> int:
-    return int(db.execute("PRAGMA user_version").fetchone()[0])
+def database(conn: sqlite3.Connection) -> Database:
+    """The sqlite-utils Database over `conn`, for creating and migrating the schema (imported
+    then, without the numpy and pandas it would adapt values for: _imports.py)."""
+    sqlite_utils = import_without("sqlite_utils", "numpy", "pandas")
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _newer_store_error(path: Path, version: int) -> StoreError:
@@ -84,9 +98,9 @@ def _newer_store_error(path: Path, version: int) -> StoreError:
     )
 
 
-def _check_foreign(path: Path, db: Database) -> None:
+def _check_foreign(path: Path, conn: sqlite3.Connection) -> None:
     """A file without our schema version holds nothing of ours: any table in it is someone else's."""
-    names = [row[0] for row in db.execute(
+    names = [row[0] for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
     )]
     if names:
@@ -98,9 +112,10 @@ def _check_foreign(path: Path, db: Database) -> None:
         )
 
 
-def _check_tables(path: Path, db: Database) -> None:
+def _check_tables(path: Path, conn: sqlite3.Connection) -> None:
     """Reading the schema also catches a damaged file early, at open, with a clear message."""
-    missing = sorted(set(TABLES) - set(db.table_names()))
+    present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = sorted(set(TABLES) - present)
     if missing:
         raise StoreError(
             f"The results store {path} is damaged: tables {', '.join(missing)} are missing; "
@@ -108,48 +123,49 @@ def _check_tables(path: Path, db: Database) -> None:
         )
 
 
-def ensure_schema(path: Path, db: Database) -> None:
+def ensure_schema(path: Path, conn: sqlite3.Connection) -> None:
     """Create the schema in a new store, migrate an older one, refuse a newer or foreign one."""
-    version = _user_version(db)
+    version = _user_version(conn)
     if version == SCHEMA_VERSION:
         # The common case takes no write lock, so opening never waits on a running writer.
-        _check_tables(path, db)
+        _check_tables(path, conn)
         return
     # Refuse before writing anything: not even the WAL switch may touch a file that is not ours.
     if version > SCHEMA_VERSION:
         raise _newer_store_error(path, version)
     if version == 0:
-        _check_foreign(path, db)
+        _check_foreign(path, conn)
+    db = database(conn)
     db.enable_wal()  # persistent in the file; must run outside a transaction
-    with write_transaction(db.conn, path, "Creating the schema of"):
-        version = _user_version(db)  # re-read under the write lock: another process may have won
+    with write_transaction(conn, path, "Creating the schema of"):
+        version = _user_version(conn)  # re-read under the write lock: another process may have won
         if version > SCHEMA_VERSION:
             raise _newer_store_error(path, version)
         if version == 0:
-            _check_foreign(path, db)
+            _check_foreign(path, conn)
             create_schema(db)
         elif version < SCHEMA_VERSION:
             migrate(db, version)
-        db.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def check_readable(path: Path, db: Database) -> None:
+def check_readable(path: Path, conn: sqlite3.Connection) -> None:
     """A read-only open cannot create or migrate, so it can only accept the current schema."""
-    version = _user_version(db)
+    version = _user_version(conn)
     if version > SCHEMA_VERSION:
         raise _newer_store_error(path, version)
     if version == 0:
-        _check_foreign(path, db)
+        _check_foreign(path, conn)
         raise StoreError(f"No results yet at {path}; run `niceeval run` first.")
     if version < SCHEMA_VERSION:
         raise StoreError(
             f"The results store {path} uses an older schema ({version}); run `niceeval run` once "
             f"to upgrade it to schema {SCHEMA_VERSION}."
         )
-    _check_tables(path, db)
+    _check_tables(path, conn)
 
 
-def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Database:
+def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open (and when writable, create or migrate) the store, or raise a StoreError naming the cause."""
     path = Path(path)
     if readonly:
@@ -168,20 +184,18 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
     try:
         with translated(path, "Opening"):
             conn = connect(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
-            db = Database(conn, execute_plugins=False)
-            if readonly and 0 < _user_version(db) < SCHEMA_VERSION and os.access(path, os.W_OK):
+            if readonly and 0 < _user_version(conn) < SCHEMA_VERSION and os.access(path, os.W_OK):
                 # A reader meeting an older store upgrades it first (a short write transaction),
                 # so `view` / `query` work right after an upgrade of NiceEval.
                 conn.close()
                 conn = None
                 open_database(path, readonly=False, busy_timeout_ms=busy_timeout_ms).close()
                 conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
-                db = Database(conn, execute_plugins=False)
             if readonly:
-                check_readable(path, db)
+                check_readable(path, conn)
             else:
-                ensure_schema(path, db)
-            return db
+                ensure_schema(path, conn)
+            return conn
     except BaseException:
         if conn is not None:
             conn.close()

@@ -11,9 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
-from .connect import connect
+from .connect import connect, database
 from .errors import StoreError
 
 _LEADING_NOISE = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
@@ -43,8 +41,7 @@ def run_readonly(path: Path, statement: str) -> tuple[list[str], list[tuple[Any,
     except sqlite3.Error as error:
         raise StoreError(f"Cannot open the results store {path} read-only: {error}.") from error
     try:
-        db = Database(conn, execute_plugins=False)
-        cursor = db.execute(statement)
+        cursor = database(conn).execute(statement)
         columns = [d[0] for d in cursor.description or ()]
         rows = [tuple(row) for row in cursor.fetchall()]
     except (sqlite3.Error, sqlite3.Warning, ValueError) as error:

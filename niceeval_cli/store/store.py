@@ -16,8 +16,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, NamedTuple
 
-from sqlite_utils import Database
-
 from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._shards import shard_of
@@ -177,10 +175,10 @@ class Store:
     report, compare, merge) call its public methods only.
     """
 
-    def __init__(self, path: Path, db: Database, *, readonly: bool) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, readonly: bool) -> None:
         self.path = path
         self.readonly = readonly
-        self._db = db
+        self._conn = conn
 
     # ── opening ──────────────────────────────────────────────────────────────────────────
 
@@ -196,7 +194,7 @@ class Store:
                    readonly=readonly)
 
     def close(self) -> None:
-        self._db.close()
+        self._conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -276,7 +274,7 @@ class Store:
 
     def _write_begin(self, run_id: str, values: Sequence[Any], slots: Iterable[Sequence[Any]],
                      planned: Iterable[Sequence[Any]] | None) -> None:
-        conn = self._db.conn
+        conn = self._conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
             _insert_rows(conn, INSERT_SLOTS, slots)
@@ -287,7 +285,7 @@ class Store:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
         readers can name the slots that never ran (`not_run`). Written once per run."""
         self._writable("Recording a run's plan")
-        conn = self._db.conn
+        conn = self._conn
         with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
             _insert_rows(conn, INSERT_PLANS, _plan_values(run_id, slots))
 
@@ -297,12 +295,12 @@ class Store:
         self._writable("Merging stores")
         for source in sources:
             Store.open(Path(source), readonly=True).close()  # a store of ours, current schema (or upgraded)
-        return merge_stores(self._db.conn, self.path, [Path(s) for s in sources], settle=self._store_verdicts)
+        return merge_stores(self._conn, self.path, [Path(s) for s in sources], settle=self._store_verdicts)
 
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
         self._writable("Finishing a run")
-        conn = self._db.conn
+        conn = self._conn
         with write_transaction(conn, self.path, f"Finishing run {run_id}"):
             row = conn.execute("SELECT status, group_id, shard_count FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
@@ -326,7 +324,7 @@ class Store:
         one; an interrupt it saw itself stores 130), `ended_at` the time it was noticed.
         """
         self._writable("Recording abandoned runs")
-        conn = self._db.conn
+        conn = self._conn
         ended_at = ended_at or utc_now_iso()
         with write_transaction(conn, self.path, "Recording abandoned runs"):
             ids = [row[0] for row in conn.execute(
@@ -345,7 +343,7 @@ class Store:
         _check_reference_slots(slots)
         if not slots:
             return
-        conn = self._db.conn
+        conn = self._conn
         with write_transaction(conn, self.path, "Recording reused attempts"):
             _insert_rows(conn, INSERT_SLOTS, _clean_slots(slots))
 
@@ -383,7 +381,7 @@ class Store:
     def _write_seals(self, which: str, seals: Sequence[_Seal]) -> None:
         # Prepared statements, not insert_all: sealing is the runner's hot path, and sqlite-utils'
         # per-value conversion and per-call savepoints halve throughput (benchmarks/store_seal.py).
-        conn = self._db.conn
+        conn = self._conn
         with write_transaction(conn, self.path, f"Sealing attempt {which}"):
             for rows in seals:
                 conn.execute(INSERT_ATTEMPT, rows.attempt)
@@ -400,7 +398,9 @@ class Store:
         self, doing: str, sql: str, params: Sequence[Any] | dict[str, Any] = ()
     ) -> list[dict[str, Any]]:
         with translated(self.path, doing):
-            return list(self._db.query(sql, params))
+            cursor = self._conn.execute(sql, params)
+            keys = [column[0] for column in cursor.description]
+            return [dict(zip(keys, row, strict=True)) for row in cursor]
 
     def latest_attempts(
         self, experiment_id: str, eval_ids: Sequence[str] | None = None
@@ -420,7 +420,7 @@ class Store:
         latest: dict[tuple[str, int], LatestAttempt] = {}
         only = "" if eval_ids is None else f" AND eval_id IN ({', '.join(f'?{i + 2}' for i in range(len(eval_ids)))})"
         with translated(self.path, "Looking up previous attempts"):
-            rows = self._db.conn.execute(
+            rows = self._conn.execute(
                 f"SELECT {columns} FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts "
                 f"WHERE experiment_id = ?1{only} GROUP BY eval_id, ordinal) AS m "
                 "CROSS JOIN attempts AS a "  # CROSS: SQLite keeps `m` outside, so each slot is one index seek
@@ -438,7 +438,7 @@ class Store:
         """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
         from it; a 20 000-slot plan must not read 20 000 of them to find none changed)."""
         with translated(self.path, "Reading an attempt's fingerprint"):
-            row = self._db.conn.execute("SELECT fingerprint_parts FROM attempts WHERE id = ?", [attempt_id]).fetchone()
+            row = self._conn.execute("SELECT fingerprint_parts FROM attempts WHERE id = ?", [attempt_id]).fetchone()
         return row[0] if row is not None else None
 
     def latest_run_id(self) -> str | None:
@@ -594,14 +594,14 @@ class Store:
         if key is None:
             return None
         with translated(self.path, "Reading a group's verdict"):
-            row = self._db.conn.execute(VERDICT_SQL, verdict_params(group_id, key)).fetchone()
+            row = self._conn.execute(VERDICT_SQL, verdict_params(group_id, key)).fetchone()
         return None if row is None else GroupVerdict(int(row[0]), int(row[1]))
 
     def _store_verdicts(self, group_ids: Iterable[str], *, complete_only: bool = False) -> None:
         """Inside the caller's write transaction: decide and store the verdict of each group whose
         members are all settled and that has none stored for them (`complete_only`: only when
         every shard index has a member). Derived data: a reader that finds none decides alike."""
-        conn = self._db.conn
+        conn = self._conn
         decided_at = utc_now_iso()
         for group_id in dict.fromkeys(group_ids):
             members = self._group_members(group_id)
@@ -761,7 +761,7 @@ class Store:
         ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
         sql, params, grouped = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
         with translated(self.path, "Counting a run's attempts"):
-            return outcome_groups_from(self._db.conn.execute(sql, params), grouped=grouped)
+            return outcome_groups_from(self._conn.execute(sql, params), grouped=grouped)
 
     def run_outcome_rows(self, run_id: str) -> RunOutcomeRows:
         """One run's outcome for its verdict and summary: the evals whose every attempt passed,
@@ -770,7 +770,7 @@ class Store:
         group built for any of them)."""
         sql, params = outcome_split_select(run_id)
         with translated(self.path, "Counting a run's attempts"):
-            return outcome_split_from(self._db.conn.execute(sql, params))
+            return outcome_split_from(self._conn.execute(sql, params))
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""
@@ -817,7 +817,7 @@ class Store:
         else:
             raise StoreError(f"Unknown query target {target!r}; choose {', '.join(QUERY_TARGETS)}.")
         with translated(self.path, f"Querying {target}"):
-            cursor = self._db.execute(sql, params)
+            cursor = self._conn.execute(sql, params)
             columns = [d[0] for d in cursor.description]
             return columns, [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
@@ -855,7 +855,7 @@ class Store:
                 group_rows = [] if run_states and not group_states else [read[0]]
         sql, params = runs_select(scope, experiment=experiment, states=run_states or None, limit=None)
         with translated(self.path, "Querying runs"):
-            cursor = self._db.execute(sql, params)
+            cursor = self._conn.execute(sql, params)
             columns = [d[0] for d in cursor.description]
             runs = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
         if group_states and not run_states:

@@ -16,7 +16,7 @@ from .conftest import Project
 
 def _commits(project: Project) -> list[str]:
     seen: list[str] = []
-    project.store._db.conn.set_trace_callback(lambda sql: seen.append(sql) if sql == "COMMIT" else None)
+    project.store._conn.set_trace_callback(lambda sql: seen.append(sql) if sql == "COMMIT" else None)
     return seen
 
 

@@ -1,5 +1,6 @@
-"""Opening the store does not import the optional extras sqlite-utils would pull in (numpy,
-pandas): NiceEval stores none of their values, and pandas alone costs hundreds of ms."""
+"""Creating a store does not import the optional extras sqlite-utils would pull in (numpy,
+pandas): NiceEval stores none of their values, and pandas alone costs hundreds of ms. Opening a
+store already at the current schema does not import sqlite-utils at all."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def test_the_store_imports_neither_numpy_nor_pandas_and_user_code_still_can(tmp_
         )
     code = (
         "import sys\n"
-        "import niceeval_cli.store, sqlite_utils.db\n"
+        "from niceeval_cli.store import Store\n"
+        "Store.open('new.db').close()\n"  # creating the schema is sqlite-utils' work
+        "import sqlite_utils.db\n"
         "assert 'numpy' not in sys.modules and 'pandas' not in sys.modules\n"
         "import numpy, pandas\n"  # the user's own code may import them afterwards
         "print(sqlite_utils.db.np, sqlite_utils.db.pd)\n"
@@ -30,3 +33,22 @@ def test_the_store_imports_neither_numpy_nor_pandas_and_user_code_still_can(tmp_
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "None"]
     assert (tmp_path / "numpy.imported").exists() and (tmp_path / "pandas.imported").exists()
+
+
+def test_a_store_at_the_current_schema_opens_without_sqlite_utils(tmp_path):
+    """A re-run, `view` or `query` on an existing store: sqlite-utils and what it imports (click,
+    pluggy, dateutil) are start-up time for nothing."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    create = "from niceeval_cli.store import Store\nStore.open('s.db').close()\n"
+    reopen = (
+        "import sys\n"
+        "from niceeval_cli.store import Store\n"
+        "for readonly in (False, True):\n"
+        "    with Store.open('s.db', readonly=readonly) as store:\n"
+        "        store.query('runs')\n"
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'sqlite_utils', 'click', 'pluggy', 'dateutil'}))\n"
+    )
+    for code in (create, reopen):
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
