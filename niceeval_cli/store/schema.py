@@ -13,6 +13,7 @@ deleted, a `running` one may only be finished and a finished one never changes.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -371,13 +372,14 @@ def schema_statements() -> list[str]:
     ]
 
 
-def create_schema(db: Database) -> None:
+def create_schema(conn: sqlite3.Connection) -> None:
     """Create every table, index and trigger of SCHEMA_VERSION (inside the caller's transaction).
 
     Every step is "if not exists", so migrations call it to add what a version introduced.
     Statement by statement, not `executescript`, which would commit the caller's transaction.
+    The statements are sqlite-utils' own (tests/store/test_schema.py pins them equal), run on the
+    connection: a new store needs no sqlite-utils import, only a migration does.
     """
-    conn = db.conn
     for statement in schema_statements():
         conn.execute(statement)
 
@@ -404,14 +406,14 @@ def _to_3(db: Database) -> None:
     _add_missing_columns(db, "attempts", ATTEMPT_COLUMNS)
     _add_missing_columns(db, "assertion_results", ASSERTION_COLUMNS)
     _add_missing_columns(db, "runs", RUN_COLUMNS)
-    create_schema(db)
+    create_schema(db.conn)
 
 
 def _to_4(db: Database) -> None:
     """Schema 4: `run_plan` stops repeating a run's reference slots (they read as planned), which
     halves what a fully reused re-run writes. Nothing to convert: older plans read as before."""
     # It also adds table `group_verdicts` (empty: groups are decided on read until one is stored).
-    create_schema(db)
+    create_schema(db.conn)
 
 
 # version → the step that upgrades a store of that version to version + 1.

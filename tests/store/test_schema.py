@@ -166,7 +166,7 @@ def test_the_schema_is_what_sqlite_utils_would_create_from_the_same_tables():
     from niceeval_cli.store import schema
 
     ours = Database(sqlite3.connect(":memory:"), execute_plugins=False)
-    schema.create_schema(ours)
+    schema.create_schema(ours.conn)
     reference = Database(sqlite3.connect(":memory:"), execute_plugins=False)
     for table in schema._SCHEMA_TABLES:
         reference.table(table.name).create(
@@ -188,7 +188,7 @@ def test_creating_the_schema_again_changes_nothing():
     from niceeval_cli.store import schema
 
     db = Database(sqlite3.connect(":memory:"), execute_plugins=False)
-    schema.create_schema(db)
+    schema.create_schema(db.conn)
     before = _master(db.conn)
-    schema.create_schema(db)
+    schema.create_schema(db.conn)
     assert _master(db.conn) == before

@@ -1,6 +1,6 @@
-"""Creating a store does not import the optional extras sqlite-utils would pull in (numpy,
-pandas): NiceEval stores none of their values, and pandas alone costs hundreds of ms. Opening a
-store already at the current schema does not import sqlite-utils at all."""
+"""sqlite-utils is imported without the optional extras it would pull in (numpy, pandas):
+NiceEval stores none of their values, and pandas alone costs hundreds of ms. Creating a store or
+opening one at the current schema does not import sqlite-utils at all."""
 
 from __future__ import annotations
 
@@ -20,7 +20,11 @@ def test_the_store_imports_neither_numpy_nor_pandas_and_user_code_still_can(tmp_
     code = (
         "import sys\n"
         "from niceeval_cli.store import Store\n"
-        "Store.open('new.db').close()\n"  # creating the schema is sqlite-utils' work
+        "Store.open('new.db').close()\n"
+        "assert 'sqlite_utils' not in sys.modules\n"  # a new store is made from its statements alone
+        "from niceeval_cli.store.readonly_sql import run_readonly\n"
+        "from pathlib import Path\n"
+        "run_readonly(Path('new.db'), 'SELECT 1')\n"  # --sql (and a migration) use sqlite-utils
         "import sqlite_utils.db\n"
         "assert 'numpy' not in sys.modules and 'pandas' not in sys.modules\n"
         "import numpy, pandas\n"  # the user's own code may import them afterwards
