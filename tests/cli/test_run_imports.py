@@ -111,7 +111,7 @@ Path("defined.txt").write_text(str(gc.isenabled()))
 
 
 def probe(t):
-    Path("attempt.txt").write_text(str(gc.isenabled()))
+    Path("attempt.txt").write_text(f"{gc.isenabled()} {gc.get_threshold()[0]}")
 
 
 probe_eval = define_eval(test=probe, name="probe")
@@ -119,7 +119,8 @@ probe_eval = define_eval(test=probe, name="probe")
 
 
 def test_the_collector_rests_while_the_run_is_planned_and_runs_again_for_its_attempts(tmp_path):
-    """Defining and planning 20 000 evals makes almost no cyclic garbage; attempts make plenty."""
+    """Defining and planning 20 000 evals makes almost no cyclic garbage; attempts make plenty,
+    so they are collected at CPython's usual pace (what was planned is frozen: cheap to skip)."""
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "probe.py").write_text(_GC_EVAL)
     (tmp_path / "niceeval.toml").write_text("[project]\n")
@@ -129,4 +130,4 @@ def test_the_collector_rests_while_the_run_is_planned_and_runs_again_for_its_att
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "defined.txt").read_text() == "False"
-    assert (tmp_path / "attempt.txt").read_text() == "True"
+    assert (tmp_path / "attempt.txt").read_text() == "True 700"
