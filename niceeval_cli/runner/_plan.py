@@ -51,23 +51,32 @@ class SlotShape(NamedTuple):
     parts: PartsTemplate  # the fingerprint parts its slots share (a slot's are rendered on demand)
 
 
+class Reuse(NamedTuple):
+    """The earlier attempt a reused slot stands on (a tuple of texts: untracked by the collector)."""
+
+    attempt_id: str
+    run_id: str
+    state: str
+    gate: str | None
+
+
 @dataclass(slots=True, eq=False)
 class PlannedSlot:
     """One slot of the plan. Nothing changes it after planning; it is not frozen only because a
     frozen dataclass pays one `object.__setattr__` per field for each slot of a 20 000-slot plan.
-    Two slots are equal only when they are the same slot object."""
+    Two slots are equal only when they are the same slot object.
+
+    A run keeps one per slot for its whole length, so it holds six references and nothing per
+    slot that it can work out again: the fingerprint is rendered and hashed from the shape's
+    template when asked (at most once per executed slot, by the spec), and what a reused or a
+    changed slot knows of its previous attempt is one `prior` (None for a slot seen first)."""
 
     experiment: ExperimentConfig  # a field, not the shape's: the per-slot loops of a re-run read it
     eval: DiscoveredEval
     ordinal: int
     shape: SlotShape
-    fingerprint: str
     reason: PlanReason
-    reuse_attempt_id: str | None = None
-    reuse_run_id: str | None = None
-    reuse_state: str | None = None
-    reuse_gate: str | None = None
-    changed: tuple[str, ...] = field(default=())
+    prior: Reuse | tuple[str, ...] | None = None  # the attempt reused, or the parts that changed
 
     @property
     def settings(self) -> SlotSettings:
@@ -83,7 +92,33 @@ class PlannedSlot:
 
     @property
     def execute(self) -> bool:
-        return self.reuse_attempt_id is None
+        return type(self.prior) is not Reuse
+
+    @property
+    def reuse_attempt_id(self) -> str | None:
+        prior = self.prior
+        return prior.attempt_id if type(prior) is Reuse else None
+
+    @property
+    def reuse_run_id(self) -> str | None:
+        prior = self.prior
+        return prior.run_id if type(prior) is Reuse else None
+
+    @property
+    def reuse_state(self) -> str | None:
+        prior = self.prior
+        return prior.state if type(prior) is Reuse else None
+
+    @property
+    def reuse_gate(self) -> str | None:
+        prior = self.prior
+        return prior.gate if type(prior) is Reuse else None
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """The fingerprint parts that changed since the previous attempt (FINGERPRINT_CHANGED)."""
+        prior = self.prior
+        return () if prior is None or isinstance(prior, Reuse) else prior
 
     @property
     def fingerprint_json(self) -> str:
@@ -92,6 +127,11 @@ class PlannedSlot:
         case = self.eval.case
         return self.parts.render(eval_id=self.eval.id, ordinal=self.ordinal,
                                  case_json=case.canonical_json if case is not None else None)
+
+    @property
+    def fingerprint(self) -> str:
+        """The slot's fingerprint, hashed when asked (a reused slot's is its attempt's)."""
+        return digest(self.fingerprint_json)
 
     @property
     def label(self) -> str:
@@ -260,22 +300,24 @@ def _plan_batch(
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
         case_json = discovered.case.canonical_json if discovered.case is not None else None
         for ordinal in range(shape.settings.attempts):
-            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
-            fp = digest(parts_json)
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)
-            reason = decide(previous, fp, timeout_ms, mode)
-            if previous is not None and reason is _REUSED:
-                gate = previous.gate
-                slots.append(PlannedSlot(
-                    experiment, discovered, ordinal, shape, fp, reason, previous.id,
-                    intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
-                ))
+            if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed
+                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, _NEW))
                 continue
-            changed: tuple[str, ...] = ()
-            if previous is not None and store is not None and reason is _CHANGED:
-                changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
-            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, fp, reason, changed=changed))
+            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
+            reason = decide(previous, digest(parts_json), timeout_ms, mode)
+            if reason is _REUSED:
+                gate = previous.gate
+                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, Reuse(
+                    previous.id, intern(previous.run_id), intern(previous.state),
+                    intern(gate) if gate is not None else None,
+                )))
+                continue
+            changed: tuple[str, ...] | None = None
+            if store is not None and reason is _CHANGED:
+                changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json) or None
+            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, changed))
 
 
 class _Shapes:
