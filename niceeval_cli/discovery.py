@@ -300,9 +300,9 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
                 )
             names[definition.name] = attr
         del names
-        module = EvalModule(path, digest, base, len(definitions) == 1)
+        shared = EvalModule(path, digest, base, len(definitions) == 1)
         for _attr, definition in definitions:
-            discovered = DiscoveredEval(definition, module)
+            discovered = DiscoveredEval(definition, shared)
             eval_id = discovered.id
             if eval_id in found:
                 other_file = found[eval_id].file
