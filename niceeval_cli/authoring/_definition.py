@@ -81,11 +81,20 @@ class _Common:
     defined_at: SourceLocation
 
 
-#: Each distinct `_Common` in use (an entry goes when its last eval does: no adapter kept alive).
+#: Each distinct `_Common` in use: an entry goes when its last eval does (and `_last` lets it go),
+#: so no adapter is kept alive by it.
 _COMMONS: weakref.WeakValueDictionary[tuple[Any, ...], _Common] = weakref.WeakValueDictionary()
 
 
+#: The `_Common` made or found last: evals defined in a loop ask for it 20 000 times in a row.
+_last: list[_Common | None] = [None]
+
+
 def _common(kind: EvalKind, tags: tuple[str, ...], adapter: Adapter | None, defined_at: SourceLocation) -> _Common:
+    last = _last[0]
+    if (last is not None and last.defined_at is defined_at and last.kind is kind and last.adapter is adapter
+            and last.tags == tags):
+        return last
     # By identity for the adapter and the location: an entry lives only while its `_Common`
     # holds both, so an id in a key is never another object's.
     key = (kind, tags, id(adapter), id(defined_at))
@@ -93,6 +102,7 @@ def _common(kind: EvalKind, tags: tuple[str, ...], adapter: Adapter | None, defi
     if found is None or found.adapter is not adapter or found.defined_at is not defined_at:
         found = _Common(kind, tags, adapter, defined_at)
         _COMMONS[key] = found
+    _last[0] = found
     return found
 
 

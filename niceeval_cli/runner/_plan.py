@@ -249,8 +249,9 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     slots: list[PlannedSlot] = []
     for experiment in select_experiments(project, request.experiments):
         for batch in _batches(_selected(request, experiment), _LOOKUP_BATCH):
-            latest = store.latest_attempts(experiment.id, [d.id for d in batch]) if store is not None else {}
-            _plan_batch(store, experiment, batch, latest, shapes, request.mode, slots)
+            ids = [d.id for d in batch]  # made once per batch: each eval's id is made when read
+            latest = store.latest_attempts(experiment.id, ids) if store is not None else {}
+            _plan_batch(store, experiment, batch, ids, latest, shapes, request.mode, slots)
     if not slots:
         raise ConfigError(explain_nothing_selected(
             project, {d.id: d.tags for d in request.evals},
@@ -265,12 +266,16 @@ _LOOKUP_BATCH = 512
 
 
 def _selected(request: RunRequest, experiment: ExperimentConfig) -> Iterator[DiscoveredEval]:
+    prefixes, tags = request.eval_prefixes, request.tags
     selects_all = experiment.evals is None and experiment.tags is None
+    if not prefixes and not tags and selects_all:
+        yield from request.evals  # no id made (an eval's id is made when read)
+        return
     for discovered in request.evals:
         eval_id = discovered.id
-        if request.eval_prefixes and not matches_any(request.eval_prefixes, eval_id):
+        if prefixes and not matches_any(prefixes, eval_id):
             continue
-        if request.tags and not any(tag in discovered.tags for tag in request.tags):
+        if tags and not any(tag in discovered.tags for tag in tags):
             continue
         if not selects_all and not experiment_selects_eval(experiment, eval_id, discovered.tags):
             continue
@@ -289,13 +294,13 @@ def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def _plan_batch(
-    store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval],
+    store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval], ids: Sequence[str],
     latest: dict[tuple[str, int], LatestAttempt], shapes: _Shapes, mode: RerunMode, slots: list[PlannedSlot],
 ) -> None:
-    """Decide the slots of `batch` (the experiment's evals whose previous attempts are `latest`)."""
+    """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
+    previous attempts are `latest`)."""
     intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
-    for discovered in batch:
-        eval_id = discovered.id
+    for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
         case_json = discovered.case.canonical_json if discovered.case is not None else None
