@@ -51,32 +51,36 @@ class SlotShape(NamedTuple):
     parts: PartsTemplate  # the fingerprint parts its slots share (a slot's are rendered on demand)
 
 
-class Reuse(NamedTuple):
-    """The earlier attempt a reused slot stands on (a tuple of texts: untracked by the collector)."""
-
-    attempt_id: str
-    run_id: str
-    state: str
-    gate: str | None
-
-
-@dataclass(slots=True, eq=False)
 class PlannedSlot:
-    """One slot of the plan. Nothing changes it after planning; it is not frozen only because a
-    frozen dataclass pays one `object.__setattr__` per field for each slot of a 20 000-slot plan.
-    Two slots are equal only when they are the same slot object.
+    """One slot of the plan. Nothing changes it after planning. Two slots are equal only when
+    they are the same slot object.
 
-    A run keeps one per slot for its whole length, so it holds six references and nothing per
-    slot that it can work out again: the fingerprint is rendered and hashed from the shape's
-    template when asked (at most once per executed slot, by the spec), and what a reused or a
-    changed slot knows of its previous attempt is one `prior` (None for a slot seen first)."""
+    A run keeps one per slot for its whole length, so it holds six references and nothing it can
+    work out again: its fingerprint is rendered and hashed from the shape's template when asked
+    (once per executed slot, by its spec). A slot that reuses an earlier attempt is a
+    `ReusedSlot`, which holds that attempt's id, run, state and gate besides."""
 
-    experiment: ExperimentConfig  # a field, not the shape's: the per-slot loops of a re-run read it
-    eval: DiscoveredEval
-    ordinal: int
-    shape: SlotShape
-    reason: PlanReason
-    prior: Reuse | tuple[str, ...] | None = None  # the attempt reused, or the parts that changed
+    __slots__ = ("changed", "eval", "experiment", "ordinal", "reason", "shape")
+
+    execute = True  # a class attribute (False on a ReusedSlot): read for every slot of a plan
+    reuse_attempt_id: str | None = None  # a ReusedSlot's: the attempt it reuses, that attempt's run,
+    reuse_run_id: str | None = None  # state and gate
+    reuse_state: str | None = None
+    reuse_gate: str | None = None
+
+    def __init__(
+        self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
+        reason: PlanReason, changed: tuple[str, ...] = (),
+    ) -> None:
+        self.experiment = experiment  # not the shape's: the per-slot loops of a re-run read it
+        self.eval = eval
+        self.ordinal = ordinal
+        self.shape = shape
+        self.reason = reason
+        self.changed = changed  # FINGERPRINT_CHANGED: the parts that changed since the previous attempt
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label}, {self.reason})"
 
     @property
     def settings(self) -> SlotSettings:
@@ -89,36 +93,6 @@ class PlannedSlot:
     @property
     def parts(self) -> PartsTemplate:
         return self.shape.parts
-
-    @property
-    def execute(self) -> bool:
-        return type(self.prior) is not Reuse
-
-    @property
-    def reuse_attempt_id(self) -> str | None:
-        prior = self.prior
-        return prior.attempt_id if type(prior) is Reuse else None
-
-    @property
-    def reuse_run_id(self) -> str | None:
-        prior = self.prior
-        return prior.run_id if type(prior) is Reuse else None
-
-    @property
-    def reuse_state(self) -> str | None:
-        prior = self.prior
-        return prior.state if type(prior) is Reuse else None
-
-    @property
-    def reuse_gate(self) -> str | None:
-        prior = self.prior
-        return prior.gate if type(prior) is Reuse else None
-
-    @property
-    def changed(self) -> tuple[str, ...]:
-        """The fingerprint parts that changed since the previous attempt (FINGERPRINT_CHANGED)."""
-        prior = self.prior
-        return () if prior is None or isinstance(prior, Reuse) else prior
 
     @property
     def fingerprint_json(self) -> str:
@@ -136,6 +110,30 @@ class PlannedSlot:
     @property
     def label(self) -> str:
         return f"{self.experiment.id} · {self.eval.id}#{self.ordinal}"
+
+
+class ReusedSlot(PlannedSlot):
+    """A slot that reuses an earlier attempt (PlanReason.REUSED): what it shows of that attempt."""
+
+    __slots__ = ("reuse_attempt_id", "reuse_gate", "reuse_run_id", "reuse_state")
+
+    execute = False
+    reuse_attempt_id: str
+    reuse_run_id: str
+    reuse_state: str
+
+    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int,
+                 shape: SlotShape, attempt_id: str, run_id: str, state: str, gate: str | None) -> None:
+        self.experiment = experiment  # PlannedSlot.__init__'s, inline: a re-run makes 20 000
+        self.eval = eval
+        self.ordinal = ordinal
+        self.shape = shape
+        self.reason = _REUSED
+        self.changed = ()
+        self.reuse_attempt_id = attempt_id
+        self.reuse_run_id = run_id
+        self.reuse_state = state
+        self.reuse_gate = gate
 
 
 # Enum members read as class attributes cost ~90 ns each on Python 3.11, and planning reads a
@@ -314,14 +312,14 @@ def _plan_batch(
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
             if reason is _REUSED:
                 gate = previous.gate
-                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, Reuse(
-                    previous.id, intern(previous.run_id), intern(previous.state),
-                    intern(gate) if gate is not None else None,
-                )))
+                slots.append(ReusedSlot(
+                    experiment, discovered, ordinal, shape, previous.id, intern(previous.run_id),
+                    intern(previous.state), intern(gate) if gate is not None else None,
+                ))
                 continue
-            changed: tuple[str, ...] | None = None
+            changed: tuple[str, ...] = ()
             if store is not None and reason is _CHANGED:
-                changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json) or None
+                changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
             slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, changed))
 
 
