@@ -38,11 +38,13 @@ def readonly_uri(path: Path) -> str:
     return path.resolve().as_uri() + "?mode=ro"
 
 
-def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+            cache_kib: int | None = None) -> sqlite3.Connection:
     """A raw connection with the store's pragmas; the caller wraps it in a sqlite-utils Database.
 
     `isolation_level=None`: the sqlite3 module never opens a (deferred) transaction on its own;
-    every write goes through `write_transaction`.
+    every write goes through `write_transaction`. `cache_kib`: the page cache (None: a writer's
+    WRITER_CACHE_KIB, a reader's SQLite default).
     """
     if readonly:
         conn = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False, isolation_level=None)
@@ -55,7 +57,8 @@ def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_M
         conn.execute("PRAGMA query_only = ON")
     else:
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
+    if cache_kib is not None or not readonly:
+        conn.execute(f"PRAGMA cache_size = -{int(cache_kib if cache_kib is not None else WRITER_CACHE_KIB)}")
     conn.create_function("niceeval_owner_gone", 3, sql_owner_gone)
     # Memoised per connection: the shard runs of a group each store the group's full plan, so
     # `query runs` asks for every planned slot's shard once per member (4 shards: 4 x 8 000 hashes).
@@ -154,7 +157,8 @@ def check_readable(path: Path, db: Database) -> None:
     _check_tables(path, db)
 
 
-def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Database:
+def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                  cache_kib: int | None = None) -> Database:
     """Open (and when writable, create or migrate) the store, or raise a StoreError naming the cause."""
     path = Path(path)
     if readonly:
@@ -172,7 +176,7 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
     conn: sqlite3.Connection | None = None
     try:
         with translated(path, "Opening"):
-            conn = connect(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms)
+            conn = connect(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms, cache_kib=cache_kib)
             db = Database(conn, execute_plugins=False)
             if readonly and 0 < _user_version(db) < SCHEMA_VERSION and os.access(path, os.W_OK):
                 # A reader meeting an older store upgrades it first (a short write transaction),
@@ -180,7 +184,7 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
                 conn.close()
                 conn = None
                 open_database(path, readonly=False, busy_timeout_ms=busy_timeout_ms).close()
-                conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+                conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms, cache_kib=cache_kib)
                 db = Database(conn, execute_plugins=False)
             if readonly:
                 check_readable(path, db)
