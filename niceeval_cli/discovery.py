@@ -24,17 +24,66 @@ class DiscoveryError(NiceEvalError):
 
 
 @dataclass(frozen=True, slots=True)
-class DiscoveredEval:
-    """One eval to plan: an eval, or one case of an eval with cases (datasets.md). Slotted: the
-    run keeps one per eval (or case) from discovery to the end."""
+class EvalModule:
+    """What the evals of one eval module share, held once per module (not once per eval)."""
 
-    id: str  # "<eval id>[<case id>]" for a case
-    definition: EvalDefinition
     file: Path
     source_sha256: str
-    case: Case | None = None
-    base_id: str = ""  # the eval's own id (without the case); "" = `id`
-    tags: tuple[str, ...] = ()  # the eval's tags, then the case's own
+    base: str  # the module's id: its path below the eval root, without `.py`
+    single: bool  # it defines one eval, whose id is `base` (else `<base>/<name>`)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseEval:
+    """What a case eval (one case of an eval with cases, datasets.md) adds to its eval."""
+
+    id: str  # "<eval id>[<case id>]"
+    case: Case
+    base_id: str  # the eval's own id
+    tags: tuple[str, ...]  # the eval's tags, then the case's own
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredEval:
+    """One eval to plan: an eval, or one case of an eval with cases (datasets.md).
+
+    The run keeps one per eval (or case) from discovery to the end, so it holds three references
+    and nothing it can work out: an eval's id is its module's id and its name (made when read:
+    20 000 ids are ~1.4 MiB held), its file and source digest are its module's, its tags its
+    definition's. Only a case eval holds more (`CaseEval`)."""
+
+    definition: EvalDefinition
+    module: EvalModule
+    case_eval: CaseEval | None = None
+
+    @property
+    def id(self) -> str:
+        """`<module id>` for a module's only eval, `<module id>/<name>` for one of several;
+        `<eval id>[<case id>]` for a case."""
+        case_eval = self.case_eval
+        if case_eval is not None:
+            return case_eval.id
+        module = self.module
+        return module.base if module.single else f"{module.base}/{self.definition.name}"
+
+    @property
+    def file(self) -> Path:
+        return self.module.file
+
+    @property
+    def source_sha256(self) -> str:
+        return self.module.source_sha256
+
+    @property
+    def case(self) -> Case | None:
+        case_eval = self.case_eval
+        return case_eval.case if case_eval is not None else None
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The eval's tags, then (for a case eval) the case's own."""
+        case_eval = self.case_eval
+        return case_eval.tags if case_eval is not None else self.definition.tags
 
     @property
     def kind(self) -> str:
@@ -43,7 +92,8 @@ class DiscoveredEval:
     @property
     def eval_id(self) -> str:
         """The id of the eval itself: a case eval's id without `[<case id>]`."""
-        return self.base_id or self.id
+        case_eval = self.case_eval
+        return case_eval.base_id if case_eval is not None else self.id
 
 
 #: Where discovery found a definition: (eval root, module file, attribute, the definition).
@@ -59,13 +109,12 @@ def _fan_out(discovered: DiscoveredEval) -> list[DiscoveredEval]:
     definition = discovered.definition
     if definition.cases is None:
         return [discovered]
-    own = definition.tags
+    own, eval_id = definition.tags, discovered.id
     return [
-        DiscoveredEval(
-            case_eval_id(discovered.id, case.id), definition, discovered.file, discovered.source_sha256,
-            case=case, base_id=discovered.id,
-            tags=own + tuple(t for t in case.tags if t not in own) if case.tags else own,
-        )
+        DiscoveredEval(definition, discovered.module, CaseEval(
+            case_eval_id(eval_id, case.id), case, eval_id,
+            own + tuple(t for t in case.tags if t not in own) if case.tags else own,
+        ))
         for case in definition.cases
     ]
 
@@ -251,17 +300,17 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
                 )
             names[definition.name] = attr
         del names
-        prefix = f"{base}/"
-        single = len(definitions) == 1
+        shared = EvalModule(path, digest, base, len(definitions) == 1)
         for _attr, definition in definitions:
-            eval_id = base if single else prefix + definition.name
+            discovered = DiscoveredEval(definition, shared)
+            eval_id = discovered.id
             if eval_id in found:
                 other_file = found[eval_id].file
                 raise DiscoveryError(
                     f"eval id {eval_id!r} is defined twice: in {_rel(other_file, project_root)} and in "
                     f"{_rel(path, project_root)}; rename one of them"
                 )
-            found[eval_id] = DiscoveredEval(eval_id, definition, path, digest, None, "", definition.tags)
+            found[eval_id] = discovered
     del by_module
     expanded: list[DiscoveredEval] = []
     for eval_id in sorted(found):

@@ -51,23 +51,36 @@ class SlotShape(NamedTuple):
     parts: PartsTemplate  # the fingerprint parts its slots share (a slot's are rendered on demand)
 
 
-@dataclass(slots=True, eq=False)
 class PlannedSlot:
-    """One slot of the plan. Nothing changes it after planning; it is not frozen only because a
-    frozen dataclass pays one `object.__setattr__` per field for each slot of a 20 000-slot plan.
-    Two slots are equal only when they are the same slot object."""
+    """One slot of the plan. Nothing changes it after planning. Two slots are equal only when
+    they are the same slot object.
 
-    experiment: ExperimentConfig  # a field, not the shape's: the per-slot loops of a re-run read it
-    eval: DiscoveredEval
-    ordinal: int
-    shape: SlotShape
-    fingerprint: str
-    reason: PlanReason
-    reuse_attempt_id: str | None = None
-    reuse_run_id: str | None = None
+    A run keeps one per slot for its whole length, so it holds six references and nothing it can
+    work out again: its fingerprint is rendered and hashed from the shape's template when asked
+    (once per executed slot, by its spec). A slot that reuses an earlier attempt is a
+    `ReusedSlot`, which holds that attempt's id, run, state and gate besides."""
+
+    __slots__ = ("changed", "eval", "experiment", "ordinal", "reason", "shape")
+
+    execute = True  # a class attribute (False on a ReusedSlot): read for every slot of a plan
+    reuse_attempt_id: str | None = None  # a ReusedSlot's: the attempt it reuses, that attempt's run,
+    reuse_run_id: str | None = None  # state and gate
     reuse_state: str | None = None
     reuse_gate: str | None = None
-    changed: tuple[str, ...] = field(default=())
+
+    def __init__(
+        self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
+        reason: PlanReason, changed: tuple[str, ...] = (),
+    ) -> None:
+        self.experiment = experiment  # not the shape's: the per-slot loops of a re-run read it
+        self.eval = eval
+        self.ordinal = ordinal
+        self.shape = shape
+        self.reason = reason
+        self.changed = changed  # FINGERPRINT_CHANGED: the parts that changed since the previous attempt
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label}, {self.reason})"
 
     @property
     def settings(self) -> SlotSettings:
@@ -82,10 +95,6 @@ class PlannedSlot:
         return self.shape.parts
 
     @property
-    def execute(self) -> bool:
-        return self.reuse_attempt_id is None
-
-    @property
     def fingerprint_json(self) -> str:
         """The canonical JSON of the parts, stored on the attempt: rendered when asked, so a
         plan of 20 000 slots holds one shared template, not 20 000 texts."""
@@ -94,8 +103,37 @@ class PlannedSlot:
                                  case_json=case.canonical_json if case is not None else None)
 
     @property
+    def fingerprint(self) -> str:
+        """The slot's fingerprint, hashed when asked (a reused slot's is its attempt's)."""
+        return digest(self.fingerprint_json)
+
+    @property
     def label(self) -> str:
         return f"{self.experiment.id} · {self.eval.id}#{self.ordinal}"
+
+
+class ReusedSlot(PlannedSlot):
+    """A slot that reuses an earlier attempt (PlanReason.REUSED): what it shows of that attempt."""
+
+    __slots__ = ("reuse_attempt_id", "reuse_gate", "reuse_run_id", "reuse_state")
+
+    execute = False
+    reuse_attempt_id: str
+    reuse_run_id: str
+    reuse_state: str
+
+    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int,
+                 shape: SlotShape, attempt_id: str, run_id: str, state: str, gate: str | None) -> None:
+        self.experiment = experiment  # PlannedSlot.__init__'s, inline: a re-run makes 20 000
+        self.eval = eval
+        self.ordinal = ordinal
+        self.shape = shape
+        self.reason = _REUSED
+        self.changed = ()
+        self.reuse_attempt_id = attempt_id
+        self.reuse_run_id = run_id
+        self.reuse_state = state
+        self.reuse_gate = gate
 
 
 # Enum members read as class attributes cost ~90 ns each on Python 3.11, and planning reads a
@@ -209,8 +247,9 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     slots: list[PlannedSlot] = []
     for experiment in select_experiments(project, request.experiments):
         for batch in _batches(_selected(request, experiment), _LOOKUP_BATCH):
-            latest = store.latest_attempts(experiment.id, [d.id for d in batch]) if store is not None else {}
-            _plan_batch(store, experiment, batch, latest, shapes, request.mode, slots)
+            ids = [d.id for d in batch]  # made once per batch: each eval's id is made when read
+            latest = store.latest_attempts(experiment.id, ids) if store is not None else {}
+            _plan_batch(store, experiment, batch, ids, latest, shapes, request.mode, slots)
     if not slots:
         raise ConfigError(explain_nothing_selected(
             project, {d.id: d.tags for d in request.evals},
@@ -225,12 +264,16 @@ _LOOKUP_BATCH = 512
 
 
 def _selected(request: RunRequest, experiment: ExperimentConfig) -> Iterator[DiscoveredEval]:
+    prefixes, tags = request.eval_prefixes, request.tags
     selects_all = experiment.evals is None and experiment.tags is None
+    if not prefixes and not tags and selects_all:
+        yield from request.evals  # no id made (an eval's id is made when read)
+        return
     for discovered in request.evals:
         eval_id = discovered.id
-        if request.eval_prefixes and not matches_any(request.eval_prefixes, eval_id):
+        if prefixes and not matches_any(prefixes, eval_id):
             continue
-        if request.tags and not any(tag in discovered.tags for tag in request.tags):
+        if tags and not any(tag in discovered.tags for tag in tags):
             continue
         if not selects_all and not experiment_selects_eval(experiment, eval_id, discovered.tags):
             continue
@@ -249,33 +292,35 @@ def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def _plan_batch(
-    store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval],
+    store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval], ids: Sequence[str],
     latest: dict[tuple[str, int], LatestAttempt], shapes: _Shapes, mode: RerunMode, slots: list[PlannedSlot],
 ) -> None:
-    """Decide the slots of `batch` (the experiment's evals whose previous attempts are `latest`)."""
+    """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
+    previous attempts are `latest`)."""
     intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
-    for discovered in batch:
-        eval_id = discovered.id
+    for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
         case_json = discovered.case.canonical_json if discovered.case is not None else None
         for ordinal in range(shape.settings.attempts):
-            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
-            fp = digest(parts_json)
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)
-            reason = decide(previous, fp, timeout_ms, mode)
-            if previous is not None and reason is _REUSED:
+            if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed
+                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, _NEW))
+                continue
+            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
+            reason = decide(previous, digest(parts_json), timeout_ms, mode)
+            if reason is _REUSED:
                 gate = previous.gate
-                slots.append(PlannedSlot(
-                    experiment, discovered, ordinal, shape, fp, reason, previous.id,
-                    intern(previous.run_id), intern(previous.state), intern(gate) if gate is not None else None,
+                slots.append(ReusedSlot(
+                    experiment, discovered, ordinal, shape, previous.id, intern(previous.run_id),
+                    intern(previous.state), intern(gate) if gate is not None else None,
                 ))
                 continue
             changed: tuple[str, ...] = ()
-            if previous is not None and store is not None and reason is _CHANGED:
+            if store is not None and reason is _CHANGED:
                 changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
-            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, fp, reason, changed=changed))
+            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, changed))
 
 
 class _Shapes:

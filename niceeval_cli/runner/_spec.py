@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+from .._fingerprint import digest
 from .._states import EvalKind, PlanReason
 from ..adapters import load_adapter
 from ..authoring import Adapter, Case, EvalDefinition, Registration
@@ -104,6 +105,7 @@ class SpecMaker:
         if options is None:
             options = self._options[slot.experiment.id] = slot.experiment.options_dict()
         case = slot.eval.case
+        fingerprint_json = slot.fingerprint_json  # rendered once: the slot holds no fingerprint
         return SlotSpec(
             run_id=self.run_id,
             experiment_id=slot.experiment.id,
@@ -118,8 +120,8 @@ class SpecMaker:
             model=slot.experiment.model,
             options=options,
             settings=settings,
-            fingerprint=slot.fingerprint,
-            fingerprint_json=slot.fingerprint_json,
+            fingerprint=digest(fingerprint_json),
+            fingerprint_json=fingerprint_json,
             plan_reason=slot.reason,
             price=self._prices.get(slot.experiment.model) if slot.experiment.model else None,
             case_id=case.id if case is not None else None,
@@ -135,6 +137,8 @@ class SpecMaker:
         module = self._modules[file]
         if module is None:
             return definition.name
+        if getattr(module, definition.name, None) is definition:
+            return definition.name  # bound to its own name, as most are: no map of the module
         names = self._names.get(file)
         if names is None:  # the module's bindings by object, once per module (not per eval)
             names = self._names[file] = {}

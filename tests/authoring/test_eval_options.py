@@ -259,3 +259,24 @@ def test_evals_defined_at_one_line_share_one_location():
     assert made[0].defined_at is made[1].defined_at is made[2].defined_at
     assert made[0].defined_at.line == line and made[0].defined_at.file == __file__
     assert other.defined_at.line == line + 1 and other.defined_at is not made[0].defined_at
+
+
+def test_evals_made_in_one_loop_read_back_their_own_kind_tags_and_adapter():
+    """What the evals of one call site share is held once for them, never mixed between them."""
+    from niceeval_cli import define_adapter
+
+    async def echo(ctx, message, **options):
+        return message
+
+    first, second = define_adapter(name="first", send=echo), define_adapter(name="second", send=echo)
+    made = [
+        (define_score_eval if i % 2 else define_eval)(test=_test, name=f"e{i}", tags=[f"t{i % 3}"],
+                                                      adapter=(first, second, None)[i % 3])
+        for i in range(6)
+    ]
+    assert [(str(d.kind), d.tags, d.adapter) for d in made] == [
+        ("pass", ("t0",), first), ("score", ("t1",), second), ("pass", ("t2",), None),
+        ("score", ("t0",), first), ("pass", ("t1",), second), ("score", ("t2",), None),
+    ]
+    assert made[0].defined_at is made[5].defined_at
+    assert made[0] != made[3] and hash(made[0]) == hash(made[0])

@@ -238,3 +238,25 @@ def test_folders_and_files_that_are_not_python_identifiers_still_give_ids(projec
     project.write("evals/my-suite/2nd.py", PASSING.format(name="second"))
     assert project.run().exit_code == 0
     assert eval_ids(project) == ["my-suite/2nd", "my-suite/smoke-test"]
+
+
+def test_the_evals_of_one_module_share_one_record_of_it(project):
+    """A run keeps every discovered eval to its end: a module's file and source digest are held
+    once for all its evals, and an eval's id is made from them when read."""
+    from niceeval_cli.discovery import discover
+
+    project.write("evals/many.py", """
+        from niceeval_cli import define_eval
+
+        def _test(t):
+            pass
+
+        first, second, third = (define_eval(test=_test, name=n) for n in ("a", "b", "c"))
+    """)
+    project.write("evals/one.py", PASSING.format(name="only"))
+    found = discover([project.root / "evals"], project.root)
+    assert [d.id for d in found] == ["many/a", "many/b", "many/c", "one"]
+    many = [d for d in found if d.id.startswith("many/")]
+    assert len({id(d.module) for d in many}) == 1
+    assert {(d.file.name, d.source_sha256) for d in many} == {("many.py", many[0].module.source_sha256)}
+    assert found[3].module is not many[0].module and found[3].eval_id == "one"

@@ -337,6 +337,23 @@ def test_json_plan_event_names_each_slots_decision(project, seeded):
     )
 
 
+def test_json_plan_fingerprints_are_the_ones_the_attempts_store(project, seeded):
+    """A reused slot's fingerprint is its attempt's; an executed slot's is hashed only when its
+    attempt is made (the plan holds none), and is the one that attempt stores."""
+    first_run = latest_run_id(project)
+    result = project.run("--json")
+    planned = {s["eval_id"].rsplit("/", 1)[-1]: s for s in json.loads(result.stdout.splitlines()[0])["slots"]}
+    now = {a["eval_id"].rsplit("/", 1)[-1]: a for a in project.attempts()}
+    for name, slot in planned.items():
+        assert slot["fingerprint"] == now[name]["fingerprint"], name
+        if slot["decision"] == "reuse":
+            assert (slot["attempt_id"], slot["from_run_id"]) == (seeded[name]["id"], first_run)
+            assert now[name]["fingerprint"] == seeded[name]["fingerprint"]
+        else:
+            assert slot["attempt_id"] is None and slot["from_run_id"] is None and slot["changed"] == []
+    assert {n for n, s in planned.items() if s["decision"] == "execute"} == {"errors", "unrankable", "gate_unavailable"}
+
+
 def _sql(project, statement: str) -> list[dict]:
     result = project.cli("query", "--format", "json", "--sql", statement)
     assert result.exit_code == 0, result.stderr
