@@ -173,6 +173,9 @@ class _Recording:
         self._guarded(lambda: self.events.finished(outcome))
 
 
+SUMMARY_CACHE_KIB = 256
+
+
 def execute(
     request: RunRequest, events: RunEvents, *, summary: bool = True, junit: bool = False,
     limit: int = SUMMARY_LIMIT,
@@ -186,7 +189,9 @@ def execute(
     plan = recording.plan
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, plan, None, None)
-    with Store.open(request.store_path or request.project.store, readonly=True) as store:
+    # The summary reads a few rows (what the runner read is handed over): a reader's full page
+    # cache would fill with the run's slots while `resolve_run` counts them (~1 MiB at the peak).
+    with Store.open(request.store_path or request.project.store, readonly=True, cache_kib=SUMMARY_CACHE_KIB) as store:
         read = outcome.decision is not None  # the runner read the run's outcome to decide it
         sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit,
                              groups=outcome.groups if read else None, passed_evals=outcome.passed_evals,

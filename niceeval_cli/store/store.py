@@ -183,15 +183,17 @@ class Store:
     # ── opening ──────────────────────────────────────────────────────────────────────────
 
     @classmethod
-    def open(cls, path: Path, *, readonly: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+    def open(cls, path: Path, *, readonly: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+             cache_kib: int | None = None) -> Store:
         """Open the store; a writable open creates parent directories and the schema.
 
         `busy_timeout_ms`: how long a write waits for another writer's lock before
-        `StoreUnavailable` (exit 6).
+        `StoreUnavailable` (exit 6). `cache_kib`: SQLite's page cache (None: a writer's small
+        one, a reader's SQLite default; connect.py).
         """
         path = Path(path)
-        return cls(path, open_database(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms),
-                   readonly=readonly)
+        return cls(path, open_database(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms,
+                                       cache_kib=cache_kib), readonly=readonly)
 
     def close(self) -> None:
         self._conn.close()

@@ -14,7 +14,7 @@ def _cache_size(path: Path, **options: object) -> int:
     try:
         return int(db.execute("PRAGMA cache_size").fetchone()[0])
     finally:
-        db.conn.close()
+        db.close()
 
 
 def test_a_writer_keeps_a_small_page_cache_and_a_reader_the_default(tmp_path: Path) -> None:
