@@ -186,16 +186,19 @@ def insert_sql(table: str, columns: Mapping[str, type]) -> str:
 
 @dataclass(frozen=True)
 class MultiRowInsert:
-    """Many rows into a table with insert triggers, `rows` rows a statement.
+    """Many rows into a table with insert triggers, up to `rows` rows a statement.
 
     SQLite opens a statement journal for every statement a trigger might abort: 20 000
     single-row INSERTs paid it 20 000 times (~2 µs a row, a third of recording a re-run's
     reused slots); 100 rows a statement pay it 200 times. The triggers still check every row.
-    100 rows of up to 9 columns stay under SQLite's oldest limit of 999 parameters."""
+    A statement binds at most 999 values (SQLite's oldest limit) and 100 rows."""
 
     table: str
     columns: tuple[str, ...]
-    rows: int = 100
+
+    @property
+    def rows(self) -> int:
+        return max(1, min(100, 999 // len(self.columns)))
 
     def sql(self, rows: int) -> str:
         one = f"({', '.join('?' * len(self.columns))})"
@@ -212,6 +215,10 @@ INSERT_EVENT = insert_sql("events", EVENT_COLUMNS)
 INSERT_GROUP_VERDICT = insert_sql("group_verdicts", GROUP_VERDICT_COLUMNS)
 INSERT_SLOTS = MultiRowInsert("run_slots", tuple(SLOT_COLUMNS))
 INSERT_PLANS = MultiRowInsert("run_plan", tuple(PLAN_COLUMNS))
+INSERT_ATTEMPTS = MultiRowInsert("attempts", tuple(ATTEMPT_COLUMNS))
+INSERT_ASSERTIONS = MultiRowInsert("assertion_results", tuple(ASSERTION_COLUMNS))
+INSERT_TURNS = MultiRowInsert("turns", tuple(TURN_COLUMNS))
+INSERT_EVENTS = MultiRowInsert("events", tuple(EVENT_COLUMNS))
 
 # Insert-only tables and their keys (an INSERT whose key exists is refused, even OR REPLACE).
 SEALED_KEYS: Mapping[str, tuple[str, ...]] = {

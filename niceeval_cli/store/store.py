@@ -79,15 +79,14 @@ from .schema import (
     ASSERTION_COLUMNS,
     ATTEMPT_COLUMNS,
     EVENT_COLUMNS,
-    INSERT_ASSERTION,
-    INSERT_ATTEMPT,
-    INSERT_EVENT,
+    INSERT_ASSERTIONS,
+    INSERT_ATTEMPTS,
+    INSERT_EVENTS,
     INSERT_GROUP_VERDICT,
     INSERT_PLANS,
     INSERT_RUN,
-    INSERT_SLOT,
     INSERT_SLOTS,
-    INSERT_TURN,
+    INSERT_TURNS,
     RUN_COLUMNS,
     SLOT_COLUMNS,
     TURN_COLUMNS,
@@ -383,16 +382,16 @@ class Store:
     def _write_seals(self, which: str, seals: Sequence[_Seal]) -> None:
         # Prepared statements, not insert_all: sealing is the runner's hot path, and sqlite-utils'
         # per-value conversion and per-call savepoints halve throughput (benchmarks/store_seal.py).
+        # Table by table, many rows a statement (schema.MultiRowInsert): a batch of attempts with
+        # ten tool calls each is a few statements, not one per row. Attempts go first, so every
+        # row that refers to one finds it.
         conn = self._conn
         with write_transaction(conn, self.path, f"Sealing attempt {which}"):
-            for rows in seals:
-                conn.execute(INSERT_ATTEMPT, rows.attempt)
-                conn.executemany(INSERT_ASSERTION, rows.results)
-                if rows.turns:
-                    conn.executemany(INSERT_TURN, rows.turns)
-                if rows.events:
-                    conn.executemany(INSERT_EVENT, rows.events)
-                conn.execute(INSERT_SLOT, rows.slot)
+            _insert_rows(conn, INSERT_ATTEMPTS, [rows.attempt for rows in seals])
+            _insert_rows(conn, INSERT_ASSERTIONS, [r for rows in seals for r in rows.results])
+            _insert_rows(conn, INSERT_TURNS, [t for rows in seals for t in rows.turns])
+            _insert_rows(conn, INSERT_EVENTS, [e for rows in seals for e in rows.events])
+            _insert_rows(conn, INSERT_SLOTS, [rows.slot for rows in seals])
 
     # ── typed reads ──────────────────────────────────────────────────────────────────────
 
