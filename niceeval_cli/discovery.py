@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import itertools
 import sys
 import traceback
 from collections.abc import Sequence
@@ -94,10 +95,6 @@ class DiscoveredEval:
         """The id of the eval itself: a case eval's id without `[<case id>]`."""
         case_eval = self.case_eval
         return case_eval.base_id if case_eval is not None else self.id
-
-
-#: Where discovery found a definition: (eval root, module file, attribute, the definition).
-Holder = tuple[Path, Path, str, EvalDefinition]
 
 
 def case_eval_id(eval_id: str, case_id: str) -> str:
@@ -257,71 +254,129 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
         sys.path.insert(0, root_str)
     importlib.invalidate_caches()
     # First import everything, then give each definition to one module: the one it was defined
-    # in when that module is an eval module, else the first that holds it (an imported eval is
-    # not a second eval).
-    # One entry per definition: (root, path, attr, definition), or a list of them for one that
-    # several modules hold (rare: an eval imported into another eval module).
-    holders: dict[int, Holder | list[Holder]] = {}
-    modules: dict[Path, ModuleType] = {}
+    # in when that module is an eval module that holds it, else the first that holds it (an
+    # imported eval is not a second eval). A module's own definitions (nearly all of them) go
+    # to it as it is scanned; only the others wait for the scan to end. Discovery is the peak of
+    # a run's memory (a module of 20 000 evals is itself ~10 MiB), so nothing here is one entry
+    # per eval but the lists of definitions and the evals returned: no table by id, no ids made.
+    scanned: list[_Scanned] = []
+    foreign: dict[int, tuple[EvalDefinition, list[int]]] = {}  # held, defined elsewhere: by whom
+    paths: set[Path] = set()
     for root in eval_roots:
         root = root.resolve()
         if not root.exists():
             raise DiscoveryError(_missing_root(root, project_root))
         for path in _eval_files(root):
-            module = modules[path] = _import(path, project_root)
-            for attr, value in vars(module).items():
+            if path in paths:
+                continue  # under two eval roots: the first one's
+            paths.add(path)
+            module = _import(path, project_root)
+            here, index, own = str(path), len(scanned), []
+            for value in vars(module).values():
                 if isinstance(value, EvalDefinition):
-                    held = (root, path, attr, value)
-                    other = holders.setdefault(id(value), held)
-                    if other is not held:
-                        holders[id(value)] = [*other, held] if isinstance(other, list) else [other, held]
-    by_module: dict[Path, tuple[Path, list[tuple[str, EvalDefinition]]]] = {}
-    for candidates in holders.values():
-        if isinstance(candidates, list):
-            defined_in = candidates[0][3].defined_at.file
-            chosen = next((c for c in candidates if str(c[1]) == defined_in), candidates[0])
-        else:
-            chosen = candidates
-        entry = by_module.get(chosen[1])
-        if entry is None:
-            entry = by_module[chosen[1]] = (chosen[0], [])
-        entry[1].append((chosen[2], chosen[3]))
-    del holders
-    found: dict[str, DiscoveredEval] = {}
-    for path, (root, definitions) in sorted(by_module.items()):
-        digest = _source_digest(path, modules[path], project_root)
+                    if value.defined_at.file == here:
+                        own.append(value)
+                    else:
+                        foreign.setdefault(id(value), (value, []))[1].append(index)
+            scanned.append((root, path, module, own))
+    if foreign:
+        _place_foreign(scanned, foreign)
+    del foreign, paths
+    runs: list[list[DiscoveredEval]] = []  # each module's evals in id order, modules in path order
+    for root, path, module, held in sorted(scanned, key=_path_of):
+        if not held:
+            continue
+        definitions = _named_once(held, path, module, project_root)
+        digest = _source_digest(path, module, project_root)
         base = path.relative_to(root).with_suffix("").as_posix() if root.is_dir() else path.stem
-        names: dict[str, str] = {}
-        for attr, definition in definitions:
-            if definition.name in names:
-                raise DiscoveryError(
-                    f"eval module {_rel(path, project_root)} defines two evals named "
-                    f"{definition.name!r} ({names[definition.name]} and {attr}); give one a name= option"
-                )
-            names[definition.name] = attr
-        del names
         shared = EvalModule(path, digest, base, len(definitions) == 1)
-        for _attr, definition in definitions:
-            discovered = DiscoveredEval(definition, shared)
-            eval_id = discovered.id
-            if eval_id in found:
-                other_file = found[eval_id].file
-                raise DiscoveryError(
-                    f"eval id {eval_id!r} is defined twice: in {_rel(other_file, project_root)} and in "
-                    f"{_rel(path, project_root)}; rename one of them"
-                )
-            found[eval_id] = discovered
-    del by_module
+        runs.append([DiscoveredEval(definition, shared) for definition in definitions])
+    del scanned
+    found = _in_id_order(runs, project_root)
+    del runs
+    if all(discovered.definition.cases is None for discovered in found):
+        return found
     expanded: list[DiscoveredEval] = []
-    for eval_id in sorted(found):
-        discovered = found[eval_id]
+    for discovered in found:
         if discovered.definition.cases is None:
             expanded.append(discovered)
         else:
             expanded += _fan_out(discovered)
-    if len(expanded) > len(found):
-        _check_case_ids_unique(expanded, project_root)
+    _check_case_ids_unique(expanded, project_root)
     return expanded
+
+
+#: An eval module as scanned: its root, its file, the module, the definitions it owns.
+_Scanned = tuple[Path, Path, ModuleType, list[EvalDefinition]]
+
+
+def _path_of(scanned: _Scanned) -> Path:
+    return scanned[1]
+
+
+def _name_of(definition: EvalDefinition) -> str:
+    return definition.name
+
+
+def _place_foreign(scanned: list[_Scanned], foreign: dict[int, tuple[EvalDefinition, list[int]]]) -> None:
+    """Give each definition that a module holds but was not defined in to the module that defined
+    it when that eval module holds it (it has it already), else to the first module holding it."""
+    by_file = {str(path): index for index, (_root, path, _module, _own) in enumerate(scanned)}
+    owned: dict[int, set[int]] = {}  # a defining module's own definitions (by id), made when asked
+    for definition, holders in foreign.values():
+        defining = by_file.get(definition.defined_at.file or "")
+        if defining is not None:
+            ids = owned.get(defining)
+            if ids is None:
+                ids = owned[defining] = {id(d) for d in scanned[defining][3]}
+            if id(definition) in ids:
+                continue
+        scanned[holders[0]][3].append(definition)
+
+
+def _named_once(held: list[EvalDefinition], path: Path, module: ModuleType, project_root: Path) -> list[EvalDefinition]:
+    """A module's definitions in name order (its ids' order), each once: one bound to two names is
+    one eval, two that share a name are an error. Sorted in place, by the names they hold."""
+    held.sort(key=_name_of)  # stable: alike names keep the order the module binds them in
+    previous: EvalDefinition | None = None
+    twice = False
+    for definition in held:
+        if previous is not None and definition.name == previous.name:
+            if definition is not previous:
+                raise DiscoveryError(
+                    f"eval module {_rel(path, project_root)} defines two evals named {definition.name!r} "
+                    f"({_attr_of(module, previous)} and {_attr_of(module, definition)}); give one a name= option"
+                )
+            twice = True
+            continue
+        previous = definition
+    if not twice:
+        return held
+    return [d for i, d in enumerate(held) if i == 0 or d is not held[i - 1]]
+
+
+def _attr_of(module: ModuleType, definition: EvalDefinition) -> str:
+    return next((attr for attr, value in vars(module).items() if value is definition), definition.name)
+
+
+def _in_id_order(runs: list[list[DiscoveredEval]], project_root: Path) -> list[DiscoveredEval]:
+    """Every eval in id order. Each module's evals are in id order already, and modules whose ids
+    do not interleave (nearly always) go in the order of their first ids: two ids per module are
+    made, not one per eval. Ids that interleave are sorted whole; an id two modules give is an
+    error naming the earlier file (in path order) first."""
+    bounds = sorted((run[0].id, run[-1].id, index) for index, run in enumerate(runs))
+    if all(bounds[k][1] < bounds[k + 1][0] for k in range(len(bounds) - 1)):
+        if len(runs) == 1:
+            return runs[0]
+        return [discovered for _first, _last, index in bounds for discovered in runs[index]]
+    everything = sorted((discovered.id, index, discovered) for index, run in enumerate(runs) for discovered in run)
+    for (eval_id, _i, first), (other_id, _j, second) in itertools.pairwise(everything):
+        if eval_id == other_id:
+            raise DiscoveryError(
+                f"eval id {eval_id!r} is defined twice: in {_rel(first.file, project_root)} and in "
+                f"{_rel(second.file, project_root)}; rename one of them"
+            )
+    return [discovered for _id, _index, discovered in everything]
 
 
 def _check_case_ids_unique(evals: list[DiscoveredEval], project_root: Path) -> None:

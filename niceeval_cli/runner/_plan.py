@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,35 +51,40 @@ class SlotShape(NamedTuple):
 
 
 class PlannedSlot:
-    """One slot of the plan. Nothing changes it after planning. Two slots are equal only when
-    they are the same slot object.
+    """One slot of the plan: an `ExecutingSlot` or a `ReusedSlot`. Nothing changes it after
+    planning. Two slots are equal only when they are the same slot object.
 
-    A run keeps one per slot for its whole length, so it holds six references and nothing it can
-    work out again: its fingerprint is rendered and hashed from the shape's template when asked
-    (once per executed slot, by its spec). A slot that reuses an earlier attempt is a
-    `ReusedSlot`, which holds that attempt's id, run, state and gate besides."""
+    A run keeps one per slot for its whole length, so each holds six references (80 B) and
+    nothing it can work out again: its fingerprint is rendered and hashed from the shape's
+    template when asked (once per executed slot, by its spec)."""
 
-    __slots__ = ("changed", "eval", "experiment", "ordinal", "reason", "shape")
+    __slots__ = ("eval", "experiment", "ordinal", "shape")
 
-    execute = True  # a class attribute (False on a ReusedSlot): read for every slot of a plan
-    reuse_attempt_id: str | None = None  # a ReusedSlot's: the attempt it reuses, that attempt's run,
-    reuse_run_id: str | None = None  # state and gate
-    reuse_state: str | None = None
-    reuse_gate: str | None = None
+    execute: bool  # a class attribute: read for every slot of a plan
+    reason: PlanReason
+    changed: tuple[str, ...]  # FINGERPRINT_CHANGED: the parts that changed since the previous attempt
+    reuse_attempt_id: str | None = None  # a ReusedSlot's: the attempt it reuses
 
-    def __init__(
-        self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
-        reason: PlanReason, changed: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape) -> None:
         self.experiment = experiment  # not the shape's: the per-slot loops of a re-run read it
         self.eval = eval
         self.ordinal = ordinal
         self.shape = shape
-        self.reason = reason
-        self.changed = changed  # FINGERPRINT_CHANGED: the parts that changed since the previous attempt
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.label}, {self.reason})"
+
+    @property
+    def reuse_run_id(self) -> str | None:
+        return None
+
+    @property
+    def reuse_state(self) -> str | None:
+        return None
+
+    @property
+    def reuse_gate(self) -> str | None:
+        return None
 
     @property
     def settings(self) -> SlotSettings:
@@ -112,28 +116,54 @@ class PlannedSlot:
         return f"{self.experiment.id} · {self.eval.id}#{self.ordinal}"
 
 
-class ReusedSlot(PlannedSlot):
-    """A slot that reuses an earlier attempt (PlanReason.REUSED): what it shows of that attempt."""
+class ExecutingSlot(PlannedSlot):
+    """A slot that executes, and why (`reason`)."""
 
-    __slots__ = ("reuse_attempt_id", "reuse_gate", "reuse_run_id", "reuse_state")
+    __slots__ = ("changed", "reason")
+
+    execute = True
+
+    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
+                 reason: PlanReason, changed: tuple[str, ...] = ()) -> None:
+        self.experiment = experiment  # PlannedSlot.__init__'s, inline: a plan makes 20 000
+        self.eval = eval
+        self.ordinal = ordinal
+        self.shape = shape
+        self.reason = reason
+        self.changed = changed
+
+
+class ReusedSlot(PlannedSlot):
+    """A slot that reuses an earlier attempt (PlanReason.REUSED): that attempt's id, and its run,
+    state and gate as one tuple that the slots reusing one run's alike attempts share."""
+
+    __slots__ = ("_prior", "reuse_attempt_id")
 
     execute = False
+    reason = PlanReason.REUSED
+    changed = ()
     reuse_attempt_id: str
-    reuse_run_id: str
-    reuse_state: str
 
-    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int,
-                 shape: SlotShape, attempt_id: str, run_id: str, state: str, gate: str | None) -> None:
+    def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
+                 attempt_id: str, prior: tuple[str, str, str | None]) -> None:
         self.experiment = experiment  # PlannedSlot.__init__'s, inline: a re-run makes 20 000
         self.eval = eval
         self.ordinal = ordinal
         self.shape = shape
-        self.reason = _REUSED
-        self.changed = ()
         self.reuse_attempt_id = attempt_id
-        self.reuse_run_id = run_id
-        self.reuse_state = state
-        self.reuse_gate = gate
+        self._prior = prior  # (run id, state, gate)
+
+    @property
+    def reuse_run_id(self) -> str:
+        return self._prior[0]
+
+    @property
+    def reuse_state(self) -> str:
+        return self._prior[1]
+
+    @property
+    def reuse_gate(self) -> str | None:
+        return self._prior[2]
 
 
 # Enum members read as class attributes cost ~90 ns each on Python 3.11, and planning reads a
@@ -297,7 +327,7 @@ def _plan_batch(
 ) -> None:
     """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
     previous attempts are `latest`)."""
-    intern = sys.intern  # the texts every reused slot repeats (run, state, gate): held once, not per slot
+    priors = shapes.priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
     for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
@@ -306,21 +336,18 @@ def _plan_batch(
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)
             if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed
-                slots.append(PlannedSlot(experiment, discovered, ordinal, shape, _NEW))
+                slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, _NEW))
                 continue
             parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
             if reason is _REUSED:
-                gate = previous.gate
-                slots.append(ReusedSlot(
-                    experiment, discovered, ordinal, shape, previous.id, intern(previous.run_id),
-                    intern(previous.state), intern(gate) if gate is not None else None,
-                ))
+                prior = (previous.run_id, previous.state, previous.gate)
+                slots.append(ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior)))
                 continue
             changed: tuple[str, ...] = ()
             if store is not None and reason is _CHANGED:
                 changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
-            slots.append(PlannedSlot(experiment, discovered, ordinal, shape, reason, changed))
+            slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, reason, changed))
 
 
 class _Shapes:
@@ -333,6 +360,7 @@ class _Shapes:
         self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
         self.shapes: dict[tuple[Any, ...], SlotShape] = {}
         self.sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
+        self.priors: dict[tuple[str, str, str | None], tuple[str, str, str | None]] = {}  # ReusedSlot's
 
     def of(self, experiment: ExperimentConfig, discovered: DiscoveredEval) -> SlotShape:
         definition = discovered.definition

@@ -260,3 +260,55 @@ def test_the_evals_of_one_module_share_one_record_of_it(project):
     assert len({id(d.module) for d in many}) == 1
     assert {(d.file.name, d.source_sha256) for d in many} == {("many.py", many[0].module.source_sha256)}
     assert found[3].module is not many[0].module and found[3].eval_id == "one"
+
+
+def test_ids_of_modules_that_interleave_come_in_id_order(project):
+    """`a.py`'s evals `a/x`, `a/z` and the module `a/y.py` (`a/y`): a module's evals are not a run."""
+    from niceeval_cli.discovery import discover
+
+    project.write("evals/a.py", """
+        from niceeval_cli import define_eval
+
+        def _test(t):
+            pass
+
+        z, x = define_eval(test=_test, name="z"), define_eval(test=_test, name="x")
+    """)
+    project.write("evals/a/y.py", PASSING.format(name="only"))
+    project.write("evals/b.py", PASSING.format(name="b"))
+    assert [d.id for d in discover([project.root / "evals"], project.root)] == ["a/x", "a/y", "a/z", "b"]
+
+
+def test_an_id_given_by_a_module_and_by_an_eval_of_another_is_named_with_both_files(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/a.py", """
+        from niceeval_cli import define_eval
+
+        def _test(t):
+            pass
+
+        b, c = define_eval(test=_test, name="b"), define_eval(test=_test, name="c")
+    """)
+    project.write("evals/a/b.py", PASSING.format(name="only"))
+    result = project.run()
+    assert result.exit_code == 2
+    assert "'a/b' is defined twice: in evals/a/b.py and in evals/a.py" in result.stderr  # in path order
+
+
+def test_one_eval_bound_to_two_names_is_one_eval(project):
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/aliases.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def first(t):
+            pass
+
+        alias = first
+
+        @define_eval()
+        def second(t):
+            pass
+    """)
+    assert project.run().exit_code == 0
+    assert eval_ids(project) == ["aliases/first", "aliases/second"]
