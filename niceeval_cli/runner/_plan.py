@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -63,7 +63,6 @@ class PlannedSlot:
     execute: bool  # a class attribute: read for every slot of a plan
     reason: PlanReason
     changed: tuple[str, ...]  # FINGERPRINT_CHANGED: the parts that changed since the previous attempt
-    reuse_attempt_id: str | None = None  # a ReusedSlot's: the attempt it reuses
 
     def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape) -> None:
         self.experiment = experiment  # not the shape's: the per-slot loops of a re-run read it
@@ -73,6 +72,11 @@ class PlannedSlot:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.label}, {self.reason})"
+
+    @property
+    def reuse_attempt_id(self) -> str | None:
+        """A ReusedSlot's: the attempt it reuses (and that attempt's run, state and gate)."""
+        return None
 
     @property
     def reuse_run_id(self) -> str | None:
@@ -133,25 +137,54 @@ class ExecutingSlot(PlannedSlot):
         self.changed = changed
 
 
-class ReusedSlot(PlannedSlot):
-    """A slot that reuses an earlier attempt (PlanReason.REUSED): that attempt's id, and its run,
-    state and gate as one tuple that the slots reusing one run's alike attempts share."""
+#: (run id, state, gate, the attempt ids of a block of slots or None): what a ReusedSlot shares.
+_Prior = tuple[str, str, str | None, str | None]
+#: Attempt ids are 26 characters (`_ids.new_id`); a block holds the ids of this many reused slots
+#: as one text, and each slot its place in it (below 256: an int CPython shares).
+_ID_WIDTH, _ID_BLOCK = 26, 256
 
-    __slots__ = ("_prior", "reuse_attempt_id")
+
+class ReusedSlot(PlannedSlot):
+    """A slot that reuses an earlier attempt (PlanReason.REUSED): that attempt's id, run, state
+    and gate. A re-run of 20 000 holds 20 000, so the run, state and gate are one tuple the
+    slots reusing alike attempts share, and the ids of a block of slots are one text in it (26 B
+    an id, not an 80-B string): the slot keeps its place in the block (`pack`)."""
+
+    __slots__ = ("_at", "_prior")
 
     execute = False
     reason = PlanReason.REUSED
     changed = ()
-    reuse_attempt_id: str
 
     def __init__(self, experiment: ExperimentConfig, eval: DiscoveredEval, ordinal: int, shape: SlotShape,
-                 attempt_id: str, prior: tuple[str, str, str | None]) -> None:
+                 attempt_id: str, prior: _Prior) -> None:
         self.experiment = experiment  # PlannedSlot.__init__'s, inline: a re-run makes 20 000
         self.eval = eval
         self.ordinal = ordinal
         self.shape = shape
-        self.reuse_attempt_id = attempt_id
-        self._prior = prior  # (run id, state, gate)
+        self._at: str | int = attempt_id  # until packed: then its place in the block
+        self._prior = prior
+
+    @staticmethod
+    def pack(block: Sequence[ReusedSlot], share: Callable[[_Prior, _Prior], _Prior]) -> None:
+        """Hold the attempt ids of `block` (up to _ID_BLOCK slots, not packed yet) as one text;
+        left as they are if one is not _ID_WIDTH long (a store written by something else)."""
+        ids = [slot._at for slot in block]
+        if not all(isinstance(i, str) and len(i) == _ID_WIDTH for i in ids):
+            return
+        text = "".join(ids)  # type: ignore[arg-type]  # all str, checked above
+        for at, slot in enumerate(block):
+            run_id, state, gate, _ = slot._prior
+            packed = (run_id, state, gate, text)
+            slot._prior = share(packed, packed)
+            slot._at = at
+
+    @property
+    def reuse_attempt_id(self) -> str:
+        at, ids = self._at, self._prior[3]
+        if isinstance(at, str) or ids is None:
+            return str(at)
+        return ids[at * _ID_WIDTH:(at + 1) * _ID_WIDTH]
 
     @property
     def reuse_run_id(self) -> str:
@@ -328,6 +361,7 @@ def _plan_batch(
     """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
     previous attempts are `latest`)."""
     priors = shapes.priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
+    block: list[ReusedSlot] = []  # reused slots whose ids are not packed yet
     for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
@@ -341,13 +375,20 @@ def _plan_batch(
             parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
             if reason is _REUSED:
-                prior = (previous.run_id, previous.state, previous.gate)
-                slots.append(ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior)))
+                prior: _Prior = (previous.run_id, previous.state, previous.gate, None)
+                reused = ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior))
+                slots.append(reused)
+                block.append(reused)
+                if len(block) == _ID_BLOCK:
+                    ReusedSlot.pack(block, priors)
+                    block = []
                 continue
             changed: tuple[str, ...] = ()
             if store is not None and reason is _CHANGED:
                 changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
             slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, reason, changed))
+    if block:
+        ReusedSlot.pack(block, priors)
 
 
 class _Shapes:
@@ -360,7 +401,7 @@ class _Shapes:
         self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
         self.shapes: dict[tuple[Any, ...], SlotShape] = {}
         self.sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
-        self.priors: dict[tuple[str, str, str | None], tuple[str, str, str | None]] = {}  # ReusedSlot's
+        self.priors: dict[_Prior, _Prior] = {}  # what ReusedSlots share
 
     def of(self, experiment: ExperimentConfig, discovered: DiscoveredEval) -> SlotShape:
         definition = discovered.definition

@@ -405,3 +405,43 @@ def test_previous_attempts_looked_up_in_batches_are_each_adopted_once(project, m
                                      f"WHERE run_id = '{latest_run_id(project)}'")
     assert {(r["eval_id"], r["ordinal"]): r["attempt_id"] for r in again} == first
     assert {r["relation"] for r in again} == {"reference"}
+
+
+def test_a_re_run_of_many_reused_slots_names_each_ones_attempt(project):
+    """Reused slots hold their attempts' ids in blocks of 256 (`ReusedSlot.pack`): 300 slots
+    cross a block, and each still names its own attempt and run."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/many.py", """
+        from niceeval_cli import define_eval
+
+        def _test(t):
+            pass
+
+        for i in range(300):
+            globals()[f"e{i:03d}"] = define_eval(test=_test, name=f"e{i:03d}")
+    """)
+    assert project.run().exit_code == 0
+    first_run = latest_run_id(project)
+    sealed = {a["eval_id"]: a["id"] for a in project.attempts()}
+    result = project.run("--dry", "--json")
+    [event] = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    assert len(event["slots"]) == 300
+    assert {s["eval_id"]: s["attempt_id"] for s in event["slots"]} == sealed
+    assert {s["from_run_id"] for s in event["slots"]} == {first_run}
+
+
+def test_reused_ids_of_another_length_are_kept_as_they_are():
+    from niceeval_cli.runner._plan import ReusedSlot
+
+    shared: dict = {}
+    slots = [ReusedSlot(None, None, i, None, f"old-{i}", ("run", "passed", None, None))  # type: ignore[arg-type]
+             for i in range(3)]
+    ReusedSlot.pack(slots, shared.setdefault)
+    assert [s.reuse_attempt_id for s in slots] == ["old-0", "old-1", "old-2"]
+    ids = [f"{i:026d}" for i in range(3)]
+    slots = [ReusedSlot(None, None, i, None, ids[i], ("run", "passed", None, None))  # type: ignore[arg-type]
+             for i in range(3)]
+    ReusedSlot.pack(slots, shared.setdefault)
+    assert [(s.reuse_attempt_id, s.reuse_run_id, s.reuse_state, s.reuse_gate) for s in slots] == [
+        (i, "run", "passed", None) for i in ids]
+    assert len({id(s._prior) for s in slots}) == 1  # one shared tuple holds the block's ids
