@@ -89,15 +89,20 @@ def _run_fresh(root: Path, env: dict[str, str] | None = None) -> tuple[float, fl
 
 
 def _rss_run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
-    """Run the CLI under a tiny wrapper that reports its own peak RSS exactly (not a running max)."""
+    """Run the CLI under a tiny wrapper that reports its own peak RSS exactly (not a running max).
+
+    The peak is the process's VmHWM, not `ru_maxrss`: Linux carries a forked child's pre-exec
+    size into `ru_maxrss`, so every CLI started by a benchmark that had grown (a judge server
+    in-process, say) reported at least the benchmark's own size."""
     wrapper = (
-        "import resource, sys, runpy\n"
+        "import sys, runpy\n"
         "sys.argv = ['niceeval', *sys.argv[1:]]\n"
         "from niceeval_cli.cli import main  # the console script's entry point\n"
         "try:\n    main()\n"
         "except SystemExit as e:\n    code = e.code\n"
         "else:\n    code = 0\n"
-        "sys.stderr.write(f'\\n__RSS__ {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+        "hwm = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]\n"
+        "sys.stderr.write(f'\\n__RSS__ {hwm}\\n')\n"
         "sys.exit(code)\n"
     )
     started = time.perf_counter()
