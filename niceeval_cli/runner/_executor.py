@@ -84,7 +84,7 @@ def executor_names() -> tuple[str, ...]:
 
 def check_executor(name: str, options: Mapping[str, Any]) -> None:
     """Raise a UsageError for an unknown executor, or the executor's own reason it cannot run."""
-    _load_builtins()
+    _load_builtins(name)
     if name not in EXECUTORS:
         raise UsageError(
             f"--executor {name!r}: {EXECUTORS.unknown(name)} (or set [run] executor in niceeval.toml)"
@@ -95,7 +95,7 @@ def check_executor(name: str, options: Mapping[str, Any]) -> None:
 
 
 def create_executor(name: str, context: ExecutorContext) -> Executor:
-    _load_builtins()
+    _load_builtins(name)
     try:
         factory = cast(ExecutorFactory, EXECUTORS.get(name))
     except UnknownName as exc:
@@ -103,8 +103,10 @@ def create_executor(name: str, context: ExecutorContext) -> Executor:
     return factory(context)
 
 
-def _load_builtins() -> None:
+def _load_builtins(name: str | None = None) -> None:
+    """Register the built-in executors: the Ray one only when a run asks for another executor
+    than the default (to run it, or to name it beside an unknown name)."""
     if DEFAULT_EXECUTOR not in EXECUTORS:
         from . import _inprocess  # noqa: F401 - registers itself
-    if "ray" not in EXECUTORS:
+    if name != DEFAULT_EXECUTOR and "ray" not in EXECUTORS:
         from . import _ray  # noqa: F401 - registers itself (imports Ray only when used)
