@@ -87,18 +87,24 @@ def _group_key(row: tuple[Any, ...]) -> tuple[tuple[bool, object], ...]:
     return tuple(_sql_order(v) for v in row)
 
 
+def _by_eval(rows: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    """Rows in (experiment, eval) order, each eval's as one list."""
+    current: list[tuple[Any, ...]] = []
+    for row in rows:
+        if current and (row[1] != current[0][1] or row[0] != current[0][0]):
+            yield current
+            current = []
+        current.append(row)
+    if current:
+        yield current
+
+
 def grouped_by_eval(rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """Rows of one attempt each, in (experiment, eval) order, as GROUP BY over every column but the
     last would give them (the last is each row's count, added up): the same groups in the same
     order. Groups never span evals, so each eval's few rows are grouped alone."""
-    current: list[tuple[Any, ...]] = []
-    for row in rows:
-        if current and (row[1] != current[0][1] or row[0] != current[0][0]):
-            yield from _collapse(current)
-            current = []
-        current.append(row)
-    if current:
-        yield from _collapse(current)
+    for one_eval in _by_eval(rows):
+        yield from _collapse(one_eval)
 
 
 def _collapse(rows: list[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
@@ -170,47 +176,21 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     others: list[tuple[Any, ...]] = []
     counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
     costs: dict[str, list[Any]] = {}  # experiment → [attempts, reported, n, estimated, n]
-
-    def settle(rows: list[tuple[Any, ...]]) -> None:
-        first = rows[0]
-        rule = first[10]
-        if all(r[13] and r[10] == rule for r in rows):
-            key = (first[0], rule, len(rows))
-            entry = counted.get(key)
-            if entry is None:
-                entry = counted[key] = [0, 0]
-            entry[0] += 1
-            entry[1] += sum(r[9] == "reference" for r in rows)
-        else:
-            others.extend(_collapse([r[:13] for r in rows]))
-
-    current: list[tuple[Any, ...]] = []
-    experiment = eval_id = None
-    for row in rows:
-        if row[14] is not None or row[15] is not None:
+    for one_eval in _by_eval(rows):
+        for row in one_eval:
             _add_cost(costs, row)
-        else:  # no cost reported or estimated: counted only
-            entry = costs.get(row[0])
-            if entry is None:
-                entry = costs[row[0]] = [0, None, 0, None, 0]
-            entry[0] += 1
-        if row[1] == eval_id and row[0] == experiment:
-            current.append(row)
-            continue
-        if len(current) == 1 and current[0][13]:  # most evals: one attempt, and it passed
-            only = current[0]
-            key = (only[0], only[10], 1)
+        first = one_eval[0]
+        rows_rule = first[10]
+        # Most evals have one attempt, and it passed: the flag alone says so.
+        if first[13] if len(one_eval) == 1 else all(r[13] and r[10] == rows_rule for r in one_eval):
+            key = (first[0], rows_rule, len(one_eval))
             entry = counted.get(key)
             if entry is None:
                 entry = counted[key] = [0, 0]
             entry[0] += 1
-            entry[1] += only[9] == "reference"
-        elif current:
-            settle(current)
-        current = [row]
-        experiment, eval_id = row[0], row[1]
-    if current:
-        settle(current)
+            entry[1] += sum(r[9] == "reference" for r in one_eval)
+        else:
+            others.extend(_collapse([r[:13] for r in one_eval]))
     return RunOutcomeRows(
         outcome_groups_from(others),
         [PassedEvals(e, rule, n, evals, reused) for (e, rule, n), (evals, reused) in counted.items()],
