@@ -13,6 +13,7 @@ deleted, a `running` one may only be finished and a finished one never changes.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -180,7 +181,8 @@ GROUP_VERDICT_KEY = ("group_id", "members", "decided_by")
 
 
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
-    """A prepared INSERT for the seal hot path (sqlite3 caches the compiled statement)."""
+    """A one-row prepared INSERT (sqlite3 caches the compiled statement); many rows go in as
+    `MultiRowInsert`s."""
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
@@ -200,7 +202,9 @@ class MultiRowInsert:
     def rows(self) -> int:
         return max(1, min(100, 999 // len(self.columns)))
 
+    @functools.cache  # noqa: B019 - a few module-level instances, kept for good
     def sql(self, rows: int) -> str:
+        """The statement for `rows` rows (made once: seals ask for it at every batch)."""
         one = f"({', '.join('?' * len(self.columns))})"
         return f"INSERT INTO {self.table} ({', '.join(self.columns)}) VALUES {', '.join([one] * rows)}"
 
@@ -209,9 +213,6 @@ INSERT_RUN = insert_sql("runs", RUN_COLUMNS)
 INSERT_ATTEMPT = insert_sql("attempts", ATTEMPT_COLUMNS)
 INSERT_ASSERTION = insert_sql("assertion_results", ASSERTION_COLUMNS)
 INSERT_SLOT = insert_sql("run_slots", SLOT_COLUMNS)
-INSERT_PLAN = insert_sql("run_plan", PLAN_COLUMNS)
-INSERT_TURN = insert_sql("turns", TURN_COLUMNS)
-INSERT_EVENT = insert_sql("events", EVENT_COLUMNS)
 INSERT_GROUP_VERDICT = insert_sql("group_verdicts", GROUP_VERDICT_COLUMNS)
 INSERT_SLOTS = MultiRowInsert("run_slots", tuple(SLOT_COLUMNS))
 INSERT_PLANS = MultiRowInsert("run_plan", tuple(PLAN_COLUMNS))
