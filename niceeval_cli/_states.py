@@ -122,10 +122,21 @@ class Derived(_Name):
     """
 
     GATE_FAILED = "gate-failed"  # a `scored` attempt whose gate failed (points kept)
+    # A score attempt that is also unrankable / errored keeps its state word, and its failed gate
+    # is said beside it: a definite failure (exit 1) is never hidden behind an undecided word.
+    UNRANKABLE_GATE_FAILED = "unrankable-gate-failed"
+    ERRORED_GATE_FAILED = "errored-gate-failed"
     GATE_UNAVAILABLE = "gate-unavailable"  # a score attempt whose gate could not decide
     NOT_RUN = "not-run"  # a planned slot that never started (interrupted, budget, missing shard)
     NOT_DISPATCHED = "not-dispatched"  # a slot held back by a failed preflight
 
     @property
     def label(self) -> str:
-        return self.value.replace("-", " ")
+        """`gate failed`; a state with a failed gate reads `unrankable (gate failed)`."""
+        return _PROSE.get(self.value) or self.value.replace("-", " ")
+
+
+_PROSE = {
+    Derived.UNRANKABLE_GATE_FAILED.value: "unrankable (gate failed)",
+    Derived.ERRORED_GATE_FAILED.value: "errored (gate failed)",
+}

@@ -185,7 +185,8 @@ def _matches(group: OutcomeGroup, states: Sequence[str]) -> bool:
     for state in states:
         gate = _GATE_FILTERS.get(state)
         if gate is not None:
-            if group.state is AttemptState.SCORED and group.gate is gate:
+            # a failed gate is a definite failure whatever the attempt's state (unrankable too)
+            if group.gate is gate and (gate is GateState.FAILED or group.state is AttemptState.SCORED):
                 return True
         elif group.state.value == state:
             return True

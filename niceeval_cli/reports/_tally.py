@@ -33,12 +33,24 @@ def _fold(passed: int, failed: int, errored: int, rule: outcomes.PassRule) -> ou
     return outcomes.fold_pass_eval(states, rule)
 
 
+_GATE_FAILED_WORDS = {
+    AttemptState.SCORED: Derived.GATE_FAILED.label,
+    AttemptState.UNRANKABLE: Derived.UNRANKABLE_GATE_FAILED.label,
+    AttemptState.ERRORED: Derived.ERRORED_GATE_FAILED.label,
+}
+#: Every word `attempt_word` gives, worst first (the order counts are listed in).
+ATTEMPT_WORDS = ("errored", Derived.ERRORED_GATE_FAILED.label, "failed", "unrankable",
+                 Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label,
+                 "passed", "scored")
+
+
 @lru_cache(maxsize=64)
 def attempt_word(state: AttemptState | str, gate: GateState | str | None) -> str:
-    """The one word a report uses for an attempt's outcome (a failed score gate is its own word)."""
+    """The one word a report uses for an attempt's outcome (a failed score gate is its own word,
+    and is said beside `unrankable` / `errored`: it is a definite failure either way)."""
     state = AttemptState(state)
-    if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.FAILED:
-        return Derived.GATE_FAILED.label
+    if gate is not None and GateState(gate) is GateState.FAILED:
+        return _GATE_FAILED_WORDS.get(state, state.value)
     if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.UNAVAILABLE:
         return Derived.GATE_UNAVAILABLE.label
     return state.value
@@ -231,10 +243,6 @@ def _severity(state: AttemptState, gate: GateState | None) -> int:
     return outcomes.attempt_severity(state, gate)
 
 
-_WORD_ORDER = ("errored", "failed", "unrankable", Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label,
-               "passed", "scored")
-
-
 @lru_cache(maxsize=64)
 def _outcome(state: AttemptState, gate: GateState | None) -> tuple[int, str, bool, bool, bool]:
     """What one group adds to its eval: severity, word, and whether it counts passed, failed, errored."""
@@ -323,7 +331,7 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),
         reused += counted.reused
     for experiment in experiments.values():
         experiment.evals.sort(key=_EVAL_ORDER)
-    ordered = {w: words[w] for w in _WORD_ORDER if w in words}
+    ordered = {w: words[w] for w in ATTEMPT_WORDS if w in words}
     return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known)
 
 

@@ -46,11 +46,13 @@ BAR_WIDTH = 10
 NAME_WIDTH = 16  # cells of the experiment id (longer ids end in "…")
 #: In this order (cli.md: "counts of passed / failed / errored / scored"); a zero count is left out.
 WORDS = ("passed", "failed", "errored", "scored", "unrankable", Derived.GATE_FAILED.label,
+         Derived.UNRANKABLE_GATE_FAILED.label, Derived.ERRORED_GATE_FAILED.label,
          Derived.GATE_UNAVAILABLE.label, "reused",
          Derived.NOT_DISPATCHED.label)
 #: The same words when the full ones do not fit the line.
 SHORT = {"passed": "ok", "failed": "fail", "errored": "err", "scored": "scored", "unrankable": "unrk",
-         Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?", "reused": "reused",
+         Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?",
+         Derived.UNRANKABLE_GATE_FAILED.label: "unrk gate✗", Derived.ERRORED_GATE_FAILED.label: "err gate✗", "reused": "reused",
          Derived.NOT_DISPATCHED.label: "skip"}
 #: Cells the other columns take: spinner 1, name, bar, "1234/1234", clock "0:00:00", and the gaps.
 _FIXED = 1 + NAME_WIDTH + BAR_WIDTH + 9 + 7 + 5

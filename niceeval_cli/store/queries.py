@@ -137,7 +137,7 @@ def filter_attempt_states(where: Where, states: Names) -> None:
     clauses = []
     for state in wanted:
         if state == GATE_FAILED:
-            clauses.append(f"(a.state = '{AttemptState.SCORED}' AND a.gate = '{GateState.FAILED}')")
+            clauses.append(f"a.gate = '{GateState.FAILED}'")  # unrankable / errored with a failed gate too
         elif state == GATE_UNAVAILABLE:
             clauses.append(f"(a.state = '{AttemptState.SCORED}' AND a.gate = '{GateState.UNAVAILABLE}')")
         else:

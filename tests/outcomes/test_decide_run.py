@@ -113,5 +113,7 @@ def test_cases_of_one_eval_are_decided_apart_and_experiments_too() -> None:
 
 
 def test_the_derived_words_have_one_spelling() -> None:
-    assert [str(d) for d in Derived] == ["gate-failed", "gate-unavailable", "not-run", "not-dispatched"]
+    assert [str(d) for d in Derived] == ["gate-failed", "unrankable-gate-failed", "errored-gate-failed",
+                                         "gate-unavailable", "not-run", "not-dispatched"]
     assert Derived.GATE_FAILED.label == "gate failed"
+    assert Derived.UNRANKABLE_GATE_FAILED.label == "unrankable (gate failed)"

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from ...app.report import ReportData
 from ._model import Page, build_page
-from ._words import MARKS
+from ._words import MARKS, slug
 
 __all__ = ["embed_json", "render_page", "render_report"]
 
@@ -37,6 +37,7 @@ _JSON_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 def _environment() -> Environment:
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=False)
     env.policies["json.dumps_kwargs"] = {"sort_keys": False}
+    env.filters["slug"] = slug  # a word's CSS class / filter value, as the attempts' `state_slug`
     return env
 
 

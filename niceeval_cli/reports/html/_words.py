@@ -37,13 +37,15 @@ def score_text(row: Mapping[str, Any]) -> str:
 
 
 def slug(word: str) -> str:
-    return word.replace(" ", "-")
+    """A CSS-safe class name: `unrankable (gate failed)` → `unrankable-gate-failed`."""
+    return "-".join("".join(c if c.isalnum() else " " for c in word).split())
 
 
 OK_WORDS = frozenset({"passed", "scored"})
 _GATE_FAILED, _GATE_UNAVAILABLE = Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label
-STATE_WORDS = ("errored", "failed", "unrankable", _GATE_FAILED, _GATE_UNAVAILABLE, "passed", "scored")
+STATE_WORDS = _tally.ATTEMPT_WORDS
 MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", _GATE_FAILED: "✗", _GATE_UNAVAILABLE: "?",
+         Derived.UNRANKABLE_GATE_FAILED.label: "✗", Derived.ERRORED_GATE_FAILED.label: "✗",
          "passed": "✓", "scored": "✓", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",
          "met": "✓", "measured": "·", "removed": "−", "added": "+"}
 

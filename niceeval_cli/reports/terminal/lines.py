@@ -14,6 +14,7 @@ STYLES = {
     "failed": "bold red", "mismatched": "bold red", "below": "bold red", Derived.GATE_FAILED.label: "bold red",
     "errored": "bold magenta", "unrankable": "yellow", "unavailable": "yellow",
     Derived.GATE_UNAVAILABLE.label: "yellow",
+    Derived.UNRANKABLE_GATE_FAILED.label: "bold red", Derived.ERRORED_GATE_FAILED.label: "bold red",
 }
 DETAIL_INDENT = 6
 

@@ -39,7 +39,8 @@ class RunCountLine:
         return join(parts) or "nothing sealed"
 
 
-_SCORE_WORDS = ("errored", Derived.GATE_FAILED.label, "unrankable", Derived.GATE_UNAVAILABLE.label, "scored")
+_SCORE_WORDS = ("errored", Derived.ERRORED_GATE_FAILED.label, Derived.GATE_FAILED.label, "unrankable",
+                Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label, "scored")
 
 
 def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
