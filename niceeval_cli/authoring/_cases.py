@@ -104,7 +104,8 @@ class Case:
     value: Any
     tags: tuple[str, ...]
     metadata: Mapping[str, Any] | None
-    _json: str = field(repr=False, compare=False)
+    _json: str | None = field(repr=False, compare=False)  # None when the value is not JSON (`_problem`)
+    _problem: str | None = field(repr=False, compare=False)  # why it cannot be an eval's case
     _origin: str | None = field(repr=False, compare=False)  # "evals/refunds.jsonl:7", for errors
     _positional: bool = field(repr=False, compare=False)  # the id is the row's position
 
@@ -139,6 +140,8 @@ class Case:
     @property
     def canonical_json(self) -> str:
         """The value as canonical JSON: what the case's fingerprint covers."""
+        if self._json is None:
+            raise CaseProblem(self._problem or "its value is not JSON")
         return self._json
 
     @property
@@ -156,19 +159,22 @@ def _fill(
     def named() -> str:
         return f"case {case_id!r}" + (f" ({origin})" if origin else "")
 
+    # A value or metadata that is not JSON is reported by the eval that declares the case
+    # (resolve_cases), so the error names the eval as well as the case: a loader or `Case(...)`
+    # runs before `define_eval` knows which eval it is building.
+    text: str | None = None
+    problem_text: str | None = None
     try:
         text = canonical_json(value)
     except CaseProblem as problem:
-        raise CaseProblem(
-            f"{named()}: its value {problem}; case values are fingerprinted and stored, so they must be JSON"
-        ) from None
+        problem_text = f"{named()}: its value {problem}; case values are fingerprinted and stored, so they must be JSON"
     if metadata is not None:
         if not isinstance(metadata, Mapping):
             raise CaseProblem(f"{named()}: metadata: expected a mapping or None, got {show(metadata)}")
         try:
             canonical_json(metadata)
         except CaseProblem as problem:
-            raise CaseProblem(f"{named()}: its metadata {problem}; metadata is stored, so it must be JSON") from None
+            problem_text = problem_text or f"{named()}: its metadata {problem}; metadata is stored, so it must be JSON"
     try:
         case_tags = check_tags(tags)
     except CaseProblem as problem:
@@ -179,6 +185,7 @@ def _fill(
     put(case, "tags", case_tags)
     put(case, "metadata", metadata)
     put(case, "_json", text)
+    put(case, "_problem", problem_text)
     put(case, "_origin", origin)
     put(case, "_positional", positional)
 
@@ -266,6 +273,9 @@ def one_line(exc: BaseException) -> str:
 def _unique(found: CaseSet) -> CaseSet:
     if not found.cases:
         raise CaseProblem("there are no cases; an eval with cases needs at least one (it would run nothing)")
+    for case in found.cases:
+        if case._problem is not None:
+            raise CaseProblem(case._problem)
     seen: dict[str, int] = {}
     for index, case in enumerate(found.cases):
         first = seen.setdefault(case.id, index)

@@ -45,3 +45,35 @@ def test_an_unrankable_score_attempt_whose_gate_failed_says_gate_failed_everywhe
     assert "gs#0" in only.stdout, only.stdout
     rows = json.loads(proj.cli("query", "attempts", "--state", "gate-failed", "--format", "json").stdout)
     assert [r["state"] for r in rows] == ["unrankable"]
+
+
+def test_a_case_value_that_is_not_json_names_the_eval_and_the_case(proj: Proj) -> None:
+    proj.write("niceeval.toml", "")
+    proj.write("evals/q.csv", "id,when\nr-1,2024-01-01\n")
+    proj.write("evals/refunds.py", '''
+        import datetime
+
+        from niceeval_cli import Case, define_eval
+        from niceeval_cli.datasets import load_csv
+        from niceeval_cli.expect import equals
+
+
+        @define_eval(cases=load_csv("q.csv", types={"when": datetime.date.fromisoformat}))
+        async def by_csv(t, case):
+            t.check(1, equals(1))
+
+
+        @define_eval(cases=[Case("c-2", {"when": datetime.date(2024, 1, 1)})])
+        async def by_case(t, case):
+            t.check(1, equals(1))
+    ''')
+    res = proj.run()
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "eval 'by_csv'" in res.stderr and "case 'r-1' (evals/q.csv:2)" in res.stderr, res.stderr
+    assert "not JSON" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    proj.write("evals/q.csv", "id,when\nr-1,2024\n")
+    proj.write("evals/refunds.py", (proj.root / "evals/refunds.py").read_text().replace(
+        'types={"when": datetime.date.fromisoformat}', 'types={"when": int}'))
+    res = proj.run()
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "eval 'by_case'" in res.stderr and "case 'c-2'" in res.stderr and "not JSON" in res.stderr, res.stderr

@@ -207,10 +207,8 @@ def test_case_id_that_is_neither_a_name_nor_a_function():
     [
         (lambda: Case("", 1), "got an empty one"),
         (lambda: Case(True, 1), "got True (bool)"),
-        (lambda: Case("a", {1, 2}), "holds a value of type set"),
         (lambda: Case("a", 1, tags="slow"), 'write tags=["slow"]'),
         (lambda: Case("a", 1, metadata=["x"]), "metadata: expected a mapping or None"),
-        (lambda: Case("a", 1, metadata={"x": {1}}), "its metadata holds a value of type set"),
     ],
 )
 def test_a_bad_case_object_is_an_error_at_its_line(build, problem):
@@ -218,6 +216,18 @@ def test_a_bad_case_object_is_an_error_at_its_line(build, problem):
         build()
     assert "test_cases.py:" in str(caught.value)
     assert problem in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("case", "problem"),
+    [
+        (lambda: Case("a", {1, 2}), "case 'a': its value holds a value of type set"),
+        (lambda: Case("a", 1, metadata={"x": {1}}), "case 'a': its metadata holds a value of type set"),
+    ],
+)
+def test_a_case_object_that_is_not_json_is_refused_by_its_eval_naming_both(case, problem):
+    message = _error(cases=[case()])
+    assert problem in message, message
 
 
 # --- through the real CLI --------------------------------------------------------------------

@@ -242,12 +242,16 @@ def test_a_bad_boolean_names_the_accepted_words(write):
     assert "'maybe' is not a boolean (true/false, yes/no, 1/0)" in problem(lambda: load_csv(path, types={"ok": bool}))
 
 
-def test_a_conversion_to_something_that_is_not_json_is_refused_at_its_line(write):
+def test_a_conversion_to_something_that_is_not_json_is_refused_naming_the_eval_case_and_line(write):
     path = write("q.csv", "id,when\na,2024-01-01\n")
     import datetime
 
-    message = problem(lambda: load_csv(path, types={"when": datetime.date.fromisoformat}))
-    assert f"{path}:2: case 'a' ({path}:2): its value holds a value of type date, which is not JSON" in message
+    cases = load_csv(path, types={"when": datetime.date.fromisoformat})
+    with pytest.raises(DefinitionError) as caught:
+        define_eval(test=lambda t, case: None, name="dated", cases=cases)
+    message = str(caught.value)
+    assert f"eval 'dated': define_eval(cases=...): case 'a' ({path}:2): its value holds a value of type date, " \
+        "which is not JSON" in message, message
 
 
 def test_types_naming_an_unknown_column_lists_the_columns(write):
