@@ -52,7 +52,8 @@ WORDS = ("passed", "failed", "errored", "scored", "unrankable", Derived.GATE_FAI
 #: The same words when the full ones do not fit the line.
 SHORT = {"passed": "ok", "failed": "fail", "errored": "err", "scored": "scored", "unrankable": "unrk",
          Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?",
-         Derived.UNRANKABLE_GATE_FAILED.label: "unrk gate✗", Derived.ERRORED_GATE_FAILED.label: "err gate✗", "reused": "reused",
+         Derived.UNRANKABLE_GATE_FAILED.label: "unrk gate✗", Derived.ERRORED_GATE_FAILED.label: "err gate✗",
+         "reused": "reused",
          Derived.NOT_DISPATCHED.label: "skip"}
 #: Cells the other columns take: spinner 1, name, bar, "1234/1234", clock "0:00:00", and the gaps.
 _FIXED = 1 + NAME_WIDTH + BAR_WIDTH + 9 + 7 + 5
