@@ -24,6 +24,7 @@ from pathlib import Path
 from .._states import RunStatus
 from .connect import readonly_uri, write_transaction
 from .errors import StoreError, translated
+from .merge_checks import check_attachments, check_staged_rows
 from .schema import (
     ASSERTION_COLUMNS,
     ATTEMPT_COLUMNS,
@@ -40,6 +41,10 @@ from .schema import (
 )
 
 _SHOWN = 5
+_COLUMNS = {
+    "runs": RUN_COLUMNS, "run_plan": PLAN_COLUMNS, "attempts": ATTEMPT_COLUMNS,
+    "assertion_results": ASSERTION_COLUMNS, "turns": TURN_COLUMNS, "events": EVENT_COLUMNS, "run_slots": SLOT_COLUMNS,
+}
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,9 @@ def _stage_source(conn: sqlite3.Connection, source: Path) -> tuple[str, str, str
     run as (started_at, run id, logical id: its group when it is a shard, else the run id), or
     None for a store without runs."""
     conn.execute("ATTACH ? AS niceeval_source", [readonly_uri(source)])
+    # One read transaction: every table is read from one snapshot of a store that may still be
+    # written (a slot read after its run was not would break the merge's foreign keys).
+    conn.execute("BEGIN")
     try:
         for table in _TABLES:
             incoming = f"niceeval_source.{table.name}"
@@ -160,7 +168,10 @@ def _stage_source(conn: sqlite3.Connection, source: Path) -> tuple[str, str, str
             "SELECT started_at, id, CASE WHEN shard_count IS NOT NULL THEN group_id END FROM niceeval_source.runs "
             "ORDER BY started_at DESC, id DESC LIMIT 1"
         ).fetchone()
+        conn.execute("COMMIT")
     finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         conn.execute("DETACH niceeval_source")
     if newest is None:
         return None
@@ -212,6 +223,7 @@ def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], in
         found = _conflicts(conn, table, table.stage, f"main.{table.name}")
         if found:
             raise _refuse(table, found, "a source", "the target store")
+    check_attachments(conn, {t.name: t.stage for t in _TABLES}, {t.name: t.key for t in _TABLES})
     runs = _RUNS.stage
     conn.execute("DROP TABLE IF EXISTS temp.niceeval_merge_finishing")
     conn.execute(
@@ -273,6 +285,8 @@ def merge_stores(
                     found = _stage_source(conn, source)
                 if found is not None:
                     newest.append(found)
+            for table in _TABLES:  # before the write: a malformed row never reaches the target
+                check_staged_rows(conn, table.name, table.stage, _COLUMNS[table.name], table.key)
             with write_transaction(conn, target, "Merging into"):
                 copied, skipped, finished = _write(conn)
                 if settle is not None:
