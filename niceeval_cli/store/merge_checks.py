@@ -76,26 +76,32 @@ def check_staged_rows(conn: sqlite3.Connection, table: str, stage: str, columns:
     not_null = {row[1] for row in conn.execute(f"PRAGMA main.table_info({table})") if row[3]}
     words = STORED_WORDS.get(table, {})
     json_columns = JSON_COLUMNS.get(table, ())
+    problems: list[tuple[str, str, str]] = []  # (column, SQL condition of a bad row, what is wrong)
     for column, kind in columns.items():
-        problems: list[tuple[str, str]] = []
         if column in not_null:
-            problems.append((f"{column} IS NULL", "is empty (the column is required)"))
+            problems.append((column, f"{column} IS NULL", "is empty (the column is required)"))
         types = ", ".join(_quote(t) for t in _SQL_TYPES.get(kind, ()))
         if types:
-            problems.append((f"{column} IS NOT NULL AND typeof({column}) NOT IN ({types})",
+            problems.append((column, f"{column} IS NOT NULL AND typeof({column}) NOT IN ({types})",
                              f"is not {'a number' if kind in (int, float) else 'text'}"))
         if column in words:
             allowed = words[column]
-            problems.append((f"{column} IS NOT NULL AND {column} NOT IN ({', '.join(map(_quote, allowed))})",
+            problems.append((column, f"{column} IS NOT NULL AND {column} NOT IN ({', '.join(map(_quote, allowed))})",
                              f"is not one of {', '.join(allowed)}"))
         if column in json_columns:
-            problems.append((f"NOT {_JSON_OK}({column})", "is not valid JSON"))
-        for condition, what in problems:
-            rows = conn.execute(
-                f"SELECT {', '.join(key)}, {column}, _source FROM {stage} WHERE {condition} LIMIT {_SHOWN}"
-            ).fetchall()
-            if rows:
-                raise _bad_rows(table, key, column, what, rows)
+            problems.append((column, f"NOT {_JSON_OK}({column})", "is not valid JSON"))
+    if not problems:
+        return
+    # One scan of the staged rows finds whether any is bad; only then is each condition asked.
+    if conn.execute(f"SELECT 1 FROM {stage} WHERE {' OR '.join(f'({c})' for _, c, _ in problems)} LIMIT 1"
+                    ).fetchone() is None:
+        return
+    for column, condition, what in problems:
+        rows = conn.execute(
+            f"SELECT {', '.join(key)}, {column}, _source FROM {stage} WHERE {condition} LIMIT {_SHOWN}"
+        ).fetchall()
+        if rows:
+            raise _bad_rows(table, key, column, what, rows)
 
 
 def _bad_rows(table: str, key: Sequence[str], column: str, what: str, rows: list[tuple[object, ...]]) -> MergeRefused:
