@@ -8,8 +8,6 @@ module reads, and writes the finished file atomically.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,28 +121,16 @@ def default_path(store_path: Path, run_id: str) -> Path:
     return Path(store_path).parent / REPORTS_DIR / f"{run_id}.html"
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def save_report(html: str, path: Path) -> Path:
-    """Write atomically (temp file + rename): a reader never sees half a report."""
+    """Write the page where `path` points (through a symlink; atomically for a regular file:
+    `_output_file`), so a reader never sees half a report."""
+    from .._output_file import write_output
+
     path = Path(path)
-    if path.is_dir():
-        raise UsageError(f"--out {path}: is a directory; give the path of the .html file to write.")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-                out.write(html)
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a report is as readable as any file
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_output(path, lambda out: out.write(html.encode("utf-8")))
+    except IsADirectoryError:
+        raise UsageError(f"--out {path}: is a directory; give the path of the .html file to write.") from None
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write the report ({error.strerror or error}).") from None
     return path

@@ -1,24 +1,25 @@
 """`niceeval run --junit PATH`: JUnit XML from a run's sealed rows (`app.run.SealedRun`).
 
-One <testcase> per eval (classname = experiment id, name = eval id), so CI counts what the exit
-code counts:
-- an eval with one attempt: that attempt. <failure> for a failed attempt or a failed score
-  gate (message: the failing labels); <error> for errored, unrankable or gate-unavailable
-  (message: the reasons). The body is the text `view` prints for the attempt.
-- an eval with several attempts: a pass-style eval fails (or errors) exactly when it does under
-  its pass_rule; a score-style eval fails when a gate failed in any attempt, errors when an
-  attempt is errored, unrankable or gate-unavailable. Its attempts are listed in <system-out>.
-The file is written to a temp file beside PATH and renamed over it, so a reader never sees half
-a report.
+One <testcase> per (experiment, eval, case) — classname = experiment id, name = eval id (with
+the case id) — so CI counts what the exit code counts (cli.md, "JUnit"):
+- its state is the eval's folded verdict: a pass-style eval under its pass_rule, a score-style
+  eval failed when a gate failed in any attempt, errored when an attempt is errored, unrankable
+  or gate-unavailable. <failure> carries the failing labels, <error> the reasons; the body is
+  the text `view` prints for the attempts that went wrong;
+- a pass-style eval that passed although some attempts did not carries one <flakyFailure> per
+  failed attempt and one <flakyError> per errored one (Maven Surefire's rerun schema);
+- `time` is what this run spent on it: the attempts it executed; a reused attempt adds 0 and
+  is named in <system-out>.
+The file is written through `_output_file.write_output`: through a symlink, atomically for a
+regular file, so a reader never sees half a report.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from .. import outcomes
@@ -26,7 +27,7 @@ from .._errors import UsageError
 from .._records import AssertionResult
 from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation
 from ..app.run import SealedRun, stored_pass_rule
-from ..store.rows import AttemptRow
+from ..store.rows import AttemptRow, RunRow
 from ._safe import visible
 from ._tally import attempt_word
 from .terminal.attempt import block_lines
@@ -83,77 +84,95 @@ def _attempt_note(attempt: AttemptRow) -> str:
     score = score_text(attempt)
     text = f"{word} #{attempt.ordinal}" + (f"  score: {score}" if score else "")
     if attempt.relation == Relation.REFERENCE:
-        return text + f"  reused from run {attempt.run_id} (attempt {attempt.id})"
-    return text + f"  attempt {attempt.id}"
+        return text + f"  reused from run {attempt.run_id} (attempt {attempt.id}; 0 s in this run)"
+    return text + f"  attempt {attempt.id}  {_seconds(attempt.duration_ms)} s"
 
 
-def testcase(attempt: AttemptRow, results: Sequence[AssertionResult]) -> ET.Element:
-    """An eval with one attempt: the attempt is the testcase."""
-    case = ET.Element("testcase", {
-        "classname": _xml_text(attempt.experiment_id), "name": _xml_text(attempt.eval_id),
-        "time": f"{max(attempt.duration_ms, 0.0) / 1000:.3f}",
-    })
-    verdict = _verdict(attempt)
-    word = attempt_word(attempt.state, attempt.gate)
-    if verdict == "failure":
-        message = _labels(results, gates_only=word == Derived.GATE_FAILED.label)
-    elif verdict == "error":
-        message = _reasons(attempt, results, gates_only=word == Derived.GATE_UNAVAILABLE.label)
-    if verdict is not None:
-        child = ET.SubElement(case, verdict, {"message": _xml_text(message, MESSAGE_LIMIT), "type": word})
-        child.text = _xml_text(_body(attempt, results))
-    notes = []
-    score = score_text(attempt)
-    if score:
-        notes.append(f"score: {score}")
-    if attempt.relation == Relation.REFERENCE:
-        notes.append(f"reused from run {attempt.run_id} (attempt {attempt.id})")
-    else:
-        notes.append(f"attempt {attempt.id}")
-    ET.SubElement(case, "system-out").text = _xml_text("\n".join(notes))
-    return case
+def _seconds(duration_ms: float | None) -> str:
+    return f"{max(duration_ms or 0.0, 0.0) / 1000:.3f}"
 
 
-def eval_testcase(
-    attempts: Sequence[AttemptRow], results: Mapping[str, Sequence[AssertionResult]], pass_rule: str | None
-) -> ET.Element:
-    """An eval with several attempts: one testcase, its verdict the eval's (see the module doc)."""
-    first = attempts[0]
-    case = ET.Element("testcase", {
-        "classname": _xml_text(first.experiment_id), "name": _xml_text(first.eval_id),
-        "time": f"{sum(max(a.duration_ms, 0.0) for a in attempts) / 1000:.3f}",
-    })
-    verdicts = [_verdict(a) for a in attempts]
-    if EvalKind(first.kind) is EvalKind.PASS:
+def _spent_ms(attempts: Sequence[AttemptRow]) -> float:
+    """What this run spent on these attempts: a reused one was paid for by the run that sealed it."""
+    return sum(max(a.duration_ms or 0.0, 0.0) for a in attempts if a.relation != Relation.REFERENCE)
+
+
+def _fold(attempts: Sequence[AttemptRow], verdicts: Sequence[str | None], pass_rule: str | None
+          ) -> tuple[str | None, str, str]:
+    """The eval's verdict ("failure", "error" or None), its word (the <failure>/<error> type) and
+    the summary line <system-out> starts with."""
+    if EvalKind(attempts[0].kind) is EvalKind.PASS:
         rule = stored_pass_rule(pass_rule)
         fold = outcomes.fold_pass_eval([AttemptState(a.state) for a in attempts], rule)
         decided = fold.passed + fold.failed + fold.errored
         summary = f"{fold.result.value} under pass_rule {rule}: {fold.passed} of {decided} attempts passed"
         verdict = {AttemptState.FAILED: "failure", AttemptState.ERRORED: "error"}.get(fold.result)
-        word = fold.result.value
-    else:
-        verdict = "failure" if "failure" in verdicts else "error" if "error" in verdicts else None
-        bad = sum(v is not None for v in verdicts)
-        summary = f"{len(attempts) - bad} of {len(attempts)} attempts scored cleanly"
-        word = (Derived.GATE_FAILED.label if verdict == "failure"
-                else "score undecided" if verdict == "error" else "scored")
+        return verdict, fold.result.value, summary
+    verdict = "failure" if "failure" in verdicts else "error" if "error" in verdicts else None
+    bad = sum(v is not None for v in verdicts)
+    summary = f"{len(attempts) - bad} of {len(attempts)} attempts scored cleanly"
+    if len(attempts) == 1:
+        return verdict, attempt_word(attempts[0].state, attempts[0].gate), summary
+    word = (Derived.GATE_FAILED.label if verdict == "failure"
+            else "score undecided" if verdict == "error" else "scored")
+    return verdict, word, summary
+
+
+def _message(verdict: str, failing: Sequence[tuple[AttemptRow, Sequence[AssertionResult]]]) -> str:
+    """<failure>: the failing labels; <error>: the reasons — of the attempts that went that way."""
+    parts: list[str] = []
+    for attempt, results in failing:
+        word = attempt_word(attempt.state, attempt.gate)
+        if verdict == "failure" and _verdict(attempt) == "failure":
+            parts.append(_labels(results, gates_only=word == Derived.GATE_FAILED.label))
+        elif verdict == "error" and _verdict(attempt) == "error":
+            parts.append(_reasons(attempt, results, gates_only=word == Derived.GATE_UNAVAILABLE.label))
+    return "; ".join(dict.fromkeys(parts))
+
+
+def _flaky(case: ET.Element, attempt: AttemptRow, results: Sequence[AssertionResult]) -> None:
+    """A failed (or errored) attempt of an eval that passed all the same: <flakyFailure> /
+    <flakyError>, with the attempt's view text as its <stackTrace>."""
+    verdict = _verdict(attempt)
+    message = _labels(results) if verdict == "failure" else _reasons(attempt, results)
+    tag = "flakyFailure" if verdict == "failure" else "flakyError"
+    child = ET.SubElement(case, tag, {"message": _xml_text(message, MESSAGE_LIMIT),
+                                      "type": attempt_word(attempt.state, attempt.gate)})
+    ET.SubElement(child, "stackTrace").text = _xml_text(_body(attempt, results))
+    ET.SubElement(child, "system-out").text = _xml_text(_attempt_note(attempt))
+
+
+def eval_testcase(
+    attempts: Sequence[AttemptRow], results: Mapping[str, Sequence[AssertionResult]], pass_rule: str | None
+) -> ET.Element:
+    """One (experiment, eval, case): one testcase, its state the eval's (see the module doc)."""
+    first = attempts[0]
+    case = ET.Element("testcase", {
+        "classname": _xml_text(first.experiment_id), "name": _xml_text(first.eval_id),
+        "time": _seconds(_spent_ms(attempts)),
+    })
+    verdicts = [_verdict(a) for a in attempts]
+    verdict, word, summary = _fold(attempts, verdicts, pass_rule)
+    wrong = [(a, results.get(a.id, [])) for a, v in zip(attempts, verdicts, strict=True) if v is not None]
     if verdict is not None:
-        failing = [(a, results.get(a.id, [])) for a, v in zip(attempts, verdicts, strict=True) if v is not None]
-        details = [_labels(r) if _verdict(a) == "failure" else _reasons(a, r) for a, r in failing]
-        message = f"{summary}; " + "; ".join(f"#{a.ordinal}: {d}" for (a, _), d in zip(failing, details, strict=True))
-        child = ET.SubElement(case, verdict, {"message": _xml_text(message, MESSAGE_LIMIT), "type": word})
-        child.text = _xml_text("\n\n".join(_body(a, r) for a, r in failing))
+        child = ET.SubElement(case, verdict, {"message": _xml_text(_message(verdict, wrong), MESSAGE_LIMIT),
+                                              "type": word})
+        child.text = _xml_text("\n\n".join(_body(a, r) for a, r in wrong))
+    elif EvalKind(first.kind) is EvalKind.PASS:
+        for attempt, found in wrong:
+            _flaky(case, attempt, found)
     notes = [summary, *(_attempt_note(a) for a in attempts)]
     ET.SubElement(case, "system-out").text = _xml_text("\n".join(notes))
     return case
 
 
 def build(sealed: SealedRun) -> ET.ElementTree:
-    """The JUnit document for one run, one <testsuite> per experiment, one <testcase> per eval."""
+    """The JUnit document for one run, one <testsuite> per experiment (in the run's order: the
+    niceeval.toml file's), one <testcase> per (experiment, eval, case)."""
     run = sealed.run
     rules = {(g.experiment_id, g.eval_id): g.pass_rule for g in sealed.groups}
     per_eval: dict[tuple[str, str], list[AttemptRow]] = {}
-    for attempt in sorted(sealed.attempts, key=lambda a: (a.experiment_id, a.eval_id, a.ordinal)):
+    for attempt in sorted(sealed.attempts, key=lambda a: (a.eval_id, a.ordinal)):
         per_eval.setdefault((attempt.experiment_id, attempt.eval_id), []).append(attempt)
     root = ET.Element("testsuites", {"name": "niceeval", "id": run.id})
     suites: dict[str, ET.Element] = {}
@@ -161,11 +180,7 @@ def build(sealed: SealedRun) -> ET.ElementTree:
         if experiment_id not in suites:
             suites[experiment_id] = ET.SubElement(root, "testsuite", {"name": _xml_text(experiment_id)})
     for key, attempts in per_eval.items():
-        if len(attempts) == 1:
-            case = testcase(attempts[0], sealed.results.get(attempts[0].id, []))
-        else:
-            case = eval_testcase(attempts, sealed.results, rules.get(key))
-        suites[key[0]].append(case)
+        suites[key[0]].append(eval_testcase(attempts, sealed.results, rules.get(key)))
     for element in [*suites.values(), root]:
         cases = list(element.iter("testcase"))
         element.set("tests", str(len(cases)))
@@ -173,36 +188,42 @@ def build(sealed: SealedRun) -> ET.ElementTree:
         element.set("errors", str(sum(c.find("error") is not None for c in cases)))
         element.set("skipped", "0")
         element.set("time", f"{sum(float(c.get('time', '0')) for c in cases):.3f}")
+    wall = _wall_seconds(run)
+    if wall is not None:
+        root.set("time", f"{wall:.3f}")  # the run's own duration, as pytest writes it
     for suite in suites.values():
         suite.set("timestamp", run.started_at)
     ET.indent(root)
     return ET.ElementTree(root)
 
 
+def _wall_seconds(run: RunRow) -> float | None:
+    """How long the run took (started → ended); None for a group or a run without an end."""
+    if run.is_group or not run.ended_at:
+        return None
+    try:
+        start = datetime.fromisoformat(run.started_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(run.ended_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max((end - start).total_seconds(), 0.0)
+
+
+def write_tree(tree: ET.ElementTree, path: Path | str) -> Path:
+    """Write a JUnit document where `path` points (`_output_file.write_output`); OSError reaches the caller."""
+    from .._output_file import write_output
+
+    return write_output(path, lambda handle: tree.write(handle, encoding="utf-8", xml_declaration=True))
+
+
 def write_junit(sealed: SealedRun, path: Path | str) -> Path:
-    """Write the run's JUnit XML to `path` atomically (temp file in the same folder, then rename)."""
+    """Write the run's JUnit XML to `path` (through a symlink; atomically for a regular file)."""
     target = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tree = build(sealed)
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                tree.write(handle, encoding="utf-8", xml_declaration=True)
-            os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes it private; a report is an ordinary file
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_tree(build(sealed), target)
     except OSError as error:
         raise UsageError(
             f"--junit {target}: could not write the JUnit XML ({error.strerror or error}); "
             f"the results are sealed in run {sealed.run.id}"
         ) from error
     return target
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

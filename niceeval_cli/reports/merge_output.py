@@ -3,8 +3,6 @@ its exact denominators, the slots of missing shards as "not run"), plus its JUni
 
 from __future__ import annotations
 
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,7 +63,7 @@ def show(report: MergeReport, console: Console) -> None:
 
 def write_merged_junit(report: MergeReport, path: Path) -> Path:
     """JUnit of the merged run; a missing shard's slots are <skipped> testcases ("not run")."""
-    from .junit import _umask, build
+    from .junit import build, write_tree
 
     assert report.sealed is not None, "merge_stores(..., junit=True) reads the rows JUnit needs"
     tree = build(report.sealed)
@@ -87,16 +85,7 @@ def write_merged_junit(report: MergeReport, path: Path) -> Path:
     ET.indent(root)
     target = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                tree.write(handle, encoding="utf-8", xml_declaration=True)
-            os.chmod(temp, 0o666 & ~_umask())
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_tree(tree, target)
     except OSError as error:
         raise UsageError(f"--junit {path}: could not write the JUnit XML ({error.strerror or error}); "
                          f"the merge itself is done") from error

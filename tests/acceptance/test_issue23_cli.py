@@ -1,0 +1,125 @@
+"""Issue 23, the command-line items (10, 14, 15, 18, 19), reproduced from the outside: the real
+`niceeval` in a subprocess, real files, links, FIFOs and signals, stores read with sqlite3."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from outside import Proj, stop, wait_for
+
+EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def ok(t):
+    t.check(1, equals(1)).label("fine")
+
+
+@define_eval()
+def wrong(t):
+    t.check("14 days", equals("30 days")).label("Mentions 30 days")
+"""
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Proj:
+    p = Proj(tmp_path / "proj")
+    p.write("niceeval.toml", "[project]\n")
+    p.write("evals/a.py", EVALS)
+    return p
+
+
+# --- item 14: --junit / report --out through a symlink --------------------------------------
+
+
+def _no_temp_files(*folders: Path) -> None:
+    for folder in folders:
+        assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")], folder
+
+
+def test_junit_through_a_symlink_writes_its_target_and_keeps_the_link(proj: Proj, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "ci"
+    elsewhere.mkdir()
+    target = elsewhere / "junit.xml"
+    target.write_text("old", encoding="utf-8")
+    target.chmod(0o640)
+    (proj.root / "junit.xml").symlink_to(target)
+    res = proj.run("--junit", "junit.xml")
+    assert res.returncode == 1, res.stderr
+    link = proj.root / "junit.xml"
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert ET.parse(target).getroot().tag == "testsuites"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # replaced atomically, its mode kept
+    _no_temp_files(proj.root, elsewhere)
+
+
+def test_a_dangling_link_is_written_through_too(proj: Proj, tmp_path: Path) -> None:
+    target = tmp_path / "not-yet" / "junit.xml"
+    (proj.root / "junit.xml").symlink_to(target)
+    res = proj.run("--junit", "junit.xml")
+    assert res.returncode == 1, res.stderr
+    assert (proj.root / "junit.xml").is_symlink()
+    assert ET.parse(target).getroot().tag == "testsuites"
+
+
+def test_report_out_through_a_symlink_writes_its_target(proj: Proj, tmp_path: Path) -> None:
+    assert proj.run().returncode == 1
+    target = tmp_path / "site" / "index.html"
+    target.parent.mkdir()
+    target.write_text("old", encoding="utf-8")
+    (proj.root / "report.html").symlink_to(target)
+    res = proj.cli("report", "--out", "report.html")
+    assert res.returncode == 0, res.stderr
+    assert (proj.root / "report.html").is_symlink()
+    assert target.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    _no_temp_files(proj.root, target.parent)
+
+
+def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(proj: Proj) -> None:
+    before = os.lstat("/dev/stdout")
+    res = proj.run("--junit", "/dev/stdout")
+    assert res.returncode == 1, res.stderr
+    assert "<testsuites" in res.stdout and "Mentions 30 days" in res.stdout
+    after = os.lstat("/dev/stdout")
+    assert stat.S_ISLNK(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_junit_to_dev_stdout_redirected_to_a_file_follows_what_the_run_printed(proj: Proj) -> None:
+    res = proj.shell("niceeval run --junit /dev/stdout > out.txt; echo rc=$?")
+    assert "rc=1" in res.stdout, res.stderr
+    text = (proj.root / "out.txt").read_text(encoding="utf-8")
+    assert "<testsuites" in text and "niceeval view" in text  # both: the summary was not truncated away
+
+
+def test_junit_into_a_fifo_is_written_to_its_reader(proj: Proj, tmp_path: Path) -> None:
+    fifo = tmp_path / "junit.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    res = proj.run("--junit", str(fifo))
+    reader.join(timeout=60)
+    assert res.returncode == 1, res.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert got and b"<testsuites" in got[0]
+
+
+def test_merge_junit_through_a_symlink_keeps_the_link(proj: Proj, tmp_path: Path) -> None:
+    assert proj.run().returncode == 1
+    target = tmp_path / "merged.xml"
+    target.write_text("old", encoding="utf-8")
+    (proj.root / "m.xml").symlink_to(target)
+    res = proj.cli("merge", str(proj.store), "--into", str(tmp_path / "into.db"), "--junit", "m.xml")
+    assert res.returncode == 0, res.stderr
+    assert (proj.root / "m.xml").is_symlink()
+    assert ET.parse(target).getroot().tag == "testsuites"
