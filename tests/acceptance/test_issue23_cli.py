@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import stat
 import threading
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from outside import Proj, stop, wait_for
+from outside import Proj
 
 EVALS = """
 from niceeval_cli import define_eval
