@@ -173,17 +173,23 @@ def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: st
 
 
 def parse_fail_on(values: Iterable[str]) -> tuple[PairClass, ...]:
-    """`--fail-on` values (repeatable; commas also separate), checked against the class names."""
+    """`--fail-on` values (repeatable; commas also separate), checked against the class names.
+
+    A value that names no class (`""`, `",,,"`) is a usage error: read as nothing, it would
+    silently turn the CI gate off."""
+    choices = ", ".join(c.value for c in PairClass)
     classes: list[PairClass] = []
     for value in values:
-        for part in value.split(","):
-            name = part.strip()
-            if not name:
-                continue
+        names = [part.strip() for part in value.split(",") if part.strip()]
+        if not names:
+            raise UsageError(
+                f"--fail-on {value!r} names no comparison class, so it would gate nothing; give one or more "
+                f"of {choices} (repeat the flag or separate them with commas), or leave --fail-on out."
+            )
+        for name in names:
             try:
                 classes.append(PairClass(name))
             except ValueError:
-                choices = ", ".join(c.value for c in PairClass)
                 raise UsageError(f"--fail-on {name!r} is not a comparison class; choose from {choices}.") from None
     return tuple(dict.fromkeys(classes))
 

@@ -120,6 +120,7 @@ class _Dispatcher:
         self.replaced_code_points = 0
         self.spent_usd = 0.0
         self.budget_hit = False
+        self.sealed = 0  # attempts this run executed and sealed (`run.finished.executed`)
         self._sealing: set[asyncio.Future[None]] = set()  # attempts produced, waiting for their seal
         self.fatal: Exception | None = None  # what sealing raised that no attempt can survive
         self._taken = 0  # slots taken from the dispatch queue, in order
@@ -187,6 +188,7 @@ class _Dispatcher:
             if self.fatal is None:
                 self.fatal = exc
             return
+        self.sealed += 1
         self.events.sealed(self.run_id, slot, attempt, results)
 
     def _error_text(self, doing: str, exc: BaseException) -> str:
@@ -510,7 +512,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         unstarted = tuple(
             f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted(dispatchable)
         ) if budget_hit and dispatcher is not None else ()
-        planned, executed, reused_count = len(slots), len(dispatchable), len(reused)
+        # Executed: attempts this run sealed — not the slots it meant to (a budget or Ctrl-C stops some).
+        planned, executed, reused_count = len(slots), dispatcher.sealed if dispatcher else 0, len(reused)
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
         del slots, executing, reused, dispatchable
         read = store.run_outcome_rows(run_id)

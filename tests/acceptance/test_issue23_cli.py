@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -120,3 +121,69 @@ def test_merge_junit_through_a_symlink_keeps_the_link(proj: Proj, tmp_path: Path
     assert res.returncode == 0, res.stderr
     assert (proj.root / "m.xml").is_symlink()
     assert ET.parse(target).getroot().tag == "testsuites"
+
+
+# --- item 18: run.finished.executed counts attempts executed -------------------------------
+
+PAID_AGENT = '''
+from niceeval_cli import Turn, Usage, define_adapter
+
+async def send(ctx, message):
+    return Turn(input=message, message="ok", usage=Usage(input_tokens=10, output_tokens=0, cost_usd=1.0))
+
+adapter = define_adapter(name="paid", send=send)
+'''
+
+PAID_EVALS = '''
+from niceeval_cli.expect import equals
+from agent import adapter
+
+def make(i):
+    async def test(t):
+        turn = await t.send(f"q{i}")
+        t.check(turn.message, equals("ok")).label("answer")
+    return test
+
+for i in range(8):
+    globals()[f"e{i}"] = adapter.define_eval(test=make(i), name=f"e{i}")
+'''
+
+
+def test_run_finished_executed_counts_attempts_run_not_slots_planned(tmp_path: Path) -> None:
+    proj = Proj(tmp_path / "paid")
+    proj.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 2\n[experiments.paid]\n')
+    proj.write("agent.py", PAID_AGENT)
+    proj.write("evals/e.py", PAID_EVALS)
+    res = proj.run("--budget", "2.5", "--json")
+    assert res.returncode == 5, res.stderr
+    events = [json.loads(line) for line in res.stdout.splitlines()]
+    [finished] = [e for e in events if e["event"] == "run.finished"]
+    sealed = proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"]
+    assert sealed == 3  # $1 each: the third reaches $2.50; 13 of 16 planned slots never started
+    assert finished["executed"] == sealed == sum(e["event"] == "attempt.sealed" for e in events)
+    assert len(finished["unstarted"]) == 13 and finished["reused"] == 0
+    again = proj.run("--json")  # the 3 sealed are reused, the 13 others run
+    [finished] = [json.loads(x) for x in again.stdout.splitlines() if '"run.finished"' in x]
+    assert (finished["executed"], finished["reused"]) == (13, 3)
+
+
+# --- item 19: compare --fail-on that names no class ----------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", ",,,", " , "])
+def test_compare_fail_on_naming_no_class_is_a_usage_error(proj: Proj, value: str) -> None:
+    assert proj.run().returncode == 1
+    res = proj.cli("compare", "--fail-on", value)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert "--fail-on" in res.stderr and "regressed" in res.stderr and "Traceback" not in res.stderr
+    assert res.stdout == ""
+
+
+def test_compare_fail_on_still_gates_with_a_class(proj: Proj) -> None:
+    assert proj.run().returncode == 1
+    first = proj.sql("SELECT id FROM runs")[0]["id"]
+    proj.write("evals/a.py", EVALS.replace('equals("30 days")', 'equals("14 days")').replace(
+        "equals(1)).label", "equals(2)).label"))
+    assert proj.run().returncode == 1
+    assert proj.cli("compare", first, "--fail-on", "regressed,").returncode == 1
+    assert proj.cli("compare", first, "--fail-on", "added").returncode == 0
