@@ -21,12 +21,17 @@ def show(listing: SandboxListing, *, console: Console, removed: bool = False, js
         return
     items = listing.sandboxes
     lines: list[Line] = []
-    if not items:
+    if not items and not listing.left:
         lines.append(line("no sandboxes removed" if removed else "no sandboxes left by NiceEval on this machine"))
     for item in items:
         about = " ".join(f"{key} {name(item.about[key])}" for key in _ABOUT if item.about.get(key))
         status = "removed" if removed else item.status
         lines.append(line(f"{status:<8} {item.kind:<6} {item.location}" + (f"  ({about})" if about else "")))
+    for item, pids in listing.left:
+        lines.append(line(
+            f"left     {item.kind:<6} {item.location}  (in use: process {', '.join(map(str, pids))} works inside "
+            "it and was not started by NiceEval; leave the folder and prune again)"
+        ))
     if not removed and any(item.status != "in-use" for item in items):
         lines.append(line("`niceeval sandbox prune` removes the kept and orphaned ones (never one in use)."))
     _out.emit(console, lines)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .._registry import SANDBOXES, UnknownName
 from ._changes import Change, added_lines, changes, diff_text
 from ._docker import DockerKind
-from ._kept import KeptSandbox, list_sandboxes, prune_sandboxes
+from ._kept import KeptSandbox, Pruned, list_sandboxes, prune_sandboxes
 from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, should_keep
 from ._live import cleanup_all
 from ._local import LocalKind
@@ -27,6 +27,7 @@ __all__ = [
     "FileState",
     "KeptSandbox",
     "PrepareFailed",
+    "Pruned",
     "SandboxKind",
     "SandboxSetupError",
     "SandboxSpec",

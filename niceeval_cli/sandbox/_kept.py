@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._docker import LABEL, docker
-from ._local import KEPT_FILE, OWNER_FILE, PREFIX, WORK_DIR, kill_everything_in
+from ._local import KEPT_FILE, OWNER_FILE, PREFIX, WORK_DIR, kill_started_in, visitors_of
 
-__all__ = ["KeptSandbox", "list_sandboxes", "prune_sandboxes"]
+__all__ = ["KeptSandbox", "Pruned", "list_sandboxes", "prune_sandboxes"]
 
 KEPT, ORPHANED, IN_USE = "kept", "orphaned", "in-use"
 
@@ -97,17 +97,32 @@ def list_sandboxes(tmp: Path | None = None, *, docker_too: bool = True) -> list[
     return found
 
 
-def prune_sandboxes(tmp: Path | None = None, *, docker_too: bool = True) -> list[KeptSandbox]:
-    """Remove the kept and orphaned ones (never one in use); returns what was removed."""
-    removed = []
+@dataclass(frozen=True)
+class Pruned:
+    """What `prune` removed, and what it left because someone is working in it."""
+
+    removed: list[KeptSandbox]
+    left: list[tuple[KeptSandbox, list[int]]]  # a local workspace and the pids working inside it
+
+
+def prune_sandboxes(tmp: Path | None = None, *, docker_too: bool = True) -> Pruned:
+    """Remove the kept and orphaned sandboxes (never one in use). A local workspace that a process
+    NiceEval did not start is working in (a user's shell) is left, with those pids; only the
+    processes NiceEval started there are killed."""
+    removed: list[KeptSandbox] = []
+    left: list[tuple[KeptSandbox, list[int]]] = []
     for item in list_sandboxes(tmp, docker_too=docker_too):
         if item.status == IN_USE:
             continue
         if item.kind == "local":
             root = Path(item.location).parent
-            kill_everything_in(root, set())
+            visitors = visitors_of(root)
+            if visitors:
+                left.append((item, visitors))
+                continue
+            kill_started_in(root)
             shutil.rmtree(root, ignore_errors=True)
         else:
             subprocess.run([docker(), "rm", "-f", "-v", item.name], capture_output=True, timeout=60, check=False)
         removed.append(item)
-    return removed
+    return Pruned(removed, left)

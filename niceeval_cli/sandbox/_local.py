@@ -23,14 +23,19 @@ from ._spec import Command, SandboxSpec
 from ._workspace import CommandResult, FileState, Snapshot
 
 __all__ = [
-    "KEPT_FILE", "OWNER_FILE", "PREFIX", "WORK_DIR", "LocalKind", "LocalWorkspace", "argv_of", "inside",
-    "kill_everything_in",
+    "KEPT_FILE", "MARKER", "OWNER_FILE", "PREFIX", "WORK_DIR", "LocalKind", "LocalWorkspace", "argv_of", "inside",
+    "kill_everything_in", "kill_started_in", "visitors_of",
 ]
 
 PREFIX = "niceeval-sandbox-"
 OWNER_FILE = "owner.json"
 KEPT_FILE = "kept.json"
 WORK_DIR = "workspace"
+#: Every process NiceEval starts in a local workspace carries this variable, set to its sandbox's
+#: folder name, and its children inherit it: teardown and `sandbox prune` find what NiceEval
+#: started by it — wherever it went (`setsid`, `cd /`) — and a user's own shell sitting in a kept
+#: workspace, which lacks it, is never killed.
+MARKER = "NICEEVAL_SANDBOX"
 
 
 def inside(root: Path, path: str) -> Path:
@@ -45,30 +50,64 @@ def argv_of(command: Command | Sequence[str]) -> list[str]:
     return ["sh", "-c", command] if isinstance(command, str) else list(command)
 
 
-def _processes_under(root: Path) -> list[int]:
-    """Pids whose working directory is inside `root` (Linux /proc; elsewhere none are found)."""
-    found = []
+def _processes() -> list[Path]:
+    proc = Path("/proc")
+    return list(proc.glob("[0-9]*")) if proc.is_dir() else []  # Linux; elsewhere none are found
+
+
+def _cwd_inside(entry: Path, root: Path) -> bool:
+    try:
+        cwd = os.readlink(entry / "cwd")
+    except OSError:
+        return False
     prefix = str(root)
-    for entry in Path("/proc").glob("[0-9]*") if Path("/proc").is_dir() else ():
-        try:
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if (cwd == prefix or cwd.startswith(prefix + os.sep)) and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
+    return cwd == prefix or cwd.startswith(prefix + os.sep)
 
 
-def kill_everything_in(root: Path, groups: set[int]) -> None:
-    """Kill the groups we started and any process still working inside `root` (a daemonised one)."""
-    for pid in list(groups):
-        kill_group(pid)
-    groups.clear()
-    for pid in _processes_under(root):
+def _marked(entry: Path, mark: bytes) -> bool:
+    try:
+        return mark in (entry / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _started_in(root: Path) -> list[int]:
+    """Pids NiceEval started in the workspace under `root` (they carry its MARKER)."""
+    mark = f"{MARKER}={root.name}".encode()
+    own = os.getpid()
+    return [int(entry.name) for entry in _processes() if int(entry.name) != own and _marked(entry, mark)]
+
+
+def visitors_of(root: Path) -> list[int]:
+    """Pids working inside `root` that NiceEval did not start (a user's shell in a kept workspace)."""
+    mark = f"{MARKER}={root.name}".encode()
+    own = os.getpid()
+    return [int(entry.name) for entry in _processes()
+            if int(entry.name) != own and _cwd_inside(entry, root) and not _marked(entry, mark)]
+
+
+def _kill(pids: Sequence[int]) -> None:
+    for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def kill_started_in(root: Path) -> None:
+    """Kill every process NiceEval started in the workspace under `root`, and nothing else."""
+    _kill(_started_in(root))
+
+
+def kill_everything_in(root: Path, groups: set[int]) -> None:
+    """An attempt's own teardown: kill the groups it started, every process carrying its marker
+    (a daemonised one that left its group and the workspace), and any process still working
+    inside the workspace it made (one that cleared its environment)."""
+    for pid in list(groups):
+        kill_group(pid)
+    groups.clear()
+    _kill(sorted(set(_started_in(root)) | {int(e.name) for e in _processes()
+                                           if int(e.name) != os.getpid() and _cwd_inside(e, root)}))
 
 
 def _remove(root: Path, groups: set[int]) -> None:
@@ -89,7 +128,7 @@ class LocalWorkspace:
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult:
         where = inside(self.path, cwd) if cwd else self.path
-        full_env = {**os.environ, **env} if env else None
+        full_env = {**os.environ, **(env or {}), MARKER: self.root.name}
         return await run_host(argv_of(command), cwd=str(where), env=full_env, input=input,
                               timeout_ms=timeout_ms, groups=self.groups)
 

@@ -102,7 +102,7 @@ async def test_a_kept_sandbox_is_listed_and_pruned(kind_name, template, tmp_path
     assert listed[0].about["run"] == "r-1" and listed[0].about["eval"] == "demo/e"
     if kind_name == "local":
         assert (Path(where) / "left.txt").read_text() == "for later\n"
-    removed = [s.location for s in prune_sandboxes()]
+    removed = [s.location for s in prune_sandboxes().removed]
     assert where in removed
     assert not [s for s in list_sandboxes() if s.location == where]
 
