@@ -338,8 +338,22 @@ class _Rows(Iterable[T]):
 
 
 def _check_group(store: Store, layout: ShardLayout) -> None:
-    """A group's shards must come from one plan: refuse a shard of another plan under its id."""
-    others = sorted(d for d in store.group_plan_digests(str(layout.group_id)) if d != layout.digest)
+    """A group's shards must split one plan the same way: refuse a shard of another plan, or with
+    another N, under its id (its slots would be counted against the wrong partition: the group
+    would list real results as "not run")."""
+    if layout.shard is None:
+        return
+    plans = store.group_plans(str(layout.group_id))
+    counts = sorted({count for _, count in plans if count != layout.shard.count})
+    if counts:
+        theirs = " and ".join(f"{n} (--shard K/{n})" for n in counts)
+        raise UsageError(
+            f"--shard {layout.shard.index}/{layout.shard.count}: the store {store.path} already has shards of "
+            f"group {layout.group_id} split into {theirs}, not {layout.shard.count}; the shards of one group "
+            f"split one plan into the same number of shards — run this one as --shard K/{counts[0]}, or give "
+            "another --group (or unset NICEEVAL_RUN_GROUP)."
+        )
+    others = sorted(d for d, _ in plans if d is not None and d != layout.digest)
     if others and layout.digest is not None:
         raise UsageError(
             f"--group {layout.group_id}: the store {store.path} already has shards of this group planned "

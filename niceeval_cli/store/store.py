@@ -628,13 +628,13 @@ class Store:
         stored = self._stored_verdict(group_id, members)
         return GroupOutcome(members, groups, None if stored is not None else decide_group(members, groups))
 
-    def group_plan_digests(self, group_id: str) -> set[str]:
-        """The plan digests the shard runs of a group were planned from (one, when consistent)."""
+    def group_plans(self, group_id: str) -> set[tuple[str | None, int]]:
+        """(plan digest, shard count) of a group's shard runs: one pair when they are consistent."""
         rows = self._rows(
-            "Reading a group's plans", "SELECT DISTINCT plan_digest FROM runs WHERE group_id = ? "
-            "AND shard_count IS NOT NULL AND plan_digest IS NOT NULL", [group_id],
+            "Reading a group's plans", "SELECT DISTINCT plan_digest, shard_count FROM runs WHERE group_id = ? "
+            "AND shard_count IS NOT NULL", [group_id],
         )
-        return {row["plan_digest"] for row in rows}
+        return {(row["plan_digest"], row["shard_count"]) for row in rows}
 
     def resolve_attempt(self, prefix: str) -> AttemptRow:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""

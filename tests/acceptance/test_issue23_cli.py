@@ -187,3 +187,42 @@ def test_compare_fail_on_still_gates_with_a_class(proj: Proj) -> None:
     assert proj.run().returncode == 1
     assert proj.cli("compare", first, "--fail-on", "regressed,").returncode == 1
     assert proj.cli("compare", first, "--fail-on", "added").returncode == 0
+
+
+# --- item 10: a shard with another N joins no group ----------------------------------------
+
+
+def _many(proj: Proj) -> None:
+    lines = ["from niceeval_cli import define_eval", "from niceeval_cli.expect import equals", ""]
+    for i in range(8):
+        lines += ["@define_eval()", f"def e{i}(t):", f"    t.check({i}, equals({i if i != 5 else -1})).label('same')", ""]
+    proj.write("evals/a.py", "\n".join(lines))
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "default"])
+def test_a_shard_with_another_n_is_refused_naming_the_group_and_both_n(proj: Proj, how: str) -> None:
+    _many(proj)
+    group = {"flag": ["--group", "ci-42"], "env": [], "default": []}[how]
+    env = {"NICEEVAL_RUN_GROUP": "ci-42"} if how == "env" else {"NICEEVAL_RUN_GROUP": None}
+    first = proj.run("--shard", "1/2", *group, env=env)
+    assert first.returncode in (0, 1), first.stderr
+    runs_before = proj.sql("SELECT id, group_id FROM runs")
+    res = proj.run("--shard", "2/3", *group, env=env)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    group_id = runs_before[0]["group_id"]
+    assert group_id in res.stderr and "2/3" in res.stderr and "K/2" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    assert proj.sql("SELECT id, group_id FROM runs") == runs_before  # nothing recorded
+    # The right N still joins, and the group then reads as a one-machine run would.
+    second = proj.run("--shard", "2/2", *group, env=env)
+    assert second.returncode in (0, 1), second.stderr
+    view = proj.cli("view", group_id)
+    assert view.returncode == 0, view.stderr
+    assert "not run" not in view.stdout and "exit 1" in view.stdout
+
+
+def test_the_same_n_under_a_group_still_reruns_a_shard(proj: Proj) -> None:
+    _many(proj)
+    assert proj.run("--shard", "1/2", "--group", "g").returncode in (0, 1)
+    again = proj.run("--shard", "1/2", "--group", "g", "--rerun-all")
+    assert again.returncode in (0, 1), again.stderr
