@@ -17,6 +17,7 @@ from ..expect._core import BooleanMatch, MatchResult
 from ..sandbox._changes import STATUSES, Change, added_lines, changes, diff_text
 from ..sandbox._spec import Command
 from ..sandbox._workspace import CommandResult, FileState, Snapshot, Workspace
+from ._commands import not_started, settle
 from ._errors import AuthoringError, caller_location
 from ._registration import AssertionHandle
 
@@ -124,8 +125,12 @@ class SandboxFiles:
                                        or timeout_ms <= 0):
             raise self._error(f"t.sandbox.run(timeout_ms=...) needs a positive integer, got {timeout_ms!r}")
         where = self._path(cwd, "run(cwd=...)") if cwd is not None else None
-        return await self._workspace.run(command if isinstance(command, str) else tuple(command),
-                                         cwd=where, env=env, input=input, timeout_ms=timeout_ms)
+        argv = command if isinstance(command, str) else tuple(command)
+        try:
+            result = await self._workspace.run(argv, cwd=where, env=env, input=input, timeout_ms=timeout_ms)
+        except (FileNotFoundError, PermissionError) as exc:  # the program could not be started
+            return not_started(exc)
+        return settle(argv, result)  # a command that could not run gives no exit code to check
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
         """The host argv that runs `argv` in the workspace, to spawn it yourself (in `exec_cwd()`)."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._errors import SetupError
+from ..expect._facts import NumericMaterial
 from ._spec import Command, SandboxSpec
 
 __all__ = ["CommandResult", "FileState", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace"]
@@ -20,11 +21,18 @@ DIFFABLE_BYTES = 1 << 20
 class CommandResult:
     """What `t.sandbox.run` returns: a non-zero exit is a result, not an exception."""
 
-    exit_code: int | None  # None when killed by the timeout
+    # None when killed by the timeout; through `t.sandbox.run`, an unavailable NumericMaterial
+    # when the command could not run at all (authoring/_commands.py)
+    exit_code: int | NumericMaterial | None
     stdout: str
     stderr: str
     duration_ms: float
     timed_out: bool = False
+    returncode: int | None = None  # the process's own exit status (None: killed, or never started)
+
+    def __post_init__(self) -> None:
+        if self.returncode is None and isinstance(self.exit_code, int):
+            object.__setattr__(self, "returncode", self.exit_code)
 
 
 @dataclass(frozen=True)

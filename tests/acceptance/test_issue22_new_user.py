@@ -5,9 +5,15 @@ test_issue22_tool_outputs.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-from outside import Proj
+import pytest
+from outside import REPO, Proj
 
 GATED_AND_UNRANKABLE = '''
 from niceeval_cli import Fact, define_score_eval
@@ -77,3 +83,63 @@ def test_a_case_value_that_is_not_json_names_the_eval_and_the_case(proj: Proj) -
     res = proj.run()
     assert res.returncode == 2, res.stdout + res.stderr
     assert "eval 'by_case'" in res.stderr and "case 'c-2'" in res.stderr and "not JSON" in res.stderr, res.stderr
+
+
+def _python_without_pytest(where: Path) -> Path:
+    """A real interpreter that has no pytest (a venv without pip): the fresh machine's `python`."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+    bin_dir = where / "bin"
+    probe = subprocess.run([str(bin_dir / "python"), "-c", "import pytest"], capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        pytest.skip("could not make an interpreter without pytest")
+    return bin_dir
+
+
+@pytest.mark.slow
+def test_the_coding_agent_example_without_pytest_says_the_tests_could_not_run(proj: Proj, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples" / "coding_agent", proj.root, dirs_exist_ok=True)
+    bin_dir = _python_without_pytest(tmp_path / "fresh")
+    env = {"NO_COLOR": "1", "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    res = proj.run("-e", "local", env=env, timeout=300)
+    assert "expected equals(0), got 1" not in res.stdout, res.stdout
+    rows = proj.sql("SELECT a.experiment_id, r.state, r.reason, r.evidence FROM assertion_results r "
+                    "JOIN attempts a ON a.id = r.attempt_id WHERE r.label = 'Tests pass'")
+    assert {r["experiment_id"] for r in rows} == {"local", "local/forgets-notes", "local/leaks-key"}, rows
+    for row in rows:
+        assert row["state"] == "unavailable", row
+        assert "No module named pytest" in row["reason"] and "No module named pytest" in row["evidence"], row
+    assert "No module named pytest" in res.stdout, res.stdout
+    # the agent that did everything right could not be judged: undecided, never a definite failure
+    assert proj.sql("SELECT state, reason FROM attempts WHERE experiment_id = 'local'") == [
+        {"state": "errored", "reason": "evidence-unavailable"}]
+    assert res.returncode == 1, res.stdout + res.stderr  # the two broken agents still fail for real
+
+
+def test_a_workspace_command_that_cannot_start_is_unavailable_and_a_real_failure_still_fails(proj: Proj) -> None:
+    proj.write("niceeval.toml", "[experiments.e]\n[experiments.e.sandbox]\nkind = \"local\"\n")
+    proj.write("evals/commands.py", '''
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+
+        @define_eval()
+        async def commands(t):
+            shell = await t.sandbox.run("no-such-program-niceeval --version")
+            t.check(shell.exit_code, equals(0)).label("shell")
+            argv = await t.sandbox.run(["no-such-program-niceeval", "--version"])
+            t.check(argv.exit_code, equals(0)).label("argv")
+            module = await t.sandbox.run(["python", "-m", "no_such_module_niceeval"])
+            t.check(module.exit_code, equals(0)).label("module")
+            real = await t.sandbox.run(["python", "-c", "import sys; sys.exit(1)"])
+            t.check(real.exit_code, equals(0)).label("real")
+            t.check((shell.returncode, argv.returncode, real.returncode), equals((127, None, 1))).label("raw")
+    ''')
+    res = proj.run(env={"NO_COLOR": "1"})
+    states = {r["label"]: (r["state"], r["reason"] or "") for r in proj.sql(
+        "SELECT label, state, reason FROM assertion_results")}
+    assert states["shell"][0] == "unavailable" and "not found" in states["shell"][1], states
+    assert states["argv"][0] == "unavailable" and "no-such-program-niceeval" in states["argv"][1], states
+    assert states["module"][0] == "unavailable" and "No module named no_such_module_niceeval" in states["module"][1]
+    assert states["real"] == ("mismatched", ""), states
+    assert states["raw"][0] == "matched", states
+    assert res.returncode == 1, res.stdout + res.stderr  # the real failure is still a failure
