@@ -1,0 +1,35 @@
+"""Statistics (statistics.md): every rate with its uncertainty, comparisons against the noise.
+
+Pure: numbers in, numbers out; no store, no I/O. `scipy.stats` is imported only by the functions
+that need a t quantile or a significance test, so a plain `run` never loads it.
+"""
+
+from __future__ import annotations
+
+from ._clustered import ClusteredMean, PairedDifference, clustered_mean, paired_difference
+from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
+from ._significance import DEFAULT_ALPHA, Significance, bh_q_values, fisher_p, significance_of, welch_p
+from ._units import UnitEvidence, UnitStats, unit_stats
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_CONFIDENCE",
+    "ClusteredMean",
+    "Interval",
+    "PairedDifference",
+    "Significance",
+    "UnitEvidence",
+    "UnitStats",
+    "bh_q_values",
+    "clustered_mean",
+    "fisher_p",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "significance_of",
+    "t_interval",
+    "unit_stats",
+    "welch_p",
+    "wilson",
+    "z_of",
+]

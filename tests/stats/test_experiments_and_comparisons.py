@@ -1,0 +1,110 @@
+"""statistics.md, "Per experiment" and "Comparisons": worked values, scipy cross-checks, properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats as sp
+
+from niceeval_cli.stats import (
+    Significance,
+    bh_q_values,
+    clustered_mean,
+    fisher_p,
+    paired_difference,
+    significance_of,
+    welch_p,
+)
+
+
+def test_experiment_mean_worked_example():
+    summary = clustered_mean([1, 0.5, 0, 1])
+    assert summary is not None and summary.interval is not None
+    assert summary.estimate == 0.625
+    assert round(summary.se, 4) == 0.2394
+    assert (round(summary.interval.low, 4), round(summary.interval.high, 4)) == (0.1559, 1.0)
+    assert not summary.clustered
+
+
+def test_two_cases_of_one_eval_form_a_cluster():
+    summary = clustered_mean([1, 0.5, 0, 1], clusters=["ds", "a", "b", "ds"])
+    assert summary is not None and summary.se is not None
+    assert round(summary.se, 4) == 0.2736
+    assert summary.se**2 - 0.2394**2 == pytest.approx(0.017578, abs=2e-4)
+    assert summary.clustered
+
+
+def test_one_unit_has_no_interval():
+    summary = clustered_mean([0.5])
+    assert summary is not None and summary.se is None and summary.interval is None
+    assert clustered_mean([]) is None
+
+
+def test_without_clusters_the_se_is_the_standard_error_of_the_mean():
+    values = [0.1, 0.7, 0.4, 0.9, 0.3]
+    summary = clustered_mean(values)
+    assert summary is not None and summary.se == pytest.approx(sp.sem(values))
+
+
+def test_paired_difference_worked_example():
+    paired = paired_difference([1, 1, 0, 1], [1, 0.5, 0, 0])
+    assert paired is not None and paired.interval is not None and paired.p_value is not None and paired.se
+    assert paired.difference == -0.375
+    assert round(paired.se, 4) == 0.2394
+    assert (round(paired.interval.low, 4), round(paired.interval.high, 4)) == (-0.8441, 0.0941)
+    assert round(paired.p_value, 4) == 0.1172
+    assert paired.p_value == pytest.approx(2 * sp.norm.sf(0.375 / paired.se))
+    assert not paired.wholly_below_zero
+
+
+def test_paired_difference_with_no_spread():
+    same = paired_difference([1, 1, 1], [1, 1, 1])
+    worse = paired_difference([1, 1, 1], [0, 0, 0])
+    assert same is not None and same.p_value == 1.0
+    assert worse is not None and worse.p_value == 0.0 and worse.wholly_below_zero
+    one = paired_difference([1], [0])
+    assert one is not None and one.p_value is None and one.interval is None
+
+
+def test_fisher_worked_example_and_scipy():
+    assert round(fisher_p(5, 5, 1, 5), 4) == 0.0476
+    assert fisher_p(3, 7, 6, 9) == pytest.approx(sp.fisher_exact([[3, 4], [6, 3]]).pvalue)
+
+
+def test_welch_matches_scipy_and_handles_zero_variance():
+    base, new = [0.2, 0.4, 0.6], [0.7, 0.9, 0.8, 1.0]
+    assert welch_p(base, new) == pytest.approx(sp.ttest_ind(base, new, equal_var=False).pvalue)
+    assert welch_p([0.5, 0.5], [0.5, 0.5]) == 1.0
+    assert welch_p([0.5, 0.5], [0.7, 0.7]) == 0.0
+    assert welch_p([0.5], [0.7, 0.8]) is None
+
+
+@given(st.lists(st.floats(1e-6, 1.0), min_size=1, max_size=50))
+def test_q_values_are_at_least_p_values(ps):
+    qs = bh_q_values(ps)
+    assert len(qs) == len(ps)
+    assert all(q >= p - 1e-12 and q <= 1.0 for p, q in zip(ps, qs, strict=True))
+
+
+def test_q_values_match_scipy():
+    ps = [0.01, 0.04, 0.03, 0.2, 0.5]
+    assert bh_q_values(ps) == pytest.approx(list(sp.false_discovery_control(ps, method="bh")))
+
+
+def test_significance_words():
+    assert significance_of(0.01) is Significance.SIGNIFICANT
+    assert significance_of(0.05) is Significance.WITHIN_NOISE
+    assert significance_of(None) is Significance.UNTESTABLE
+    assert significance_of(0.08, alpha=0.1) is Significance.SIGNIFICANT
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=40))
+def test_paired_interval_contains_the_difference(pairs):
+    paired = paired_difference([b for b, _ in pairs], [n for _, n in pairs])
+    assert paired is not None and paired.interval is not None
+    assert paired.interval.low - 1e-9 <= paired.difference <= paired.interval.high + 1e-9
+    assert -1.0 <= paired.interval.low and paired.interval.high <= 1.0
+    assert paired.p_value is not None and 0.0 <= paired.p_value <= 1.0 and not math.isnan(paired.p_value)
