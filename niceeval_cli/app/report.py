@@ -8,6 +8,8 @@ module reads, and writes the finished file atomically.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from ..store import OutcomeGroup, Store
 from .compare import CompareResult, Results, attempt_facts, experiments_result, run_results
 
-__all__ = ["ReportData", "default_path", "load_report", "read_report", "save_report"]
+__all__ = ["ReportData", "default_path", "load_report", "read_report", "report_file_name", "save_report"]
 
 REPORTS_DIR = "reports"
 
@@ -117,8 +119,30 @@ def _transcripts(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def default_path(store_path: Path, run_id: str) -> Path:
-    """`.niceeval/reports/<run id>.html`, beside the store."""
-    return Path(store_path).parent / REPORTS_DIR / f"{run_id}.html"
+    """`.niceeval/reports/<run id>.html`, beside the store: always a file inside that folder.
+
+    A run or group id comes from the store, and a merged shard store may carry any text there
+    (`../../x`, an absolute path): only `--out` chooses a path elsewhere (issue 23).
+    """
+    return Path(store_path).parent / REPORTS_DIR / report_file_name(run_id)
+
+
+_NAME_MAX = 120  # well under every file system's 255-byte limit, with room for the hash and `.html`
+
+
+def report_file_name(run_id: str) -> str:
+    """The report's file name for a run or group id: the id itself when it is a plain name (every
+    run id is), else its letters, digits, `-`, `_` and `.` with a short hash of the whole id, so
+    two different ids never share a file and no id can name a path."""
+    if _PLAIN_NAME.fullmatch(run_id) and len(run_id) <= _NAME_MAX:
+        return f"{run_id}.html"
+    kept = _UNSAFE_IN_NAME.sub("_", run_id).strip("._")[:_NAME_MAX] or "run"
+    digest = hashlib.sha256(run_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{kept}-{digest}.html"
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def save_report(html: str, path: Path) -> Path:

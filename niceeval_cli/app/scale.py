@@ -27,10 +27,21 @@ def shard_settings(
         return None, None
     spec = parse_shard(shard)
     chosen = group if group is not None else environ.get(RUN_GROUP_ENV) or None
-    if chosen is not None and (not chosen.strip() or chosen != chosen.strip() or not chosen.isprintable()):
-        source = "--group" if group is not None else RUN_GROUP_ENV
-        raise UsageError(f"{source} {chosen!r}: a group id is printable text without surrounding spaces")
+    if chosen is not None:
+        _check_group_id(chosen, "--group" if group is not None else RUN_GROUP_ENV)
     return spec, chosen
+
+
+def _check_group_id(group: str, source: str) -> None:
+    """A group id labels runs and names files (the report's `.niceeval/reports/<id>.html`): printable
+    text with no path in it, refused here before anything is planned or stored."""
+    if not group.strip() or group != group.strip() or not group.isprintable():
+        raise UsageError(f"{source} {group!r}: a group id is printable text without surrounding spaces")
+    if "/" in group or "\\" in group or not group.strip("."):
+        raise UsageError(
+            f"{source} {group!r}: a group id is a name, not a path — it may not contain '/' or '\\' "
+            "or be only dots; use letters, digits, '-', '_' or '.' (the CI run number, say: ci-42)"
+        )
 
 
 def executor_settings(

@@ -6,19 +6,22 @@ import re
 
 # C0 and C1 controls except tab/newline, DEL, Unicode line/paragraph separators, and bidi /
 # zero-width / invisible-format tricks that can reorder or hide what a reader sees, and lone
-# surrogates (which a terminal encoder would choke on).
-_UNSAFE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ud800-\udfff\ufeff"
-    r"\ufff9-\ufffb\U000e0000-\U000e007f]"
+# surrogates (which a terminal encoder would choke on). One table: the terminal, JUnit and the
+# HTML report (whose page script builds the same class from `UNSAFE_RANGES`) escape the same set.
+UNSAFE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0x061C, 0x061C), (0x180E, 0x180E), (0x200B, 0x200F),
+    (0x2028, 0x202E), (0x2060, 0x2069), (0xD800, 0xDFFF), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB),
+    (0xE0000, 0xE007F),
 )
-_NAMED = {"\r": "\\r", "\x1b": "\\x1b", "\x00": "\\x00", "\x07": "\\x07", "\x08": "\\x08"}
+_UNSAFE = re.compile("[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in UNSAFE_RANGES) + "]")
+NAMED_ESCAPES = {"\r": "\\r", "\x1b": "\\x1b", "\x00": "\\x00", "\x07": "\\x07", "\x08": "\\x08"}
 
 DEFAULT_LIMIT = 400
 
 
 def _escape(match: re.Match[str]) -> str:
     ch = match.group(0)
-    named = _NAMED.get(ch)
+    named = NAMED_ESCAPES.get(ch)
     if named is not None:
         return named
     code = ord(ch)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,17 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import chromium_context
 from projects import Project
 
 from niceeval_cli._ids import new_id
 from niceeval_cli._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from niceeval_cli._states import AssertionState, AttemptState, EvalKind, PlanReason, Relation, Role, RunStatus
 from niceeval_cli.store import SlotRecord, Store
-
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 
 # An agent reply that tries everything: markup, an event handler, and breaking out of the data block.
 PAYLOAD = (
@@ -142,44 +136,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 # ── the browser ──────────────────────────────────────────────────────────────────────────────
 
 
-def chromium_path() -> str | None:
-    for candidate in (os.environ.get("NICEEVAL_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    return None
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run; .ci/run installs chromium and playwright)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")  # not longer: Playwright's sync API holds an event loop while open
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A fresh persistent Chromium context (its own user-data-dir) that logs every request."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
-    executable = chromium_path()
-    if executable is None:
-        _missing("Chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=executable,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1100, "height": 900},
-        )
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
         requests: list[str] = []
         context.on("request", lambda request: requests.append(request.url))
-        context.requests = requests  # type: ignore[attr-defined]
-        try:
-            yield context
-        finally:
-            context.close()
+        context.requests = requests
+        yield context
 
 
 @dataclass

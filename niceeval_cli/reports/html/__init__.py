@@ -21,6 +21,7 @@ from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from ...app.report import ReportData
+from .._safe import visible
 from ._model import Page, build_page
 from ._words import MARKS, slug
 
@@ -33,9 +34,18 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 _JSON_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
+def _shown(value: Any) -> Any:
+    """Every `{{ value }}` of the page as the terminal shows it: controls and bidi overrides escaped
+    (`\\u202e`), so a case id cannot display reversed. Our own markup (Markup) is left as written."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, None)
+    return value
+
+
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=False)
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True), trim_blocks=False,
+                      finalize=_shown)
     env.policies["json.dumps_kwargs"] = {"sort_keys": False}
     env.filters["slug"] = slug  # a word's CSS class / filter value, as the attempts' `state_slug`
     return env

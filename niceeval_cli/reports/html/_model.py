@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...app.report import ReportData
+from .._safe import NAMED_ESCAPES, UNSAFE_RANGES
 from . import _charts
 from ._attempts import AttemptItem, attempt_items
 from ._charts import Chart
@@ -26,6 +27,8 @@ FIRST_SLICE = 60
 #: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
 SERVER_ROWS = 1000
 LATER_CHUNK = 500
+#: What the page script escapes in the details it builds, exactly as the terminal does (one home: _safe).
+SAFE_TEXT = {"ranges": UNSAFE_RANGES, "named": NAMED_ESCAPES}
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,6 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         tags=sorted({t for i in items for t in i.tags}),
         baseline=baseline,
         versus=versus,
-        payload={"run": data.run.id, "first_slice": FIRST_SLICE, **payload},
+        payload={"run": data.run.id, "first_slice": FIRST_SLICE, "safe": SAFE_TEXT, **payload},
         server_rows=server_rows,
     )
