@@ -42,6 +42,7 @@ class ReportData:
     experiments: CompareResult | None = None  # two experiments of this run, A against B
     groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
     turns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # attempt id → its transcript
+    costs: list[dict[str, Any]] = field(default_factory=list)  # per experiment, as `Store.costs` sums them
 
 
 def load_report(
@@ -92,6 +93,7 @@ def read_report(
         experiments=pair,
         groups=store.outcome_rows(run.id),
         turns=_transcripts(store, run.id),
+        costs=store.costs(run.id),
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ...app.compare import Results
 from ...app.report import ReportData
 from ...comparison import shown_eval_id
+from ..viewmodels.standing import score_standing
 from ..viewmodels.text import duration
 from ._words import MARKS, OK_WORDS, attempt_word, eval_tags, score_text, slug
 
@@ -31,10 +32,15 @@ class AttemptItem:
     tags: tuple[str, ...]
     open: bool
     reused_from: str | None
+    grade: str | None = None  # a score's standing (high | middling | low), coloured and marked by it
 
     @property
     def state_slug(self) -> str:
         return slug(self.word)
+
+    @property
+    def badge_css(self) -> str:
+        return f"s-{self.state_slug}" + (f" g-{self.grade}" if self.grade else "")
 
     @property
     def tags_text(self) -> str:
@@ -109,6 +115,7 @@ def attempt_items(data: ReportData, server_rows: int) -> tuple[list[AttemptItem]
     payload: list[dict[str, Any]] = []
     for i, row in enumerate(data.attempts):
         word = attempt_word(row["state"], row.get("gate"))
+        standing = score_standing(row.get("score"), row.get("max_score")) if word == "scored" else None
         items.append(AttemptItem(
             index=i,
             id=row["id"],
@@ -118,12 +125,13 @@ def attempt_items(data: ReportData, server_rows: int) -> tuple[list[AttemptItem]
                 "case_id"),  # shown apart only when the eval id does not carry it already
             ordinal=row["ordinal"],
             word=word,
-            mark=MARKS.get(word, ""),
+            mark=standing.mark if standing else MARKS.get(word, ""),
             score=score_text(row),
             duration=duration(row.get("duration_ms")),
             tags=eval_tags(row, tag_cache),
             open=word not in OK_WORDS,
             reused_from=row["run_id"] if row.get("relation") == "reference" else None,
+            grade=standing.grade if standing else None,
         ))
         payload.append(_attempt_payload(row, results.get(row["id"], []), data.turns.get(row["id"], ())))
     return items, {"columns": columns, "values": values, "attempts": payload}

@@ -13,6 +13,8 @@ from ...comparison import (
     shown_eval_id,
 )
 from ..compare_output import LISTED, side_text
+from ..viewmodels.cost import ExperimentCost
+from ..viewmodels.text import when
 from ._summary import ExperimentColumn, experiment_column
 
 
@@ -36,6 +38,12 @@ class ComparisonView:
     sections: list[tuple[str, str, list[PairItem]]]  # (class, title, pairs) listed pair by pair
     rest: list[tuple[str, list[PairItem]]]  # the other classes, collapsed
     totals: list[ExperimentColumn] | None = None
+    base_started: str = ""  # when the baseline run started (between runs)
+
+    @property
+    def counts_text(self) -> str:
+        """`2 regressed · 1 fixed · 3 unchanged` (the classes that occur), for the page's header."""
+        return " · ".join(f"{n} {cls}" for cls, n in self.counts if n) or "no pairs"
 
 
 def _pair_item(pair: Pair) -> PairItem:
@@ -45,7 +53,8 @@ def _pair_item(pair: Pair) -> PairItem:
 
 
 def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFacts] | None = None,
-                models: Mapping[str, str | None] | None = None) -> ComparisonView:
+                models: Mapping[str, str | None] | None = None,
+                costs: Mapping[str, ExperimentCost] | None = None) -> ComparisonView:
     comparison = result.comparison
     titles = {PairClass.REGRESSED: "Regressed", PairClass.FIXED: "Fixed", PairClass.UNDECIDED: "Undecided now",
               PairClass.DECIDED: "Decided now", PairClass.STILL_FAILING: "Still failing",
@@ -56,7 +65,8 @@ def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFa
         base_label, new_label = a, b
         titles[PairClass.FIXED], titles[PairClass.REGRESSED] = f"{b} wins", f"{b} loses"
         if facts is not None:
-            totals = [experiment_column(x, facts, (models or {}).get(x)) for x in result.experiments]
+            totals = [experiment_column(x, facts, (models or {}).get(x), cost=(costs or {}).get(x))
+                      for x in result.experiments]
     else:
         base_label, new_label = f"run {result.base_run.id}", f"run {result.new_run.id}"
     sections = [(c.value, titles[c], [_pair_item(p) for p in comparison.of(c)])
@@ -65,4 +75,4 @@ def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFa
             for c in comparison.order if c not in LISTED and c is not PairClass.UNCHANGED]
     counts = [(c.value, n) for c, n in comparison.counts().items()]
     return ComparisonView(title, base_label, new_label, counts, [s for s in sections if s[2]],
-                          [r for r in rest if r[1]], totals)
+                          [r for r in rest if r[1]], totals, when(result.base_run.started_at))

@@ -18,7 +18,14 @@ from ._attempts import AttemptItem, attempt_items
 from ._charts import Chart
 from ._comparisons import ComparisonView, comparison_view
 from ._matrix import MatrixRow, matrix_rows
-from ._summary import ExperimentColumn, Header, experiment_column, experiment_ids, run_summary
+from ._summary import (
+    ExperimentColumn,
+    Header,
+    experiment_column,
+    experiment_costs_by_id,
+    experiment_ids,
+    run_summary,
+)
 from ._words import STATE_WORDS, model_of
 
 #: Open attempts rendered before the page shows; the rest follow in idle slices.
@@ -44,6 +51,7 @@ class Page:
     versus: ComparisonView | None
     payload: dict[str, Any]
     server_rows: int = SERVER_ROWS
+    baseline_run: str | None = None  # --baseline: the run this one is compared with, named in the header
 
     @property
     def written_rows(self) -> list[AttemptItem]:
@@ -63,7 +71,9 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         if row["experiment_id"] not in models:
             models[row["experiment_id"]] = model_of(row)
     header = run_summary(data)
-    columns = [experiment_column(e, data.facts, models.get(e), header.summaries.get(e)) for e in experiments]
+    costs = experiment_costs_by_id(data)
+    columns = [experiment_column(e, data.facts, models.get(e), header.summaries.get(e), costs.get(e))
+               for e in experiments]
     items, payload = attempt_items(data, server_rows)
     words = {i.word for i in items}
     baseline = versus = None
@@ -71,7 +81,7 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         baseline = comparison_view(data.baseline, f"Against baseline run {data.baseline.base_run.id}")
     if data.experiments is not None and data.experiments.experiments is not None:
         a, b = data.experiments.experiments
-        versus = comparison_view(data.experiments, f"Experiment {a} against {b}", data.facts, models)
+        versus = comparison_view(data.experiments, f"Experiment {a} against {b}", data.facts, models, costs)
     return Page(
         header=header,
         experiments=columns,
@@ -84,4 +94,5 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         versus=versus,
         payload={"run": data.run.id, "first_slice": FIRST_SLICE, "safe": SAFE_TEXT, **payload},
         server_rows=server_rows,
+        baseline_run=data.baseline.base_run.id if data.baseline is not None else None,
     )

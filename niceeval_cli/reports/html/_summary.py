@@ -14,6 +14,7 @@ from ...comparison import (
 )
 from .. import _tally
 from .._safe import visible
+from ..viewmodels.cost import ExperimentCost, experiment_costs
 from ..viewmodels.run import ExperimentSummary, run_header
 from ..viewmodels.text import duration, join, num, percent, when
 from ._words import STATE_WORDS, attempt_word
@@ -89,8 +90,13 @@ def experiment_ids(data: ReportData) -> list[str]:
     return list(dict.fromkeys([e for e in data.run.experiments if e in set(seen)] + sorted(set(seen))))
 
 
+def experiment_costs_by_id(data: ReportData) -> dict[str, ExperimentCost]:
+    """Each experiment's reported and estimated cost, in the words `view` and `run` print them."""
+    return {row["experiment_id"]: found[0] for row in data.costs if (found := experiment_costs([row]))}
+
+
 def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str | None,
-            summary: ExperimentSummary | None = None) -> ExperimentColumn:
+            summary: ExperimentSummary | None = None, cost: ExperimentCost | None = None) -> ExperimentColumn:
     t = experiment_totals(facts, experiment)
     score = mean = None
     lines = summary.scores if summary is not None else None
@@ -110,5 +116,5 @@ def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str
     attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{t.pass_attempts})" if t.pass_attempts else "—"
     return ExperimentColumn(
         id=experiment, model=model, totals=t, pass_rate=rate, attempt_rate=attempt_rate, score=score, mean=mean,
-        duration=duration(t.duration_ms), cost="—" if t.cost_usd is None else f"${t.cost_usd:.4f}",
+        duration=duration(t.duration_ms), cost=cost.text if cost is not None else "—",
     )

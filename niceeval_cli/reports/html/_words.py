@@ -46,7 +46,7 @@ _GATE_FAILED, _GATE_UNAVAILABLE = Derived.GATE_FAILED.label, Derived.GATE_UNAVAI
 STATE_WORDS = _tally.ATTEMPT_WORDS
 MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", _GATE_FAILED: "✗", _GATE_UNAVAILABLE: "?",
          Derived.UNRANKABLE_GATE_FAILED.label: "✗", Derived.ERRORED_GATE_FAILED.label: "✗",
-         "passed": "✓", "scored": "✓", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",
+         "passed": "✓", "scored": "·", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",
          "met": "✓", "measured": "·", "removed": "−", "added": "+"}
 
 

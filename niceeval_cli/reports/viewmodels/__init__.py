@@ -9,5 +9,6 @@ only lays them out. Built from store rows and `OutcomeGroup`s; every decision co
   `ResultDetail`), `CollapsedAttempt`
 - `run`: `RunHeader`, `ExperimentSummary`, `EvalCounts`, `ScoreLines`, `MultiAttempt`, `EvalFoldRow`,
   `RunCountLine`, `ReuseLine`
+- `standing`: a score's grade (high, middling, low) by its share of the maximum
 - `text`: the formatting every renderer shares (`num`, `plural`, `exit_text`, `name`, ...)
 """

@@ -161,6 +161,18 @@
     }, 0);
   })();
 
+  // Case groups whose cases all passed alike start folded; their button shows and hides the cases.
+  document.getElementById("matrix").addEventListener("click", function (ev) {
+    var button = ev.target.closest("button.expand");
+    if (!button) return;
+    var open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.textContent = button.textContent.replace(open ? "show" : "hide", open ? "hide" : "show");
+    Array.prototype.forEach.call(button.closest("tbody").querySelectorAll("tr.case-row"), function (tr) {
+      tr.hidden = !open;
+    });
+  });
+
   // Filters: state, experiment, tag, eval id text; they hide and show rows, no server needed.
   var form = document.getElementById("filters");
   var count = document.getElementById("shown-count");
