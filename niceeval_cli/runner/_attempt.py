@@ -43,6 +43,8 @@ from ._sanitize import clean_value, fits_int64, replace_surrogates, usage_note
 from ._spec import LiveHandles, SlotSpec
 
 EVIDENCE_LIMIT = 64 * 1024
+#: An interrupt during a sandbox's teardown waits this long for it to end before sealing the attempt.
+TEARDOWN_GRACE_S = 30.0
 
 
 class BoundedUsageMeter(UsageMeter):
@@ -261,14 +263,39 @@ async def execute_attempt(
 
 async def _close_sandbox(scope: AttemptScope, state: str, notes: list[str]) -> str | None:
     """Teardown after the verdict (kept per `--keep-sandbox`); a failing teardown is a note, and the
-    last-line cleanup of the run still removes what it left."""
+    last-line cleanup of the run still removes what it left.
+
+    The verdict is decided before the teardown starts, so an interrupt (Ctrl-C) arriving during it
+    must not cost the attempt: the teardown is let finish (at most `TEARDOWN_GRACE_S`, or until a
+    second interrupt) and the attempt is sealed with its real verdict, never dropped as not run."""
+    closing = asyncio.ensure_future(scope.close(state))
     try:
-        return await scope.close(state)
+        return await asyncio.shield(closing)
     except asyncio.CancelledError:
-        raise
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)  # Python 3.11+
+        if uncancel is not None:
+            uncancel()  # handled: the attempt goes on to be sealed
+        try:
+            await asyncio.wait({closing}, timeout=TEARDOWN_GRACE_S)
+        except asyncio.CancelledError:  # a second interrupt: stop waiting, the last-line cleanup removes it
+            pass
+        if not closing.done():
+            closing.add_done_callback(_consume)
+            notes.append("sandbox teardown interrupted; the run's last-line cleanup removed the sandbox")
+            return None
+        if closing.cancelled() or closing.exception() is not None:
+            notes.append("sandbox teardown interrupted; the run's last-line cleanup removed the sandbox")
+            return None
+        return closing.result()
     except Exception as exc:
         notes.append(f"sandbox teardown failed: {type(exc).__name__}: {exc}")
         return None
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned teardown's outcome, so asyncio never logs it as unretrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def errored_attempt(spec: SlotSpec, error: str, *, notes: Sequence[str] = (), traceback: str | None = None,

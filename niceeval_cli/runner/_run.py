@@ -15,7 +15,7 @@ from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import redact
-from .._states import PlanReason, Relation, RunStatus
+from .._states import AttemptReason, PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
@@ -163,9 +163,14 @@ class _Dispatcher:
         try:
             produced = await task
         except asyncio.CancelledError:
-            if self.stopping and task.cancelled():
-                return  # interrupted before it started: not recorded
-            raise
+            if not (self.stopping and task.cancelled()):
+                raise
+            # Cancelled before its first step: `attempt.started` was said, so it is sealed
+            # `interrupted` (an attempt the audience saw start is never reported "not run").
+            produced = SealedAttempt(errored_attempt(
+                spec, "the run was interrupted while this attempt was starting", started_at=started_at,
+                reason=AttemptReason.INTERRUPTED,
+            ), ())
         except Exception as exc:  # the executor's failure costs this attempt, never the run
             produced = SealedAttempt(errored_attempt(
                 spec, self._error_text("the executor failed", exc), started_at=started_at,

@@ -7,6 +7,7 @@ workspace's diff.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -173,7 +174,8 @@ class LocalWorkspace:
                 kill_everything_in(self.root, self.groups)
                 (self.root / KEPT_FILE).write_text(json.dumps({"kept_at": time.time()}))
                 return self.workdir
-            _remove(self.root, self.groups)
+            # Off the loop: removing a large workspace takes seconds, and other attempts go on.
+            await asyncio.to_thread(_remove, self.root, self.groups)
             return None
         finally:
             _live.forget(str(self.root))
