@@ -1,57 +1,62 @@
-"""Docker for tests: the locally built test images, and skip-or-fail when Docker is missing.
+"""Docker for tests: the locally built test images, and containers scoped to what a test made.
 
-Outside CI a test that needs Docker is skipped with the reason; with CI=true it fails instead
-(sandbox.md, "Tests and CI"). The images are built by `.ci/docker.sh` (never pulled).
+Whether Docker is usable (skip outside CI, fail inside) is decided in tests/components.py with
+every other real component. The images are built by `.ci/docker.sh` (never pulled).
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import secrets
+import sqlite3
 import subprocess
+from pathlib import Path
 
-import pytest
+from components import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
-SHELL_IMAGE = os.environ.get("NICEEVAL_TEST_SHELL_IMAGE", "niceeval-test/busybox")
-PYTHON_IMAGE = os.environ.get("NICEEVAL_TEST_PYTHON_IMAGE", "niceeval-test/python")
+__all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "need_docker", "niceeval_containers", "processes_running",
+           "unique_seconds"]
 
-
-def _docker_problem(image: str) -> str | None:
-    try:
-        version = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
-                                 capture_output=True, text=True, timeout=20, check=False)
-    except FileNotFoundError:
-        return "the docker CLI is not installed"
-    except subprocess.TimeoutExpired:
-        return "the Docker daemon did not answer within 20 s"
-    if version.returncode != 0:
-        return f"no Docker daemon answers ({version.stderr.strip()[:200]})"
-    found = subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=20, check=False)
-    if found.returncode != 0:
-        return f"the test image {image} is not built (run `bash .ci/docker.sh`)"
-    return None
+LABEL = "niceeval.sandbox"
 
 
-def need_docker(image: str = SHELL_IMAGE) -> None:
-    """Skip (or, in CI, fail) unless Docker and `image` are usable."""
-    problem = _docker_problem(image)
-    if problem is None:
-        return
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI needs Docker for this test: {problem}")
-    pytest.skip(f"needs Docker: {problem}")
-
-
-def niceeval_containers() -> list[str]:
-    """Every container NiceEval made (running or not), by its label."""
-    done = subprocess.run(["docker", "ps", "-aq", "--filter", "label=niceeval.sandbox"],
+def _ps(*filters: str) -> list[str]:
+    done = subprocess.run(["docker", "ps", "-aq", *(f"--filter={f}" for f in filters)],
                           capture_output=True, text=True, timeout=30, check=False)
     return done.stdout.split()
 
 
-def processes_running(*argv: str) -> list[int]:
-    """Pids (host-wide, containers included) whose command line is exactly `argv`."""
-    from pathlib import Path
+def niceeval_containers(*, owner: int | None = None, store: Path | None = None, name: str | None = None) -> list[str]:
+    """NiceEval's containers (running or not) that THIS test made: those created by process `owner`,
+    by a run sealed in `store`, or whose name contains `name`.
 
+    Never every container on the daemon: another process (a second test run, a developer's own
+    `niceeval run`) may be using the same daemon and image at the same time.
+    """
+    if owner is None and store is None and name is None:
+        raise TypeError("niceeval_containers(): say which containers are this test's (owner=, store= or name=)")
+    found: list[str] = []
+    if owner is not None:
+        found += _ps(f"label={LABEL}", f"label={LABEL}.owner={owner}")
+    if name is not None:
+        found += _ps(f"label={LABEL}", f"name={name}")
+    if store is not None:
+        with contextlib.closing(sqlite3.connect(f"file:{Path(store).resolve()}?mode=ro", uri=True)) as db:
+            runs = [row[0] for row in db.execute("SELECT id FROM runs")]
+        for run in runs:
+            found += _ps(f"label={LABEL}", f"label={LABEL}.run={run}")
+    return sorted(set(found))
+
+
+def unique_seconds() -> str:
+    """A `sleep` duration no other test run uses at the same time, so `processes_running("sleep", n)`
+    finds only this test's processes (the process table is the whole machine's)."""
+    return str(10_000_000 + secrets.randbelow(89_999_999))
+
+
+def processes_running(*argv: str) -> list[int]:
+    """Pids (host-wide, containers included) whose command line is exactly `argv`: give the
+    processes an argv of their own (`unique_seconds`) — another test run may be on this machine."""
     wanted = "\0".join(argv).encode() + b"\0"
     found = []
     for entry in Path("/proc").glob("[0-9]*"):

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+from components import need_command
 from outside import Proj
 
 EVALS = '''
@@ -56,10 +57,10 @@ def _dump(path: str) -> str:
     return subprocess.run(["sqlite3", path, ".dump"], capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="needs the sqlite3 shell")
 @pytest.mark.parametrize("statement", list(TAMPERING.values()), ids=list(TAMPERING))
 def test_sealed_rows_and_finished_runs_refuse_rewrites_through_sqlite3(sealed: Proj, statement: str,
                                                                       tmp_path) -> None:
+    need_command("sqlite3")
     copy = tmp_path / "copy.db"
     shutil.copy(sealed.store, copy)
     before = _dump(str(copy))

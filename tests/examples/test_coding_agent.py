@@ -77,4 +77,4 @@ def test_the_docker_experiment_runs_the_same_eval_in_a_container(examples: Any) 
     states = _states(examples, "docker")
     assert {k: states[k] for k in ("Tests pass", "No secrets written", "NOTES.md written")} == {
         "Tests pass": "matched", "No secrets written": "matched", "NOTES.md written": "matched"}
-    assert niceeval_containers() == []
+    assert niceeval_containers(store=examples.store) == []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import ssl
 import subprocess
 from collections.abc import AsyncIterator
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from components import need_command
 
 from niceeval_cli._httpx import httpx
 from niceeval_cli.judge._lanes import LaneTransport
@@ -138,8 +138,8 @@ async def test_a_silent_server_is_an_httpx_read_timeout() -> None:
         server.close()
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")
 async def test_lanes_speak_tls_and_verify_the_certificate(tmp_path: Path) -> None:
+    need_command("openssl")  # to make the certificate
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),

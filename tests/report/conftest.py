@@ -2,7 +2,7 @@
 
 Chromium is Debian's package (`/usr/bin/chromium`, or `NICEEVAL_CHROMIUM`), driven by Playwright
 for Python through `executable_path` (no browser download). Without either, the browser tests
-skip saying why — except in CI (`CI=true`), where a missing browser fails them.
+skip saying why — except in CI (`CI=true`), where a missing browser fails them (tests/components.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from docker_support import SHELL_IMAGE, niceeval_containers, processes_running
+from docker_support import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -71,7 +71,7 @@ def test_keep_failed_keeps_only_the_failed_attempts_sandbox_and_says_where(proje
     assert kept["e/bad"] not in project.cli("sandbox", "list").stdout
     assert list(own_tempdir.glob("niceeval-sandbox-*")) == []
     if kind == "docker":
-        assert niceeval_containers() == []
+        assert niceeval_containers(store=project.root / ".niceeval" / "results.db") == []
 
 
 def test_keep_all_keeps_passed_attempts_too(project, kind, own_tempdir):
@@ -91,7 +91,8 @@ def test_keep_sandbox_rejects_an_unknown_value(project):
 
 @pytest.mark.slow
 def test_ctrl_c_kills_the_sandbox_processes_and_removes_the_sandbox(project, kind, tmp_path):
-    _setup(project, kind, ["sh", "-c", "read task; touch started; sleep 29427 & sleep 29428"])
+    first, second = unique_seconds(), unique_seconds()
+    _setup(project, kind, ["sh", "-c", f"read task; touch started; sleep {first} & sleep {second}"])
     project.write("niceeval.toml", (project.root / "niceeval.toml").read_text().replace(
         "[project]\n", "[project]\nmax_concurrency = 2\n"))
     tmp = tmp_path / "subprocess-tmp"
@@ -105,7 +106,7 @@ def test_ctrl_c_kills_the_sandbox_processes_and_removes_the_sandbox(project, kin
             if kind == "local":
                 if len(list(tmp.glob("niceeval-sandbox-*/workspace/started"))) == 2:
                     break
-            elif len(niceeval_containers()) == 2:
+            elif len(niceeval_containers(owner=proc.pid)) == 2:
                 time.sleep(1.5)
                 break
             time.sleep(0.1)
@@ -120,5 +121,5 @@ def test_ctrl_c_kills_the_sandbox_processes_and_removes_the_sandbox(project, kin
     assert proc.returncode == 130, err
     assert list(tmp.glob("niceeval-sandbox-*")) == []
     if kind == "docker":
-        assert niceeval_containers() == []
-    assert processes_running("sleep", "29427") == [] and processes_running("sleep", "29428") == []
+        assert niceeval_containers(owner=proc.pid) == []
+    assert processes_running("sleep", first) == [] and processes_running("sleep", second) == []

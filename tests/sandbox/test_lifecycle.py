@@ -161,9 +161,7 @@ def test_a_process_that_exits_without_teardown_leaves_nothing(tmp_path, template
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _ours_left(tmp_path) == []
-    assert not [c for c in niceeval_containers()
-                if f"exit-{os.getpid()}" in subprocess.run(["docker", "inspect", "-f", "{{.Name}}", c],
-                                                           capture_output=True, text=True).stdout]
+    assert niceeval_containers(name=f"niceeval-exit-{os.getpid()}-") == []
 
 
 @pytest.mark.parametrize("fraction", [0.02, 0.2, 0.5])

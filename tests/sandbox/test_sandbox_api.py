@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docker_support import need_docker
+from docker_support import need_docker, unique_seconds
 
 from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.authoring._sandbox_api import EVIDENCE_CHARS
 from niceeval_cli.expect import includes, pattern
 from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
 
-#: Command lines of the processes running `sleep 3x` (the container's own idle loop sleeps 3600).
-LIVE_SLEEPS = "for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done | grep '^sleep 3[12] ' || true"
+#: Command lines of the processes running `sleep N` for this test's own N (a local workspace sees
+#: the whole machine's processes, another test run's sleeps included; the container idles on 3600).
+LIVE_SLEEPS = "for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done | grep -E '^sleep ({}|{}) ' || true"
 
 
 @pytest.fixture(params=["local", "docker"])
@@ -63,10 +64,11 @@ async def test_run_returns_a_result_for_a_non_zero_exit(make_harness, spec):
 
 async def test_run_past_its_timeout_is_killed_and_says_so(make_harness, spec):
     h = await make_harness(spec)
-    slow = await h.sandbox.run("sleep 31 & sleep 32", timeout_ms=300)
+    first, second = unique_seconds(), unique_seconds()
+    slow = await h.sandbox.run(f"sleep {first} & sleep {second}", timeout_ms=300)
     assert slow.timed_out and slow.exit_code is None
     assert slow.duration_ms < 10_000
-    left = await h.sandbox.run(LIVE_SLEEPS)
+    left = await h.sandbox.run(LIVE_SLEEPS.format(first, second))
     assert left.stdout.split() == [], left
 
 

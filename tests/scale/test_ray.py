@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from components import need_ray
 from ray_cluster import Cluster, start_cluster
 from scale_project import TOML, comparable, eval_source
 
@@ -84,6 +85,7 @@ async def slow(t):
 
 @pytest.fixture(scope="module")
 def cluster() -> Cluster:
+    need_ray()
     started = start_cluster(nodes=2)
     try:
         yield started

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from components import need_ray
 from ray_cluster import ray_env
 from scale_project import TOML, comparable, eval_source
 
@@ -35,6 +36,7 @@ def _rows(root: Path, env: dict[str, str], target: str, store: str) -> list[dict
 
 @pytest.mark.slow
 def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
+    need_ray()
     (tmp_path / "niceeval.toml").write_text(TOML + '\n[run]\nexecutor = "ray"\n')
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "many.py").write_text(eval_source())

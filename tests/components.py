@@ -1,0 +1,139 @@
+"""The real components some tests need, checked in one place: a Docker daemon (with the locally
+built test images), Chromium driven by Playwright, Ray, the npm agent CLIs (`claude`, `codex`),
+and the `openssl` / `sqlite3` commands.
+
+A test that needs one calls its `need_…` function (or a fixture that does). When the component is
+absent the test is skipped with a reason naming it and how to get it — a fresh machine that ran
+`pip install -e '.[test]'` passes the suite. Under CI (`CI=true`) the same call FAILS the test
+instead: `.ci/run` installs and starts every component, so a skip there would hide a test that
+never ran. This is the only place that rule lives.
+
+`NICEEVAL_TEST_ABSENT=docker,ray,…` makes the named components count as absent (the acceptance
+test of the rule uses it; so can a developer who wants the quick suite).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+SHELL_IMAGE = os.environ.get("NICEEVAL_TEST_SHELL_IMAGE", "niceeval-test/busybox")
+PYTHON_IMAGE = os.environ.get("NICEEVAL_TEST_PYTHON_IMAGE", "niceeval-test/python")
+
+# npm CLI command → the npm package that provides it (`.ci/run`'s install_npm_clis installs these).
+NPM_CLIS = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+
+
+def in_ci() -> bool:
+    """True when CI=true (or 1 / yes): a missing component then fails its tests."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _forced_absent(key: str) -> bool:
+    absent = os.environ.get("NICEEVAL_TEST_ABSENT", "")
+    return key in {part.strip().lower() for part in absent.split(",")}
+
+
+def missing(component: str, problem: str, fix: str) -> NoReturn:
+    """Skip the test (or, under CI, fail it) because `component` is not usable: `problem`, `fix`."""
+    reason = f"needs {component}: {problem} ({fix})"
+    if in_ci():
+        pytest.fail(f"CI needs {component} (CI=true: a real-component test may not skip; .ci/run installs "
+                    f"every component): {problem} ({fix})", pytrace=False)
+    pytest.skip(reason)
+
+
+# ── Docker ───────────────────────────────────────────────────────────────────────────────────
+
+
+def docker_problem(image: str) -> str | None:
+    """Why Docker with `image` is not usable here, or None when it is."""
+    if _forced_absent("docker"):
+        return "forced absent by NICEEVAL_TEST_ABSENT"
+    try:
+        version = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
+                                 capture_output=True, text=True, timeout=20, check=False)
+    except FileNotFoundError:
+        return "the docker CLI is not installed"
+    except subprocess.TimeoutExpired:
+        return "the Docker daemon did not answer within 20 s"
+    if version.returncode != 0:
+        return f"no Docker daemon answers ({version.stderr.strip()[:200]})"
+    found = subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=20, check=False)
+    if found.returncode != 0:
+        return f"the test image {image} is not built"
+    return None
+
+
+def need_docker(image: str = SHELL_IMAGE) -> None:
+    """Skip (or, in CI, fail) unless a Docker daemon answers and `image` is built."""
+    problem = docker_problem(image)
+    if problem is not None:
+        missing("Docker", problem, "start a Docker daemon and run `bash .ci/docker.sh` to build the test images")
+
+
+# ── Chromium through Playwright ──────────────────────────────────────────────────────────────
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (or NICEEVAL_CHROMIUM), or None."""
+    if _forced_absent("chromium"):
+        return None
+    for candidate in (os.environ.get("NICEEVAL_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return None
+
+
+def need_chromium() -> str:
+    """The Chromium executable Playwright drives; skips (or fails in CI) without it or Playwright."""
+    if _forced_absent("chromium") or importlib.util.find_spec("playwright") is None:
+        missing("Chromium", "Playwright for Python is not installed", "pip install -e '.[test]'")
+    executable = chromium_path()
+    if executable is None:
+        missing("Chromium", "no chromium executable found", "apt-get install chromium, or set NICEEVAL_CHROMIUM")
+    return executable
+
+
+# ── Ray ──────────────────────────────────────────────────────────────────────────────────────
+
+
+def need_ray() -> None:
+    """Skip (or fail in CI) unless `import ray` works: `[test]` does not install it."""
+    problem = "forced absent by NICEEVAL_TEST_ABSENT" if _forced_absent("ray") else None
+    if problem is None:
+        try:
+            importlib.import_module("ray")
+        except ImportError as error:
+            problem = f"`import ray` failed ({error})"
+    if problem is not None:
+        missing("Ray", problem, "pip install -e '.[ray]'")
+
+
+# ── npm agent CLIs ───────────────────────────────────────────────────────────────────────────
+
+
+def need_npm_cli(command: str) -> str:
+    """The path of an npm agent CLI (`claude`, `codex`); skips (or fails in CI) without it."""
+    found = None if _forced_absent(command) else shutil.which(command)
+    if found is None:
+        missing(f"the {command} CLI", f"`{command}` is not on PATH", f"npm install -g {NPM_CLIS[command]}")
+    return found
+
+
+# ── plain commands ───────────────────────────────────────────────────────────────────────────
+
+
+def need_command(command: str, apt_package: str | None = None) -> str:
+    """The path of a system command a test drives (openssl, sqlite3); skips (or fails in CI) without it."""
+    found = None if _forced_absent(command) else shutil.which(command)
+    if found is None:
+        missing(f"the {command} command", f"`{command}` is not on PATH", f"apt-get install {apt_package or command}")
+    return found
