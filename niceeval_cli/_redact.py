@@ -2,9 +2,11 @@
 
 Redaction replaces credentials with `[redacted]`: the exact secret values given (e.g. the judge
 key read from its env var) *in every encoding they can take on the way to storage or output*
-(raw, JSON-escaped, JSON-in-JSON, Python repr of str and bytes, URL-encoded, XML-escaped), the
-values of `Authorization` / `api-key` headers, `Bearer <token>` and `sk-`-style keys (`sk-`
-followed by 16+ token characters). `redact` is the one function every writer calls; `safe_json`
+(raw, JSON-escaped, JSON-in-JSON, Python repr of str and bytes, URL-encoded, XML-escaped, and
+`\\/` / `\\uXXXX` escapes, in any mix character by character: an error body that is not valid
+JSON cannot be decoded first), in any letter case, and base64-encoded (inside longer base64
+text too); the values of `Authorization` / `api-key` headers, `Bearer <token>` and `sk-`-style
+keys (`sk-` followed by 16+ token characters). `redact` is the one function every writer calls; `safe_json`
 uses it on every string of a JSON-like value.
 
 Trimming keeps stored JSON valid: long strings inside the value are shortened with a visible
@@ -44,8 +46,8 @@ _SECRET_KEYS = re.compile(r"(?i)^(?:proxy-)?(?:authorization|x-api-key|api[-_]?k
 _MAYBE_WORDS = ("authorization", "apikey", "api-key", "api_key", "bearer", "sk-")
 
 
-def _maybe_credential(text: str) -> bool:
-    low = text.lower()
+def _maybe_credential(low: str) -> bool:
+    """`low`: the text, lower-cased."""
     return any(word in low for word in _MAYBE_WORDS)
 
 
@@ -116,17 +118,104 @@ def secret_forms(secret: str) -> frozenset[str]:
     return frozenset(f for f in first | second if f)
 
 
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The base64 text of `secret` inside any longer base64 text (standard and URL-safe alphabets,
+    at each of the three byte alignments): the characters that carry only the secret's bits, so
+    one or two characters at each end, shared with neighbouring bytes, are not part of it. Only for
+    secrets of 9 bytes or more (10 characters or more): a shorter core would match by chance."""
+    import base64
+
+    try:
+        raw = secret.encode("utf-8", "surrogateescape")
+    except UnicodeError:  # a lone surrogate no byte form holds: it cannot be base64 of anything sent
+        return set()
+    if len(raw) < 9:
+        return set()
+    forms = set()
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode("ascii")
+        core = encoded[-(-8 * pad // 6):(8 * pad + 8 * len(raw)) // 6]
+        forms |= {core, core.translate(_URLSAFE)}
+    return forms
+
+
+def _char_pattern(char: str) -> str:
+    """Every way one character of a secret can reach stored text, as a regex over LOWER-CASED text:
+    itself in either letter case, its one- and two-level encodings (`secret_forms`), and the
+    escapes some JSON encoders write and ours never do — `\\/` for "/" and `\\uXXXX` for any
+    character (either hex case; a surrogate pair beyond the BMP), once or twice escaped. Any mix of
+    these, character by character, is matched: an error body that is not valid JSON cannot be
+    decoded first."""
+    if char.isascii() and char.isalnum():
+        return re.escape(char.lower())
+    forms: set[str] = set()
+    for variant in {char, char.lower(), char.upper()}:
+        if len(variant) != 1:
+            continue
+        forms |= secret_forms(variant)
+        code = ord(variant)
+        if code > 0xFFFF:
+            high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+            escaped = f"\\u{high:04x}\\u{low:04x}"
+        else:
+            escaped = f"\\u{code:04x}"
+        forms |= {escaped, escaped.replace("\\", "\\\\"), f"&#{code};", f"&#x{code:x};"}
+    if char == "/":
+        forms |= {"\\/", "\\\\/", "\\\\\\/"}
+    lowered = {form.lower() for form in forms}
+    return "(?:" + "|".join(re.escape(f) for f in sorted(lowered, key=len, reverse=True)) + ")"
+
+
+def _secret_pattern(text: str) -> str:
+    """A regex over lower-cased text matching `text` in any letter case and any mix of the
+    per-character encodings of `_char_pattern`."""
+    parts: list[str] = []
+    run = ""
+    for char in text:
+        if char.isascii() and char.isalnum():
+            run += char.lower()
+            continue
+        if run:
+            parts.append(run)
+            run = ""
+        parts.append(_char_pattern(char))
+    return "".join(parts) + run
+
+
 @dataclass(frozen=True)
 class _Matcher:
-    """The compiled forms of a set of secrets, plus a cheap pre-check: every encoding above
-    leaves runs of ASCII letters and digits alone, so a text without the longest such run of a
-    secret cannot hold any of its forms (`cores` is empty when a secret has no such run)."""
+    """The compiled pattern of a set of secrets, plus a cheap pre-check: every encoding above
+    leaves runs of ASCII letters and digits alone (but for their case), so a text whose lower-cased
+    form has none of the secrets' longest such runs (lower-cased, the secret's own and its base64
+    forms') cannot hold any form (`cores` is None when a secret has no such run).
+
+    The pattern runs over the lower-cased text (several times faster than a case-insensitive
+    regex), and the matched spans are replaced in the original; when lower-casing changed the
+    text's length (a rare character such as "İ"), a case-insensitive copy of it runs instead."""
 
     pattern: re.Pattern[str]
     cores: tuple[str, ...] | None
 
-    def search_needed(self, text: str) -> bool:
-        return self.cores is None or any(core in text for core in self.cores)
+    def search_needed(self, low: str) -> bool:
+        """`low`: the text, lower-cased."""
+        return self.cores is None or any(core in low for core in self.cores)
+
+    def sub(self, text: str, low: str) -> str:
+        if len(low) != len(text):
+            return re.compile(self.pattern.pattern, re.IGNORECASE).sub(REDACTED, text)
+        parts, end = [], 0
+        for found in self.pattern.finditer(low):
+            parts += [text[end:found.start()], REDACTED]
+            end = found.end()
+        return "".join(parts) + text[end:] if parts else text
+
+    def search(self, text: str, low: str) -> bool:
+        if len(low) != len(text):
+            return re.compile(self.pattern.pattern, re.IGNORECASE).search(text) is not None
+        return self.pattern.search(low) is not None
 
 
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
@@ -134,13 +223,27 @@ _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 
 @functools.lru_cache(maxsize=64)
 def _matcher(secrets: tuple[str, ...]) -> _Matcher | None:
-    forms = {form for secret in secrets for form in secret_forms(secret)}
-    if not forms:
+    texts = {text for secret in secrets for text in (secret, *_base64_forms(secret))}
+    if not texts:
         return None
-    runs = [max(_ALNUM_RUN.findall(secret), key=len, default="") for secret in secrets]
-    cores = None if not all(runs) else tuple(runs)
-    pattern = re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
-    return _Matcher(pattern, cores)
+    runs = [max(_ALNUM_RUN.findall(text), key=len, default="").lower() for text in texts]
+    cores = None if not all(runs) else tuple(sorted(set(runs)))
+    patterns = sorted((_secret_pattern(text) for text in texts), key=len, reverse=True)
+    return _Matcher(re.compile("|".join(patterns)), cores)
+
+
+_NOTED: set[str] = set()
+
+
+def note_secrets(values: Iterable[str]) -> None:
+    """Remember secret values this process uses (judge keys, adapter header secrets) for writers
+    that are not handed them — the crash report of an internal error (`_crash`)."""
+    _NOTED.update(value for value in values if value)
+
+
+def noted_secrets() -> list[str]:
+    """Every value `note_secrets` was given in this process."""
+    return sorted(_NOTED)
 
 
 def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
@@ -148,15 +251,17 @@ def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
-    """`text` with the `secrets` (in any encoding, see `secret_forms`) and credential-looking
-    values replaced by `[redacted]`, and lone surrogates by U+FFFD. The one redaction every
-    writer of stored or printed text uses."""
+    """`text` with the `secrets` (in any encoding and letter case, see `_secret_pattern`, and as
+    base64) and credential-looking values replaced by `[redacted]`, and lone surrogates by U+FFFD.
+    The one redaction every writer of stored or printed text uses."""
     if _SURROGATE.search(text) is not None:
         text = _SURROGATE.sub("\ufffd", text)
     matcher = _find_matcher(secrets)
-    if matcher is not None and matcher.search_needed(text):
-        text = matcher.pattern.sub(REDACTED, text)
-    if not _maybe_credential(text):
+    low = text.lower()
+    if matcher is not None and matcher.search_needed(low):
+        text = matcher.sub(text, low)
+        low = text.lower()
+    if not _maybe_credential(low):
         return text
     text = _HEADER.sub(_header_value, text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
@@ -166,10 +271,11 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
 def is_clean(text: str, secrets: Sequence[str] = ()) -> bool:
     """True when `redact(text, secrets)` would return `text` unchanged: one cheap check for many
     small values joined together (a transcript's texts), instead of one per value."""
-    if _SURROGATE.search(text) is not None or _maybe_credential(text):
+    low = text.lower()
+    if _SURROGATE.search(text) is not None or _maybe_credential(low):
         return False
     matcher = _find_matcher(secrets)
-    return matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None
+    return matcher is None or not matcher.search_needed(low) or not matcher.search(text, low)
 
 
 def _header_value(match: re.Match[str]) -> str:
@@ -284,10 +390,8 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     except (ValueError, RecursionError, TypeError):  # non-finite floats, too deep, odd types
         text = None
     if text is not None:
-        matcher = _find_matcher(secrets)
         # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
-        if (not _maybe_credential(text) and _SURROGATE.search(text) is None and _size(text) <= max_bytes
-                and (matcher is None or not matcher.search_needed(text) or matcher.pattern.search(text) is None)):
+        if _size(text) <= max_bytes and is_clean(text, secrets):
             return text
     try:
         return trim_json(redact_json(value, secrets), max_bytes)

@@ -11,7 +11,6 @@ import functools
 import os
 import signal
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -130,14 +129,16 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
 
 
 def _report_crash(exc: BaseException) -> None:
-    crash = Path(tempfile.gettempdir()) / f"niceeval-crash-{os.getpid()}.txt"
+    from ._crash import crash_secrets, write_crash_report
+    from ._redact import redact
+
     try:
-        crash.write_text(traceback.format_exc(), encoding="utf-8")
-        where = f"the traceback is in {crash}"
+        where = f"the traceback is in {write_crash_report(traceback.format_exc())}"
     except OSError:
         where = "the traceback could not be written"
+    message = redact(f"{type(exc).__name__}: {exc}", crash_secrets())
     typer.echo(
-        f"niceeval: internal error ({type(exc).__name__}: {exc}); this is a bug in NiceEval — {where}. "
+        f"niceeval: internal error ({message}); this is a bug in NiceEval — {where}. "
         "Results sealed before this point are kept in the store.",
         err=True,
     )

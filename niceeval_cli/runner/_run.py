@@ -14,7 +14,7 @@ from .. import outcomes
 from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
-from .._redact import redact
+from .._redact import note_secrets, redact
 from .._states import AttemptReason, PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
@@ -374,6 +374,7 @@ def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     values = [value for name in sorted(names) if (value := os.environ.get(name))]
     adapters = {id(s.adapter): s.adapter for s in slots if s.adapter is not None}
     values += [v for a in adapters.values() for v in a.secrets if v]
+    note_secrets(values)  # for the crash report, should this process meet a bug (`_crash`)
     return values
 
 

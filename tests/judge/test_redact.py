@@ -115,3 +115,53 @@ def test_trim_text_keeps_the_start_within_the_bound_with_a_marker() -> None:
     text = trim_text("é" * 100_000, 1000)
     assert len(text.encode()) <= 1000 and text.startswith("éé") and "trimmed to 1000" in text
     assert trim_text("short", 1000) == "short"
+
+
+# ── issue 23 item 12: escapes a JSON encoder may choose, letter case, base64 ─────────────────────
+
+
+def test_a_secret_is_redacted_in_any_mix_of_per_character_escapes() -> None:
+    key = "ab/cd+ef/gh+ij"
+    mixes = [key.replace("/", "\\/"), key.replace("+", "\\u002B"), key.replace("+", "\\u002b").replace("/", "\\/"),
+             "".join(c if c.isalnum() else f"\\u{ord(c):04X}" for c in key),
+             key.replace("/", "\\\\/").replace("+", "\\\\u002b"), key.replace("+", "&#43;").replace("/", "&#x2F;"),
+             key.replace("/", "%2f", 1)]
+    for text in mixes:
+        out = redact(f'{{"error": "bad {text} here', [key])  # not valid JSON: nothing to decode
+        assert out == f'{{"error": "bad {REDACTED} here', text
+
+
+def test_a_secret_beyond_the_bmp_is_redacted_as_a_surrogate_pair_escape() -> None:
+    key = "key-\U0001F511-value"
+    assert redact("x key-\\ud83d\\udd11-value y", [key]) == f"x {REDACTED} y"
+    assert redact("x key-\\uD83D\\uDD11-value y", [key]) == f"x {REDACTED} y"
+
+
+def test_a_secret_is_redacted_in_any_letter_case() -> None:
+    key = "sEcReT-Value-9931"
+    for text in (key.upper(), key.lower(), "SeCrEt-vALUE-9931"):
+        assert redact(f"echo {text}.", [key]) == f"echo {REDACTED}."
+    assert redact("İ then SECRET-VALUE-9931", [key]) == f"İ then {REDACTED}"  # lower() changes the length
+
+
+def test_a_secret_is_redacted_base64_encoded_alone_or_inside_longer_base64() -> None:
+    import base64
+
+    key = "plain-judge-secret-4471"
+    blobs = [base64.b64encode(key.encode()).decode(),
+             base64.b64encode(b"user:" + key.encode()).decode(),
+             base64.b64encode(b"ab" + key.encode() + b"zz").decode(),
+             base64.urlsafe_b64encode(b"\xff\xfe" + key.encode()).decode()]
+    for blob in blobs:
+        out = redact(f"Basic {blob} end", [key])
+        assert REDACTED in out and blob not in out, blob
+        left = out.removeprefix("Basic ").removesuffix(" end").split(REDACTED)
+        assert all(len(part) <= 10 for part in left), out  # only the neighbours' characters stay
+
+
+def test_base64_is_not_searched_for_a_short_secret_and_nothing_else_is_touched() -> None:
+    import base64
+
+    assert redact(base64.b64encode(b"12345678").decode(), ["12345678"]) == base64.b64encode(b"12345678").decode()
+    text = "Live tokens, a / and a + and \\u002B stay as they are"
+    assert redact(text, ["tok/Live+9f8e7d6c/5b4a3+2Qx"]) == text
