@@ -19,7 +19,7 @@ from .authoring._cases import ID_FIELD, Case, CaseIdRule, CaseProblem, id_by_rul
 from .authoring._definition_errors import DatasetError
 from .authoring._errors import SourceLocation, _display_path, caller_location
 
-__all__ = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl"]
+__all__ = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl", "load_promptfoo", "load_yaml"]
 
 #: A CSV column's type: a function of the cell's text (`int`, `float`, `json.loads`, ...);
 #: `bool` reads true/false, yes/no, 1/0 (any case) instead of Python's `bool("false") is True`.
@@ -60,10 +60,11 @@ class _Source:
             line = data[: exc.start].count(b"\n") + 1
             raise self.error(f"is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})", line) from None
 
-    def case(self, raw_id: object, value: object, line: int | None, *, positional: bool = False) -> Case:
+    def case(self, raw_id: object, value: object, line: int | None, *, positional: bool = False,
+             metadata: object = None) -> Case:
         origin = self.shown if line is None else f"{self.shown}:{line}"
         try:
-            return Case._build(raw_id, value, origin=origin, positional=positional)
+            return Case._build(raw_id, value, origin=origin, positional=positional, metadata=metadata)
         except CaseProblem as problem:
             raise self.error(str(problem), line) from None
 
@@ -321,3 +322,84 @@ def _convert(source: _Source, line: int, column: str, text: str, convert: Conver
             f"column {column!r}: cannot convert {text!r} with {name} ({type(exc).__name__}: {one_line(exc)})",
             line,
         ) from None
+
+
+def _yaml_rows(source: _Source, text: str) -> tuple[object, list[int]]:
+    """The YAML document and, when it is a list, the line each item starts on (PyYAML, imported
+    here only)."""
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or one_line(exc)
+        raise source.error(f"not valid YAML ({problem})", mark.line + 1 if mark is not None else None) from None
+    lines: list[int] = []
+    if isinstance(node, yaml.SequenceNode):
+        lines = [item.start_mark.line + 1 for item in node.value]
+    elif isinstance(node, yaml.MappingNode):
+        lines = [key.start_mark.line + 1 for key, _value in node.value]
+    return data, lines
+
+
+def load_yaml(path: str | Path, id: CaseIdRule | None = None) -> list[Case]:
+    """The cases of a YAML file, like `load_json`: a top-level list of rows, or a mapping whose
+    keys are the ids."""
+    source = _Source("load_yaml", path, caller_location())
+    _check_rule(source.loader, id, source.called_at)
+    data, lines = _yaml_rows(source, source.read_text())
+    if isinstance(data, Mapping):
+        if id is not None:
+            raise source.error("id= names the rows of a list; the keys of this file's mapping are already the ids")
+        lines = lines if len(lines) == len(data) else [None] * len(data)  # type: ignore[list-item]  # repeated keys
+        cases = [source.case(key, value, line) for (key, value), line in zip(data.items(), lines, strict=True)]
+        _unique(source, cases)
+        return cases
+    if isinstance(data, list):
+        return _rows_to_cases(source, list(zip(lines, data, strict=True)), id)  # one start line per item
+    raise source.error(f"expected a list of rows, or a mapping whose keys are the case ids, got {show(data)}")
+
+
+def load_promptfoo(path: str | Path) -> list[Case]:
+    """The tests of a promptfoo test file (YAML, or CSV with `__expected` columns) as cases: each
+    case's value holds the test's `vars`, its metadata the `assert` list (promptfoo's assertion
+    mappings, for `expect.from_promptfoo`), `description`, and promptfoo's own `metadata`.
+    Case ids are the descriptions when every test has a distinct one, else positions."""
+    from ._promptfoo_tests import promptfoo_cases
+
+    source = _Source("load_promptfoo", path, caller_location())
+    text = source.read_text()
+    if source.path.suffix.lower() == ".csv":
+        rows = _csv_rows(source, text)
+        return promptfoo_cases(source, rows, from_csv=True)
+    data, lines = _yaml_rows(source, text)
+    return promptfoo_cases(source, (data, lines), from_csv=False)
+
+
+def _csv_rows(source: _Source, text: str) -> list[tuple[int, dict[str, str]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    rows: list[tuple[int, dict[str, str]]] = []
+    end_of_last = 0
+    try:
+        for cells in reader:
+            line, end_of_last = end_of_last + 1, reader.line_num
+            if not cells:
+                continue
+            if header is None:
+                header = _header(source, cells, line)
+                continue
+            if len(cells) != len(header):
+                raise source.error(f"this row has {len(cells)} fields, the header has {len(header)}", line)
+            rows.append((line, dict(zip(header, cells, strict=True))))
+    except csv.Error as exc:
+        raise source.error(f"not valid CSV ({one_line(exc)})", reader.line_num) from None
+    if header is None:
+        raise source.error("is empty; a promptfoo CSV needs a header row naming its vars")
+    return rows

@@ -50,12 +50,13 @@ EXPECT = [
     "Material", "NumericMaterial", "ScoreMatch", "ThresholdedScoreMatch", "and_", "at_least", "at_most",
     "between", "closed_qa", "count_where", "define_context_match", "define_material_match",
     "define_score_match", "define_value_match", "equals", "every", "excludes", "factuality",
-    "filter_where", "greater_than", "includes", "is_defined", "is_false", "is_true", "json_match", "less_than",
+    "filter_where", "from_promptfoo", "greater_than", "includes", "is_defined", "is_false", "is_true",
+    "json_match", "less_than",
     "map_each", "map_value", "matches", "not_", "or_", "pattern", "satisfies", "similarity", "some",
     "summarizes", "tool_match",
 ]
 
-DATASETS = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl"]
+DATASETS = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl", "load_promptfoo", "load_yaml"]
 
 
 def _public(module: ModuleType) -> set[str]:

@@ -145,6 +145,15 @@ class Case:
         return self._json
 
     @property
+    def fingerprint_json(self) -> str:
+        """What the case's fingerprint covers: its value, and its metadata when it has some (eval
+        code may read `t.case.metadata` — a promptfoo case's assertions live there — so editing
+        it must not leave an earlier result reused)."""
+        if self.metadata is None:
+            return self.canonical_json
+        return '{"metadata":' + canonical_json(self.metadata) + ',"value":' + self.canonical_json + "}"
+
+    @property
     def origin(self) -> str | None:
         """Where the case came from ("evals/refunds.jsonl:7", "item 3"), when known."""
         return self._origin

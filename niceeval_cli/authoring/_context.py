@@ -62,9 +62,11 @@ class TestContext(SandboxMember):
         schedule_judge: JudgeScheduler | None,
         started: float,
         case_id: str | None = None,
+        case_metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self._kind = kind
         self._case_id = case_id
+        self._case_metadata = case_metadata
         self._eval_file = eval_file
         self._experiment = experiment
         self._adapter = adapter
@@ -110,6 +112,12 @@ class TestContext(SandboxMember):
     def case_id(self) -> str | None:
         """The id of the case this attempt runs (datasets.md); None for an eval without cases."""
         return self._case_id
+
+    @property
+    def case_metadata(self) -> Mapping[str, Any] | None:
+        """The metadata of the case this attempt runs (`Case(..., metadata=...)`; a promptfoo
+        case's assertions); None for an eval without cases or a case without metadata."""
+        return self._case_metadata
 
     def _location(self) -> SourceLocation:
         return caller_location(self._eval_file)

@@ -6,6 +6,7 @@ from ._facts import Fact, FactUnavailable, Material, NumericMaterial
 from ._judge import closed_qa, factuality, summarizes
 from ._logic import and_, not_, or_
 from ._material import Capture, define_context_match, define_material_match
+from ._promptfoo import from_promptfoo
 from ._tools import json_match, tool_match
 from ._values import (
     at_least,
@@ -54,6 +55,7 @@ __all__ = [
     "excludes",
     "factuality",
     "filter_where",
+    "from_promptfoo",
     "greater_than",
     "includes",
     "is_defined",

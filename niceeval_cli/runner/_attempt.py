@@ -7,7 +7,7 @@ import functools
 import inspect
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -22,6 +22,7 @@ from ..authoring import (
     AdapterContext,
     AdapterFailure,
     AuthoringError,
+    Case,
     ExperimentInfo,
     NoAdapterError,
     Registration,
@@ -126,6 +127,7 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         schedule_judge=live.grader,
         started=started,
         case_id=spec.case_id,
+        case_metadata=_case_metadata(live.case, spec.case_metadata_json),
     )
     progress.ctx = ctx
     progress.registrations = ctx._registrations
@@ -158,6 +160,19 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _case_metadata(case: Case | None, metadata_json: str | None) -> Mapping[str, Any] | None:
+    """`t.case_metadata`: the case's own mapping in process, its JSON copy on a remote worker."""
+    if case is not None:
+        return case.metadata
+    if metadata_json is None:
+        return None
+    try:
+        loaded = json.loads(metadata_json)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, Mapping) else None
 
 
 def _case_value(case_json: str | None, secrets: Sequence[str]) -> str | None:

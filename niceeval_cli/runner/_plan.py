@@ -108,7 +108,7 @@ class PlannedSlot:
         plan of 20 000 slots holds one shared template, not 20 000 texts."""
         case = self.eval.case
         return self.parts.render(eval_id=self.eval.id, ordinal=self.ordinal,
-                                 case_json=case.canonical_json if case is not None else None)
+                                 case_json=case.fingerprint_json if case is not None else None)
 
     @property
     def fingerprint(self) -> str:
@@ -365,7 +365,7 @@ def _plan_batch(
     for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
-        case_json = discovered.case.canonical_json if discovered.case is not None else None
+        case_json = discovered.case.fingerprint_json if discovered.case is not None else None
         for ordinal in range(shape.settings.attempts):
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)

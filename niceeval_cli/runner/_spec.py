@@ -218,7 +218,8 @@ def _case_of(spec: SlotSpec, definition: EvalDefinition) -> Case | None:
     for case in definition.cases or ():
         if case.id == spec.case_id and case.canonical_json == spec.case_json:
             return case
-    return Case(spec.case_id, json.loads(spec.case_json))
+    metadata = json.loads(spec.case_metadata_json) if spec.case_metadata_json else None
+    return Case(spec.case_id, json.loads(spec.case_json), metadata=metadata if isinstance(metadata, dict) else None)
 
 
 def _metadata_json(metadata: object) -> str | None:

@@ -41,14 +41,18 @@ def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_
         ("coding_agent", "coding_agent/task"): ("errored", None),
         ("coding_agent/forgets-notes", "coding_agent/task"): ("failed", None),
         ("coding_agent/leaks-key", "coding_agent/task"): ("failed", None),
+        ("from_promptfoo", "from_promptfoo/suite[capital of France]"): ("passed", None),
+        ("from_promptfoo", "from_promptfoo/suite[arithmetic]"): ("errored", None),  # javascript: unsupported
+        ("from_promptfoo", "from_promptfoo/suite[structured answer]"): ("errored", None),  # llm-rubric, no key
     }
 
 
 def test_without_a_key_every_judge_item_is_unavailable_and_keeps_its_weight(examples: Any) -> None:
     examples.run()
     judged = [r for r in examples.query("assertions") if r["match_name"] == "closed_qa"]
-    # quickstart ×2 experiments, support ×2, directions ×3 (not uncorrelated), coding_agent ×2 (not forgets-notes)
-    assert len(judged) == 2 + 1 + 1 + 2 * 3 + 2 * 2
+    # quickstart ×2 experiments, support ×2, directions ×3 (not uncorrelated), coding_agent ×2 (not forgets-notes),
+    # from_promptfoo's llm-rubric
+    assert len(judged) == 2 + 1 + 1 + 2 * 3 + 2 * 2 + 1
     assert {(r["state"], r["reason"], r["contribution"]) for r in judged} == {
         ("unavailable", "judge-key-unresolved", None)
     }
