@@ -5,8 +5,10 @@ Ray installed it is a usage error naming the install command; `[run]` in niceeva
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,15 +18,18 @@ from ray_cluster import ray_env
 from scale_project import TOML, comparable, eval_source
 
 
-def _raylets() -> set[int]:
+def _raylets(marker: str) -> set[int]:
+    """The raylets whose command line names `marker` (this test's own Ray temp dir): another test
+    run, or a developer's Ray, may have raylets on this machine at the same time."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"raylet" in (entry / "cmdline").read_bytes():
-                    found.add(int(entry.name))
+                cmdline = (entry / "cmdline").read_bytes()
             except OSError:
-                pass
+                continue
+            if b"raylet" in cmdline and marker.encode() in cmdline:
+                found.add(int(entry.name))
     return found
 
 
@@ -40,8 +45,10 @@ def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
     (tmp_path / "niceeval.toml").write_text(TOML + '\n[run]\nexecutor = "ray"\n')
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "many.py").write_text(eval_source())
-    env = ray_env()
-    before = _raylets()
+    # Ray puts its session (and every process's --session_dir) under RAY_TMPDIR: a short folder
+    # of this test's own (Ray's socket paths have a length limit).
+    own = tempfile.mkdtemp(prefix="nrl", dir="/tmp")
+    env = {**ray_env(), "RAY_TMPDIR": own}
     ray = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)
     local = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "local.db", "--executor",
@@ -51,10 +58,12 @@ def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
     for target in ("attempts", "assertions"):
         ray_rows, local_rows = (_rows(tmp_path, env, target, store) for store in ("ray.db", "local.db"))
         assert comparable(ray_rows) == comparable(local_rows)
+    assert list(Path(own).glob("ray/session_*")), "Ray did not use RAY_TMPDIR: the check below would see nothing"
     deadline = time.monotonic() + 20
-    while _raylets() - before and time.monotonic() < deadline:
+    while _raylets(own) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _raylets() - before, "the local Ray the run started is still running"
+    assert not _raylets(own), "the local Ray the run started is still running"
+    shutil.rmtree(own, ignore_errors=True)
 
 
 def test_without_ray_installed_executor_ray_exits_2_with_the_install_command(project, monkeypatch):
