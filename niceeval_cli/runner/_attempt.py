@@ -38,7 +38,7 @@ from ..expect._core import MatchResult
 from ..expect._json import canonical_json
 from ._executor import SealedAttempt
 from ._extras import extras_json
-from ._frames import project_frame, project_traceback
+from ._frames import original, project_frame, project_traceback
 from ._sandboxing import AttemptScope, PrepareFailed
 from ._sanitize import clean_value, fits_int64, replace_surrogates, usage_note
 from ._spec import LiveHandles, SlotSpec
@@ -148,8 +148,9 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         progress.stop_cause = stop.cause
     except AuthoringError as exc:
         progress.reason, progress.error = AttemptReason.AUTHORING_ERROR, str(exc)
-    except AdapterFailure as exc:
-        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, str(exc)
+    except AdapterFailure as exc:  # with where the adapter's code raised it, like eval code's exceptions
+        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc, root)
+        progress.traceback = project_traceback(exc, root)
     except NoAdapterError as exc:
         progress.reason, progress.error = AttemptReason.NO_ADAPTER, str(exc)
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -188,8 +189,9 @@ def _case_value(case_json: str | None, secrets: Sequence[str]) -> str | None:
 def _describe(exc: BaseException, root: Path) -> str:
     """`KeyError: 'missing' (at evals/x.py:12)`: the exception and where the project's code raised
     it (the deepest frame inside the project, not json/decoder.py)."""
-    text = f"{type(exc).__name__}: {exc}"
-    where = project_frame(exc, root) or raised_at(exc)
+    shown = original(exc)
+    text = f"{type(shown).__name__}: {shown}"
+    where = project_frame(exc, root) or raised_at(shown)
     return f"{text} (at {where})" if where is not None else text
 
 

@@ -3,6 +3,10 @@
 The innermost frame is often in the standard library (`json/decoder.py:353`); the useful place
 is the deepest frame inside the project. The stored traceback keeps the project's frames and the
 innermost one, and folds the rest (NiceEval, asyncio, site-packages) into a count.
+
+An adapter's exception reaches the runner wrapped (`AdapterFailure`, raised from the original
+at `t.send`): its story is the wrapper's frames (eval code down to the adapter call) followed by
+the original's (into the adapter's callable), told as one stack ending in the original exception.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from ..authoring import SourceLocation
+from ..authoring import AdapterFailure, SourceLocation
 
 TRACEBACK_LIMIT = 16 * 1024
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -30,10 +34,29 @@ def in_project(filename: str, root: Path) -> bool:
     return not any(part in _THIRD_PARTY for part in rel.parts)
 
 
+def original(exc: BaseException) -> BaseException:
+    """The exception the user's code raised: an adapter failure's cause, else `exc` itself."""
+    if isinstance(exc, AdapterFailure) and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc
+
+
+def _stack(exc: BaseException) -> list[traceback.FrameSummary]:
+    """Every frame from the test down to where the original exception was raised."""
+    frames = list(traceback.extract_tb(exc.__traceback__))
+    cause = original(exc)
+    if cause is exc:
+        return frames
+    inner = list(traceback.extract_tb(cause.__traceback__))
+    if frames and inner and (frames[-1].filename, frames[-1].name) == (inner[0].filename, inner[0].name):
+        frames.pop()  # the frame that wrapped it is where the original passed through
+    return frames + inner
+
+
 def project_frame(exc: BaseException, root: Path) -> SourceLocation | None:
     """The deepest traceback frame inside the project (None when no frame is)."""
     found = None
-    for fs in traceback.extract_tb(exc.__traceback__):
+    for fs in _stack(exc):
         if in_project(fs.filename, root):
             found = SourceLocation(fs.filename, fs.lineno)
     return found
@@ -48,7 +71,7 @@ def _shown(filename: str, root: Path) -> str:
 
 def project_traceback(exc: BaseException, root: Path, limit: int = TRACEBACK_LIMIT) -> str:
     """The traceback trimmed to the project's frames (and the innermost one), bounded in size."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames = _stack(exc)
     lines = ["Traceback (most recent call last):"]
     skipped = 0
     for i, fs in enumerate(frames):
@@ -61,7 +84,8 @@ def project_traceback(exc: BaseException, root: Path, limit: int = TRACEBACK_LIM
                 lines.append(f"    {fs.line.strip()}")
         else:
             skipped += 1
-    lines.extend(line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc))
+    shown = original(exc)
+    lines.extend(line.rstrip("\n") for line in traceback.format_exception_only(type(shown), shown))
     text = "\n".join(lines)
     if len(text) > limit:
         text = text[: limit - 20] + "\n... (trimmed)"

@@ -143,3 +143,45 @@ def test_a_workspace_command_that_cannot_start_is_unavailable_and_a_real_failure
     assert states["real"] == ("mismatched", ""), states
     assert states["raw"][0] == "matched", states
     assert res.returncode == 1, res.stdout + res.stderr  # the real failure is still a failure
+
+
+def test_an_exception_in_a_python_adapter_callable_shows_its_file_line_and_traceback(proj: Proj) -> None:
+    proj.write("niceeval.toml", '''
+        [experiments.py]
+        adapter = "python"
+        [experiments.py.options]
+        callable = "myapp.agent:reply"
+    ''')
+    proj.write("myapp/__init__.py", "")
+    proj.write("myapp/agent.py", '''
+        import json
+
+
+        def _parse(text):
+            return json.loads(text)
+
+
+        def reply(message):
+            data = _parse("{not json")
+            return data["answer"]
+    ''')
+    proj.write("evals/ask.py", '''
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import includes
+
+
+        @define_eval()
+        async def ask(t):
+            turn = await t.send("hello")
+            t.check(turn.message, includes("hi"))
+    ''')
+    res = proj.run(env={"NO_COLOR": "1"})
+    assert res.returncode == 5, res.stdout + res.stderr
+    [row] = proj.sql("SELECT id, state, reason, error, traceback FROM attempts")
+    assert (row["state"], row["reason"]) == ("errored", "adapter-error")
+    assert row["error"].startswith("JSONDecodeError: ") and row["error"].endswith("(at myapp/agent.py:5)"), row
+    view = proj.cli("view", f"@{row['id']}", env={"NO_COLOR": "1"})
+    assert view.returncode == 0, view.stderr
+    for shown in ('File "myapp/agent.py", line 9, in reply', 'File "myapp/agent.py", line 5, in _parse',
+                  'File "evals/ask.py", line 7, in ask', "JSONDecodeError"):
+        assert shown in view.stdout, view.stdout
