@@ -9,6 +9,7 @@ table). `preflight_adapters` checks each distinct adapter's endpoint once before
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,10 @@ from ..authoring import Adapter
 from ..authoring._adapter import AdapterFactory
 from ._preflight import preflight_adapters
 
-__all__ = ["ADAPTERS", "AdapterLoadError", "load_adapter", "preflight_adapters"]
+__all__ = ["ADAPTERS", "AdapterLoadError", "check_experiment", "load_adapter", "preflight_adapters"]
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")  # a TOML bare key needs no quotes
 
 
 class AdapterLoadError(NiceEvalError):
@@ -50,6 +54,16 @@ def _import_attr(reference: str) -> Any:
     for part in attr.split("."):
         value = getattr(value, part)
     return value
+
+
+def check_experiment(adapter: Adapter, experiment_id: str, model: str | None) -> None:
+    """What the adapter needs from its experiment, checked once while planning (exit 2 when missing)."""
+    if adapter.requires_model and not model:
+        shown = experiment_id if _BARE.fullmatch(experiment_id) else f'"{experiment_id}"'
+        raise AdapterLoadError(
+            f"[experiments.{shown}]: the {adapter.name!r} adapter calls the experiment's model, and this "
+            f'experiment names none; set model = "..." in [experiments.{shown}] (e.g. model = "gpt-4o-mini")'
+        )
 
 
 def load_adapter(spec: str, options: Mapping[str, Any], experiment_id: str) -> Adapter:

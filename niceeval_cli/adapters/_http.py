@@ -153,15 +153,16 @@ class HttpAdapter(Adapter):
     def _redact(self, text: str) -> str:
         return redact(text, self.secrets)
 
+    def _unset(self) -> str:
+        detail = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
+        return (f"environment variable(s) unset or empty ({detail}; {options_table(self.experiment_id)}); "
+                "set them in the environment or in .env beside niceeval.toml")
+
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
         if send_options:
             raise TypeError(f"the http adapter takes no t.send options, got {', '.join(sorted(send_options))}")
-        if self._missing:
-            detail = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
-            raise RuntimeError(
-                f"environment variable(s) unset or empty ({detail}); set them in the environment or in "
-                ".env beside niceeval.toml"
-            )
+        if self._missing:  # the preflight says so once before dispatch; used alone, each send does
+            raise RuntimeError(self._unset())
         url = self.options.url
         body = fill_template(self.options.request_template, message)
         try:
@@ -223,13 +224,10 @@ class HttpAdapter(Adapter):
             problem = header_secret_problem(value) if value else None
             if problem is not None:  # a secret that cannot be a header: never sent, never shown
                 return secret_problem_text(var, problem, what="secret")
-        if self._missing:
-            unset = "; ".join(f"header {h} needs {', '.join(v)}" for h, v in self._missing.items())
-            hint = f" (environment variable(s) unset or empty: {unset})"
-        else:
-            hint = f" (check the headers in {options_table(self.experiment_id)})"
-        headers = {name: value for name, value in self._headers.items() if name not in self._missing}
-        return await probe_url("OPTIONS", self.options.url, headers=headers, secrets=self.secrets,
+        if self._missing:  # every send would refuse: one setup error instead of one per attempt
+            return self._unset()
+        hint = f" (check the headers in {options_table(self.experiment_id)})"
+        return await probe_url("OPTIONS", self.options.url, headers=self._headers, secrets=self.secrets,
                                timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
                                refused_hint=hint)
 

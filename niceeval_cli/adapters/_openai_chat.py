@@ -96,6 +96,8 @@ def _import(reference: str) -> Any:
 class OpenAIChatAdapter(Adapter):
     """Sends each `t.send` as chat completion requests with the experiment's model (and runs tools)."""
 
+    requires_model = True  # checked while planning: no model is a configuration error (exit 2)
+
     def __init__(self, options: OpenAIChatOptions, experiment_id: str,
                  tools: list[dict[str, Any]] | None = None, handlers: Handlers | None = None) -> None:
         super().__init__("openai-chat", send=self._send_message, version=VERSION, observes=OBSERVES_EVENTS)
@@ -170,13 +172,13 @@ class OpenAIChatAdapter(Adapter):
                 f"{tail(response.text, self.secrets, 500)}"
             ) from None
 
+    def _key_unset(self) -> str:
+        return (f"the API key variable {self.options.api_key_env} is unset or empty (api_key_env of "
+                f"{options_table(self.experiment_id)}); set it in the environment or in .env beside niceeval.toml")
+
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
-        if self._key is None:
-            raise RuntimeError(
-                f"the API key variable {self.options.api_key_env} is unset or empty (api_key_env of "
-                f"{options_table(self.experiment_id)}); set it in the environment or in .env beside "
-                "niceeval.toml"
-            )
+        if self._key is None:  # the preflight says so once before dispatch; used alone, each send does
+            raise RuntimeError(self._key_unset())
         base = self._base(ctx, send_options)
         state = self._state(ctx)
         system = [{"role": "system", "content": self.options.system_prompt}] if self.options.system_prompt else []
@@ -197,13 +199,13 @@ class OpenAIChatAdapter(Adapter):
     async def preflight(self) -> str | None:
         """GET {base_url}/models with the key: costs no tokens and needs no model, and every
         OpenAI-compatible server answers it; refused or 401/403/404 is a cause."""
-        problem = header_secret_problem(self._key) if self._key else None
+        if self._key is None:  # every send would refuse: one setup error instead of one per attempt
+            return self._key_unset()
+        problem = header_secret_problem(self._key)
         if problem is not None:  # a key that cannot be a header: never sent, never shown
             return secret_problem_text(self.options.api_key_env, problem)
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        name = self.options.api_key_env
-        hint = (f" (check the key in {name})" if self._key
-                else f" (the API key variable {name} is unset or empty)")
+        headers = {"Authorization": f"Bearer {self._key}"}
+        hint = f" (check the key in {self.options.api_key_env})"
         return await probe_url("GET", f"{self.options.base_url}/models", headers=headers, secrets=self.secrets,
                                timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
                                refused_hint=hint)

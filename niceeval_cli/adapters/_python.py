@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -94,11 +94,13 @@ class PythonAdapter(Adapter):
         self.secrets: list[str] = []
         self._var_kw, self._named = _keyword_plan(fn)
 
+    def refused(self, names: Iterable[str]) -> list[str]:
+        """The keyword names its callable does not accept."""
+        return [] if self._var_kw else sorted(k for k in names if k not in self._named)
+
     def _keywords(self, send_options: Mapping[str, Any]) -> dict[str, Any]:
         given = {**self.options.kwargs, **send_options}
-        if self._var_kw:
-            return given
-        refused = sorted(k for k in given if k not in self._named)
+        refused = self.refused(given)
         if refused:
             raise TypeError(
                 f"{self.options.callable} does not accept keyword option(s) {', '.join(refused)}; add them "
@@ -132,4 +134,12 @@ def build(options: Mapping[str, Any], experiment_id: str) -> PythonAdapter:
             f"cannot use {parsed.callable!r} ({type(exc).__name__}: {exc}); it must name a function of "
             "a module importable from the project root",
         ) from None
-    return PythonAdapter(parsed, fn)
+    adapter = PythonAdapter(parsed, fn)
+    refused = adapter.refused(parsed.kwargs)
+    if refused:  # every call would refuse them: one configuration error, not one per attempt
+        raise load_error(
+            experiment_id, "python", "kwargs",
+            f"{parsed.callable} does not accept keyword option(s) {', '.join(refused)}; add them (or **options) "
+            "to its signature, or drop them from kwargs",
+        )
+    return adapter

@@ -79,6 +79,9 @@ class Adapter:
     secrets: Sequence[str] = ()
     #: The URL of the system under test when the adapter knows it (shown with a failed preflight).
     endpoint: str | None = None
+    #: It calls the experiment's `model`: an experiment without one is a configuration error found
+    #: while planning (exit 2), not one errored attempt per slot.
+    requires_model: bool = False
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint
 from .._selectors import matches_any
 from .._shards import ShardSpec
 from .._states import AttemptState, GateState, PlanReason
-from ..adapters import AdapterLoadError, load_adapter
+from ..adapters import AdapterLoadError, check_experiment, load_adapter
 from ..authoring import Adapter
 from ..config import (
     ConfigError,
@@ -284,10 +284,11 @@ def _adapter_for(
     if discovered.definition.adapter is not None:
         return discovered.definition.adapter
     if experiment.id not in cache:
-        cache[experiment.id] = (
-            load_adapter(experiment.adapter, experiment.options_dict(), experiment.id)
-            if experiment.adapter else None
-        )
+        adapter = load_adapter(experiment.adapter, experiment.options_dict(), experiment.id) if experiment.adapter \
+            else None
+        if adapter is not None:
+            check_experiment(adapter, experiment.id, experiment.model)
+        cache[experiment.id] = adapter
     return cache[experiment.id]
 
 

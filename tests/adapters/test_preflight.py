@@ -128,15 +128,25 @@ async def test_openai_chat_with_a_rejected_key_names_the_variable_never_the_key(
 
 
 async def test_openai_chat_with_a_wrong_base_url_fails(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PREFLIGHT_KEY", raising=False)
+    monkeypatch.setenv("PREFLIGHT_KEY", "test-key-123")
     endpoint.status = 404
     causes = await preflight_adapters([("models/a", _openai(f"{endpoint.base}/wrong"))])
     assert causes["models/a"] == f"GET {endpoint.base}/wrong/models answered HTTP 404 (not found)"
 
 
-async def test_openai_chat_down_fails(closed_port: int) -> None:
+async def test_openai_chat_down_fails(closed_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREFLIGHT_KEY", "test-key-123")
     causes = await preflight_adapters([("models/a", _openai(f"http://127.0.0.1:{closed_port}/v1"))])
     assert causes["models/a"].startswith(f"cannot connect to http://127.0.0.1:{closed_port}/v1/models")
+
+
+async def test_openai_chat_with_its_key_variable_unset_fails_without_a_request(
+        endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PREFLIGHT_KEY", raising=False)
+    causes = await preflight_adapters([("models/a", _openai(endpoint.base))])
+    assert causes["models/a"].startswith("the API key variable PREFLIGHT_KEY is unset or empty (api_key_env of "
+                                         '[experiments."models/a".options])')
+    assert endpoint.seen == []
 
 
 async def test_each_distinct_adapter_is_checked_once_and_reported_for_each_experiment(endpoint: Endpoint) -> None:
@@ -176,14 +186,15 @@ async def test_adapters_without_a_preflight_pass() -> None:
     assert await preflight_adapters([]) == {}
 
 
-async def test_a_refusal_names_the_unset_header_variable(endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_unset_header_variable_is_the_cause_without_a_request(
+        endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STAGING_TOKEN", raising=False)
-    endpoint.status = 401
     url = f"{endpoint.base}/api/chat"
     adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
     causes = await preflight_adapters([("s", adapter)])
-    assert causes["s"] == (f"OPTIONS {url} answered HTTP 401 (unauthorized) (environment variable(s) unset "
-                           "or empty: header Authorization needs STAGING_TOKEN)")
+    assert causes["s"] == ("environment variable(s) unset or empty (header Authorization needs STAGING_TOKEN; "
+                           "[experiments.s.options]); set them in the environment or in .env beside niceeval.toml")
+    assert endpoint.seen == []
 
 
 async def test_a_refusal_with_the_headers_set_points_to_the_options_table(endpoint: Endpoint) -> None:
