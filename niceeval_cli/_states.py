@@ -104,6 +104,7 @@ class UnavailableReason(_Name):
     JUDGE_RATE_LIMITED = "judge-rate-limited"
     JUDGE_TRANSPORT_ERROR = "judge-transport-error"
     MATERIAL_CAPACITY_EXCEEDED = "material-capacity-exceeded"
+    DIFF_UNAVAILABLE = "diff-unavailable"  # a sandbox file whose content could not be read and diffed
 
 
 class ErroredReason(_Name):

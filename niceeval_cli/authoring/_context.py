@@ -312,7 +312,7 @@ class TestContext(SandboxMember):
             raise AuthoringError(f"send(message) needs text, got {type(message).__name__}", self._location())
         started = time.monotonic()
         ctx = self._session_ctx(session)
-        self._sandbox_sent()
+        await self._sandbox_sent()
         try:
             turn = await self._adapter.send(ctx, message, **options)
         except (AuthoringError, asyncio.CancelledError):

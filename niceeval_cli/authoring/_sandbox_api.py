@@ -1,22 +1,25 @@
 """`t.sandbox`: the attempt's workspace as eval code sees it (sandbox.md, "`t.sandbox`").
 
-Files and commands are awaited; the assertions are not: each reads the workspace at the call
-(one snapshot, for docker one `docker cp`) and registers one Assertion, so a later write by the
-test cannot change its result. Changes are measured against the baseline snapshot taken after
-the template copy and `prepare`, before the adapter's first call.
+Files and commands are awaited; the assertions are not: each registers one Assertion at the
+call and reads the workspace in a worker thread (the event loop, the attempt's timeout and
+Ctrl-C stay live while a large workspace is read and diffed). The test's next `t.sandbox` write
+or command, and its next `t.send`, wait for those reads, so a later change by the test cannot
+change their result. Changes are measured against the baseline snapshot taken after the
+template copy and `prepare`, before the adapter's first call.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from .._states import AssertionState
+from .._states import AssertionState, ErroredReason, UnavailableReason
 from ..expect._core import BooleanMatch, MatchResult
-from ..sandbox._changes import STATUSES, Change, added_lines, changes, diff_text
+from ..sandbox._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, is_binary, trimmed
 from ..sandbox._spec import Command
-from ..sandbox._workspace import CommandResult, FileState, Snapshot, Workspace
+from ..sandbox._workspace import READ_LIMIT, Cancel, CommandResult, FileState, OutsideWorkspace, Snapshot, Workspace
 from ._commands import not_started, settle
 from ._errors import AuthoringError, caller_location
 from ._registration import AssertionHandle
@@ -43,22 +46,29 @@ def trim_diff(text: str, limit: int = EVIDENCE_CHARS) -> str:
 
 
 class _WorkspaceMatch(BooleanMatch):
-    """A match decided by reading the workspace while it is registered (errors → `errored`)."""
+    """A match decided off the event loop by reading the workspace (registered at the call)."""
 
-    def __init__(self, name: str, config: dict[str, Any], decide: Callable[[], MatchResult], shown: str) -> None:
+    def __init__(self, name: str, config: dict[str, Any], shown: str) -> None:
         super().__init__(name, config)
-        self._decide = decide
         self._shown = shown
 
     def describe(self) -> str:
         return self._shown
 
     def _evaluate(self, value: Any) -> MatchResult:
-        return self._decide()
+        return MatchResult.unavailable(UnavailableReason.CANCELLED, "the workspace was not read yet")
 
 
-def _listing(found: Sequence[Change]) -> list[dict[str, Any]]:
-    return [{"path": c.path, "status": c.status, **({"binary": True} if c.binary else {})} for c in found]
+Decide = Callable[[Snapshot, Snapshot, Cancel], MatchResult]  # (baseline, now, cancel)
+
+
+def _errored(exc: BaseException) -> MatchResult:
+    return MatchResult(AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", ErroredReason.MATCH_ERROR)
+
+
+def _first(items: Sequence[str], what: str = "") -> str:
+    shown = "; ".join(items[:_SHOWN_LINES])
+    return shown + (f" and {len(items) - _SHOWN_LINES} more{what}" if len(items) > _SHOWN_LINES else "")
 
 
 class SandboxFiles:
@@ -73,7 +83,7 @@ class SandboxFiles:
     def _error(self, message: str) -> AuthoringError:
         return AuthoringError(message, caller_location(self._eval_file))
 
-    def _path(self, path: object, member: str) -> str:
+    def _rel(self, path: object, member: str) -> str:
         if not isinstance(path, str) or not path.strip():
             raise self._error(f"t.sandbox.{member} needs a path relative to the workspace, got {path!r}")
         rel = PurePosixPath(path)
@@ -81,6 +91,14 @@ class SandboxFiles:
             raise self._error(f"t.sandbox.{member}({path!r}): paths are relative to the workspace "
                               f"({self.workdir}) and stay inside it")
         return rel.as_posix()
+
+    def _path(self, path: object, member: str) -> str:
+        """A path naming a file: "." (the workspace itself) is refused, never read as some file."""
+        rel = self._rel(path, member)
+        if rel == ".":
+            raise self._error(f"t.sandbox.{member}({path!r}): {path!r} is the workspace itself, not a file; "
+                              "name a file inside it")
+        return rel
 
     @property
     def kind(self) -> str:
@@ -92,12 +110,19 @@ class SandboxFiles:
         """The workspace path (inside the container for docker)."""
         return self._workspace.workdir
 
-    async def read_bytes(self, path: str) -> bytes:
-        return await self._workspace.read_bytes(self._path(path, "read_bytes"))
+    def _limit(self, max_bytes: object, member: str) -> int:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+            raise self._error(f"t.sandbox.{member}(max_bytes=...) needs a positive integer, got {max_bytes!r}")
+        return max_bytes
 
-    async def read_text(self, path: str) -> str:
+    async def read_bytes(self, path: str, *, max_bytes: int = READ_LIMIT) -> bytes:
+        """A file's bytes; over `max_bytes` (64 MiB unless raised) an error naming it, never a cut."""
+        return await self._workspace.read_bytes(self._path(path, "read_bytes"), self._limit(max_bytes, "read_bytes"))
+
+    async def read_text(self, path: str, *, max_bytes: int = READ_LIMIT) -> str:
+        """A UTF-8 file as text (same limit as `read_bytes`)."""
         rel = self._path(path, "read_text")
-        data = await self._workspace.read_bytes(rel)
+        data = await self._workspace.read_bytes(rel, self._limit(max_bytes, "read_text"))
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -124,21 +149,26 @@ class SandboxFiles:
         if timeout_ms is not None and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int)
                                        or timeout_ms <= 0):
             raise self._error(f"t.sandbox.run(timeout_ms=...) needs a positive integer, got {timeout_ms!r}")
-        where = self._path(cwd, "run(cwd=...)") if cwd is not None else None
+        where = self._rel(cwd, "run(cwd=...)") if cwd is not None else None
         argv = command if isinstance(command, str) else tuple(command)
         try:
-            result = await self._workspace.run(argv, cwd=where, env=env, input=input, timeout_ms=timeout_ms)
+            result = await self._workspace.run(argv, cwd=None if where == "." else where, env=env, input=input,
+                                               timeout_ms=timeout_ms)
+        except OutsideWorkspace:
+            raise  # a refused path is the eval's error, not a command that could not start
         except (FileNotFoundError, PermissionError) as exc:  # the program could not be started
             return not_started(exc)
         return settle(argv, result)  # a command that could not run gives no exit code to check
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
         """The host argv that runs `argv` in the workspace, to spawn it yourself (in `exec_cwd()`)."""
-        return self._workspace.exec_argv(list(argv), self._path(cwd, "exec_argv") if cwd else None)
+        where = self._rel(cwd, "exec_argv") if cwd else None
+        return self._workspace.exec_argv(list(argv), None if where == "." else where)
 
     def exec_cwd(self, cwd: str | None = None) -> str | None:
         """The host directory to spawn `exec_argv` in (None for docker: anywhere)."""
-        return self._workspace.exec_cwd(self._path(cwd, "exec_cwd") if cwd else None)
+        where = self._rel(cwd, "exec_cwd") if cwd else None
+        return self._workspace.exec_cwd(None if where == "." else where)
 
     def __repr__(self) -> str:
         return f"<sandbox {self._workspace.kind} at {self.workdir}>"
@@ -147,7 +177,7 @@ class SandboxFiles:
 class SandboxAPI(SandboxFiles):
     """What `t.sandbox` is. `register` files one Assertion (wiring is one line in the context)."""
 
-    __slots__ = ("_baseline", "_register", "_started")
+    __slots__ = ("_baseline", "_reading", "_register", "_started")
 
     def __init__(self, workspace: Workspace, baseline: Snapshot, register: Register,
                  eval_file: str | None = None) -> None:
@@ -155,115 +185,173 @@ class SandboxAPI(SandboxFiles):
         self._baseline: dict[str, FileState] = dict(baseline)
         self._register = register
         self._started = False
+        self._reading: set[asyncio.Future[Any]] = set()
 
     def _mark_started(self) -> None:
         """The adapter was called: from now on the test's own writes count as changes."""
         self._started = True
 
+    async def _settled(self) -> None:
+        """Wait for the workspace reads of assertions already registered (never cancels them)."""
+        pending = [f for f in self._reading if not f.done()]
+        if pending:
+            await asyncio.wait(pending)
+
     async def write_bytes(self, path: str, data: bytes) -> None:
         rel = self._path(path, "write_bytes")
+        await self._settled()
         await self._workspace.write_bytes(rel, data)
         if not self._started:  # setting up before sending is part of the start, not a change
             self._baseline[rel] = FileState.of(data)
 
+    async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
+                  env: Mapping[str, str] | None = None, input: str | None = None,
+                  timeout_ms: int | None = None) -> CommandResult:
+        await self._settled()
+        return await super().run(command, cwd=cwd, env=env, input=input, timeout_ms=timeout_ms)
+
     # -- changes ------------------------------------------------------------------------------
-    def _changes(self, under: Sequence[str] = ()) -> tuple[Snapshot, list[Change]]:
-        now = self._workspace.snapshot()
-        return now, changes(self._baseline, now, under)
+    def _scope(self, path: object, member: str) -> tuple[str, str]:
+        """(shown, prefix) of a path the change assertions look under; "." is the whole workspace."""
+        rel = self._rel(path, member)
+        return rel, "" if rel == "." else rel
 
     def changed_paths(self) -> list[tuple[str, str]]:
         """`(path, status)` of every change since the start, sorted by path, read at the call."""
-        return [(c.path, c.status) for c in self._changes()[1]]
+        return [(c.path, c.status) for c in changes(self._baseline, self._workspace.snapshot())]
 
-    def _assert(self, name: str, config: dict[str, Any], shown: str,
-                decide: Callable[[], MatchResult]) -> AssertionHandle:
-        return self._register(None, _WorkspaceMatch(name, config, decide, shown))
+    def _assert(self, name: str, config: dict[str, Any], shown: str, decide: Decide) -> AssertionHandle:
+        """Register now; read and decide in a worker thread. A timeout or Ctrl-C cancels the read
+        (the assertion is then `unavailable`, reason `cancelled`)."""
+        handle = self._register(None, _WorkspaceMatch(name, config, shown))
+        reg = handle._reg
+        reg.result = reg.evidence = None
+        workspace, baseline = self._workspace, dict(self._baseline)
+
+        def work(cancel: Cancel) -> MatchResult:
+            try:
+                return decide(baseline, workspace.snapshot(cancel), cancel)
+            except Exception as exc:
+                cancel.check()  # cancelled: not an error of the workspace
+                return _errored(exc)
+
+        async def settle() -> None:
+            cancel = Cancel()
+            try:
+                result = await asyncio.to_thread(work, cancel)
+            except BaseException:
+                cancel.set()
+                raise
+            reg.result = result
+            reg.evidence = result.evidence if result.has_evidence else None
+
+        reg.pending = asyncio.ensure_future(settle())
+        self._reading.add(reg.pending)
+        reg.pending.add_done_callback(self._reading.discard)
+        return handle
+
+    @staticmethod
+    def _evidence(baseline: Snapshot, now: Snapshot, found: Sequence[Change], cancel: Cancel) -> str:
+        return trimmed(diff_lines(baseline, now, found, cancel.check), EVIDENCE_CHARS)
 
     def file_exists(self, path: str) -> AssertionHandle:
         """Assertion: `path` is a file of the workspace now."""
         rel = self._path(path, "file_exists")
         shown = f"file_exists({rel!r})"
 
-        def decide() -> MatchResult:
-            now = self._workspace.snapshot()
+        def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
             state = now.get(rel)
             if state is not None:
-                return MatchResult.matched(f"{rel} exists ({state.size} bytes)").with_evidence(
-                    {"path": rel, "size": state.size})
-            inside = sorted(p for p in now if p.startswith(rel.rstrip("/") + "/"))
+                what = f"a {state.node}" if state.node else f"{state.size} bytes"
+                return MatchResult.matched(f"{rel} exists ({what})").with_evidence(
+                    {"path": rel, "size": state.size, **({"node": state.node} if state.node else {})})
+            inside = any(p.startswith(rel.rstrip("/") + "/") for p in now)
             why = f"{rel} is a directory, not a file" if inside else f"{rel} does not exist in the workspace"
             return MatchResult.mismatched(why).with_evidence({"path": rel, "exists": False})
 
         return self._assert("file_exists", {"path": rel}, shown, decide)
 
     def file_changed(self, path: str, status: str | None = None) -> AssertionHandle:
-        """Assertion: `path` (or something under it) was added / modified / deleted since the start."""
-        rel = self._path(path, "file_changed")
+        """Assertion: `path` (or something under it; "." is the whole workspace) was added / modified /
+        deleted since the start."""
+        rel, prefix = self._scope(path, "file_changed")
         if status is not None and status not in STATUSES:
             raise self._error(f"t.sandbox.file_changed(status={status!r}): expected one of {', '.join(STATUSES)}")
         config: dict[str, Any] = {"path": rel, **({"status": status} if status else {})}
         shown = f"file_changed({rel!r}" + (f", status={status!r})" if status else ")")
 
-        def decide() -> MatchResult:
-            now, found = self._changes((rel,))
-            evidence = trim_diff(diff_text(self._baseline, now, found))
+        def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
+            found = changes(baseline, now, (prefix,))
+            evidence = self._evidence(baseline, now, found, cancel)
+            where = "the workspace" if not prefix else rel
             if not found:
-                return MatchResult.mismatched(f"{rel} did not change since the start").with_evidence(evidence)
-            statuses = ", ".join(f"{c.path} {c.status}" for c in found[:_SHOWN_LINES])
-            more = f" and {len(found) - _SHOWN_LINES} more" if len(found) > _SHOWN_LINES else ""
+                return MatchResult.mismatched(f"{where} did not change since the start").with_evidence(evidence)
+            statuses = _first([f"{c.path} {c.status}" for c in found])
             if status is not None and not any(c.status == status for c in found):
-                return MatchResult.mismatched(f"expected {rel} {status}, but: {statuses}{more}").with_evidence(evidence)
-            return MatchResult.matched(f"{statuses}{more}").with_evidence(evidence)
+                return MatchResult.mismatched(f"expected {where} {status}, but: {statuses}").with_evidence(evidence)
+            return MatchResult.matched(statuses).with_evidence(evidence)
 
         return self._assert("file_changed", config, shown, decide)
 
     def no_changes(self, paths: str | Iterable[str] | None = None) -> AssertionHandle:
-        """Assertion: nothing (or nothing under `paths`) changed since the start."""
-        under = [self._path(p, "no_changes") for p in ([paths] if isinstance(paths, str) else (paths or ()))]
+        """Assertion: nothing (or nothing under `paths`; "." is the whole workspace) changed."""
+        scopes = [self._scope(p, "no_changes") for p in ([paths] if isinstance(paths, str) else (paths or ()))]
+        under = [shown for shown, _ in scopes]
+        prefixes = [prefix for _, prefix in scopes]
         config: dict[str, Any] = {"paths": under} if under else {}
         shown = f"no_changes({under!r})" if under else "no_changes()"
 
-        def decide() -> MatchResult:
-            now, found = self._changes(under)
+        def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
+            found = changes(baseline, now, prefixes)
             if not found:
-                where = f" under {', '.join(under)}" if under else ""
+                where = f" under {', '.join(under)}" if under and all(prefixes) else ""
                 return MatchResult.matched(f"nothing changed{where}").with_evidence("")
-            listed = ", ".join(f"{c.path} {c.status}" for c in found[:_SHOWN_LINES])
-            more = f" and {len(found) - _SHOWN_LINES} more" if len(found) > _SHOWN_LINES else ""
-            return MatchResult.mismatched(f"{len(found)} change(s): {listed}{more}").with_evidence(
-                trim_diff(diff_text(self._baseline, now, found)))
+            listed = _first([f"{c.path} {c.status}" for c in found])
+            return MatchResult.mismatched(f"{len(found)} change(s): {listed}").with_evidence(
+                self._evidence(baseline, now, found, cancel))
 
         return self._assert("no_changes", config, shown, decide)
 
     def not_in_diff(self, match: BooleanMatch) -> AssertionHandle:
-        """Assertion: no line the workspace diff adds matches `match` (`pattern`, `includes`, ...)."""
+        """Assertion: no line the workspace diff adds matches `match` (`pattern`, `includes`, ...).
+
+        A changed file whose content could not be read (too large, unreadable) makes it
+        `unavailable` unless an added line elsewhere already matched: never a vacuous pass."""
         if not isinstance(match, BooleanMatch):
             raise self._error("t.sandbox.not_in_diff needs a text match such as pattern(...) or includes(...), "
                               f"got {type(match).__name__}")
         shown = f"not_in_diff({match.describe()})"
 
-        def decide() -> MatchResult:
-            now, found = self._changes()
+        def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
+            found = changes(baseline, now)
             hits: list[str] = []
-            for path, number, line in added_lines(self._baseline, now):
-                result = match.evaluate(line)
+            unsure: list[str] = []
+            for line in added_lines(baseline, now, found, cancel.check):
+                result = match.evaluate(line.text)
                 if result.state is AssertionState.ERRORED:
                     return result
                 if result.state is AssertionState.MATCHED:
-                    hits.append(f"{path}:{number}: {line}")
-            evidence = trim_diff(diff_text(self._baseline, now, found))
-            skipped = sum(1 for c in found if c.binary)
-            note = f"; {skipped} binary file(s) not searched" if skipped else ""
+                    (hits if line.certain else unsure).append(f"{line.path}:{line.number}: {line.text}")
+            evidence = self._evidence(baseline, now, found, cancel)
+            live = [(c, now.get(c.path)) for c in found if c.status != DELETED]
+            unread = [f"{c.path} ({state.unread})" for c, state in live
+                      if state is not None and state.node is None and state.data is None]
+            binary = sum(1 for _c, state in live if is_binary(state))
+            notes = ([f"{binary} binary file(s) not searched"] if binary else []) + (
+                [f"{len(unsure)} line(s) matched in file(s) whose earlier content is unknown"] if unsure else [])
+            note = "".join(f"; {n}" for n in notes)
             if hits:
-                shown_hits = "; ".join(hits[:_SHOWN_LINES])
-                more = f" and {len(hits) - _SHOWN_LINES} more" if len(hits) > _SHOWN_LINES else ""
                 return MatchResult.mismatched(
-                    f"{len(hits)} added line(s) match {match.describe()}: {shown_hits}{more}{note}"
+                    f"{len(hits)} added line(s) match {match.describe()}: {_first(hits)}{note}"
                 ).with_evidence(evidence)
+            if unread or unsure:
+                why = (f"could not search {len(unread)} changed file(s) whose content was not read: {_first(unread)}"
+                       if unread else f"cannot tell whether these lines are new: {_first(unsure)}")
+                return MatchResult.unavailable(UnavailableReason.DIFF_UNAVAILABLE, f"{why}{note}").with_evidence(
+                    evidence)
             return MatchResult.matched(f"no added line matches {match.describe()}{note}").with_evidence(evidence)
 
         return self._assert("not_in_diff", {"match": match.name, "config": dict(match.config)}, shown, decide)
-
 
 
 _UNDECLARED = (
@@ -290,7 +378,9 @@ class SandboxMember:
         self._sandbox_api = SandboxAPI(workspace, baseline, register, self._eval_file)
         return self._sandbox_api
 
-    def _sandbox_sent(self) -> None:
-        """Called on `t.send`: the test's own writes count as changes from now on."""
+    async def _sandbox_sent(self) -> None:
+        """Called on `t.send`: the adapter may change the workspace, so the assertions registered
+        before it read it first; the test's own writes count as changes from now on."""
         if self._sandbox_api is not None:
+            await self._sandbox_api._settled()
             self._sandbox_api._mark_started()

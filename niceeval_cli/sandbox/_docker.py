@@ -13,6 +13,7 @@ import contextlib
 import io
 import itertools
 import os
+import posixpath
 import socket
 import subprocess
 import time
@@ -23,8 +24,8 @@ from typing import IO
 from . import _live
 from ._local import argv_of
 from ._proc import run_host
-from ._spec import Command, SandboxSpec
-from ._workspace import CommandResult, FileState, Snapshot
+from ._spec import Command, SandboxSpec, template_problem
+from ._workspace import READ_LIMIT, Cancel, CommandResult, FileState, FileTooLarge, OutsideWorkspace, Snapshot
 
 __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 
@@ -49,23 +50,75 @@ def _rel(path: str) -> str:
     return rel.as_posix()
 
 
-def _tar_states(stream: IO[bytes]) -> dict[str, FileState]:
-    """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole)."""
+_NODES = (("ischr", "character device"), ("isblk", "block device"), ("isfifo", "fifo"))
+
+
+def _tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, FileState]:
+    """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole:
+    a file over DIFFABLE_BYTES is hashed as it passes, never kept)."""
     import tarfile  # here: only a docker sandbox reads tars, and every run imports this module
 
     states: dict[str, FileState] = {}
     with tarfile.open(fileobj=stream, mode="r|*") as archive:
         for member in archive:
+            if cancel is not None:
+                cancel.check()
             parts = PurePosixPath(member.name).parts[1:]  # drop the workdir's own name
             if not parts:
                 continue
             rel = PurePosixPath(*parts).as_posix()
+            node = next((name for test, name in _NODES if getattr(member, test)()), None)
             if member.issym() or member.islnk():
                 states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
+            elif node is not None:
+                states[rel] = FileState.special(node)
             elif member.isfile():
                 handle = archive.extractfile(member)
-                states[rel] = FileState.of_stream(handle.read, member.size) if handle is not None else FileState.of(b"")
+                states[rel] = (FileState.of_stream(handle.read, member.size, cancel) if handle is not None
+                               else FileState.of(b""))
     return states
+
+
+def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: int,
+                 cancel: Cancel, hops: int = 0) -> bytes:
+    """One file of the workspace streamed out of the container (`docker cp` writes a tar): never more
+    than `max_bytes` held; a symlink is followed only while it stays inside the workspace."""
+    import tarfile
+
+    process = subprocess.Popen([docker(), "cp", f"{container}:{workdir}/{rel}", "-"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cancel.on_cancel(process.kill)
+    assert process.stdout is not None and process.stderr is not None
+    follow: str | None = None
+    try:
+        with tarfile.open(fileobj=process.stdout, mode="r|*") as archive:
+            member = next(iter(archive), None)
+            if member is None:
+                raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace")
+            if member.isdir():
+                raise IsADirectoryError(f"{shown}: a directory of the sandbox workspace, not a file")
+            if member.issym():
+                follow = member.linkname
+            elif not member.isfile():
+                raise FileNotFoundError(f"{shown}: not a regular file in the sandbox workspace")
+            elif member.size > max_bytes:
+                raise FileTooLarge(shown, member.size, max_bytes)
+            else:
+                handle = archive.extractfile(member)
+                return handle.read() if handle is not None else b""
+    except tarfile.TarError:
+        raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace") from None
+    finally:
+        process.kill()
+        process.stdout.close()
+        process.stderr.close()
+        process.wait()
+    assert follow is not None
+    inner = posixpath.normpath(posixpath.join(posixpath.dirname(f"{workdir}/{rel}"), follow))
+    if hops >= 40 or not inner.startswith(workdir.rstrip("/") + "/"):
+        raise OutsideWorkspace(f"sandbox path {shown!r} leads outside the workspace (a symlink to {follow}); "
+                               "t.sandbox reads, writes and runs only inside the workspace")
+    return _read_member(container, workdir, inner[len(workdir.rstrip("/")) + 1:], shown, max_bytes, cancel, hops + 1)
 
 
 class DockerWorkspace:
@@ -118,18 +171,14 @@ class DockerWorkspace:
         )
         await process.wait()
 
-    async def read_bytes(self, path: str) -> bytes:
-        done = await asyncio.to_thread(_sync, "cp", f"{self.container}:{self.workdir}/{_rel(path)}", "-")
-        if done.returncode != 0:
-            raise FileNotFoundError(f"{path}: no such file in the sandbox workspace")
-        import tarfile
-
-        with tarfile.open(fileobj=io.BytesIO(done.stdout), mode="r:*") as archive:
-            for member in archive:
-                if member.isfile():
-                    handle = archive.extractfile(member)
-                    return handle.read() if handle is not None else b""
-        raise FileNotFoundError(f"{path}: not a regular file in the sandbox workspace")
+    async def read_bytes(self, path: str, max_bytes: int = READ_LIMIT) -> bytes:
+        cancel = Cancel()
+        try:
+            return await asyncio.to_thread(_read_member, self.container, self.workdir, _rel(path), path, max_bytes,
+                                           cancel)
+        except BaseException:
+            cancel.set()
+            raise
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         import tarfile
@@ -144,21 +193,28 @@ class DockerWorkspace:
         if done.returncode != 0:
             raise OSError(f"{path}: could not write into the sandbox: {done.stderr.decode(errors='replace').strip()}")
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdout is not None and process.stderr is not None
+        if cancel is not None:
+            cancel.on_cancel(process.kill)
         import tarfile
 
         try:
-            states = _tar_states(process.stdout)
+            states = _tar_states(process.stdout, cancel)
         except tarfile.TarError:
             states = None
+        except BaseException:
+            process.kill()
+            raise
         finally:
             process.stdout.close()
             error = process.stderr.read().decode(errors="replace").strip()
             process.stderr.close()
             process.wait()
+        if cancel is not None:
+            cancel.check()  # killed on purpose: not a broken workspace
         if process.returncode != 0 or states is None:
             raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
         return states
@@ -210,6 +266,9 @@ class DockerKind:
             why = version.stderr.decode(errors="replace").strip()
             return (f"the Docker daemon at {host} is not reachable ({why}); "
                     "start it (`dockerd`, or `systemctl start docker`) or use a local sandbox")
+        problem = template_problem(spec.template) if spec.template else None
+        if problem is not None:
+            return problem
         if self.identity(spec) is None:
             return (f"the image {spec.image!r} is not present locally; build it first (`docker build -t {spec.image} "
                     "...`) — NiceEval never pulls images")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._spec import Command, SandboxSpec
-from ._workspace import CommandResult, SandboxKind, Snapshot, Workspace
+from ._workspace import Cancel, CommandResult, SandboxKind, Snapshot, Workspace
 
 __all__ = ["KEEP_CHOICES", "AttemptSandbox", "PrepareFailed", "output_tail", "sandbox_record", "should_keep"]
 
@@ -83,7 +83,12 @@ class AttemptSandbox:
             result = await self.workspace.run(command)
             if result.timed_out or result.exit_code != 0:
                 raise PrepareFailed(index, command, result)
-        self.baseline = await asyncio.to_thread(self.workspace.snapshot)
+        cancel = Cancel()
+        try:
+            self.baseline = await asyncio.to_thread(self.workspace.snapshot, cancel)
+        except BaseException:
+            cancel.set()  # a timeout or Ctrl-C stops the read in its thread too
+            raise
 
     async def close(self, *, keep: bool) -> str | None:
         """Kill what runs in the workspace and remove it, unless `keep`; where a kept one is."""

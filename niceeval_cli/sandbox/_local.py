@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -20,12 +21,21 @@ from pathlib import Path, PurePosixPath
 
 from . import _live
 from ._proc import kill_group, run_host
-from ._spec import Command, SandboxSpec
-from ._workspace import CommandResult, FileState, Snapshot
+from ._spec import Command, SandboxSpec, node_kind, template_problem
+from ._workspace import (
+    DIFFABLE_BYTES,
+    READ_LIMIT,
+    Cancel,
+    CommandResult,
+    FileState,
+    FileTooLarge,
+    OutsideWorkspace,
+    Snapshot,
+)
 
 __all__ = [
-    "KEPT_FILE", "MARKER", "OWNER_FILE", "PREFIX", "WORK_DIR", "LocalKind", "LocalWorkspace", "argv_of", "inside",
-    "kill_everything_in", "kill_started_in", "visitors_of",
+    "KEPT_FILE", "MARKER", "OWNER_FILE", "PREFIX", "WORK_DIR", "LocalKind", "LocalWorkspace", "OutsideWorkspace",
+    "argv_of", "inside", "kill_everything_in", "kill_started_in", "visitors_of",
 ]
 
 PREFIX = "niceeval-sandbox-"
@@ -40,11 +50,20 @@ MARKER = "NICEEVAL_SANDBOX"
 
 
 def inside(root: Path, path: str) -> Path:
-    """`path` relative to the workspace root; refuses paths that leave it."""
+    """`path` relative to the workspace root, with every symlink resolved; refuses what leaves it.
+
+    A link from the template or one an agent planted (`notes -> /etc/passwd`) is followed only while
+    it stays inside the workspace: t.sandbox reads, writes and runs there and nowhere else.
+    """
     rel = PurePosixPath(path)
     if rel.is_absolute() or ".." in rel.parts:
         raise ValueError(f"{path!r}: sandbox paths are relative to the workspace and stay inside it")
-    return root / rel
+    home = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(root / rel))
+    if real != home and home not in real.parents:
+        raise OutsideWorkspace(f"sandbox path {path!r} leads outside the workspace (through a symlink, to {real}); "
+                               "t.sandbox reads, writes and runs only inside the workspace")
+    return real
 
 
 def argv_of(command: Command | Sequence[str]) -> list[str]:
@@ -111,6 +130,81 @@ def kill_everything_in(root: Path, groups: set[int]) -> None:
                                            if int(e.name) != os.getpid() and _cwd_inside(e, root)}))
 
 
+_NO_FOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_file(target: Path, shown: str, max_bytes: int) -> bytes:
+    """A regular file's bytes up to `max_bytes` (a device or FIFO is never read: refused by kind)."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | _NO_FOLLOW)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{shown}: a directory of the sandbox workspace, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise FileNotFoundError(f"{shown}: a {node_kind(info.st_mode) or 'special file'} in the sandbox "
+                                    "workspace, not a regular file")
+        if info.st_size > max_bytes:
+            raise FileTooLarge(shown, info.st_size, max_bytes)
+        data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise FileTooLarge(shown, max(info.st_size, len(data)), max_bytes)
+        return data
+
+
+def _write_file(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _state(full: Path, cancel: Cancel | None) -> FileState | None:
+    """One entry of a snapshot: never follows a link, never opens a device, a FIFO or a socket, and
+    never reads more than DIFFABLE_BYTES of a file (a sparse 40 GB file is compared by its stamp)."""
+    try:
+        info = os.lstat(full)
+    except OSError:
+        return None  # vanished between the walk and now
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return FileState.link(os.readlink(full).encode("utf-8", "surrogateescape"))
+        except OSError:
+            return None
+    if not stat.S_ISREG(info.st_mode):
+        node = node_kind(info.st_mode)
+        return FileState.special(node) if node is not None else None
+    stamp = f"{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
+    if info.st_size > DIFFABLE_BYTES:
+        return FileState.stamped(info.st_size, stamp, f"{info.st_size} bytes, over the "
+                                 f"{DIFFABLE_BYTES >> 20} MiB a sandbox diff reads")
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | _NO_FOLLOW)
+    except OSError as exc:
+        return FileState.stamped(info.st_size, stamp, f"unreadable: {exc.strerror or exc}")
+    with os.fdopen(fd, "rb") as handle:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode):  # swapped since the lstat
+            node = node_kind(now.st_mode)
+            return FileState.special(node) if node is not None else None
+        if cancel is not None:
+            cancel.check()
+        data = handle.read(DIFFABLE_BYTES + 1)
+    if len(data) > DIFFABLE_BYTES:  # it grew while being read
+        return FileState.stamped(len(data), f"grown:{stamp}", f"over the {DIFFABLE_BYTES >> 20} MiB a sandbox "
+                                 "diff reads")
+    return FileState.of(data)
+
+
+def _copy_template(template: str, dest: Path) -> None:
+    problem = template_problem(template)
+    if problem is not None:
+        raise OSError(problem)
+    shutil.copytree(template, dest, symlinks=True)
+
+
 def _remove(root: Path, groups: set[int]) -> None:
     kill_everything_in(root, groups)
     shutil.rmtree(root, ignore_errors=True)
@@ -133,33 +227,28 @@ class LocalWorkspace:
         return await run_host(argv_of(command), cwd=str(where), env=full_env, input=input,
                               timeout_ms=timeout_ms, groups=self.groups)
 
-    async def read_bytes(self, path: str) -> bytes:
+    async def read_bytes(self, path: str, max_bytes: int = READ_LIMIT) -> bytes:
         target = inside(self.path, path)
-        if not target.is_file():
-            raise FileNotFoundError(f"{path}: no such file in the sandbox workspace")
-        return target.read_bytes()
+        return await asyncio.to_thread(_read_file, target, path, max_bytes)
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         target = inside(self.path, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        if target == Path(os.path.realpath(self.path)):
+            raise IsADirectoryError(f"{path!r} is the workspace itself, not a file")
+        await asyncio.to_thread(_write_file, target, data)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         states: dict[str, FileState] = {}
         for dirpath, dirnames, filenames in os.walk(self.path):
+            if cancel is not None:
+                cancel.check()
             dirnames.sort()
             linked = [name for name in dirnames if (Path(dirpath) / name).is_symlink()]  # listed, not followed
             for name in [*filenames, *linked]:
                 full = Path(dirpath) / name
-                rel = full.relative_to(self.path).as_posix()
-                try:
-                    if full.is_symlink():
-                        states[rel] = FileState.link(os.readlink(full).encode("utf-8", "surrogateescape"))
-                    elif full.is_file():
-                        with full.open("rb") as handle:
-                            states[rel] = FileState.of_stream(handle.read, os.fstat(handle.fileno()).st_size)
-                except OSError:
-                    continue  # vanished or unreadable between the walk and the read
+                state = _state(full, cancel)
+                if state is not None:
+                    states[full.relative_to(self.path).as_posix()] = state
         return states
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:
@@ -190,7 +279,7 @@ class LocalKind:
     async def check(self, spec: SandboxSpec) -> str | None:
         if spec.template and not Path(spec.template).is_dir():
             return f"sandbox template {spec.template} is not a directory"
-        return None
+        return await asyncio.to_thread(template_problem, spec.template) if spec.template else None
 
     def identity(self, spec: SandboxSpec) -> str | None:
         return None
@@ -204,7 +293,7 @@ class LocalKind:
                      **dict(about or {})}
             (root / OWNER_FILE).write_text(json.dumps(owner))
             if spec.template:
-                shutil.copytree(spec.template, workspace.path, symlinks=True)
+                await asyncio.to_thread(_copy_template, spec.template, workspace.path)
             else:
                 workspace.path.mkdir()
         except BaseException:

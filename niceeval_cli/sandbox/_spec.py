@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Command", "SandboxSpec", "SandboxSpecError", "docker_sandbox", "local_sandbox", "template_digest"]
+__all__ = [
+    "Command", "SandboxSpec", "SandboxSpecError", "docker_sandbox", "local_sandbox", "node_kind", "template_digest",
+    "template_problem",
+]
 
 #: A command is a shell string (run with `sh -c`) or an argv list.
 Command = str | tuple[str, ...]
@@ -167,19 +171,64 @@ def _caller_dir() -> Path | None:
     return Path(filename).resolve().parent if filename else None
 
 
+def node_kind(mode: int) -> str | None:
+    """What a non-regular, non-directory, non-symlink file is ("fifo", "character device", ...)."""
+    for test, name in ((stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return None
+
+
+def _entries(root: Path) -> list[tuple[str, Path, os.stat_result]]:
+    """Every entry under `root` except directories, sorted, never following a link."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                found.append((path.relative_to(root).as_posix(), path, info))
+    return sorted(found, key=lambda entry: entry[1].relative_to(root).parts)  # as Path sorts: stable digests
+
+
+def template_problem(template: str) -> str | None:
+    """Why `template` cannot be copied into a workspace (a device, FIFO or socket in it), or None.
+
+    Such a node has no content to copy: a device can read forever (/dev/zero), a FIFO blocks.
+    """
+    for rel, _path, info in _entries(Path(template)):
+        node = node_kind(info.st_mode)
+        if node is not None:
+            return (f"sandbox template {template} contains {rel}, a {node}: a template holds regular files, "
+                    "directories and symlinks; remove it (or create it in `prepare`)")
+    return None
+
+
 def template_digest(template: str) -> str:
-    """sha256 over the template's relative paths, modes and contents (sorted): its identity."""
+    """sha256 over the template's relative paths, modes and contents (sorted): its identity.
+
+    Symlinks count by their target and special files by their kind: neither is ever opened."""
     root = Path(template)
     h = hashlib.sha256()
     if not root.is_dir():
         h.update(b"missing:" + template.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()):
-        rel = path.relative_to(root).as_posix().encode("utf-8", "surrogatepass")
+    for rel_text, path, info in _entries(root):
+        rel = rel_text.encode("utf-8", "surrogatepass")
         h.update(len(rel).to_bytes(4, "big") + rel)
-        if path.is_symlink():
+        if stat.S_ISLNK(info.st_mode):
             h.update(b"L" + os.readlink(path).encode("utf-8", "surrogatepass"))
-        else:
+        elif stat.S_ISREG(info.st_mode):
             h.update(b"X" if os.access(path, os.X_OK) else b"F")
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+            content = hashlib.sha256()
+            with path.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    content.update(chunk)
+            h.update(content.digest())
+        else:
+            h.update(b"S" + (node_kind(info.st_mode) or "other").encode())
     return h.hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -11,10 +12,63 @@ from .._errors import SetupError
 from ..expect._facts import NumericMaterial
 from ._spec import Command, SandboxSpec
 
-__all__ = ["CommandResult", "FileState", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace"]
+__all__ = [
+    "DIFFABLE_BYTES", "READ_LIMIT", "Cancel", "Cancelled", "CommandResult", "FileState", "FileTooLarge",
+    "OutsideWorkspace", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace",
+]
 
-#: Files up to this size keep their bytes in a snapshot (to be diffed); larger ones keep a digest only.
-DIFFABLE_BYTES = 1 << 20
+#: Files up to this size are read whole into a snapshot (and diffed when text); larger ones are
+#: never held: a local one is compared by size and timestamps, a docker one by a streamed digest.
+DIFFABLE_BYTES = 16 << 20
+
+
+#: What `read_text` / `read_bytes` return at most unless the call asks for more (`max_bytes=`).
+READ_LIMIT = 64 << 20
+
+
+class FileTooLarge(OSError):
+    """A workspace file over the read limit: an error naming it, never a silent truncation."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(f"{path}: {size} bytes is over the {limit} bytes t.sandbox reads at once; pass "
+                         f"max_bytes= to read more, or run a command over it (t.sandbox.run)")
+        self.path, self.size, self.limit = path, size, limit
+
+
+class OutsideWorkspace(PermissionError):
+    """A sandbox path that leads out of the workspace (through a symlink): refused, never followed."""
+
+
+class Cancelled(Exception):
+    """A workspace read in a worker thread whose result is no longer wanted (timeout, Ctrl-C)."""
+
+
+class Cancel:
+    """Tells work running off the event loop to stop: checked between chunks and files, and it
+    kills what was registered with `on_cancel` (a `docker cp` client) so a blocked read ends."""
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self._hooks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def set(self) -> None:
+        with self._lock:
+            self._set.set()
+            hooks, self._hooks = self._hooks, []
+        for hook in hooks:
+            hook()
+
+    def check(self) -> None:
+        if self._set.is_set():
+            raise Cancelled("the workspace read was cancelled")
+
+    def on_cancel(self, hook: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._set.is_set():
+                self._hooks.append(hook)
+                return
+        hook()
 
 
 @dataclass(frozen=True)
@@ -37,31 +91,56 @@ class CommandResult:
 
 @dataclass(frozen=True)
 class FileState:
-    digest: str  # sha256 of the bytes (or of the link target, for a symlink)
-    data: bytes | None  # kept when small enough to diff
+    """One path of a snapshot. Two states are the same file content when their digests are equal."""
+
+    digest: str  # sha256 of the bytes / link target / node type, or a size-and-timestamps stamp
+    data: bytes | None  # the bytes, when read and small enough to diff
     size: int
+    node: str | None = None  # not a regular file: "symlink", "fifo", "socket", "character device", ...
+    unread: str | None = None  # why the content was not read (too large, unreadable): no diff of it
 
     @staticmethod
     def of(data: bytes) -> FileState:
         """The state of a regular file holding `data`."""
-        return FileState(hashlib.sha256(data).hexdigest(), data if len(data) <= DIFFABLE_BYTES else None, len(data))
+        if len(data) > DIFFABLE_BYTES:
+            return FileState(hashlib.sha256(data).hexdigest(), None, len(data), unread=_too_large(len(data)))
+        return FileState(hashlib.sha256(data).hexdigest(), data, len(data))
 
     @staticmethod
-    def of_stream(read: Callable[[int], bytes], size: int) -> FileState:
+    def of_stream(read: Callable[[int], bytes], size: int, cancel: Cancel | None = None) -> FileState:
         """A regular file read in chunks: its bytes kept only when small enough to diff."""
         if size <= DIFFABLE_BYTES:
-            return FileState.of(read(size + 1))
-        h = hashlib.sha256()
-        total = 0
+            data = read(size + 1)
+            if len(data) <= DIFFABLE_BYTES:
+                return FileState.of(data)
+            h, total = hashlib.sha256(data), len(data)  # it grew while being read
+        else:
+            h, total = hashlib.sha256(), 0
         while chunk := read(1 << 20):
+            if cancel is not None:
+                cancel.check()
             h.update(chunk)
             total += len(chunk)
-        return FileState(h.hexdigest(), None, total)
+        return FileState(h.hexdigest(), None, total, unread=_too_large(total))
+
+    @staticmethod
+    def stamped(size: int, stamp: str, unread: str) -> FileState:
+        """A file not read (too large, unreadable): the same file while size and timestamps are."""
+        return FileState(f"stat:{size}:{stamp}", None, size, unread=unread)
 
     @staticmethod
     def link(target: bytes) -> FileState:
         """The state of a symlink: its target, never followed, never diffed."""
-        return FileState(hashlib.sha256(b"L" + target).hexdigest(), None, len(target))
+        return FileState(hashlib.sha256(b"L" + target).hexdigest(), None, len(target), node="symlink")
+
+    @staticmethod
+    def special(node: str) -> FileState:
+        """A device, FIFO or socket: never opened (a device can be endless, a FIFO blocks)."""
+        return FileState(hashlib.sha256(b"S" + node.encode()).hexdigest(), None, 0, node=node)
+
+
+def _too_large(size: int) -> str:
+    return f"{size} bytes, over the {DIFFABLE_BYTES >> 20} MiB a sandbox diff reads"
 
 
 Snapshot = Mapping[str, FileState]  # workspace-relative POSIX path → state
@@ -82,12 +161,14 @@ class Workspace(Protocol):
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult: ...
 
-    async def read_bytes(self, path: str) -> bytes: ...
+    async def read_bytes(self, path: str, max_bytes: int = READ_LIMIT) -> bytes:
+        """A file's bytes; `FileTooLarge` over `max_bytes` (never read past it)."""
+        ...
 
     async def write_bytes(self, path: str, data: bytes) -> None: ...
 
-    def snapshot(self) -> Snapshot:
-        """The workspace now (synchronous: assertions read it at the call)."""
+    def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
+        """The workspace now. Blocking: called in a worker thread; stops when `cancel` is set."""
         ...
 
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None) -> list[str]:

@@ -73,8 +73,11 @@ class Harness:
         )
         self.sandbox = SandboxAPI(workspace, workspace.snapshot(), self.ctx._register)
 
-    def result(self, index: int = -1) -> Any:
+    async def result(self, index: int = -1) -> Any:
+        """The entry's result and evidence once its workspace read (in a worker thread) settled."""
         reg = self.ctx._registrations[index]
+        if reg.pending is not None:
+            await reg.pending
         return reg.result, reg.evidence
 
 

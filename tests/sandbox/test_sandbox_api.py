@@ -75,13 +75,13 @@ async def test_run_past_its_timeout_is_killed_and_says_so(make_harness, spec):
 async def test_file_exists_matches_files_only(make_harness, spec):
     h = await make_harness(spec)
     h.sandbox.file_exists("README.md")
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
     h.sandbox.file_exists("NOTES.md")
-    result, evidence = h.result()
+    result, evidence = (await h.result())
     assert result.state == "mismatched" and "does not exist" in result.explanation
     assert evidence == {"path": "NOTES.md", "exists": False}
     h.sandbox.file_exists("src")
-    assert "directory" in h.result()[0].explanation
+    assert "directory" in (await h.result())[0].explanation
 
 
 async def test_assertions_read_the_workspace_at_the_call(make_harness, spec):
@@ -91,7 +91,7 @@ async def test_assertions_read_the_workspace_at_the_call(make_harness, spec):
     await h.sandbox.write_text("late.txt", "now\n")
     assert missing._reg.result.state == "mismatched"
     h.sandbox.file_exists("late.txt")
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
 
 
 async def test_changes_are_added_modified_deleted_since_the_baseline(make_harness, spec):
@@ -102,15 +102,15 @@ async def test_changes_are_added_modified_deleted_since_the_baseline(make_harnes
         ("README.md", "deleted"), ("added.txt", "added"), ("logo.bin", "modified"), ("src/app.py", "modified"),
     ]
     h.sandbox.file_changed("src/app.py", status="modified")
-    result, evidence = h.result()
+    result, evidence = (await h.result())
     assert result.state == "matched"
     assert "-    return a - b\n+    return a + b\n" in evidence
     h.sandbox.file_changed("README.md", status="added")
-    assert h.result()[0].state == "mismatched" and "deleted" in h.result()[0].explanation
+    assert (await h.result())[0].state == "mismatched" and "deleted" in (await h.result())[0].explanation
     h.sandbox.file_changed("src")
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
     h.sandbox.no_changes()
-    result, evidence = h.result()
+    result, evidence = (await h.result())
     assert result.state == "mismatched" and "4 change(s)" in result.explanation
     assert "Binary file logo.bin modified" in evidence and "\0" not in evidence
 
@@ -119,18 +119,18 @@ async def test_no_changes_narrowed_to_paths(make_harness, spec):
     h = await make_harness(spec)
     await h.sandbox.run("echo x > scratch.txt")
     h.sandbox.no_changes(["src", "README.md"])
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
     h.sandbox.no_changes("scratch.txt")
-    assert h.result()[0].state == "mismatched"
+    assert (await h.result())[0].state == "mismatched"
     h.sandbox.file_changed("README.md")
-    assert h.result()[0].state == "mismatched"
+    assert (await h.result())[0].state == "mismatched"
 
 
 async def test_writes_before_the_first_send_are_part_of_the_start(make_harness, spec):
     h = await make_harness(spec)
     await h.sandbox.write_text("config.ini", "a=1\n")
     h.sandbox.no_changes()
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
     h.sandbox._mark_started()
     await h.sandbox.write_text("config.ini", "a=2\n")
     assert h.sandbox.changed_paths() == [("config.ini", "modified")]
@@ -140,15 +140,15 @@ async def test_not_in_diff_checks_added_lines_only_and_names_them(make_harness, 
     h = await make_harness(spec)
     secret = pattern(r"(?i)api[_-]?key\s*=")
     h.sandbox.not_in_diff(secret)
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
     await h.sandbox.run("printf 'install: pip install .\\nAPI_KEY=abc123\\n' > NOTES.md; rm README.md")
     h.sandbox.not_in_diff(secret)
-    result, evidence = h.result()
+    result, evidence = (await h.result())
     assert result.state == "mismatched"
     assert "NOTES.md:2: API_KEY=abc123" in result.explanation
     assert "+API_KEY=abc123" in evidence
     h.sandbox.not_in_diff(includes("line two"))  # only deleted, never added
-    assert h.result()[0].state == "matched"
+    assert (await h.result())[0].state == "matched"
 
 
 async def test_not_in_diff_needs_a_match(make_harness, spec):
@@ -162,7 +162,7 @@ async def test_large_diff_evidence_is_trimmed_with_a_marker_but_checked_whole(ma
     await h.sandbox.run("i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done > big.txt;"
                         " echo 'token: api_key=zzz' >> big.txt")
     h.sandbox.not_in_diff(pattern("api_key="))
-    result, evidence = h.result()
+    result, evidence = (await h.result())
     assert result.state == "mismatched" and "big.txt:3001" in result.explanation
     assert len(evidence) < EVIDENCE_CHARS + 200
     assert "diff trimmed" in evidence and "api_key=zzz" not in evidence
@@ -183,13 +183,14 @@ def test_a_docker_test_skips_outside_ci_and_fails_inside(monkeypatch: pytest.Mon
         need_docker("niceeval-test/no-such-image")
 
 
-async def test_a_file_too_large_to_diff_counts_as_changed_but_is_not_searched(make_harness, spec):
+async def test_a_large_text_file_is_diffed_and_searched_whole(make_harness, spec):
     h = await make_harness(spec)
-    await h.sandbox.run("head -c 3000000 /dev/zero | tr '\\0' a > big.txt; echo 'api_key=1' >> big.txt")
+    await h.sandbox.run("head -c 3000000 /dev/zero | tr '\\0' a > big.txt; echo >> big.txt;"
+                        " echo 'api_key=1' >> big.txt")
     assert h.sandbox.changed_paths() == [("big.txt", "added")]
     h.sandbox.file_changed("big.txt", status="added")
-    result, evidence = h.result()
-    assert result.state == "matched" and evidence == "Binary file big.txt added\n"
+    result, evidence = (await h.result())
+    assert result.state == "matched" and evidence.startswith("--- /dev/null\n+++ b/big.txt\n")
     h.sandbox.not_in_diff(pattern("api_key="))
-    result, _ = h.result()
-    assert result.state == "matched" and "1 binary file(s) not searched" in result.explanation
+    result, _ = (await h.result())
+    assert result.state == "mismatched" and "big.txt:2: api_key=1" in result.explanation
