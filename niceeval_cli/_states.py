@@ -73,6 +73,7 @@ class PlanReason(_Name):
     RERUN = "rerun"
     PREVIOUS_ERRORED = "previous-errored"
     PREVIOUS_UNRANKABLE = "previous-unrankable"
+    KEEP_SANDBOX = "keep-sandbox"  # a reusable attempt `--keep-sandbox` would keep: run again so there is one
     REUSED = "reused"
 
 

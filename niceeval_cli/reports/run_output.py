@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from .._states import PlanReason
 from ..app.run import RunReport, silence_stdout
 from ._safe import visible
 from ._tally import attempt_word, tally
@@ -232,6 +233,8 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
     for slot in slots:
         if slot.execute:
             why = str(slot.reason)
+            if slot.reason is PlanReason.KEEP_SANDBOX:
+                why += " (its earlier attempt would be reused, and a reused attempt has no sandbox to keep)"
             if slot.changed:
                 why += f" ({', '.join(slot.changed)})"
             text = f"execute  {slot.label}  {why}"

@@ -29,6 +29,7 @@ from ..config import (
     select_experiments,
 )
 from ..discovery import DiscoveredEval
+from ..sandbox._lifecycle import should_keep
 from ..store import LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
 
@@ -203,7 +204,7 @@ class ReusedSlot(PlannedSlot):
 # handful per slot of a 20 000-slot plan: they are read once, here.
 _NEW, _RERUN, _CHANGED, _REUSED = PlanReason.NEW, PlanReason.RERUN, PlanReason.FINGERPRINT_CHANGED, PlanReason.REUSED
 _ERRORED_BEFORE, _UNRANKABLE_BEFORE = PlanReason.PREVIOUS_ERRORED, PlanReason.PREVIOUS_UNRANKABLE
-_TIMEOUT_CHANGED = PlanReason.TIMEOUT_CHANGED
+_TIMEOUT_CHANGED, _KEEP_SANDBOX = PlanReason.TIMEOUT_CHANGED, PlanReason.KEEP_SANDBOX
 _ERRORED, _UNRANKABLE, _PASSED, _SCORED = (
     AttemptState.ERRORED, AttemptState.UNRANKABLE, AttemptState.PASSED, AttemptState.SCORED)
 _GATE_UNAVAILABLE, _GATES_ADOPTED_ON_RERUN = GateState.UNAVAILABLE, (GateState.PASSED, GateState.NONE)
@@ -362,6 +363,7 @@ def _plan_batch(
     """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
     previous attempts are `latest`)."""
     priors = shapes.priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
+    keep = shapes.request.keep_sandbox  # `--keep-sandbox`: what it would keep is run again, not reused
     block: list[ReusedSlot] = []  # reused slots whose ids are not packed yet
     for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
@@ -375,6 +377,9 @@ def _plan_batch(
                 continue
             parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
+            if reason is _REUSED and keep is not None and shape.settings.sandbox is not None \
+                    and should_keep(keep, previous.state):
+                reason = _KEEP_SANDBOX  # a reused attempt has no workspace to keep: make one
             if reason is _REUSED:
                 prior: _Prior = (previous.run_id, previous.state, previous.gate, None)
                 reused = ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior))

@@ -317,6 +317,8 @@ _REASON_TEXT = {
     PlanReason.TIMEOUT_CHANGED: ("previous attempt ran longer than the timeout",
                                  "previous attempts ran longer than the timeout", "run again"),
     PlanReason.RERUN: ("slot did not pass earlier", "slots did not pass earlier", "--rerun"),
+    PlanReason.KEEP_SANDBOX: ("result run again so its sandbox can be kept",
+                              "results run again so their sandboxes can be kept", "--keep-sandbox"),
     PlanReason.NEW: ("slot is new", "slots are new", "nothing sealed earlier"),
 }
 
