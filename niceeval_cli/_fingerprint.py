@@ -22,10 +22,14 @@ PART_NAMES = (
     "eval_id",
     "case",
     "eval_kind",
-    "source_sha256",
+    "source",
     "eval_options",
     "experiment_id",
     "adapter",
+    "sut",
+    "inputs",
+    "version",
+    "version_command",
     "model",
     "options",
     "judge",
@@ -50,7 +54,7 @@ def fingerprint_parts(
     *,
     eval_id: str,
     eval_kind: str,
-    source_sha256: str,
+    sources: Mapping[str, str],
     eval_options: Mapping[str, object],
     experiment_id: str,
     adapter_identity: Mapping[str, object],
@@ -60,6 +64,7 @@ def fingerprint_parts(
     judge_version: str | None,
     ordinal: int,
     case_json: str | None = None,
+    sut: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """The plain-JSON parts one attempt's fingerprint hashes (stored beside it for `run --dry`).
 
@@ -68,11 +73,16 @@ def fingerprint_parts(
     `case_json` is the canonical JSON of a case's value (datasets.md): the part `case` holds its
     SHA-256, so editing one row changes that case's fingerprint only. Evals without cases have no
     `case` part, so their fingerprints are what they were before datasets existed.
+
+    `sources` maps the eval module and every project module it imports (paths relative to the
+    project root) to their SHA-256; `sut` holds the system under test's identity (`runner/_sut.py`:
+    the `sut` files, and `inputs`, `version`, `version_command` when the experiment declares
+    them). Per-file digests, not one digest, so `run --dry` can name the file that changed.
     """
     parts = {
         "eval_id": eval_id,
         "eval_kind": _plain(eval_kind),
-        "source_sha256": source_sha256,
+        "source": _plain(dict(sources)),
         "eval_options": _plain(eval_options),
         "experiment_id": experiment_id,
         "adapter": {
@@ -87,6 +97,8 @@ def fingerprint_parts(
     }
     if case_json is not None:
         parts["case"] = digest(case_json)
+    for name, value in (sut or {}).items():
+        parts[name] = _plain(value)
     return parts
 
 
@@ -151,15 +163,26 @@ def digest(canonical: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+#: The parts that map files (relative to the project root) to their digests.
+FILE_PARTS = frozenset({"source", "sut", "inputs"})
+
+
 def changed_parts(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
-    """The top-level parts that differ (present in one only, or with another value)."""
+    """The top-level parts that differ (present in one only, or with another value). A file part
+    present on both sides names each file that changed, was added or went: `"sut:app/agent.py"`."""
     names = [name for name in PART_NAMES if name in old or name in new]
     names += sorted((set(old) | set(new)) - set(PART_NAMES))
-    return [
-        name
-        for name in names
-        if (name in old) != (name in new) or canonical_json(old.get(name)) != canonical_json(new.get(name))
-    ]
+    changed: list[str] = []
+    for name in names:
+        before, after = old.get(name), new.get(name)
+        if (name in old) == (name in new) and canonical_json(before) == canonical_json(after):
+            continue
+        if name in FILE_PARTS and isinstance(before, Mapping) and isinstance(after, Mapping):
+            files = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+            changed += [f"{name}:{path}" for path in files] or [name]
+        else:
+            changed.append(name)
+    return changed
 
 
 def _plain(value: object) -> Any:

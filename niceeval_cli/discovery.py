@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import importlib.util
 import itertools
+import json
 import sys
 import traceback
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ._errors import ExitCode, NiceEvalError
+from ._project_sources import ProjectSources
 from .authoring import AuthoringError, Case, EvalDefinition
 from .config import CONFIG_FILE_NAME, find_config
 
@@ -29,7 +31,8 @@ class EvalModule:
     """What the evals of one eval module share, held once per module (not once per eval)."""
 
     file: Path
-    source_sha256: str
+    sources: tuple[tuple[str, str], ...]  # the fingerprint's `source`: (path, sha256) of it and its project imports
+    source_sha256: str  # one digest of `sources` (what planning keys shapes by)
     base: str  # the module's id: its path below the eval root, without `.py`
     single: bool  # it defines one eval, whose id is `base` (else `<base>/<name>`)
 
@@ -74,6 +77,10 @@ class DiscoveredEval:
     @property
     def source_sha256(self) -> str:
         return self.module.source_sha256
+
+    @property
+    def sources(self) -> tuple[tuple[str, str], ...]:
+        return self.module.sources
 
     @property
     def case(self) -> Case | None:
@@ -182,43 +189,8 @@ def _file_of(module: object) -> Path | None:
     return Path(file).resolve() if file else None
 
 
-def _local_file(module: object, project_root: Path) -> Path | None:
-    file = getattr(module, "__file__", None)
-    if not file:
-        return None
-    path = Path(file).resolve()
-    if project_root not in path.parents or "site-packages" in path.parts or path.suffix != ".py":
-        return None
-    return path
-
-
-_DEFINITIONS_MODULE = EvalDefinition.__module__
-
-
-def _source_digest(path: Path, module: ModuleType, project_root: Path) -> str:
-    """sha256 of the eval module's source and of the project modules it uses (transitively,
-    through the names its globals hold), so editing a helper module is a fingerprint change."""
-    seen: dict[Path, ModuleType] = {path: module}
-    checked: set[str] = {module.__name__}
-    todo = [module]
-    while todo:
-        current = todo.pop()
-        for value in list(vars(current).values()):
-            if type(value) is EvalDefinition and _DEFINITIONS_MODULE in checked:
-                continue  # a slotted instance: its __module__ is its class's, checked already
-            dep = value if isinstance(value, ModuleType) else sys.modules.get(getattr(value, "__module__", "") or "")
-            if dep is None or not isinstance(dep, ModuleType) or dep.__name__ in checked:
-                continue
-            checked.add(dep.__name__)
-            dep_path = _local_file(dep, project_root)
-            if dep_path is not None and dep_path not in seen:
-                seen[dep_path] = dep
-                todo.append(dep)
-    h = hashlib.sha256(path.read_bytes())
-    for dep_path in sorted(p for p in seen if p != path):
-        h.update(b"\0" + dep_path.relative_to(project_root).as_posix().encode() + b"\0")
-        h.update(dep_path.read_bytes())
-    return h.hexdigest()
+def _sources_digest(files: tuple[tuple[str, str], ...]) -> str:
+    return hashlib.sha256(json.dumps(files, ensure_ascii=False).encode()).hexdigest()
 
 
 def _innermost_user_frame(exc: BaseException, project_root: Path) -> str:
@@ -283,13 +255,14 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
         _place_foreign(scanned, foreign)
     del foreign, paths
     runs: list[list[DiscoveredEval]] = []  # each module's evals in id order, modules in path order
+    sources = ProjectSources(project_root)  # a helper imported by many eval modules is read once
     for root, path, module, held in sorted(scanned, key=_path_of):
         if not held:
             continue
         definitions = _named_once(held, path, module, project_root)
-        digest = _source_digest(path, module, project_root)
+        files = tuple(sources.files([path]).items())
         base = path.relative_to(root).with_suffix("").as_posix() if root.is_dir() else path.stem
-        shared = EvalModule(path, digest, base, len(definitions) == 1)
+        shared = EvalModule(path, files, _sources_digest(files), base, len(definitions) == 1)
         runs.append([DiscoveredEval(definition, shared) for definition in definitions])
     del scanned
     found = _in_id_order(runs, project_root)

@@ -27,6 +27,7 @@ import shlex
 import shutil
 import signal
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -71,8 +72,28 @@ def _kill(process: asyncio.subprocess.Process) -> None:
         pass
 
 
+def _named_files(options: CommandOptions) -> tuple[Path, ...]:
+    """The files argv names (a word, or the value of `--flag=value`), where the command would look
+    for them (its cwd): the runner keeps those inside the project as the system under test's identity."""
+    where = Path(options.cwd) if options.cwd is not None else Path.cwd()
+    found: list[Path] = []
+    for word in options.argv:
+        value = word.partition("=")[2]
+        for candidate in (word, value) if value else (word,):
+            path = where / candidate  # an absolute word stays itself
+            try:
+                named = path.is_file()
+            except OSError:  # not a path at all (an inline script longer than a file name can be)
+                named = False
+            if named and path not in found:
+                found.append(path)
+    return tuple(found)
+
+
 class CommandAdapter(Adapter):
     """Runs `argv` once per `t.send`."""
+
+    remote = False  # the program runs here: the project files its argv names are its identity
 
     def __init__(self, options: CommandOptions) -> None:
         super().__init__("command", send=self._send_message, version=VERSION,
@@ -81,6 +102,7 @@ class CommandAdapter(Adapter):
         self.secrets: list[str] = []
         self._shown = shlex.join(options.argv)
         self._host_argv = host_argv(options.argv)  # for a local sandbox: project files by absolute path
+        self.sut_files = _named_files(options)
 
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
         if send_options:

@@ -25,8 +25,10 @@ recorded `pending` and the turn ends `waiting`.
 from __future__ import annotations
 
 import importlib
+import sys
 import weakref
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -93,6 +95,12 @@ def _import(reference: str) -> Any:
     return value
 
 
+def _module_file(reference: str) -> Path | None:
+    """The file of the module a "module:attr" reference named (imported already when loaded)."""
+    file = getattr(sys.modules.get(reference.partition(":")[0]), "__file__", None)
+    return Path(file) if file else None
+
+
 class OpenAIChatAdapter(Adapter):
     """Sends each `t.send` as chat completion requests with the experiment's model (and runs tools)."""
 
@@ -110,6 +118,10 @@ class OpenAIChatAdapter(Adapter):
         self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
         self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
+        # The project code the model's tools run: their modules are the system under test's identity.
+        files = [_module_file(ref) for ref in (options.tools, options.tool_handlers) if isinstance(ref, str)]
+        self.sut_files = tuple(file for file in files if file is not None)
+        self.remote = not self.sut_files
 
     @property
     def url(self) -> str:

@@ -17,10 +17,11 @@ thread so a slow one does not stall other attempts.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -55,17 +56,11 @@ def _resolve(reference: str) -> Callable[..., Any]:
     return value  # type: ignore[no-any-return]
 
 
-def _source_digest(fn: Callable[..., Any]) -> str | None:
-    """A short digest of the callable's module source: editing the agent changes the fingerprint."""
-    module = inspect.getmodule(fn)
-    try:
-        path = inspect.getsourcefile(module) if module is not None else None
-        if path is None:
-            return None
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()[:12]
-    except (OSError, TypeError):
-        return None
+def _module_file(reference: str) -> Path | None:
+    """The file of the module a "module:attr" reference imports (the system under test's code)."""
+    module = sys.modules.get(reference.partition(":")[0])
+    file = getattr(module, "__file__", None)
+    return Path(file) if file else None
 
 
 def _keyword_plan(fn: Callable[..., Any]) -> tuple[bool, frozenset[str]]:
@@ -85,10 +80,12 @@ def _keyword_plan(fn: Callable[..., Any]) -> tuple[bool, frozenset[str]]:
 class PythonAdapter(Adapter):
     """Calls one project function per `t.send`."""
 
+    remote = False  # the callable runs here: its module (with its project imports) is its identity
+
     def __init__(self, options: PythonOptions, fn: Callable[..., Any]) -> None:
-        digest = _source_digest(fn)
-        super().__init__("python", send=self._send_message, version=f"{VERSION}+{digest}" if digest else VERSION,
-                         observes=OBSERVES_EVENTS)
+        super().__init__("python", send=self._send_message, version=VERSION, observes=OBSERVES_EVENTS)
+        module_file = _module_file(options.callable)
+        self.sut_files = (module_file,) if module_file is not None else ()
         self.options = options
         self.fn = fn
         self.secrets: list[str] = []

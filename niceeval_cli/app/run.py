@@ -38,14 +38,20 @@ class PlanTotals:
     reused: int
     reasons: dict[str, int]  # PlanReason value → executed slots
     mode: str  # RerunMode value: "default", "rerun" or "all"
+    #: Experiments whose reused results are identified by their configuration only (a network
+    #: adapter without `inputs` / `version` / `version_command`): the summary says so once.
+    config_only_reused: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, slots: Sequence[PlannedSlot], mode: RerunMode) -> PlanTotals:
         reasons: dict[str, int] = {}
+        config_only: dict[str, None] = {}
         for slot in slots:
             if slot.execute:
                 reasons[str(slot.reason)] = reasons.get(str(slot.reason), 0) + 1
-        return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value))
+            elif slot.shape.config_only:
+                config_only[slot.experiment.id] = None
+        return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value), tuple(config_only))
 
 
 @dataclass(frozen=True)

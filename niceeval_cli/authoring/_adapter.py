@@ -7,6 +7,7 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
@@ -82,6 +83,13 @@ class Adapter:
     #: It calls the experiment's `model`: an experiment without one is a configuration error found
     #: while planning (exit 2), not one errored attempt per slot.
     requires_model: bool = False
+    #: Project files the system under test is made of (the callable's module, a tools module, a
+    #: script in argv): hashed into the fingerprint with the project modules they import.
+    sut_files: Sequence[Path] = ()
+    #: True when what answers `send` may live behind the network, out of NiceEval's sight (the
+    #: http and openai-chat adapters, any custom adapter): without `version_command` / `inputs`
+    #: such an experiment is identified by its configuration only (config.md).
+    remote: bool = True
 
     def __init__(
         self,

@@ -40,6 +40,9 @@ _EXPECTED = {
     "workdir": "an absolute path inside the container",
     "executor": "an executor name (a string: \"inprocess\" or \"ray\")",
     "ray_address": "a Ray cluster address (a string, e.g. \"127.0.0.1:6379\" or \"ray://head:10001\")",
+    "inputs": 'a non-empty list of globs relative to the project root, such as ["app/**/*.py", "prompts/*.md"]',
+    "version": 'a non-empty string naming the system under test\'s version, such as "v3"',
+    "version_command": 'a shell command (non-empty string) printing the version, such as "git rev-parse HEAD"',
 }
 _ELEMENT_EXPECTED = {"string_type": "a string", "string_too_short": "a non-empty string"}
 

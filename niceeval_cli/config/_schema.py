@@ -75,6 +75,16 @@ def _check_adapter(value: str) -> str:
     raise ValueError(f"expected {adapter_expected()}")
 
 
+def _check_input_glob(value: str) -> str:
+    """An `inputs` glob: relative to the project root and staying inside it."""
+    path = value.replace("\\", "/")
+    if path.startswith("/") or re.match(r"[A-Za-z]:", path) or path.startswith("~"):
+        raise ValueError('expected a glob relative to the project root, such as "app/**/*.py"')
+    if ".." in path.split("/"):
+        raise ValueError('expected a glob that stays inside the project root (without "..")')
+    return value
+
+
 PassRuleValue = Annotated[PassRule, PlainValidator(check_pass_rule)]
 AtLeastOne = Annotated[int, Field(ge=1)]
 PositiveMs = Annotated[int, Field(gt=0)]
@@ -83,6 +93,7 @@ Text = Annotated[str, Field(min_length=1)]
 EnvName = Annotated[str, AfterValidator(_check_env_name)]
 BaseUrl = Annotated[str, AfterValidator(_check_base_url)]
 AdapterRef = Annotated[str, AfterValidator(_check_adapter)]
+InputGlob = Annotated[str, Field(min_length=1), AfterValidator(_check_input_glob)]
 
 
 class FrozenModel(BaseModel):
@@ -220,6 +231,11 @@ class ExperimentTable(StrictTable):
     options: dict[str, Any] = Field(default_factory=dict)
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None
+    # The system under test's identity beyond what NiceEval sees (config.md): files, a version
+    # string, a command whose output is hashed.
+    inputs: Annotated[list[InputGlob], Field(min_length=1)] | None = None
+    version: Text | None = None
+    version_command: Text | None = None
 
 
 class PriceTable(StrictTable):
@@ -283,6 +299,9 @@ class ExperimentConfig(FrozenModel):
     options: Mapping[str, Any] = Field(default_factory=dict, validate_default=True)
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None  # template already absolute
+    inputs: tuple[InputGlob, ...] | None = None  # globs relative to the project root
+    version: Text | None = None
+    version_command: Text | None = None  # run once per run in the project root; its stdout is hashed
 
     @field_validator("options", mode="after")
     @classmethod

@@ -24,7 +24,15 @@ from .terminal.lines import Line, blank, line
 from .terminal.run import experiment_lines, multi_attempt_lines
 from .viewmodels.attempt import attempt_block, score_text
 from .viewmodels.cost import experiment_costs, usd
-from .viewmodels.run import count_line, experiment_summary, multi_attempt, not_run_text, reuse_text
+from .viewmodels.run import (
+    changed_text,
+    config_only_note,
+    count_line,
+    experiment_summary,
+    multi_attempt,
+    not_run_text,
+    reuse_text,
+)
 from .viewmodels.text import exit_text, plural
 
 if TYPE_CHECKING:
@@ -183,6 +191,9 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((not_run + " (the run stopped before they started)", "yellow")))
     if report.plan is not None:
         lines.append(line(reuse_text(report.plan.reused, report.plan.reasons, report.plan.mode)))
+        note = config_only_note(report.plan.config_only_reused)
+        if note is not None:
+            lines.append(line((note, "yellow")))
     if sealed.kept_sandboxes:
         for label, where in sealed.kept_sandboxes:
             lines.append(line(f"kept sandbox of {visible(label, 200, single_line=True)}: {where}"))
@@ -236,7 +247,7 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
             if slot.reason is PlanReason.KEEP_SANDBOX:
                 why += " (its earlier attempt would be reused, and a reused attempt has no sandbox to keep)"
             if slot.changed:
-                why += f" ({', '.join(slot.changed)})"
+                why += f" ({', '.join(changed_text(entry) for entry in slot.changed)})"
             text = f"execute  {slot.label}  {why}"
         else:
             text = f"reuse    {slot.label}  attempt {slot.reuse_attempt_id} from run {slot.reuse_run_id}"

@@ -32,6 +32,7 @@ from ..discovery import DiscoveredEval
 from ..sandbox._lifecycle import should_keep
 from ..store import LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
+from ._sut import SutIdentities
 
 T = TypeVar("T")
 
@@ -49,6 +50,7 @@ class SlotShape(NamedTuple):
     settings: SlotSettings
     adapter: Adapter | None
     parts: PartsTemplate  # the fingerprint parts its slots share (a slot's are rendered on demand)
+    config_only: bool = False  # its system under test is identified by configuration only (`_sut.py`)
 
 
 class PlannedSlot:
@@ -407,6 +409,7 @@ class _Shapes:
         self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
         self.shapes: dict[tuple[Any, ...], SlotShape] = {}
         self.sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
+        self.sut = SutIdentities(request.project, request.store_path or request.project.store)
         self.priors: dict[_Prior, _Prior] = {}  # what ReusedSlots share
 
     def of(self, experiment: ExperimentConfig, discovered: DiscoveredEval) -> SlotShape:
@@ -440,10 +443,11 @@ class _Shapes:
             adapter = _adapter_for(experiment, discovered, self.adapters)
         except AdapterLoadError as exc:
             raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
+        sut = self.sut.of(experiment, adapter, own=definition.adapter is not None)
         shared = fingerprint_parts(
             eval_id=discovered.id,
             eval_kind=str(definition.kind),
-            source_sha256=discovered.source_sha256,
+            sources=dict(discovered.sources),
             eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),
             experiment_id=experiment.id,
             adapter_identity=adapter.identity if adapter is not None else {},
@@ -452,7 +456,8 @@ class _Shapes:
             judge=settings.judge.fingerprint_view() if settings.judge is not None else None,
             judge_version=_judge_version(settings.judge),
             ordinal=0,
+            sut=sut.parts,
         )
         if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
             shared["sandbox"] = self.sandbox_views(settings.sandbox)
-        return SlotShape(settings, adapter, PartsTemplate(shared))
+        return SlotShape(settings, adapter, PartsTemplate(shared), sut.config_only)

@@ -91,10 +91,13 @@ def test_invalid_options_name_the_table_and_the_key(options: dict[str, Any], exp
     assert "Allowed keys: callable, kwargs" in text
 
 
-def test_editing_the_agent_module_changes_the_adapter_identity(agent_module: Callable[[str], str]) -> None:
-    first = load_adapter("python", {"callable": f"{agent_module('def f(m):  return m')}:f"}, "exp")
-    second = load_adapter("python", {"callable": f"{agent_module('def f(m):  return m + m')}:f"}, "exp")
-    assert first.identity["version"] != second.identity["version"]
+def test_the_callables_module_is_the_system_under_tests_code(agent_module: Callable[[str], str]) -> None:
+    """The runner hashes `sut_files` (with their project imports) into the fingerprint, so editing
+    the agent's module runs its evals again (config.md, "The system under test's identity")."""
+    name = agent_module("def f(m):  return m")
+    adapter = load_adapter("python", {"callable": f"{name}:f"}, "exp")
+    assert [path.name for path in adapter.sut_files] == [f"{name}.py"]
+    assert adapter.remote is False and adapter.identity["version"] == "1"
 
 
 def test_the_python_adapter_records_usage_and_errors_into_the_attempt(

@@ -68,7 +68,7 @@ def _parts(
     return fingerprint_parts(
         eval_id=opts.id,
         eval_kind=EvalKind.PASS,
-        source_sha256=source,
+        sources={"evals/support.py": source},
         eval_options=eval_options_view(tags=tags, judge=opts.judge),
         experiment_id=experiment.id,
         adapter_identity={"name": "support-review", "version": "1"},
@@ -136,7 +136,7 @@ def test_the_source_hash_changes_the_fingerprint(project: ProjectConfig) -> None
     local = project.experiments["local"]
     before, after = _parts(project, local, source="a" * 64), _parts(project, local, source="b" * 64)
     assert fingerprint(before) != fingerprint(after)
-    assert changed_parts(before, after) == ["source_sha256"]
+    assert changed_parts(before, after) == ["source:evals/support.py"]
 
 
 def test_experiment_model_and_options_change_the_fingerprint(project: ProjectConfig) -> None:

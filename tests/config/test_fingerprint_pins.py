@@ -16,17 +16,19 @@ from niceeval_cli.runner import RunRequest
 from niceeval_cli.runner._plan import plan
 
 SHARED = {
-    "eval_kind": "pass", "source_sha256": "ab" * 32,
+    "eval_kind": "pass", "sources": {"evals/refunds.py": "ab" * 32, "app/é 50%.py": "cd" * 32},
     "eval_options": {"tags": ["b", "a"], "judge": {"model": "m", "timeout_ms": 5}},
     "experiment_id": "默认", "adapter_identity": {"name": "http", "version": None}, "model": "gpt",
     "options": {"url": "http://x", "nested": [1, 2.5, None, True, "é", "50%"]},
     "judge": {"model": "m", "api_key_env": "K"}, "judge_version": "prompt-1/scale-1",
+    "sut": {"sut": {"app/agent.py": "ef" * 32}, "inputs": {"prompts/a.md": "01" * 32}, "version": "v3",
+            "version_command": {"command": "git rev-parse HEAD", "stdout_sha256": "23" * 32}},
 }
 PINNED = [  # (eval id, ordinal, case JSON) → the fingerprint stored for it
-    ("refunds", 0, None, "acf17cd6124a19051c5976ca07a52190e2a339223e19c1e7cebeb458f90dceaf"),
-    ("refunds", 3, None, "d848724fbcb8b906a5af4e8ab49d9e76264bf64637aed142d1bcbac7e6d82aeb"),
-    ('退款["q" \\ 1]%s', 0, '{"q":"a"}', "a231e16226719123b2f704c243944b90040458e51653570da22bc3f739b496b6"),
-    ("a\nb\u2028", 1, '"é"', "5213047a20a2fbba5dab3b382352b86175e30e1353455f72ff68ae86b5bd7e31"),
+    ("refunds", 0, None, "f7c7e2027d5089284e3297c73d9bec711281cd561624af45a6331b3e5d10c28c"),
+    ("refunds", 3, None, "ae2e558899240484dc91465cca75064a77c4ac4ac7d54af1481abda793439213"),
+    ('退款["q" \\ 1]%s', 0, '{"q":"a"}', "c6dbe9e39489450d3d80ecdfd5c99d1090ca79010b0f3759acfa081794663c90"),
+    ("a\nb\u2028", 1, '"é"', "28a296d325d236af1b9f5730cf8a68ec261717086bcf46309346b1a2de9c788a"),
 ]
 
 
@@ -44,7 +46,7 @@ def test_a_sandbox_part_is_pinned():
     shared["sandbox"] = {"kind": "docker", "image": "python:3.12", "prepare": ["pip install x"]}
     rendered = PartsTemplate(shared).render(eval_id="sandboxed", ordinal=2)
     assert rendered == canonical_json({**shared, "eval_id": "sandboxed", "ordinal": 2})
-    assert digest(rendered) == "a9326455da9b2e49d83935387a9d6b87fe39eb22f67a5294f05d4ecfaf5cad72"
+    assert digest(rendered) == "eb5705ad90478949b0fbb361a2dba86645df2873dbf07baf59a00e448b8dee99"
 
 
 EVALS = """
@@ -89,16 +91,42 @@ def test_a_planned_run_hashes_what_earlier_versions_stored(project, monkeypatch)
     config = load_config(project.root / "niceeval.toml")
     slots = plan(RunRequest(project=config, evals=discover(config.eval_roots, config.root)), None)
     found = {f"{s.eval.id}#{s.ordinal}": s.fingerprint for s in slots}
-    assert found == {  # the file's text is part of each (source_sha256): editing EVALS changes them all
-        "pins/cased[r-1]#0": "3e957776a14b50a2e357dd1b3867fe0f3410868d885373a4bf1f946d07898b82",
-        "pins/cased[r-2]#0": "3a13f4c02669c11ed918972db1f0b446bdcaa6b3a6900b8a9938de666780a3ff",
-        "pins/echoed#0": "d2a09225b16b7870fe12c27559ab57b404043cb8db3e88322eb98ee2d9b84fca",
-        "pins/plain#0": "11513bbcbf7abe65cd72e0d697bd41efc24d2d1046e72b3ebba4ed5c3490cf45",
-        "pins/twice#0": "9807f3ae69fe65bf53ac4e84bb7686c3daae1efc09e7a9aed241cfe2c3a40884",
-        "pins/twice#1": "6a6c3ded7964830fd0fa7d13a525d228e9247c5569e1da029fd2efae62d6b425",
+    assert found == {  # the file's text is part of each (source): editing EVALS changes them all
+        "pins/cased[r-1]#0": "f25d4fcc7a116ad23ebcdde1bce208a80110d5857870277be842fb4ae3d8d387",
+        "pins/cased[r-2]#0": "c8fb73da5ba3912a5d2169c87c20e00b72a48daec8ad1611de360de4d3aae84b",
+        "pins/echoed#0": "fe0130d59eb9340d6261baca0e7f4356abf6afdd5b31b77b7ec55ac6add8cc7a",
+        "pins/plain#0": "f50e4b654dfc0097221ae6a9119284f4718f29249e1ca4ed3e9af123cb1749df",
+        "pins/twice#0": "eef2cc9d03111da5afa09a978d438d1ebedc672539a7fa0c1027a0a70495ab29",
+        "pins/twice#1": "735fa1950c4e96ff866b3510ccba5f2f894baf57b236ed637540072fdb89c990",
     }
     for slot in slots:
         assert digest(slot.fingerprint_json) == slot.fingerprint
+
+
+SUT_CONFIG = """
+[experiments.agent]
+adapter = "python"
+inputs = ["prompts/*.md"]
+version = "v3"
+version_command = "echo v1"
+[experiments.agent.options]
+callable = "app.agent:reply"
+"""
+
+
+def test_the_system_under_tests_identity_is_pinned(project, monkeypatch):
+    """The agent's files (with the modules they import), `inputs`, `version` and the output of
+    `version_command` are hashed as they were when this pin was written."""
+    project.write("niceeval.toml", SUT_CONFIG)
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", "from app.words import HELLO\n\ndef reply(message):\n    return HELLO\n")
+    project.write("app/words.py", 'HELLO = "hi"\n')
+    project.write("prompts/a.md", "Be brief.\n")
+    project.write("evals/one.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
+    monkeypatch.chdir(project.root)
+    config = load_config(project.root / "niceeval.toml")
+    [slot] = plan(RunRequest(project=config, evals=discover(config.eval_roots, config.root)), None)
+    assert slot.fingerprint == "d3d862f348a534af315a4a34d64bb5e8fbae18f00273ee0b78284f5d9e40f328"
 
 
 SLOTS = [("default", "cases/case_00000", 0), ("exp/é", 'q"uote\\back', 3), ("exp/é", "lone \udcff surrogate", 0),

@@ -149,7 +149,7 @@ def test_editing_the_eval_module_reruns_every_case(project, dataset):
     dataset([row("r-1"), row("r-2")])
     assert run(project).exit_code == 0
     project.write("evals/refunds.py", EVAL + "    # an edit\n")
-    assert set(plan(project).values()) == {("fingerprint-changed", ("source_sha256",))}
+    assert set(plan(project).values()) == {("fingerprint-changed", ("source:evals/refunds.py",))}
 
 
 # --- selection ---------------------------------------------------------------------------------

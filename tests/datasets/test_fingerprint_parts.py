@@ -13,7 +13,7 @@ from niceeval_cli._fingerprint import PartsTemplate, canonical_json, changed_par
 
 def parts(**overrides: object) -> dict[str, object]:
     given: dict[str, object] = {
-        "eval_id": "refunds", "eval_kind": "pass", "source_sha256": "ab" * 32,
+        "eval_id": "refunds", "eval_kind": "pass", "sources": {"evals/refunds.py": "ab" * 32},
         "eval_options": {"tags": ["b", "a"], "judge": {"model": "m", "timeout_ms": 5}},
         "experiment_id": "默认", "adapter_identity": {"name": "http", "version": None}, "model": "gpt",
         "options": {"url": "http://x", "nested": [1, 2.5, None, True, "é"]},

@@ -339,3 +339,24 @@ def reuse_text(reused: int, reasons: dict[str, int], mode: str) -> str:
     if not parts:
         return "0 results reused (nothing sealed earlier had the same fingerprint)."
     return "nothing reused: " + "; ".join(parts) + "."
+
+
+def config_only_note(experiments: Sequence[str]) -> str | None:
+    """The once-per-run note for reused results whose system under test NiceEval cannot see
+    (config.md, "The system under test's identity")."""
+    if not experiments:
+        return None
+    one = len(experiments) == 1
+    names = ", ".join(experiments)
+    table = f"[experiments.{experiments[0]}]" if one else "each one's [experiments.<id>] table"
+    return (f"note: reused results of experiment{'' if one else 's'} {names} are identified by configuration "
+            f"only: the system under test behind {'its' if one else 'their'} adapter (a service, a custom adapter) "
+            "is out of NiceEval's sight, so changing it does not run them again. Declare "
+            '`version_command = "git rev-parse HEAD"` (or `inputs = ["app/**/*.py"]`, `version = "..."`) '
+            f"in {table} of niceeval.toml to make it part of the fingerprint.")
+
+
+def changed_text(entry: str) -> str:
+    """A `changed` entry as `run --dry` prints it: `sut:app/agent.py` → `sut-changed: app/agent.py`."""
+    part, sep, path = entry.partition(":")
+    return f"{part}-changed: {path}" if sep else entry

@@ -1,0 +1,150 @@
+"""Project source files and the project modules they import, by digest (config.md, "The system
+under test's identity").
+
+A result may be reused only while the code that produced it is unchanged, so the fingerprint
+holds the digest of every project file the eval module and the system under test are made of:
+the files named, plus every module inside the project root they import, transitively. Imports
+are read statically (`import` and `from … import` statements, wherever they stand in the file)
+rather than from what a module happens to hold at run time: `from m import CONSTANT` makes `m`
+part of the identity although no global refers to `m`. Installed packages (anything under
+site-packages / dist-packages) and files outside the project root never enter; an experiment's
+`version` / `version_command` covers those. Digests are of file bytes only, so they are the same
+in every process, on every machine and under every hash seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["ProjectSources"]
+
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+
+class ProjectSources:
+    """Digests and project imports of the files of one project, each file read once per run."""
+
+    def __init__(self, root: Path, search_path: Sequence[str] | None = None) -> None:
+        self.root = root.resolve()
+        self._search_path = search_path
+        self._entries: list[Path] | None = None
+        self._files: dict[Path, tuple[str, tuple[Path, ...] | None]] = {}  # file → (sha256, its imports if read)
+
+    def relative(self, path: Path) -> str | None:
+        """`path` relative to the project root (posix), or None when it is not a project file."""
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return None
+        if _INSTALLED & set(rel.parts):
+            return None
+        return rel.as_posix()
+
+    def files(self, paths: Iterable[Path], *, follow_imports: bool = True) -> dict[str, str]:
+        """Relative path → sha256 of each project file in `paths` and (for Python files, when
+        `follow_imports`) of every project module they import, transitively; sorted by path."""
+        found: dict[Path, str] = {}
+        todo = [p.resolve() for p in paths]
+        while todo:
+            path = todo.pop()
+            if path in found or self.relative(path) is None or not path.is_file():
+                continue
+            sha, imports = self._read(path, follow_imports and path.suffix == ".py")
+            found[path] = sha
+            todo.extend(imports)
+        return {rel: found[path] for rel, path in sorted((self.relative(p) or "", p) for p in found)}
+
+    def _read(self, path: Path, parse: bool) -> tuple[str, tuple[Path, ...]]:
+        known = self._files.get(path)
+        if known is not None and (known[1] is not None or not parse):
+            return known[0], known[1] or ()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:  # still a part: reading it again later tells whether it changed
+            self._files[path] = (f"unreadable: {exc.strerror}", ())
+            return self._files[path][0], ()
+        sha = hashlib.sha256(data).hexdigest()
+        imports = tuple(self._imports_of(path, data)) if parse else None
+        self._files[path] = (sha, imports)
+        return sha, imports or ()
+
+    def _imports_of(self, path: Path, data: bytes) -> list[Path]:
+        """The project files that importing `path` runs: each module it names, and the packages'
+        `__init__.py` on the way to it."""
+        try:
+            tree = ast.parse(data, filename=str(path))
+        except (SyntaxError, ValueError):
+            return []  # the digest still covers its bytes; the import itself will say what is wrong
+        found: list[Path] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    found += self._absolute(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names if a.name != "*"]
+                if node.level:
+                    found += self._relative(path, node.level, node.module, names)
+                elif node.module:
+                    found += self._absolute(node.module)
+                    for name in names:  # `from pkg import sub` imports the submodule `pkg.sub`
+                        found += self._absolute(f"{node.module}.{name}", prefixes=False)
+        return found
+
+    def _absolute(self, dotted: str, *, prefixes: bool = True) -> list[Path]:
+        """The project files of `dotted` (and of the packages above it), as the import system
+        would find them along sys.path; nothing when it is not a project module."""
+        parts = dotted.split(".")
+        wanted = range(1, len(parts) + 1) if prefixes else (len(parts),)
+        found: list[Path] = []
+        for count in wanted:
+            for entry in self._search_entries():
+                module = _module_file(entry.joinpath(*parts[:count]))
+                if module is not None:
+                    found.append(module)
+                    break
+        return found
+
+    def _relative(self, path: Path, level: int, module: str | None, names: list[str]) -> list[Path]:
+        base = path.parent
+        for _ in range(level - 1):
+            base = base.parent
+        found = [init for init in (base / "__init__.py",) if init.is_file()]
+        target = base
+        for part in (module.split(".") if module else []):
+            target = target / part
+            module_file = _module_file(target)
+            if module_file is not None:
+                found.append(module_file)
+        for name in names:
+            module_file = _module_file(target / name)
+            if module_file is not None:
+                found.append(module_file)
+        return found
+
+    def _search_entries(self) -> list[Path]:
+        """sys.path's entries inside the project root (the root itself always), in its order."""
+        if self._entries is None:
+            entries: list[Path] = []
+            for entry in (self._search_path if self._search_path is not None else sys.path):
+                resolved = Path(entry or ".").resolve()
+                if resolved not in entries and (resolved == self.root or self.relative(resolved) is not None):
+                    entries.append(resolved)
+            if self.root not in entries:
+                entries.append(self.root)
+            self._entries = entries
+        return self._entries
+
+
+def _module_file(base: Path) -> Path | None:
+    """The file a module at `base` is loaded from: a package's `__init__.py`, else `base.py`."""
+    init = base / "__init__.py"
+    if init.is_file():
+        return init.resolve()
+    module = base.with_name(base.name + ".py")
+    if module.is_file():
+        return module.resolve()
+    return None

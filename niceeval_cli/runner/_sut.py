@@ -1,0 +1,142 @@
+"""The system under test's identity (config.md): what of the agent enters the fingerprint.
+
+A result may be reused only while the code that produced it is unchanged, the agent's as much as
+the eval's. NiceEval hashes what it can see — the project files the adapter names (the python
+callable's module, openai-chat's `tools` / `tool_handlers` modules, the files in a command's
+argv, a custom adapter's module) with the project modules they import — and what the experiment
+declares: `inputs` globs, a `version` string, the output of a `version_command`. The identity is
+per experiment (and adapter), made once per run and shared by every slot: a 20 000-eval plan
+reads each file and runs each command once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .._errors import SetupError
+from .._project_sources import ProjectSources
+from ..authoring import Adapter
+from ..config import ConfigError, ExperimentConfig, ProjectConfig
+
+#: How long a `version_command` may take: it runs before anything is planned.
+VERSION_COMMAND_TIMEOUT_S = 120
+#: Never part of `inputs`, whatever a glob matches: they change with every run or are not the project's.
+_NEVER_INPUTS = frozenset({".git", "__pycache__", ".niceeval"})
+
+
+class SutIdentity(NamedTuple):
+    """The fingerprint parts of an experiment's system under test, and whether they are only its
+    configuration (a network adapter without `inputs`, `version` or `version_command`)."""
+
+    parts: dict[str, Any]
+    config_only: bool
+
+
+class SutIdentities:
+    """Each experiment's SutIdentity, made once per run (per experiment and adapter)."""
+
+    def __init__(self, project: ProjectConfig, store: Path | None = None) -> None:
+        self.project = project
+        self.sources = ProjectSources(project.root)
+        self._store_files = (
+            {store.resolve().with_name(store.name + tail) for tail in ("", "-wal", "-shm", "-journal")}
+            if store is not None else set()
+        )
+        self._made: dict[tuple[str, int, bool], SutIdentity] = {}
+        self._declared: dict[str, dict[str, Any]] = {}
+        self._outputs: dict[str, str] = {}  # version_command → sha256 of its stdout (run once)
+
+    def of(self, experiment: ExperimentConfig, adapter: Adapter | None, *, own: bool) -> SutIdentity:
+        """`own`: the adapter is the eval's own (`define_eval(adapter=...)`), whose code is in the
+        eval's sources already; the experiment's declarations still apply."""
+        key = (experiment.id, id(adapter), own)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self._make(experiment, adapter, own)
+        return made
+
+    def _make(self, experiment: ExperimentConfig, adapter: Adapter | None, own: bool) -> SutIdentity:
+        files: list[Path] = []
+        if adapter is not None and not own:
+            files += adapter.sut_files
+            module_file = _custom_module_file(experiment.adapter)
+            if module_file is not None:
+                files.append(module_file)
+        declared = self._declared_parts(experiment)
+        parts: dict[str, Any] = {"sut": self.sources.files(files), **declared}
+        configured = adapter is not None and not own and experiment.adapter is not None
+        config_only = configured and not declared and (bool(adapter and adapter.remote) or not parts["sut"])
+        return SutIdentity(parts, config_only)
+
+    def _declared_parts(self, experiment: ExperimentConfig) -> dict[str, Any]:
+        declared = self._declared.get(experiment.id)
+        if declared is None:
+            declared = {}
+            if experiment.inputs is not None:
+                declared["inputs"] = self._inputs(experiment)
+            if experiment.version is not None:
+                declared["version"] = experiment.version
+            if experiment.version_command is not None:
+                command = experiment.version_command
+                output = self._outputs.get(command)
+                if output is None:
+                    output = self._outputs[command] = self._run_version_command(experiment.id, command)
+                declared["version_command"] = {"command": command, "stdout_sha256": output}
+            self._declared[experiment.id] = declared
+        return declared
+
+    def _inputs(self, experiment: ExperimentConfig) -> dict[str, str]:
+        """The files `inputs` matches (its content by path); a glob matching nothing is an error:
+        it would identify nothing while looking like it does."""
+        root = self.sources.root
+        found: list[Path] = []
+        for pattern in experiment.inputs or ():
+            matched = [path for path in root.glob(pattern) if self._is_input(path)]
+            if not matched:
+                raise ConfigError(
+                    f"{self._where()}: [experiments.{experiment.id}] inputs: {pattern!r} matches no file under "
+                    f"{root}; fix the glob (relative to the project root) or remove it."
+                )
+            found += matched
+        return self.sources.files(found, follow_imports=False)
+
+    def _is_input(self, path: Path) -> bool:
+        if not path.is_file() or _NEVER_INPUTS & set(path.relative_to(self.sources.root).parts):
+            return False
+        return path.resolve() not in self._store_files  # the store changes with every run
+
+    def _run_version_command(self, experiment_id: str, command: str) -> str:
+        """sha256 of the command's stdout, run in the project root; a failure is a setup error."""
+        where = f"[experiments.{experiment_id}] version_command {command!r}"
+        why = "the run needs its output to tell whether earlier results still stand"
+        try:
+            done = subprocess.run(command, shell=True, cwd=self.sources.root, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=VERSION_COMMAND_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise SetupError(f"{self._where()}: {where} did not finish within {VERSION_COMMAND_TIMEOUT_S} s; "
+                             f"{why}. Nothing was run.") from None
+        except OSError as exc:
+            raise SetupError(f"{self._where()}: {where} could not start ({exc.strerror}); {why}. "
+                             "Nothing was run.") from None
+        if done.returncode != 0:
+            stderr = done.stderr.decode("utf-8", errors="replace").strip()[-500:]
+            raise SetupError(
+                f"{self._where()}: {where} failed with exit code {done.returncode} in {self.sources.root}"
+                f"{f' (stderr: {stderr})' if stderr else ''}; {why}. Fix the command or remove it. Nothing was run."
+            )
+        return hashlib.sha256(done.stdout).hexdigest()
+
+    def _where(self) -> str:
+        return str(self.project.file or "niceeval.toml")
+
+
+def _custom_module_file(reference: str | None) -> Path | None:
+    """The module of a custom adapter (`adapter = "module:attr"`), imported when it was loaded."""
+    if reference is None or ":" not in reference:
+        return None
+    file = getattr(sys.modules.get(reference.partition(":")[0]), "__file__", None)
+    return Path(file) if file else None
