@@ -32,7 +32,8 @@ class ProjectSources:
         self.root = root.resolve()
         self._search_path = search_path
         self._entries: list[Path] | None = None
-        self._files: dict[Path, tuple[str, tuple[Path, ...] | None]] = {}  # file → (sha256, its imports if read)
+        self._digests: dict[Path, str] = {}  # file → sha256
+        self._imports: dict[tuple[Path, tuple[Path, ...]], tuple[Path, ...]] = {}  # (file, extra path) → imports
 
     def relative(self, path: Path) -> str | None:
         """`path` relative to the project root (posix), or None when it is not a project file."""
@@ -44,35 +45,39 @@ class ProjectSources:
             return None
         return rel.as_posix()
 
-    def files(self, paths: Iterable[Path], *, follow_imports: bool = True) -> dict[str, str]:
+    def files(self, paths: Iterable[Path], *, follow_imports: bool = True, scripts: bool = False) -> dict[str, str]:
         """Relative path → sha256 of each project file in `paths` and (for Python files, when
-        `follow_imports`) of every project module they import, transitively; sorted by path."""
+        `follow_imports`) of every project module they import, transitively; sorted by path.
+        `scripts`: the files are run as scripts, so their folders are on the path they import from."""
+        roots = [p.resolve() for p in paths]
+        extra = tuple(sorted({p.parent for p in roots})) if scripts else ()
         found: dict[Path, str] = {}
-        todo = [p.resolve() for p in paths]
+        todo = list(roots)
         while todo:
             path = todo.pop()
             if path in found or self.relative(path) is None or not path.is_file():
                 continue
-            sha, imports = self._read(path, follow_imports and path.suffix == ".py")
-            found[path] = sha
+            found[path], imports = self._read(path, follow_imports and path.suffix == ".py", extra)
             todo.extend(imports)
         return {rel: found[path] for rel, path in sorted((self.relative(p) or "", p) for p in found)}
 
-    def _read(self, path: Path, parse: bool) -> tuple[str, tuple[Path, ...]]:
-        known = self._files.get(path)
-        if known is not None and (known[1] is not None or not parse):
-            return known[0], known[1] or ()
+    def _read(self, path: Path, parse: bool, extra: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
+        """The file's digest and (when `parse`) the project files its imports name; each read once."""
+        sha = self._digests.get(path)
+        imports = self._imports.get((path, extra)) if parse else ()
+        if sha is not None and imports is not None:
+            return sha, imports
         try:
             data = path.read_bytes()
         except OSError as exc:  # still a part: reading it again later tells whether it changed
-            self._files[path] = (f"unreadable: {exc.strerror}", ())
-            return self._files[path][0], ()
-        sha = hashlib.sha256(data).hexdigest()
-        imports = tuple(self._imports_of(path, data)) if parse else None
-        self._files[path] = (sha, imports)
-        return sha, imports or ()
+            self._digests[path] = f"unreadable: {exc.strerror}"
+            return self._digests[path], ()
+        sha = self._digests[path] = hashlib.sha256(data).hexdigest()
+        if imports is None:
+            imports = self._imports[(path, extra)] = tuple(self._imports_of(path, data, extra))
+        return sha, imports
 
-    def _imports_of(self, path: Path, data: bytes) -> list[Path]:
+    def _imports_of(self, path: Path, data: bytes, extra: tuple[Path, ...]) -> list[Path]:
         """The project files that importing `path` runs: each module it names, and the packages'
         `__init__.py` on the way to it."""
         try:
@@ -83,25 +88,25 @@ class ProjectSources:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    found += self._absolute(alias.name)
+                    found += self._absolute(alias.name, extra)
             elif isinstance(node, ast.ImportFrom):
                 names = [a.name for a in node.names if a.name != "*"]
                 if node.level:
                     found += self._relative(path, node.level, node.module, names)
                 elif node.module:
-                    found += self._absolute(node.module)
+                    found += self._absolute(node.module, extra)
                     for name in names:  # `from pkg import sub` imports the submodule `pkg.sub`
-                        found += self._absolute(f"{node.module}.{name}", prefixes=False)
+                        found += self._absolute(f"{node.module}.{name}", extra, prefixes=False)
         return found
 
-    def _absolute(self, dotted: str, *, prefixes: bool = True) -> list[Path]:
+    def _absolute(self, dotted: str, extra: tuple[Path, ...], *, prefixes: bool = True) -> list[Path]:
         """The project files of `dotted` (and of the packages above it), as the import system
         would find them along sys.path; nothing when it is not a project module."""
         parts = dotted.split(".")
         wanted = range(1, len(parts) + 1) if prefixes else (len(parts),)
         found: list[Path] = []
         for count in wanted:
-            for entry in self._search_entries():
+            for entry in (*extra, *self._search_entries()):
                 module = _module_file(entry.joinpath(*parts[:count]))
                 if module is not None:
                     found.append(module)

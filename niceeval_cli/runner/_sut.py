@@ -67,7 +67,9 @@ class SutIdentities:
             if module_file is not None:
                 files.append(module_file)
         declared = self._declared_parts(experiment)
-        parts: dict[str, Any] = {"sut": self.sources.files(files), **declared}
+        # As scripts (a command's argv): a file's own folder is searched for its imports too. For
+        # a module that only adds a sibling shadowing a top-level name, never one that is missed.
+        parts: dict[str, Any] = {"sut": self.sources.files(files, scripts=True), **declared}
         configured = adapter is not None and not own and experiment.adapter is not None
         config_only = configured and not declared and (bool(adapter and adapter.remote) or not parts["sut"])
         return SutIdentity(parts, config_only)

@@ -74,6 +74,6 @@ def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(proj:
     assert proj.run().returncode == 0
     proj.write("support_bot.py", 'def answer():\n    return "30 days!"\n')
     dry = proj.cli("run", "--dry", env={"NO_COLOR": "1"})
-    assert "fingerprint-changed (source_sha256)" in dry.stdout, dry.stdout
+    assert "fingerprint-changed (source-changed: support_bot.py)" in dry.stdout, dry.stdout
     again = proj.run(env={"NO_COLOR": "1"})
     assert again.returncode == 0 and "1 to execute, 0 reused" in again.stdout, again.stdout
