@@ -8,7 +8,8 @@ Exception tree::
      ├── StoreError          unknown / ambiguous ids, foreign or newer store (exit 2)
      │    └── StoreUnavailable  locked for too long, disk full, read-only (exit 6)
      ├── UsageError          a bad flag or argument (exit 2)
-     └── SetupError          the system under test or a judge is unreachable (exit 3)
+     ├── SetupError          the system under test or a judge is unreachable (exit 3)
+     └── Interrupted         SIGINT / SIGTERM ended a long read (`query --sql`) (exit 130)
 
 Each class carries its exit code, so the CLI needs no list of "user error" types.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ExitCode", "NiceEvalError", "SetupError", "UsageError"]
+__all__ = ["ExitCode", "Interrupted", "NiceEvalError", "SetupError", "UsageError"]
 
 
 class ExitCode(IntEnum):
@@ -59,3 +60,9 @@ class SetupError(NiceEvalError):
     """Something the run needs is not reachable; nothing affected was dispatched."""
 
     exit_code = ExitCode.SETUP
+
+
+class Interrupted(NiceEvalError):
+    """The user stopped a command that was reading (Ctrl-C / SIGTERM); nothing was changed."""
+
+    exit_code = ExitCode.INTERRUPTED

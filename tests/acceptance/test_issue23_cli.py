@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import signal
 import stat
+import subprocess
 import threading
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from outside import Proj
+from outside import Proj, stop, wait_for
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -227,3 +231,61 @@ def test_the_same_n_under_a_group_still_reruns_a_shard(proj: Proj) -> None:
     assert proj.run("--shard", "1/2", "--group", "g").returncode in (0, 1)
     again = proj.run("--shard", "1/2", "--group", "g", "--rerun-all")
     assert again.returncode in (0, 1), again.stderr
+
+
+# --- item 15: a runaway `query --sql` answers SIGINT and SIGTERM ---------------------------
+
+RUNAWAY = {
+    "rows": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
+    "count": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("shape", sorted(RUNAWAY))
+def test_a_runaway_sql_query_is_interrupted_by_a_signal(proj: Proj, sig: signal.Signals, shape: str) -> None:
+    assert proj.run().returncode == 1
+    digest = hashlib.sha256(proj.store.read_bytes()).hexdigest()
+    proc = proj.popen("query", "--sql", RUNAWAY[shape], "--format", "csv")
+    try:
+        wait_for(lambda: proc.poll() is not None or _has_open(proc.pid, proj.store), timeout=60)
+        time.sleep(0.5)  # well inside the statement (it never ends on its own)
+        assert proc.poll() is None, proc.communicate()
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        raise AssertionError(f"`query --sql` ignored {sig.name}") from None
+    finally:
+        if proc.poll() is None:
+            stop(proc)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 130, err
+    assert f"--sql stopped by {sig.name}" in err and "Traceback" not in err
+    assert out == ""
+    assert hashlib.sha256(proj.store.read_bytes()).hexdigest() == digest
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    """Whether process `pid` has `path` open (the query's connection: its statement is running)."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd) == str(path):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Proj) -> None:
+    assert proj.run().returncode == 1
+    res = proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
+                   "SELECT count(*) AS n FROM c", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == [{"n": 300000}]
