@@ -79,12 +79,36 @@ def _tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, Fi
     return states
 
 
+# The physical path of the deepest existing directory of $2 (POSIX sh only: `cd -P`, `pwd -P`), and of $1.
+_PHYSICAL = 'w=$(cd -P -- "$1" && pwd -P) || exit 0; d=$2; while [ ! -d "$d" ]; do d=${d%/*}; done; ' \
+            'echo "$w"; cd -P -- "$d" && pwd -P'
+
+
+def _check_dir(container: str, workdir: str, rel_dir: str, shown: str) -> None:
+    """Refuse `rel_dir` when a symlink among its directories leads out of the workspace: Docker itself
+    would follow it anywhere in the container (`etc -> /etc`)."""
+    if rel_dir in ("", "."):
+        return
+    try:
+        done = _sync("exec", container, "sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}", timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return  # the read or write itself reports an unusable container
+    lines = done.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if done.returncode != 0 or len(lines) < 2 or not lines[0] or not lines[1]:
+        return
+    home, real = lines[0], lines[1]
+    if real != home and not real.startswith(home.rstrip("/") + "/"):
+        raise OutsideWorkspace(f"sandbox path {shown!r} leads outside the workspace (through a symlink, to {real}); "
+                               "t.sandbox reads, writes and runs only inside the workspace")
+
+
 def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: int,
                  cancel: Cancel, hops: int = 0) -> bytes:
     """One file of the workspace streamed out of the container (`docker cp` writes a tar): never more
     than `max_bytes` held; a symlink is followed only while it stays inside the workspace."""
     import tarfile
 
+    _check_dir(container, workdir, posixpath.dirname(rel), shown)
     process = subprocess.Popen([docker(), "cp", f"{container}:{workdir}/{rel}", "-"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     cancel.on_cancel(process.kill)
@@ -148,6 +172,8 @@ class DockerWorkspace:
     async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult:
+        if cwd:
+            await asyncio.to_thread(_check_dir, self.container, self.workdir, _rel(cwd), cwd)
         pidfile = f"{_PID_DIR}/{next(_count)}"
         wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
         argv = self.exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
@@ -183,6 +209,7 @@ class DockerWorkspace:
     async def write_bytes(self, path: str, data: bytes) -> None:
         import tarfile
 
+        await asyncio.to_thread(_check_dir, self.container, self.workdir, posixpath.dirname(_rel(path)), path)
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(_rel(path))

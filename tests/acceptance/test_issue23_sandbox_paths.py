@@ -4,7 +4,8 @@ Item 8: `"."` is the whole workspace for the change assertions (`no_changes(".")
 fails, `file_changed(".")` passes) and is refused, naming it, where a file is needed
 (`read_text(".")` no longer returns another file's content in docker).
 Item 3: a symlink — from the template or planted by the agent — never takes `read_text`,
-`write_text` or `run(cwd=)` out of the workspace: the attempt errors, naming the path.
+`write_text` or `run(cwd=)` out of the workspace (the host's, or in docker the container's
+`/etc`): the attempt errors, naming the path.
 """
 
 from __future__ import annotations
@@ -105,9 +106,9 @@ async def run_in_dir_link(t):
 
 
 def _link_project(proj: Proj, kind: str, host: Path) -> None:
-    evals = LINK_EVALS + (HOST_EVALS if kind == "local" else "")
-    sandbox_project(proj, kind, "ln -s /etc/hostname planted && echo done", evals,
-                    template={"real.txt": "real\n"})
+    # In a container the template's `host` link points nowhere: the agent points it at /etc there.
+    agent = "ln -s /etc/hostname planted && " + ("ln -sfn /etc host && " if kind == "docker" else "") + "echo done"
+    sandbox_project(proj, kind, agent, LINK_EVALS + HOST_EVALS, template={"real.txt": "real\n"})
     os.symlink("/etc/passwd", proj.root / "repo" / "passwd")
     os.symlink("real.txt", proj.root / "repo" / "alias.txt")
     os.symlink(host, proj.root / "repo" / "host")
@@ -122,11 +123,9 @@ def test_symlinks_never_lead_sandbox_paths_out_of_the_workspace(proj: Proj, kind
     out = run.stdout + run.stderr
     assert "root:" not in out and "host secret" not in out
     states = {a["eval_id"].split("/")[-1]: a for a in attempts(proj)}
-    refused = ["read_template_link", "read_planted_link"]
-    if kind == "local":
-        refused += ["read_through_dir_link", "write_through_dir_link", "run_in_dir_link"]
-    paths = ["passwd", "planted", "host/secret.txt", "host/written.txt", "host"][:len(refused)]
-    for name, path in zip(refused, paths, strict=True):
+    refused = ["read_template_link", "read_planted_link", "read_through_dir_link", "write_through_dir_link",
+               "run_in_dir_link"]
+    for name, path in zip(refused, ["passwd", "planted", "host/secret.txt", "host/written.txt", "host"], strict=True):
         attempt = states[name]
         assert attempt["state"] == "errored", attempt
         assert f"{path!r} leads outside the workspace" in attempt["error"], attempt
