@@ -19,6 +19,7 @@ from ..expect._material import ContextMatch, MaterialMatch
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._agent_checks import ScopedChecks, ScopeMatch
 from ._errors import AuthoringError, SourceLocation, caller_location
+from ._pending import PendingTurn, never_awaited
 from ._registration import AssertionHandle, Registration
 from ._sandbox_api import SandboxMember
 from ._session import DEFAULT_SESSION, Session
@@ -83,6 +84,7 @@ class TestContext(SandboxMember):
         self._sessions: list[Session] = []
         self._session_ids: set[str] = set()
         self._contexts: dict[str, AdapterContext] = {}
+        self._pending_sends: list[PendingTurn] = []  # every send started, to find one never awaited
         existing = adapter_ctx.session  # made before `create` ran, so it saw the same session
         if isinstance(existing, Session) and existing._send is None:
             self._default_session = self._adopt(existing)
@@ -143,6 +145,8 @@ class TestContext(SandboxMember):
         return self._register(args[0], args[1])
 
     def _register(self, subject: Any, match: Any) -> AssertionHandle:
+        if isinstance(subject, PendingTurn):
+            subject._forgotten("there is no turn to check")
         location = self._location()
         if isinstance(match, (ThresholdedScoreMatch, ScoreMatch)):
             is_score, thresholded = True, isinstance(match, ThresholdedScoreMatch)
@@ -261,9 +265,20 @@ class TestContext(SandboxMember):
         return AssertionHandle(self, reg)
 
     # -- the system under test ------------------------------------------------------------
-    async def send(self, message: str, **options: Any) -> Turn:
-        """Send one turn through the experiment's adapter (in the default session)."""
-        return await self._send_in(self._default_session, message, options)
+    def send(self, message: str, **options: Any) -> PendingTurn:
+        """Send one turn through the experiment's adapter (in the default session): `await` it."""
+        return self._start_send(self._default_session, message, options)
+
+    def _start_send(self, session: Session, message: str, options: dict[str, Any]) -> PendingTurn:
+        """The send as an awaitable that says "await it" (at the eval's line) when it is not."""
+        call = "t.send(...)" if session is self._default_session else f"session {session.id!r}.send(...)"
+        pending = PendingTurn(self._send_in(session, message, options), self._location(), call)
+        self._pending_sends.append(pending)
+        return pending
+
+    def _never_awaited(self) -> AuthoringError | None:
+        """After the test: a send it started and never awaited (nothing was sent)."""
+        return never_awaited(self._pending_sends)
 
     def new_session(self, name: str | None = None) -> Session:
         """Open an independent conversation with the same adapter."""
@@ -288,7 +303,7 @@ class TestContext(SandboxMember):
         return self._adopt(Session(session_id, name))
 
     def _adopt(self, session: Session) -> Session:
-        session._bind(self._send_in, lambda s: self._scoped(lambda: s.turns))
+        session._bind(self._start_send, lambda s: self._scoped(lambda: s.turns))
         self._sessions.append(session)
         self._session_ids.add(session.id)
         return session

@@ -7,7 +7,7 @@ session, e.g. the history), so one adapter can hold several conversations apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._agent_checks import ScopedChecks
@@ -15,7 +15,8 @@ from ._turns import Turn
 
 DEFAULT_SESSION = "default"
 
-Sender = Callable[["Session", str, dict[str, Any]], Coroutine[Any, Any, Turn]]
+#: The test context's send: an awaitable of the Turn (a PendingTurn, which says "await it" when not)
+Sender = Callable[["Session", str, dict[str, Any]], Awaitable[Turn]]
 
 
 class Session:
@@ -46,11 +47,11 @@ class Session:
             raise RuntimeError(f"session {self.id!r} is not attached to a test context yet")
         return self._checks
 
-    async def send(self, message: str, **options: Any) -> Turn:
-        """Send one turn in this session."""
+    def send(self, message: str, **options: Any) -> Awaitable[Turn]:
+        """Send one turn in this session: `await` it."""
         if self._send is None:
             raise RuntimeError(f"session {self.id!r} is not attached to a test context yet")
-        return await self._send(self, message, options)
+        return self._send(self, message, options)
 
     @property
     def turns(self) -> tuple[Turn, ...]:

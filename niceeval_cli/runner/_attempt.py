@@ -144,6 +144,9 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
             result = definition.test(ctx, value)
         if inspect.isawaitable(result):
             await result
+        forgotten = ctx._never_awaited()
+        if forgotten is not None:
+            raise forgotten
     except StopContinuation as stop:
         progress.stop_cause = stop.cause
     except AuthoringError as exc:

@@ -185,3 +185,45 @@ def test_an_exception_in_a_python_adapter_callable_shows_its_file_line_and_trace
     for shown in ('File "myapp/agent.py", line 9, in reply', 'File "myapp/agent.py", line 5, in _parse',
                   'File "evals/ask.py", line 7, in ask', "JSONDecodeError"):
         assert shown in view.stdout, view.stdout
+
+
+def test_a_forgotten_await_on_t_send_says_to_await_it_at_the_eval_line(proj: Proj) -> None:
+    proj.write("niceeval.toml", '''
+        [experiments.py]
+        adapter = "python"
+        [experiments.py.options]
+        callable = "agent:reply"
+    ''')
+    proj.write("agent.py", "def reply(message):\n    return 'hi ' + message\n")
+    proj.write("evals/ask.py", '''
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import includes
+
+
+        @define_eval()
+        async def read_it(t):
+            turn = t.send("hello")
+            t.check(turn.message, includes("hi"))
+
+
+        @define_eval()
+        async def never_awaited(t):
+            t.send("hello")
+            t.check("hi", includes("hi"))
+
+
+        @define_eval()
+        async def awaited(t):
+            turn = await t.send("hello")
+            t.check(turn.message, includes("hi"))
+    ''')
+    res = proj.run(env={"NO_COLOR": "1"})
+    out = res.stdout + res.stderr
+    assert "'coroutine' object" not in out and "niceeval_cli" not in out and "never awaited" not in res.stderr, out
+    rows = {r["eval_id"]: r for r in proj.sql("SELECT eval_id, state, reason, error FROM attempts")}
+    read_it, forgotten = rows["ask/read_it"], rows["ask/never_awaited"]
+    assert (read_it["state"], read_it["reason"]) == ("errored", "authoring-error"), read_it
+    assert read_it["error"].startswith("evals/ask.py:7: ") and "await t.send(" in read_it["error"], read_it
+    assert (forgotten["state"], forgotten["reason"]) == ("errored", "authoring-error"), forgotten
+    assert forgotten["error"].startswith("evals/ask.py:13: ") and "never awaited" in forgotten["error"], forgotten
+    assert rows["ask/awaited"]["state"] == "passed"
