@@ -20,6 +20,7 @@ from .._credentials import env_name_problem
 from .._redact import redact
 from ..authoring import Turn
 from ..authoring._turns import turn_from_reply
+from ..integrations import turn_from_framework
 from . import AdapterLoadError
 
 M = TypeVar("M", bound="AdapterOptions")
@@ -114,6 +115,9 @@ def reply_to_turn(message: str, reply: object, who: str, observes: tuple[str, ..
         return Turn(input=message, message=reply, observed=frozenset())
     if isinstance(reply, Turn):
         return reply
+    framework = turn_from_framework(reply, message)  # a pydantic-ai / Agents SDK / LangGraph result
+    if framework is not None:
+        return framework
     if isinstance(reply, Mapping):
         try:
             return turn_from_reply(message, reply, observes)
@@ -122,7 +126,8 @@ def reply_to_turn(message: str, reply: object, who: str, observes: tuple[str, ..
                             else f"{who} returned a dict: {exc}") from None
     raise TypeError(
         f"{who} returned {type(reply).__name__}; expected text, a Turn or a dict "
-        '{"message": ..., "events"?: [...], "status"?: ..., "usage"?: {...}, "data"?: ...}'
+        '{"message": ..., "events"?: [...], "status"?: ..., "usage"?: {...}, "data"?: ...}, '
+        "or a pydantic-ai, Agents SDK or LangGraph result"
     )
 
 

@@ -1,0 +1,138 @@
+"""Small real agents of each framework, driven by offline test models, whose tools log each call.
+
+Each builder returns (result, log): the framework's own result object and the calls its tool
+functions recorded themselves, in order, as (tool name, arguments, outcome)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+Log = list[tuple[str, dict[str, Any], str]]
+
+
+def pydantic_ai_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
+    from pydantic_ai import Agent, ModelRetry
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    log: Log = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answered = sum(1 for m in messages if m.kind == "response")
+        script = [
+            [ToolCallPart("lookup", {"order": 7}, tool_call_id="c1")],
+            [ToolCallPart("refund", '{"order": 7}', tool_call_id="c2")],
+            [ToolCallPart("refund", '{"order": 7}', tool_call_id="c3")],
+        ]
+        if answered < len(script):
+            return ModelResponse(parts=script[answered])
+        return ModelResponse(parts=[TextPart("Refunded order 7.")])
+
+    agent = Agent(FunctionModel(model))
+    tries = {"refund": 0}
+
+    @agent.tool_plain
+    def lookup(order: int) -> dict[str, Any]:
+        log.append(("lookup", {"order": order}, "completed"))
+        return {"order": order, "status": "delivered"}
+
+    @agent.tool_plain
+    def refund(order: int) -> str:
+        tries["refund"] += 1
+        if tries["refund"] == 1:
+            log.append(("refund", {"order": order}, "failed"))
+            raise ModelRetry("payment service busy")
+        log.append(("refund", {"order": order}, "completed"))
+        return "ok"
+
+    return agent.run_sync(prompt), log
+
+
+def openai_agents_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    log: Log = []
+
+    class Scripted(Model):
+        """A model object of the test's own: no network, a fixed script."""
+
+        def __init__(self) -> None:
+            self.turns = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            self.turns += 1
+            if self.turns == 1:
+                output: list[Any] = [
+                    ResponseFunctionToolCall(type="function_call", name="lookup", arguments='{"order": 7}',
+                                             call_id="c1", id="fc1", status="completed"),
+                    ResponseFunctionToolCall(type="function_call", name="refund", arguments='{"order": 7}',
+                                             call_id="c2", id="fc2", status="completed"),
+                ]
+            else:
+                output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed",
+                                                content=[ResponseOutputText(type="output_text", annotations=[],
+                                                                            text="Refund failed for order 7.")])]
+            return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=10 * self.turns,
+                                                            output_tokens=3), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    def lookup(order: int) -> dict[str, Any]:
+        log.append(("lookup", {"order": order}, "completed"))
+        return {"order": order}
+
+    @function_tool
+    def refund(order: int) -> str:
+        log.append(("refund", {"order": order}, "failed"))
+        raise RuntimeError("payment service down")
+
+    set_tracing_disabled(True)  # the SDK's tracing would export to its vendor: nothing leaves the machine
+    agent = Agent(name="support", model=Scripted(), tools=[lookup, refund])
+    return asyncio.run(Runner.run(agent, prompt)), log
+
+
+def langgraph_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    log: Log = []
+
+    class ToolFake(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def lookup(order: int) -> dict[str, Any]:
+        """Look an order up."""
+        log.append(("lookup", {"order": order}, "completed"))
+        return {"order": order}
+
+    @tool
+    def refund(order: int) -> str:
+        """Refund an order."""
+        log.append(("refund", {"order": order}, "failed"))
+        raise ValueError("payment down")
+
+    replies = iter([
+        AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"order": 7}, "id": "c1"},
+                                          {"name": "refund", "args": {"order": 7}, "id": "c2"}],
+                  usage_metadata={"input_tokens": 10, "output_tokens": 3, "total_tokens": 13},
+                  response_metadata={"model_name": "fake-1"}),
+        AIMessage(content="Refund failed for order 7.",
+                  usage_metadata={"input_tokens": 20, "output_tokens": 5, "total_tokens": 25}),
+    ])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(ToolFake(messages=replies), ToolNode([lookup, refund], handle_tool_errors=True))
+    return agent.invoke({"messages": [("user", prompt)]}), log

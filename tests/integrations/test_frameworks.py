@@ -1,0 +1,83 @@
+"""integrations.md, section 2: each converter against the real framework package, offline.
+
+Every recorded tool call is compared with the log the tool functions wrote themselves: name,
+arguments, and whether that try failed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from frameworks import langgraph_run, openai_agents_run, pydantic_ai_run
+
+from niceeval_cli import ToolCall
+from niceeval_cli.integrations import turn_from_framework
+
+
+def _calls(turn) -> list[tuple[str, object, str]]:
+    return [(e.name, e.input, e.status) for e in turn.events if isinstance(e, ToolCall)]
+
+
+def test_pydantic_ai_run_result_keeps_each_try_of_a_retried_tool() -> None:
+    pytest.importorskip("pydantic_ai")
+    from niceeval_cli.integrations.pydantic_ai import turn_from
+
+    result, log = pydantic_ai_run()
+    turn = turn_from(result)
+    assert _calls(turn) == log
+    failed = [e for e in turn.events if isinstance(e, ToolCall) and e.status == "failed"]
+    assert [e.error for e in failed] == ["payment service busy"]
+    assert turn.message == "Refunded order 7." and turn.input == "refund order 7"
+    assert turn.usage is not None and turn.usage.input_tokens and turn.usage.output_tokens
+    assert turn.data["model"].startswith("function:")
+    assert turn.observed == frozenset({"messages", "tool_calls"})
+    assert turn_from_framework(result, "refund order 7") == turn
+
+
+def test_openai_agents_run_result_marks_the_failed_tool() -> None:
+    pytest.importorskip("agents")
+    from niceeval_cli.integrations.openai_agents import turn_from
+
+    result, log = openai_agents_run()
+    turn = turn_from(result)
+    assert _calls(turn) == log
+    lookup, refund = [e for e in turn.events if isinstance(e, ToolCall)]
+    assert lookup.output == {"order": 7} or lookup.output == "{'order': 7}"
+    assert refund.error is not None and refund.error.startswith("An error occurred while running the tool")
+    assert turn.message == "Refund failed for order 7."
+    assert (turn.usage.input_tokens, turn.usage.output_tokens) == (30, 6)
+
+
+def test_langgraph_messages_with_an_error_tool_message() -> None:
+    pytest.importorskip("langgraph")
+    from niceeval_cli.integrations.langchain import turn_from
+
+    result, log = langgraph_run()
+    turn = turn_from(result)
+    assert _calls(turn) == log
+    refund = [e for e in turn.events if isinstance(e, ToolCall)][1]
+    assert "payment down" in (refund.error or "")
+    assert turn.message == "Refund failed for order 7." and turn.input == "refund order 7"
+    assert (turn.usage.input_tokens, turn.usage.output_tokens) == (30, 8)
+    assert turn.data == {"model": "fake-1"}
+    assert turn_from(result["messages"]) == turn
+
+
+def test_a_plain_value_is_no_framework_result() -> None:
+    assert turn_from_framework("hello") is None
+    assert turn_from_framework({"message": "hi"}) is None
+    assert turn_from_framework({"messages": ["not", "langchain"]}) is None
+
+
+def test_the_converters_import_no_framework() -> None:
+    code = ("import sys, niceeval_cli.integrations as i, niceeval_cli.integrations.pydantic_ai, "
+            "niceeval_cli.integrations.openai_agents, niceeval_cli.integrations.langchain;"
+            "i.turn_from_framework({'messages': []}); i.turn_from_framework('x');"
+            "import json; print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pydantic_ai', 'agents', 'langgraph', 'langchain_core', 'openai'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(Path(__file__).resolve().parents[2]))
+    assert json.loads(out.stdout) == []
