@@ -85,6 +85,27 @@ def test_the_test_extras_carry_the_runner_helpers_and_leave_ray_to_its_own_extra
     assert "[test]" in contributing and "pip install -e '.[ray]'" in contributing
 
 
+_COMPONENT_WORDS = re.compile(r"(?i)docker|chromium|playwright|\bray\b|claude|codex|\bnpm\b|openssl|sqlite3")
+
+
+def test_only_tests_components_decides_that_a_real_component_is_missing() -> None:
+    """A skip of its own (`pytest.skip`, `importorskip`, `mark.skipif`) about a real component would
+    skip in CI too: every such decision goes through tests/components.py, which fails under CI."""
+    offenders = []
+    for path in sorted(TESTS.rglob("*.py")):
+        if path.name == "components.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = ast.unparse(node.func)
+            if name.endswith(("pytest.skip", "importorskip", "mark.skipif", "pytest.xfail")) or name == "skip":
+                text = ast.unparse(node)
+                if _COMPONENT_WORDS.search(text):
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {text[:120]}")
+    assert offenders == []
+
+
 # ── absent components: skip with the reason, fail under CI ──────────────────────────────────
 
 NEEDS = textwrap.dedent("""
