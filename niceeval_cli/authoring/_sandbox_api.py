@@ -334,8 +334,7 @@ class SandboxAPI(SandboxFiles):
                     (hits if line.certain else unsure).append(f"{line.path}:{line.number}: {line.text}")
             evidence = self._evidence(baseline, now, found, cancel)
             live = [(c, now.get(c.path)) for c in found if c.status != DELETED]
-            unread = [f"{c.path} ({state.unread})" for c, state in live
-                      if state is not None and state.node is None and state.data is None]
+            unread = [f"{c.path} ({state.unread})" for c, state in live if state is not None and state.unread]
             binary = sum(1 for _c, state in live if is_binary(state))
             notes = ([f"{binary} binary file(s) not searched"] if binary else []) + (
                 [f"{len(unsure)} line(s) matched in file(s) whose earlier content is unknown"] if unsure else [])

@@ -47,15 +47,7 @@ class AddedLine:
 
 def is_binary(state: FileState | None) -> bool:
     """A read file that is not UTF-8 text (a NUL byte, or undecodable)."""
-    if state is None or state.data is None:
-        return False
-    if b"\0" in state.data[:8192]:
-        return True
-    try:
-        state.data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
+    return state is not None and state.binary
 
 
 def _within(path: str, under: Sequence[str]) -> bool:
@@ -149,13 +141,13 @@ def added_lines(before: Snapshot, after: Snapshot, found: Sequence[Change] | Non
     of the new file is yielded as uncertain (it may or may not be new)."""
     for change in changes(before, after) if found is None else found:
         old_state, new_state = before.get(change.path), after.get(change.path)
-        if change.status == DELETED or new_state is None or new_state.node or new_state.data is None:
-            continue  # nothing added, or new content unknown (the caller reports it)
-        if is_binary(new_state):
-            continue  # not text: listed, not searched (the caller counts it)
+        if change.status == DELETED or new_state is None or new_state.node or is_binary(new_state):
+            continue  # nothing added, or not text: listed, not searched (the caller counts binaries)
+        if new_state.data is None:
+            continue  # new content unknown (the caller reports it)
         new = _lines(new_state)
         if old_state is None or old_state.node or is_binary(old_state) or old_state.data is None:
-            certain = old_state is None or old_state.data is not None or old_state.node is not None
+            certain = old_state is None or old_state.unread is None
             yield from (AddedLine(change.path, n, line.rstrip("\n"), certain) for n, line in enumerate(new, 1))
             continue
         for tag, _i1, _i2, j1, j2 in opcodes(_lines(old_state), new, check):

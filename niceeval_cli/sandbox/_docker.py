@@ -25,7 +25,16 @@ from . import _live
 from ._local import argv_of
 from ._proc import run_host
 from ._spec import Command, SandboxSpec, template_problem
-from ._workspace import READ_LIMIT, Cancel, CommandResult, FileState, FileTooLarge, OutsideWorkspace, Snapshot
+from ._workspace import (
+    READ_LIMIT,
+    Cancel,
+    CommandResult,
+    FileState,
+    FileTooLarge,
+    OutsideWorkspace,
+    Snapshot,
+    TextBudget,
+)
 
 __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 
@@ -59,6 +68,7 @@ def _tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, Fi
     import tarfile  # here: only a docker sandbox reads tars, and every run imports this module
 
     states: dict[str, FileState] = {}
+    budget = TextBudget()
     with tarfile.open(fileobj=stream, mode="r|*") as archive:
         for member in archive:
             if cancel is not None:
@@ -74,7 +84,7 @@ def _tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, Fi
                 states[rel] = FileState.special(node)
             elif member.isfile():
                 handle = archive.extractfile(member)
-                states[rel] = (FileState.of_stream(handle.read, member.size, cancel) if handle is not None
+                states[rel] = (FileState.of_stream(handle.read, member.size, cancel, budget) if handle is not None
                                else FileState.of(b""))
     return states
 

@@ -31,6 +31,7 @@ from ._workspace import (
     FileTooLarge,
     OutsideWorkspace,
     Snapshot,
+    TextBudget,
 )
 
 __all__ = [
@@ -161,7 +162,7 @@ def _write_file(target: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def _state(full: Path, cancel: Cancel | None) -> FileState | None:
+def _state(full: Path, cancel: Cancel | None, budget: TextBudget) -> FileState | None:
     """One entry of a snapshot: never follows a link, never opens a device, a FIFO or a socket, and
     never reads more than DIFFABLE_BYTES of a file (a sparse 40 GB file is compared by its stamp)."""
     try:
@@ -195,7 +196,7 @@ def _state(full: Path, cancel: Cancel | None) -> FileState | None:
     if len(data) > DIFFABLE_BYTES:  # it grew while being read
         return FileState.stamped(len(data), f"grown:{stamp}", f"over the {DIFFABLE_BYTES >> 20} MiB a sandbox "
                                  "diff reads")
-    return FileState.of(data)
+    return FileState.of(data, budget)
 
 
 def _copy_template(template: str, dest: Path) -> None:
@@ -239,6 +240,7 @@ class LocalWorkspace:
 
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         states: dict[str, FileState] = {}
+        budget = TextBudget()
         for dirpath, dirnames, filenames in os.walk(self.path):
             if cancel is not None:
                 cancel.check()
@@ -246,7 +248,7 @@ class LocalWorkspace:
             linked = [name for name in dirnames if (Path(dirpath) / name).is_symlink()]  # listed, not followed
             for name in [*filenames, *linked]:
                 full = Path(dirpath) / name
-                state = _state(full, cancel)
+                state = _state(full, cancel, budget)
                 if state is not None:
                     states[full.relative_to(self.path).as_posix()] = state
         return states

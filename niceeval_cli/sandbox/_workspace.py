@@ -13,13 +13,27 @@ from ..expect._facts import NumericMaterial
 from ._spec import Command, SandboxSpec
 
 __all__ = [
-    "DIFFABLE_BYTES", "READ_LIMIT", "Cancel", "Cancelled", "CommandResult", "FileState", "FileTooLarge",
-    "OutsideWorkspace", "SandboxKind", "SandboxSetupError", "Snapshot", "Workspace",
+    "DIFFABLE_BYTES",
+    "READ_LIMIT",
+    "SNAPSHOT_TEXT_BYTES",
+    "Cancel",
+    "Cancelled",
+    "CommandResult",
+    "FileState",
+    "FileTooLarge",
+    "OutsideWorkspace",
+    "SandboxKind",
+    "SandboxSetupError",
+    "Snapshot",
+    "TextBudget",
+    "Workspace",
 ]
 
 #: Files up to this size are read whole into a snapshot (and diffed when text); larger ones are
 #: never held: a local one is compared by size and timestamps, a docker one by a streamed digest.
 DIFFABLE_BYTES = 16 << 20
+#: Text bytes one snapshot keeps in all (see TextBudget).
+SNAPSHOT_TEXT_BYTES = 256 << 20
 
 
 #: What `read_text` / `read_bytes` return at most unless the call asks for more (`max_bytes=`).
@@ -97,22 +111,31 @@ class FileState:
     data: bytes | None  # the bytes, when read and small enough to diff
     size: int
     node: str | None = None  # not a regular file: "symlink", "fifo", "socket", "character device", ...
-    unread: str | None = None  # why the content was not read (too large, unreadable): no diff of it
+    unread: str | None = None  # why the content was not read or kept (too large, unreadable): no diff of it
+    binary: bool = False  # read, not text (a NUL byte, or not UTF-8): compared by digest, never kept
 
     @staticmethod
-    def of(data: bytes) -> FileState:
-        """The state of a regular file holding `data`."""
+    def of(data: bytes, budget: TextBudget | None = None) -> FileState:
+        """The state of a regular file holding `data`: its bytes kept only when it is text, small enough
+        to diff, and within the snapshot's `budget`."""
+        digest = hashlib.sha256(data).hexdigest()
         if len(data) > DIFFABLE_BYTES:
-            return FileState(hashlib.sha256(data).hexdigest(), None, len(data), unread=_too_large(len(data)))
-        return FileState(hashlib.sha256(data).hexdigest(), data, len(data))
+            return FileState(digest, None, len(data), unread=_too_large(len(data)))
+        if not _is_text(data):
+            return FileState(digest, None, len(data), binary=True)
+        if budget is not None and not budget.take(len(data)):
+            return FileState(digest, None, len(data), unread=f"over the {budget.limit >> 20} MiB of text a "
+                             "snapshot keeps")
+        return FileState(digest, data, len(data))
 
     @staticmethod
-    def of_stream(read: Callable[[int], bytes], size: int, cancel: Cancel | None = None) -> FileState:
+    def of_stream(read: Callable[[int], bytes], size: int, cancel: Cancel | None = None,
+                  budget: TextBudget | None = None) -> FileState:
         """A regular file read in chunks: its bytes kept only when small enough to diff."""
         if size <= DIFFABLE_BYTES:
             data = read(size + 1)
             if len(data) <= DIFFABLE_BYTES:
-                return FileState.of(data)
+                return FileState.of(data, budget)
             h, total = hashlib.sha256(data), len(data)  # it grew while being read
         else:
             h, total = hashlib.sha256(), 0
@@ -137,6 +160,30 @@ class FileState:
     def special(node: str) -> FileState:
         """A device, FIFO or socket: never opened (a device can be endless, a FIFO blocks)."""
         return FileState(hashlib.sha256(b"S" + node.encode()).hexdigest(), None, 0, node=node)
+
+
+class TextBudget:
+    """How much text one snapshot keeps for diffing (a template of many large text files must not
+    hold gigabytes per attempt); past it, files are compared by digest and their diff is unavailable."""
+
+    def __init__(self, limit: int = SNAPSHOT_TEXT_BYTES) -> None:
+        self.limit = self.left = limit
+
+    def take(self, size: int) -> bool:
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
+def _is_text(data: bytes) -> bool:
+    if b"\0" in data[:8192]:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _too_large(size: int) -> str:

@@ -11,6 +11,7 @@ from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.authoring._sandbox_api import EVIDENCE_CHARS
 from niceeval_cli.expect import includes, pattern
 from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
+from niceeval_cli.sandbox._workspace import FileState, TextBudget
 
 #: Command lines of the processes running `sleep N` for this test's own N (a local workspace sees
 #: the whole machine's processes, another test run's sleeps included; the container idles on 3600).
@@ -194,3 +195,22 @@ async def test_a_large_text_file_is_diffed_and_searched_whole(make_harness, spec
     h.sandbox.not_in_diff(pattern("api_key="))
     result, _ = (await h.result())
     assert result.state == "mismatched" and "big.txt:2: api_key=1" in result.explanation
+
+
+def test_binary_content_is_compared_by_digest_and_never_kept():
+    state = FileState.of(b"\x89PNG\0" + b"x" * 1000)
+    assert state.binary and state.data is None and state.unread is None
+    assert FileState.of(b"\x89PNG\0" + b"x" * 1000).digest == state.digest
+
+
+async def test_text_past_the_snapshot_budget_is_compared_but_its_diff_is_unavailable(make_harness, spec, monkeypatch):
+    monkeypatch.setattr(TextBudget.__init__, "__defaults__", (2_000,))
+    h = await make_harness(spec)
+    await h.sandbox.run("i=0; while [ $i -lt 300 ]; do echo line $i; i=$((i+1)); done > a.txt; cp a.txt b.txt;"
+                        " echo TOKEN_9 >> b.txt")
+    h.sandbox.file_changed("b.txt", status="added")
+    assert (await h.result())[0].state == "matched"
+    h.sandbox.not_in_diff(pattern("TOKEN_9"))
+    result, evidence = await h.result()
+    assert result.state == "unavailable" and result.reason == "diff-unavailable"
+    assert "of text a snapshot keeps" in result.explanation and "not diffed" in evidence
