@@ -1,48 +1,59 @@
 """`niceeval report`: read one run (and what it is compared with) for the HTML report.
 
-Reads through the public `Store` API only, in a fixed number of queries whatever the size of
-the run (attempts, assertion results, slots; the baseline's the same), so a run of 10 000
-attempts / 100 000 results is read in about a second. Rendering is `reports.html`'s job; this
-module reads, and writes the finished file atomically.
+Reads in a fixed number of queries whatever the size of the run (attempts, assertion states,
+slots; the baseline's the same), leaving the long texts out: those are streamed, cut by SQLite,
+while the page is written (`store/report_reads.py`). Rendering is `reports.html`'s job; this
+module reads, and writes the page as it is rendered, atomically.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._errors import UsageError
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
+from ..store.report_reads import AttemptTexts, Trimmed, attempt_rows, attempt_texts, result_states
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
     from ..store import OutcomeGroup, Store
-from .compare import CompareResult, Results, attempt_facts, experiments_result, run_results
+from .compare import CompareResult, Results, attempt_facts, experiments_result
 
-__all__ = ["ReportData", "default_path", "load_report", "read_report", "report_file_name", "save_report"]
+__all__ = ["AttemptTexts", "ReportData", "Trimmed", "default_path", "load_report", "read_report", "report_file_name",
+           "save_report"]
 
 REPORTS_DIR = "reports"
 
 
 @dataclass(frozen=True)
 class ReportData:
-    """Everything the report shows, as read from the store (rows keep the store's column names)."""
+    """Everything the report shows, as read from the store (rows keep the store's column names).
+
+    The short rows are read at once; each attempt's long texts (results, transcript, error, ...)
+    only when the page is written, one attempt at a time (`details`), so a run of huge texts
+    never sits in memory whole (issue 23, item 17).
+    """
 
     store_path: Path
     run: RunRow
-    attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order)
-    results: Results  # every assertion result, by attempt, worst first inside each attempt
+    attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order), long texts left out
+    results: Results  # every assertion result's attempt_id, key and state (what comparing reads)
     facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
     baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
     experiments: CompareResult | None = None  # two experiments of this run, A against B
     groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
-    turns: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # attempt id → its transcript
     costs: list[dict[str, Any]] = field(default_factory=list)  # per experiment, as `Store.costs` sums them
+    #: text limit → a reader of one attempt's texts cut to it (attempt id → AttemptTexts), open for
+    #: the `with` block: the page asks only for the attempts it embeds, one at a time.
+    details: Callable[[int], AbstractContextManager[Callable[[str], AttemptTexts]]] | None = None
 
 
 def load_report(
@@ -55,6 +66,13 @@ def load_report(
         return read_report(store, run_ref, baseline=baseline, experiments=experiments)
 
 
+def _short(store: Store, run: RunRow) -> tuple[list[dict[str, Any]], Results]:
+    """A run's attempts without their long texts, and its results' states: all the totals need."""
+    scope = store.run_scope(run.id)
+    columns, rows = result_states(store.path, scope)
+    return attempt_rows(store.path, scope), Results(columns, rows)
+
+
 def read_report(
     store: Store,
     run_ref: str | None,
@@ -64,8 +82,7 @@ def read_report(
 ) -> ReportData:
     """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B."""
     run = store.resolve_run(run_ref)
-    _, attempts = store.query("attempts", run=run.id)
-    results = run_results(store, run)
+    attempts, results = _short(store, run)
     facts = attempt_facts(store, run, attempts, results)
 
     against: CompareResult | None = None
@@ -73,7 +90,8 @@ def read_report(
         base_run = store.resolve_run(baseline)
         if base_run.id == run.id:
             raise UsageError(f"--baseline {baseline}: that is the reported run itself; give an earlier run.")
-        against = CompareResult(base_run, run, compare_facts(attempt_facts(store, base_run), facts))
+        base_facts = attempt_facts(store, base_run, *_short(store, base_run))
+        against = CompareResult(base_run, run, compare_facts(base_facts, facts))
 
     pair: CompareResult | None = None
     present = list(dict.fromkeys([*run.experiments, *(a["experiment_id"] for a in attempts)]))
@@ -92,32 +110,9 @@ def read_report(
         baseline=against,
         experiments=pair,
         groups=store.outcome_rows(run.id),
-        turns=_transcripts(store, run.id),
         costs=store.costs(run.id),
+        details=partial(attempt_texts, store.path),
     )
-
-
-_TURN_FIELDS = ("session", "ordinal", "input", "message", "status", "observed", "input_tokens", "output_tokens",
-                "cost_usd", "elapsed_ms", "data")
-_EVENT_FIELDS = ("seq", "kind", "name", "role", "input", "output", "status", "text")
-
-
-def _transcripts(store: Store, run_id: str) -> dict[str, list[dict[str, Any]]]:
-    """Every attempt's transcript, in two queries: turns in order, each with its events in order."""
-    _, events = store.query("events", run=run_id)
-    by_turn: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for event in events:
-        by_turn.setdefault((event["attempt_id"], event["turn_ordinal"]), []).append(
-            {k: event.get(k) for k in _EVENT_FIELDS if event.get(k) is not None})
-    _, turns = store.query("turns", run=run_id)
-    transcripts: dict[str, list[dict[str, Any]]] = {}
-    for turn in turns:
-        item = {k: turn.get(k) for k in _TURN_FIELDS if turn.get(k) is not None}
-        item["events"] = sorted(by_turn.get((turn["attempt_id"], turn["ordinal"]), []), key=lambda e: e["seq"])
-        transcripts.setdefault(turn["attempt_id"], []).append(item)
-    for items in transcripts.values():
-        items.sort(key=lambda t: t["ordinal"])
-    return transcripts
 
 
 def default_path(store_path: Path, run_id: str) -> Path:
@@ -147,16 +142,32 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def save_report(html: str, path: Path) -> Path:
+def save_report(html: str | Iterable[str], path: Path) -> Path:
     """Write the page where `path` points (through a symlink; atomically for a regular file:
     `_output_file`), so a reader never sees half a report."""
     from .._output_file import write_output
 
     path = Path(path)
     try:
-        write_output(path, lambda out: out.write(html.encode("utf-8")))
+        write_output(path, lambda out: _write(out, html))
     except IsADirectoryError:
         raise UsageError(f"--out {path}: is a directory; give the path of the .html file to write.") from None
     except OSError as error:
         raise UsageError(f"--out {path}: cannot write the report ({error.strerror or error}).") from None
     return path
+
+
+def _write(out: BinaryIO, html: str | Iterable[str]) -> None:
+    """The page as it is rendered, piece by piece: never the whole page in memory at once."""
+    if isinstance(html, str):
+        out.write(html.encode("utf-8"))
+        return
+    pending: list[bytes] = []
+    size = 0
+    for piece in html:
+        pending.append(piece.encode("utf-8"))
+        size += len(pending[-1])
+        if size >= 1 << 20:
+            out.write(b"".join(pending))
+            pending, size = [], 0
+    out.write(b"".join(pending))

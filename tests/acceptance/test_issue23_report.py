@@ -6,6 +6,7 @@ read by a real headless Chromium."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,98 @@ def test_bidi_controls_in_case_ids_and_labels_are_shown_escaped_in_the_page(proj
         assert "lave\\u202etxt.exe\\u202c" in page.inner_text("#attempts")
         assert "label \\u202edesrever\\u202c" in page.inner_text("#attempts")
         assert "\u202e" not in page.title()
+
+
+# ── item 17: a run of huge texts makes a bounded report ────────────────────────────────────────
+
+_PEAK = (
+    "import sys\nsys.argv = ['niceeval', *sys.argv[1:]]\nfrom niceeval_cli.cli import main\n"
+    "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
+    "hwm = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]\n"
+    "sys.stderr.write(f'\\n__PEAK_KIB__ {hwm}\\n')\nsys.exit(code)\n"
+)
+
+
+def _huge_run(store: Path, attempts: int) -> str:
+    """A run sealed elsewhere and merged in (bulk rows): every text as long as NiceEval stores it
+    (20 000 characters), all distinct — 4 replies and 8 tool calls an attempt, 10 evidences."""
+    import os
+
+    from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, EVENT_COLUMNS, TURN_COLUMNS, insert_sql
+
+    def text(n: int) -> str:
+        return os.urandom(n // 2).hex()
+
+    run_id = "01HUGE0000000000000000RUN0"
+    con = sqlite3.connect(store)
+    with con:
+        con.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, "
+                    "config_file, experiments) VALUES (?, '2026-01-01T00:00:00.000Z', NULL, 'running', '[\"run\"]', "
+                    "'test', NULL, NULL, '[\"big\"]')", [run_id])
+        for n in range(attempts):
+            attempt_id = f"01HUGE{n:020d}"
+            failed = n < 5
+            con.execute(insert_sql("attempts", ATTEMPT_COLUMNS), tuple(({c: None for c in ATTEMPT_COLUMNS} | {
+                "id": attempt_id, "run_id": run_id, "experiment_id": "big", "eval_id": f"huge/e{n:04d}",
+                "ordinal": 0, "kind": "pass", "state": "failed" if failed else "passed", "fingerprint": "f" * 64,
+                "fingerprint_parts": "{}", "started_at": "2026-01-01T00:00:00.000Z",
+                "ended_at": "2026-01-01T00:00:01.000Z", "duration_ms": 1000.0, "judge_tokens": 0,
+                "error": text(20_000) if failed else None}).values()))
+            for i in range(10):
+                con.execute(insert_sql("assertion_results", ASSERTION_COLUMNS), tuple(({
+                    c: None for c in ASSERTION_COLUMNS} | {
+                    "id": f"{attempt_id}R{i}", "attempt_id": attempt_id, "ordinal": i, "key": f"k{i}",
+                    "label": f"check {i}", "role": "gate", "state": "mismatched" if failed and i == 0 else "matched",
+                    "explanation": "START-" + text(20_000) if failed and i == 0 else None, "match_name": "includes",
+                    "match_config": "{}", "source_file": "evals/huge.py", "source_line": 1,
+                    "evidence": '"' + text(4_000) + '"', "or_stop": 0, "match_kind": "boolean"}).values()))
+            for t in range(4):
+                con.execute(insert_sql("turns", TURN_COLUMNS), (attempt_id, "s0", t, "question", text(20_000),
+                                                                "completed", '["messages"]', 1, 1, None, 1.0, None))
+                for seq in range(2):
+                    con.execute(insert_sql("events", EVENT_COLUMNS), (
+                        attempt_id, t, seq, "tool_call", "lookup", None, '"' + text(6_000) + '"',
+                        '"' + text(6_000) + '"', "ok", None))
+            con.execute("INSERT INTO run_slots (run_id, experiment_id, eval_id, ordinal, attempt_id, relation, "
+                        "plan_reason, pass_rule) VALUES (?, 'big', ?, 0, ?, 'origin', 'new', 'any')",
+                        [run_id, f"huge/e{n:04d}", attempt_id])
+        con.execute("UPDATE runs SET status = 'finished', ended_at = '2026-01-01T00:10:00.000Z', exit_code = 1 "
+                    "WHERE id = ?", [run_id])
+    con.close()
+    return run_id
+
+
+@pytest.mark.slow
+def test_a_run_of_huge_texts_makes_a_bounded_report_that_points_to_the_rest(proj: Proj, tmp_path: Path) -> None:
+    import subprocess
+
+    from outside import base_env
+
+    proj.write("evals/app.py", EVALS)
+    assert proj.run().returncode == 1  # a store made by NiceEval
+    run_id = _huge_run(proj.store, 800)
+    size = proj.store.stat().st_size
+    assert size > 150 * 2**20
+    out = tmp_path / "huge.html"
+    done = subprocess.run([sys.executable, "-c", _PEAK, "report", run_id, "--out", str(out)], cwd=proj.root,
+                          env=base_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    peak = next(int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("__PEAK_KIB__")) * 1024
+    assert peak < 200 * 2**20 and peak < size, (peak, size)  # it was ~5x the store (1.1 GB for 223 MB)
+    assert out.stat().st_size < 40 * 2**20  # every text whole was ~0.95x the store
+
+    with chromium_context(tmp_path / "profile") as context:
+        page = context.new_page()
+        page.goto(out.resolve().as_uri(), timeout=120_000)
+        page.wait_for_function("() => document.getElementById('attempts').dataset.complete", timeout=120_000)
+        notice = page.inner_text("#details-limit")
+        assert "of 800 attempts" in notice and "niceeval view @" in notice, notice
+        first = page.locator("#attempts > li").first
+        assert first.get_attribute("data-state") == "failed"
+        text = first.inner_text()
+        assert "START-" in text and "… [+" in text and "chars]" in text  # a cut text says how much is left
+        assert f"niceeval view @{first.get_attribute('id')[2:]}" in text
+        last = page.locator("#attempts > li").last
+        last.locator("summary").click()
+        last.locator(".limit").wait_for()
+        assert f"niceeval view @{last.get_attribute('id')[2:]}" in last.inner_text()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from niceeval_cli._states import AttemptState, EvalKind, GateState, RunStatus
 from niceeval_cli.app.compare import Results
-from niceeval_cli.app.report import ReportData
+from niceeval_cli.app.report import AttemptTexts, ReportData, Trimmed
 from niceeval_cli.comparison import AttemptFacts
 from niceeval_cli.reports.html import render_page
+from niceeval_cli.reports.html._details import Limits
 from niceeval_cli.reports.html._model import build_page
 from niceeval_cli.store import RunRow
 
@@ -27,17 +31,31 @@ def attempt(n: int, eval_id: str, state: str, case_id: str | None = None, kind: 
     return row
 
 
-def data(rows: list[dict]) -> ReportData:
+RESULT_COLUMNS = ["key", "label", "state", "role", "weight", "contribution", "measurement", "threshold"]
+
+
+def data(rows: list[dict], results: dict[str, list[list[Any]]] | None = None) -> ReportData:
+    """Rows as the store gives them; each attempt's results (RESULT_COLUMNS) served by `details`."""
     facts = [AttemptFacts(experiment_id=r["experiment_id"], eval_id=r["eval_id"], kind=EvalKind(r["kind"]),
                           state=AttemptState(r["state"]), gate=None if r["gate"] is None else GateState(r["gate"]),
                           score=r["score"], max_score=r["max_score"], case_id=r["case_id"],
                           duration_ms=r["duration_ms"]) for r in rows]
-    columns = ["id", "attempt_id", "ordinal", "key", "label", "state", "role", "weight", "contribution",
-               "measurement", "threshold"]
-    results = [("R-" + r["id"], r["id"], 0, "k", "a label", "matched" if r["state"] == "passed" else "mismatched",
-                "gate", None, None, None, None) for r in rows]
-    return ReportData(store_path=Path("results.db"), run=RUN, attempts=rows, facts=facts,
-                      results=Results(columns, results))
+    if results is None:
+        results = {r["id"]: [["k", "a label", "matched" if r["state"] == "passed" else "mismatched", "gate", None,
+                              None, None, None]] for r in rows}
+    states = Results(["attempt_id", "key", "state"], [(a, r[0], r[2]) for a, rs in results.items() for r in rs])
+
+    @contextmanager
+    def details(limit: int) -> Iterator[Any]:
+        yield lambda attempt_id: AttemptTexts(attempt_id, {}, RESULT_COLUMNS, results.get(attempt_id, []))
+
+    return ReportData(store_path=Path("results.db"), run=RUN, attempts=rows, facts=facts, results=states,
+                      details=details)
+
+
+def payload(page: Any) -> dict[str, Any]:
+    """The page's data as the page script parses it."""
+    return json.loads("".join(page.payload()))
 
 
 def test_cases_are_grouped_under_their_eval_with_a_case_pass_rate() -> None:
@@ -68,22 +86,21 @@ def test_rendered_matrix_shows_case_rows_and_attempt_case_ids() -> None:
 
 def test_payload_sends_each_distinct_value_once() -> None:
     rows = [attempt(i, f"e{i}", "passed") for i in range(50)]
-    payload = build_page(data(rows)).payload
-    assert payload["values"].count("a label") == 1
-    label = payload["columns"].index("label")
-    first = payload["attempts"][0]["results"][0]
-    assert payload["values"][first[label] - 1] == "a label"
+    sent = payload(build_page(data(rows)))
+    assert sent["values"].count("a label") == 1
+    label = sent["columns"].index("label")
+    first = sent["attempts"][0]["results"][0]
+    assert sent["values"][first[label] - 1] == "a label"
 
 
 def test_payload_keeps_zero_and_empty_apart() -> None:
     rows = [attempt(1, "s", "scored", kind="score", score=0.0, max_score=5.0, gate="none")]
-    d = data(rows)
-    d.results.rows[0] = ("R-A1", "A1", 0, "k", None, "mismatched", "score", 5.0, 0.0, None, None)
-    payload = build_page(d).payload
-    codes = payload["attempts"][0]["results"][0]
-    columns = payload["columns"]
+    d = data(rows, {"A1": [["k", None, "mismatched", "score", 5.0, 0.0, None, None]]})
+    sent = payload(build_page(d))
+    codes = sent["attempts"][0]["results"][0]
+    columns = sent["columns"]
     assert codes[columns.index("label")] == 0  # empty
-    assert payload["values"][codes[columns.index("contribution")] - 1] == 0.0  # a real zero
+    assert sent["values"][codes[columns.index("contribution")] - 1] == 0.0  # a real zero
 
 
 def test_score_summary_never_reads_as_a_complete_zero() -> None:
@@ -92,3 +109,30 @@ def test_score_summary_never_reads_as_a_complete_zero() -> None:
     page = build_page(data(rows))
     assert page.attempts[0].score == "45 of 100 · 50 unavailable · not rankable"
     assert "not rankable" in (page.experiments[0].score or "")
+
+
+def test_a_text_cut_by_the_store_read_ends_with_how_much_was_left_out() -> None:
+    rows = [attempt(1, "e", "failed")]
+    cut = Trimmed("x" * 300, 19_700)
+    sent = payload(build_page(data(rows, {"A1": [["k", "a label", "mismatched", "gate", None, None, None, cut]]})))
+    row = sent["attempts"][0]["results"][0]
+    threshold = sent["columns"].index("threshold")  # any column: the cut text travels inline (it is long)
+    assert row[threshold] == "x" * 300 + "… [+19700 chars]"
+    assert sent["attempts"][0]["trimmed"] == 1 and sent["cut"] == 1
+
+
+def test_an_attempt_stops_at_its_budget_and_counts_what_it_left_out() -> None:
+    rows = [attempt(1, "e", "failed")]
+    long = [["k", "x" * 500 + str(i), "mismatched", "gate", None, None, None, None] for i in range(10)]
+    page = build_page(data(rows, {"A1": long}), limits=Limits(text=1_000, attempt=2_000, page=1_000_000))
+    sent = payload(page)
+    assert len(sent["attempts"][0]["results"]) == 3 and sent["attempts"][0]["more_results"] == 7
+
+
+def test_the_page_embeds_details_worst_first_until_its_budget_is_spent() -> None:
+    rows = [attempt(i, f"e{i}", "failed" if i < 2 else "passed") for i in range(10)]
+    texts = {f"A{i}": [["k", "x" * 900 + str(i), "matched", "gate", None, None, None, None]] for i in range(10)}
+    sent = payload(build_page(data(rows, texts), limits=Limits(text=1_000, attempt=2_000, page=2_500)))
+    kept = [a for a in sent["attempts"] if not a.get("omitted")]
+    assert [a["id"] for a in kept] == ["A0", "A1", "A2"]  # the rows' order: worst first
+    assert sent["omitted"] == 7 and len(sent["attempts"]) == 10

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import math
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -22,16 +21,15 @@ from markupsafe import Markup
 
 from ...app.report import ReportData
 from .._safe import visible
+from . import _json
 from ._model import Page, build_page
 from ._words import MARKS, slug
 
-__all__ = ["embed_json", "render_page", "render_report"]
+__all__ = ["embed_json", "render_chunks", "render_page", "render_report"]
 
 _TEMPLATES = resources.files(__package__) / "templates"
 # Lone surrogates cannot be written as UTF-8; in JSON they travel as \\uXXXX escapes instead.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-_JSON_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
 
 
 def _shown(value: Any) -> Any:
@@ -60,29 +58,9 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def _json_escape(match: re.Match[str]) -> str:
-    ch = match.group(0)
-    return _JSON_ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
-
-
-def _finite(value: Any) -> Any:
-    """NaN and infinities are not JSON: they travel as text ("nan", "inf")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 def embed_json(value: Any) -> str:
     """JSON safe inside a `<script type="application/json">` element and as UTF-8."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    except ValueError:  # a non-finite float somewhere: rare, so only then walk the whole value
-        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"), default=str)
-    return _JSON_UNSAFE.sub(_json_escape, text)
+    return _json.embed(value)
 
 
 def content_security_policy(script: str, css: str) -> str:
@@ -96,20 +74,28 @@ def content_security_policy(script: str, css: str) -> str:
 
 
 def render_page(page: Page, *, store: str = "") -> str:
+    """The whole page as one text (tests, small runs); `render_chunks` writes it piece by piece."""
+    return "".join(render_chunks(page, store=store))
+
+
+def render_chunks(page: Page, *, store: str = "") -> Iterator[str]:
+    """The page as Jinja2 renders it, piece by piece: the attempts' details stream through as
+    they are read, so the page is never held whole."""
     script, css = _asset("report.js"), _asset("report.css")
     template = _environment().from_string(_asset("report.html.j2"))
-    html = template.render(
+    pieces = template.generate(
         page=page,
         marks=MARKS,
         csp=content_security_policy(script, css),
         css=Markup(css),  # our own files, not data: inserted as written (their hashes are in the CSP)
         script=Markup(script),
-        payload=Markup(embed_json(page.payload)),
+        payload=(Markup(chunk) for chunk in page.payload()),
         store=store,
     )
-    return _SURROGATE.sub("\ufffd", html)
+    for piece in pieces:
+        yield _SURROGATE.sub("\ufffd", piece)
 
 
-def render_report(data: ReportData) -> str:
-    """The whole report of one run as HTML text."""
-    return render_page(build_page(data), store=str(data.store_path))
+def render_report(data: ReportData) -> Iterator[str]:
+    """The whole report of one run as HTML text, piece by piece (write them as they come)."""
+    return render_chunks(build_page(data), store=str(data.store_path))

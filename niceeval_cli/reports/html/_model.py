@@ -8,8 +8,9 @@ page's script when an attempt is opened. Every verdict comes from `outcomes` / `
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
 from ...app.report import ReportData
 from .._safe import NAMED_ESCAPES, UNSAFE_RANGES
@@ -17,6 +18,7 @@ from . import _charts
 from ._attempts import AttemptItem, attempt_items
 from ._charts import Chart
 from ._comparisons import ComparisonView, comparison_view
+from ._details import Limits, payload_chunks
 from ._matrix import MatrixRow, matrix_rows
 from ._summary import (
     ExperimentColumn,
@@ -34,6 +36,8 @@ FIRST_SLICE = 60
 #: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
 SERVER_ROWS = 1000
 LATER_CHUNK = 500
+#: How much of the run's texts the page embeds (docs/reports.md, "Size").
+LIMITS = Limits()
 #: What the page script escapes in the details it builds, exactly as the terminal does (one home: _safe).
 SAFE_TEXT = {"ranges": UNSAFE_RANGES, "named": NAMED_ESCAPES}
 
@@ -49,7 +53,7 @@ class Page:
     tags: list[str]
     baseline: ComparisonView | None
     versus: ComparisonView | None
-    payload: dict[str, Any]
+    payload: Callable[[], Iterable[str]]  # the page's data as JSON text, in pieces (read as it is written)
     server_rows: int = SERVER_ROWS
     baseline_run: str | None = None  # --baseline: the run this one is compared with, named in the header
 
@@ -64,7 +68,7 @@ class Page:
         return [rest[i:i + LATER_CHUNK] for i in range(0, len(rest), LATER_CHUNK)]
 
 
-def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
+def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limits = LIMITS) -> Page:
     experiments = experiment_ids(data)
     models: dict[str, str | None] = {}
     for row in data.attempts:
@@ -74,7 +78,7 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
     costs = experiment_costs_by_id(data)
     columns = [experiment_column(e, data.facts, models.get(e), header.summaries.get(e), costs.get(e))
                for e in experiments]
-    items, payload = attempt_items(data, server_rows)
+    items = attempt_items(data)
     words = {i.word for i in items}
     baseline = versus = None
     if data.baseline is not None:
@@ -92,7 +96,8 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS) -> Page:
         tags=sorted({t for i in items for t in i.tags}),
         baseline=baseline,
         versus=versus,
-        payload={"run": data.run.id, "first_slice": FIRST_SLICE, "safe": SAFE_TEXT, **payload},
+        payload=partial(payload_chunks, data, {"run": data.run.id, "first_slice": FIRST_SLICE, "safe": SAFE_TEXT,
+                                               "text_limit": limits.text}, limits),
         server_rows=server_rows,
         baseline_run=data.baseline.base_run.id if data.baseline is not None else None,
     )

@@ -57,9 +57,11 @@
     return m.toFixed(2) + (m >= t ? " \u2265 " : " < ") + t.toFixed(2) + " required";
   }
   var columns = data.columns, values = data.values;
-  function result(row) {  // a results row: 1-based indexes into the table of distinct values, 0 = empty
-    var r = {};
-    for (var i = 0; i < columns.length; i++) r[columns[i]] = row[i] ? values[row[i] - 1] : null;
+  function result(row) {  // a results row: 1-based indexes into the table of distinct values, 0 = empty;
+    var r = {};              // a long text is written in the row itself
+    for (var i = 0; i < columns.length; i++) {
+      r[columns[i]] = typeof row[i] === "string" ? row[i] : row[i] ? values[row[i] - 1] : null;
+    }
     r.name = (r.group_name ? r.group_name + " / " : "") + (r.label || r.key);
     r.measure = measure(r.measurement, r.threshold);
     if ((r.role === "score" || r.role === "gate+score") && r.weight != null) {
@@ -113,6 +115,15 @@
     item.setAttribute("data-rendered", "1");
     var a = data.attempts[Number(item.getAttribute("data-i"))];
     var box = item.querySelector(".detail");
+    if (a.omitted) {  // past the page's budget for details (docs/reports.md, "Size")
+      box.appendChild(el("p", "limit", "This report does not hold this attempt's details (it embeds the " +
+        "details of the first attempts, worst first, up to its size limit). See them with: niceeval view @" + a.id));
+      return;
+    }
+    if (a.trimmed) {
+      box.appendChild(el("p", "limit", "Long texts are cut at " + data.text_limit + " characters here (each cut " +
+        "ends with \u2026 [+N chars]). The whole attempt: niceeval view @" + a.id));
+    }
     facts(box, [["attempt", a.id], ["score", a.score], ["reason", a.reason], ["stopped", a.stop_cause],
       ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at],
       ["duration", a.duration_ms != null ? a.duration_ms + " ms" : null],
@@ -127,12 +138,24 @@
       var ol = el("ol", "assertions");
       a.results.forEach(function (row) { ol.appendChild(assertion(result(row))); });
       box.appendChild(ol);
+      if (a.more_results) box.appendChild(el("p", "limit", a.more_results + " more assertion results not shown " +
+        "(this attempt's details reached the report's size limit): niceeval view @" + a.id));
     } else {
       box.appendChild(el("p", "dim", "No assertion results."));
     }
     if (a.turns && a.turns.length) transcript(box, a.turns);
+    if (a.more_turns) box.appendChild(el("p", "limit", a.more_turns + " more turns not shown (this attempt's " +
+      "details reached the report's size limit): niceeval view @" + a.id));
     block(box, "sandbox", a.sandbox && pretty(a.sandbox));
     block(box, "notes", a.notes && pretty(a.notes));
+  }
+
+  if (data.omitted) {  // say once, above the list, what a huge run's page leaves out
+    var note = el("p", "limit", "This report embeds the details of the first " +
+      (data.attempts.length - data.omitted) + " of " + data.attempts.length + " attempts (worst first) to stay " +
+      "small; the other " + data.omitted + " show their summary row only. Every attempt: niceeval view @ATTEMPT_ID.");
+    note.id = "details-limit";
+    list.parentNode.insertBefore(note, list);
   }
 
   // Closed attempts are rendered when opened; open ones (failed, errored, unavailable) now,
