@@ -75,6 +75,10 @@ class AttemptRecord:
     sandbox: str | None = None  # JSON: kind, image, kept location (sandbox.md)
     traceback: str | None = None  # trimmed traceback of an exception in eval code (project frames kept)
     notes: str | None = None  # JSON list of what sealing changed: replaced code points, unreported usage
+    # The eval's identity (authoring.md; schema 5): its module id and definition name, which stay
+    # when the displayed `eval_id` changes (a module's only eval gaining a sibling).
+    eval_module: str | None = None
+    eval_name: str | None = None
     turns: tuple[TurnRecord, ...] = ()  # sealed with the attempt, in one transaction (not a column)
 
 

@@ -1,7 +1,10 @@
 """What changed between two sides: two runs, or two experiments of one run (reports.md, "compare").
 
-Pure: attempts in, classed pairs out. Attempts pair by (experiment, eval id, case id) — or by
-(eval id, case id) when two experiments play the two sides — and assertions by `key`. Each side of
+Pure: attempts in, classed pairs out. Attempts pair by (experiment, eval, case id) — or by
+(eval, case id) when two experiments play the two sides — and assertions by `key`. An eval is its
+identity (module id, definition name: authoring.md), so an eval whose displayed id changed when
+its module gained or lost an eval still pairs; an attempt sealed before identities were stored
+pairs by its eval id (with the attempt of either side that shows that id). Each side of
 a pair is folded over its attempts (`pass_rule` for pass-style verdicts and score gates), so
 repeated attempts compare by their eval-level result and carry their pass rates. Every decision
 about one attempt comes from `outcomes`; nothing here re-decides what was sealed.
@@ -103,6 +106,8 @@ class AttemptFacts:
     unavailable_weight: float | None = None
     duration_ms: float | None = None
     cost_usd: float | None = None
+    eval_module: str | None = None  # its identity (authoring.md); None when sealed before schema 5
+    eval_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -329,14 +334,36 @@ class Comparison:
         return any(p.cls in wanted for p in self.pairs)
 
 
-Key = tuple[str, str, str | None]
+#: (experiment or "", the eval: (module id, name), or (None, eval id) without identity, case id)
+Key = tuple[str, tuple[str | None, str], str | None]
+#: An attempt's identity by what it shows: (experiment or "", eval id, case id) → (module id, name).
+Identities = dict[tuple[str, str, str | None], tuple[str, str]]
 
 
-def _group(attempts: Iterable[AttemptFacts], *, by_experiment: bool) -> dict[Key, list[AttemptFacts]]:
+def _identities(sides: Iterable[Iterable[AttemptFacts]], *, by_experiment: bool) -> Identities:
+    """The identity each shown eval id has (the first side given wins), for attempts without one."""
+    known: Identities = {}
+    for attempts in sides:
+        for a in attempts:
+            if a.eval_module is not None and a.eval_name is not None:
+                known.setdefault((a.experiment_id if by_experiment else "", a.eval_id, a.case_id),
+                                 (a.eval_module, a.eval_name))
+    return known
+
+
+def _group(
+    attempts: Iterable[AttemptFacts], *, by_experiment: bool, identities: Identities | None = None
+) -> dict[Key, list[AttemptFacts]]:
     groups: dict[Key, list[AttemptFacts]] = {}
+    known = identities or {}
     for a in attempts:
-        key = (a.experiment_id if by_experiment else "", a.eval_id, a.case_id)
-        groups.setdefault(key, []).append(a)
+        experiment = a.experiment_id if by_experiment else ""
+        eval_key: tuple[str | None, str]
+        if a.eval_module is not None and a.eval_name is not None:
+            eval_key = (a.eval_module, a.eval_name)
+        else:
+            eval_key = known.get((experiment, a.eval_id, a.case_id), (None, a.eval_id))
+        groups.setdefault((experiment, eval_key, a.case_id), []).append(a)
     for group in groups.values():
         group.sort(key=lambda a: a.ordinal)
     return groups
@@ -355,8 +382,10 @@ def compare(
         base = [a for a in base if a.experiment_id == a_id]
         new = [a for a in new if a.experiment_id == b_id]
     by_experiment = experiments is None
-    base_groups = _group(base, by_experiment=by_experiment)
-    new_groups = _group(new, by_experiment=by_experiment)
+    base, new = list(base), list(new)
+    identities = _identities((new, base), by_experiment=by_experiment)
+    base_groups = _group(base, by_experiment=by_experiment, identities=identities)
+    new_groups = _group(new, by_experiment=by_experiment, identities=identities)
     order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
     rank = {c: i for i, c in enumerate(order)}
     pairs: list[Pair] = []
@@ -370,7 +399,7 @@ def compare(
             cls=classify(b, n),
             experiment_id=experiments[1] if experiments else side.experiment_id,
             base_experiment_id=base_experiment,
-            eval_id=key[1],
+            eval_id=side.eval_id,  # as the new side shows it
             case_id=key[2],
             base=b,
             new=n,

@@ -103,6 +103,20 @@ class DiscoveredEval:
         case_eval = self.case_eval
         return case_eval.base_id if case_eval is not None else self.id
 
+    @property
+    def identity(self) -> tuple[str, str]:
+        """(module id, definition name): what its history is kept under (authoring.md). Unlike
+        its id, it stays when its module gains or loses an eval."""
+        return (self.module.base, self.definition.name)
+
+    @property
+    def identity_id(self) -> str:
+        """Its identity as one text, `<module id>/<name>` (`[<case id>]` for a case), whatever the
+        module's count of evals: what the fingerprint's `eval_id` part holds."""
+        full = f"{self.module.base}/{self.definition.name}"
+        case_eval = self.case_eval
+        return full if case_eval is None else case_eval_id(full, case_eval.case.id)
+
 
 def case_eval_id(eval_id: str, case_id: str) -> str:
     return f"{eval_id}[{case_id}]"

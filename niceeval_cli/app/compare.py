@@ -118,6 +118,8 @@ def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionSta
         unavailable_weight=row.get("unavailable_weight"),
         duration_ms=row.get("duration_ms"),
         cost_usd=row.get("cost_usd"),
+        eval_module=row.get("eval_module"),
+        eval_name=row.get("eval_name"),
     )
 
 

@@ -15,7 +15,7 @@ from typing import IO, Any, cast
 
 from .._registry import OUTPUT_FORMATS
 from ._safe import visible
-from .json_columns import decoded
+from .json_columns import decoder
 
 #: What `--format table` shows of each target: a table is for reading, and 25 columns in a
 #: terminal are unreadable. Machine formats (json, ndjson, csv) carry every column.
@@ -47,12 +47,12 @@ Writer = Callable[[IO[str], Sequence[str], Sequence[Mapping[str, Any]], FormatOp
 
 
 def _json(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
-    decode = decoded if opts.target is not None else dict
+    decode = decoder(opts.target)
     _write(out, json.dumps([decode(r) for r in rows], ensure_ascii=False) + "\n", opts.tty)
 
 
 def _ndjson(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
-    decode = decoded if opts.target is not None else dict
+    decode = decoder(opts.target)
     for row in rows:
         _write(out, json.dumps(decode(row), ensure_ascii=False) + "\n", opts.tty)
 

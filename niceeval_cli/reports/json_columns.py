@@ -7,7 +7,7 @@ needs no `fromjson`; CSV and table keep the stored text. The one list of them is
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: Columns (of runs, attempts, assertion results, turns) stored as JSON text.
@@ -31,6 +31,21 @@ def json_value(text: Any) -> Any:
         return json.loads(text, parse_constant=_refuse_constant)
     except ValueError:
         return text
+
+
+def decoder(target: str | None) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """How `query --format json|ndjson` emits a row of `target`: its JSON-text columns as JSON
+    values (an event's `input` / `output` too; a turn's `input` is a message, kept as text);
+    the rows of a `--sql` statement (target None) as they are."""
+    if target is None:
+        return dict
+    if target == "events":
+        return _decode_event
+    return decoded
+
+
+def _decode_event(row: Mapping[str, Any]) -> dict[str, Any]:
+    return decoded(row, JSON_COLUMNS | EVENT_JSON_COLUMNS)
 
 
 def decoded(row: Mapping[str, Any], columns: frozenset[str] = JSON_COLUMNS) -> dict[str, Any]:

@@ -273,7 +273,6 @@ async def execute_attempt(
         cost_usd=usage.cost_usd,
         estimated_cost_usd=usage.estimated_cost_usd,
         turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
-        case_id=spec.case_id,
         case_value=_case_value(spec.case_json, secrets),
         case_metadata=_case_value(spec.case_metadata_json, secrets),
         sandbox=sandbox,
@@ -350,6 +349,8 @@ def _slot_fields(spec: SlotSpec, attempt_id: str, decided: outcomes.AttemptOutco
         "score": decided.score, "max_score": decided.max_score, "unavailable_weight": decided.unavailable_weight,
         "partial_score": decided.partial_score, "gate": decided.gate,
         "fingerprint": spec.fingerprint, "fingerprint_parts": spec.fingerprint_json,
+        # Its identity, so history follows the eval whatever its displayed id (errored ones too).
+        "case_id": spec.case_id, "eval_module": spec.eval_module, "eval_name": spec.eval_name,
     }
 
 

@@ -30,7 +30,7 @@ from ..config import (
 )
 from ..discovery import DiscoveredEval
 from ..sandbox._lifecycle import should_keep
-from ..store import LatestAttempt, Store
+from ..store import EvalRef, LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
 from ._sut import SutIdentities
 
@@ -110,7 +110,7 @@ class PlannedSlot:
         """The canonical JSON of the parts, stored on the attempt: rendered when asked, so a
         plan of 20 000 slots holds one shared template, not 20 000 texts."""
         case = self.eval.case
-        return self.parts.render(eval_id=self.eval.id, ordinal=self.ordinal,
+        return self.parts.render(eval_id=self.eval.identity_id, ordinal=self.ordinal,
                                  case_json=case.fingerprint_json if case is not None else None)
 
     @property
@@ -314,8 +314,9 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     slots: list[PlannedSlot] = []
     for experiment in select_experiments(project, request.experiments):
         for batch in _batches(_selected(request, experiment), _LOOKUP_BATCH):
-            ids = [d.id for d in batch]  # made once per batch: each eval's id is made when read
-            latest = store.latest_attempts(experiment.id, ids) if store is not None else {}
+            refs = [_ref(d) for d in batch]  # made once per batch: each eval's id is made when read
+            ids = [ref.eval_id for ref in refs]
+            latest = store.latest_attempts(experiment.id, refs) if store is not None else {}
             _plan_batch(store, experiment, batch, ids, latest, shapes, request.mode, slots)
     if not slots:
         raise ConfigError(explain_nothing_selected(
@@ -323,6 +324,13 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             experiments=request.experiments, eval_prefixes=request.eval_prefixes, tags=request.tags,
         ))
     return slots
+
+
+def _ref(discovered: DiscoveredEval) -> EvalRef:
+    """Its id in this run and its identity, under which its history is found (authoring.md)."""
+    case = discovered.case
+    return EvalRef(discovered.id, discovered.module.base, discovered.definition.name,
+                   case.id if case is not None else None)
 
 
 #: Evals whose previous attempts are looked up at once: a 20 000-eval re-run holds a batch of
@@ -377,7 +385,7 @@ def _plan_batch(
             if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed
                 slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, _NEW))
                 continue
-            parts_json = parts.render(eval_id=eval_id, ordinal=ordinal, case_json=case_json)
+            parts_json = parts.render(eval_id=discovered.identity_id, ordinal=ordinal, case_json=case_json)
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
             if reason is _REUSED and keep is not None and shape.settings.sandbox is not None \
                     and should_keep(keep, previous.state):
@@ -445,7 +453,7 @@ class _Shapes:
             raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
         sut = self.sut.of(experiment, adapter, own=definition.adapter is not None)
         shared = fingerprint_parts(
-            eval_id=discovered.id,
+            eval_id=discovered.identity_id,  # its identity, not its displayed id (authoring.md)
             eval_kind=str(definition.kind),
             sources=dict(discovered.sources),
             eval_options=eval_options_view(tags=discovered.tags, judge=definition.judge),

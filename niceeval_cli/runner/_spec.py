@@ -55,6 +55,8 @@ class SlotSpec:
     case_json: str | None = None  # the case value's canonical JSON: what a worker elsewhere passes the test
     case_metadata_json: str | None = None  # the case's metadata (stored and shown, never fingerprinted)
     keep_sandbox: str | None = None  # `--keep-sandbox failed|all`; the sandbox itself is in `settings`
+    eval_module: str | None = None  # the eval's identity (authoring.md): module id and definition name
+    eval_name: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -128,6 +130,8 @@ class SpecMaker:
             case_json=case.canonical_json if case is not None else None,
             case_metadata_json=_metadata_json(case.metadata) if case is not None else None,
             keep_sandbox=self.keep_sandbox,
+            eval_module=slot.eval.module.base,
+            eval_name=definition.name,
         )
 
     def _attribute_of(self, file: str, definition: EvalDefinition) -> str:

@@ -4,17 +4,19 @@ The one door: everything outside this package imports from `niceeval_cli.store` 
 reads and writes through `Store`'s public methods. The modules inside are small: `schema`
 (tables, triggers, migrations), `connect` (opening, locking), `store` (the Store class),
 `queries` and `summary` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
-integers), `owner` (who runs a `running` run), `errors`.
+integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by identity),
+`views` (plain-SQL views for SQLite tools), `errors`.
 """
 
 from __future__ import annotations
 
 from .errors import StoreError, StoreUnavailable
+from .history import EvalRef, LatestAttempt
 from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
-from .store import ALL_RUNS, QUERY_TARGETS, GroupOutcome, LatestAttempt, QueryTarget, RunRead, Store
+from .store import ALL_RUNS, QUERY_TARGETS, GroupOutcome, QueryTarget, RunRead, Store
 from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AssertionRow",
     "AttemptRow",
+    "EvalRef",
     "GroupOutcome",
     "LatestAttempt",
     "MergeConflict",

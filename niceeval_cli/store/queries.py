@@ -118,16 +118,25 @@ def filter_experiments(where: Where, experiments: Names, column: str) -> None:
     where.any_of(clauses)
 
 
+# An attempt's identity as an id (`<module id>/<name>[<case id>]`: authoring.md), so `--eval` finds
+# an eval's attempts sealed while its module had one eval (shown as `<module id>` then); NULL for
+# attempts sealed before schema 5, found by their eval id alone.
+IDENTITY_ID_SQL = (
+    "(a.eval_module || '/' || a.eval_name || CASE WHEN a.case_id IS NULL THEN '' ELSE '[' || a.case_id || ']' END)"
+)
+
+
 def filter_evals(where: Where, prefixes: Names, column: str = "a.eval_id") -> None:
     # substr, not LIKE: eval ids often contain `_`, a LIKE wildcard.
     # A selector with `*` or `?` is a glob over the whole id, as for `niceeval run` (_selectors).
     clauses = []
     for prefix in as_tuple(prefixes):
-        if is_glob(prefix):
-            clauses.append(f"{column} GLOB {where.param(sqlite_glob(prefix))}")
-            continue
-        p = where.param(prefix)
-        clauses.append(f"substr({column}, 1, length({p})) = {p}")
+        for matched in (column, IDENTITY_ID_SQL) if column == "a.eval_id" else (column,):
+            if is_glob(prefix):
+                clauses.append(f"{matched} GLOB {where.param(sqlite_glob(prefix))}")
+                continue
+            p = where.param(prefix)
+            clauses.append(f"substr({matched}, 1, length({p})) = {p}")
     where.any_of(clauses)
 
 

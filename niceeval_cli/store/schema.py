@@ -19,11 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .views import view_statements
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -107,6 +109,11 @@ ATTEMPT_COLUMNS: Mapping[str, type] = {
     "sandbox": str,  # JSON
     "traceback": str,
     "notes": str,  # JSON list
+    # Schema 5: the eval's identity (authoring.md), which outlives its displayed id: a module's
+    # only eval shows as `<module id>` and as `<module id>/<name>` once the module has two.
+    # NULL on attempts sealed before schema 5 (their eval id alone cannot tell which it was).
+    "eval_module": str,  # the module id: the module's path below its eval root, without `.py`
+    "eval_name": str,  # the definition's name
 }
 
 ASSERTION_COLUMNS: Mapping[str, type] = {
@@ -179,6 +186,11 @@ GROUP_VERDICT_COLUMNS: Mapping[str, type] = {
 }
 GROUP_VERDICT_KEY = ("group_id", "members", "decided_by")
 
+# Schema 5: the owner of a `running` run writes the time here every few seconds (heartbeat.py),
+# so a program without NiceEval (view `run_status`) can tell a run whose process is gone. Not
+# sealed (a beat is rewritten), not copied by `merge` (a source's beats are of its own processes).
+HEARTBEAT_COLUMNS: Mapping[str, type] = {"run_id": str, "beat_at": str}
+
 
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
     """A one-row prepared INSERT (sqlite3 caches the compiled statement); many rows go in as
@@ -232,12 +244,16 @@ SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
     "group_verdicts": GROUP_VERDICT_KEY,
 }
 SEALED_TABLES = tuple(SEALED_KEYS)
-TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts")
+TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts",
+          "run_heartbeats")
 
 _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("run_id",), "attempts_by_run"),
     ("attempts", ("experiment_id", "eval_id", "ordinal", "ended_at"), "attempts_by_slot"),
     ("attempts", ("state",), "attempts_by_state"),
+    # Planning's lookup of an eval's history by identity (schema 5).
+    ("attempts", ("experiment_id", "eval_module", "eval_name", "case_id", "ordinal", "ended_at"),
+     "attempts_by_identity"),
     ("assertion_results", ("attempt_id", "ordinal"), "assertion_results_by_attempt"),
     # `query --state failed|errored|unavailable`: the few problem rows first, not every result of a run.
     ("assertion_results", ("state", "attempt_id"), "assertion_results_by_state"),
@@ -339,6 +355,7 @@ _SCHEMA_TABLES: tuple[_Table, ...] = (
         "group_verdicts", GROUP_VERDICT_COLUMNS, GROUP_VERDICT_KEY,
         frozenset({"group_id", "members", "decided_by", "exit_code", "not_run", "decided_at"}),
     ),
+    _Table("run_heartbeats", HEARTBEAT_COLUMNS, "run_id", frozenset({"run_id", "beat_at"}), {"run_id": "runs"}),
 )
 
 _SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -372,10 +389,11 @@ def create_index_sql(table: str, columns: tuple[str, ...], name: str) -> str:
 
 
 def schema_statements() -> list[str]:
-    """Every table, index and trigger of SCHEMA_VERSION, each "if not exists"."""
+    """Every table, index, view and trigger of SCHEMA_VERSION, each "if not exists"."""
     return [
         *(create_table_sql(table) for table in _SCHEMA_TABLES),
         *(create_index_sql(table, columns, name) for table, columns, name in _INDEXES),
+        *view_statements(),
         *_triggers(),
     ]
 
@@ -408,24 +426,42 @@ def _to_2(db: Database) -> None:
     )
 
 
-def _to_3(db: Database) -> None:
-    """Schema 3: the new record columns, run owners and plans, tables turns / events / run_plan,
-    and the triggers that make every sealed table (and finished runs) immutable."""
+def _to_newest(db: Database) -> None:
+    """Every column, table, index, view and trigger of SCHEMA_VERSION that the store lacks.
+
+    `create_schema` makes the newest schema's indexes and views, which may name columns a later
+    version added, so the columns come first (a schema-3 store migrating to 5 passes here twice)."""
     _add_missing_columns(db, "attempts", ATTEMPT_COLUMNS)
     _add_missing_columns(db, "assertion_results", ASSERTION_COLUMNS)
     _add_missing_columns(db, "runs", RUN_COLUMNS)
     create_schema(db.conn)
 
 
+def _to_3(db: Database) -> None:
+    """Schema 3: the new record columns, run owners and plans, tables turns / events / run_plan,
+    and the triggers that make every sealed table (and finished runs) immutable."""
+    _to_newest(db)
+
+
 def _to_4(db: Database) -> None:
     """Schema 4: `run_plan` stops repeating a run's reference slots (they read as planned), which
     halves what a fully reused re-run writes. Nothing to convert: older plans read as before."""
     # It also adds table `group_verdicts` (empty: groups are decided on read until one is stored).
-    create_schema(db.conn)
+    _to_newest(db)
+
+
+def _to_5(db: Database) -> None:
+    """Schema 5: the eval's identity on attempts (`eval_module`, `eval_name`) and its index; the
+    views `run_results` and `run_status`; table `run_heartbeats`.
+
+    Every row is kept as it is: an attempt sealed before has NULL identity, because its eval id
+    cannot tell (`a/b` is module `a/b`'s only eval or eval `b` of module `a`); readers pair such
+    attempts by their eval id, as before (docs/cli.md, "The store")."""
+    _to_newest(db)
 
 
 # version → the step that upgrades a store of that version to version + 1.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4}
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}
 
 
 def migrate(db: Database, from_version: int) -> None:

@@ -23,6 +23,7 @@ from .._states import Relation, RunStatus
 from ..outcomes import RunDecision, assertion_severity_sql
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .errors import StoreError, translated
+from .experiments import check_experiments_present
 from .groups import (
     GROUP_KIND,
     GROUP_STATUS_FILTERS,
@@ -39,6 +40,8 @@ from .groups import (
     verdict_params,
     verdict_row,
 )
+from .heartbeat import BEAT_SQL, Heartbeats
+from .history import EvalRef, LatestAttempt, latest_attempts
 from .merge import MergeResult, merge_stores
 from .owner import current_owner
 from .queries import (
@@ -178,6 +181,7 @@ class Store:
         self.path = path
         self.readonly = readonly
         self._conn = conn
+        self._beats = Heartbeats(path)  # of the runs this process began and has not finished
 
     # ── opening ──────────────────────────────────────────────────────────────────────────
 
@@ -195,6 +199,7 @@ class Store:
                                        cache_kib=cache_kib), readonly=readonly)
 
     def close(self) -> None:
+        self._beats.stop_all()
         self._conn.close()
 
     def __enter__(self) -> Store:
@@ -278,9 +283,11 @@ class Store:
         conn = self._conn
         with write_transaction(conn, self.path, f"Recording run {run_id}"):
             conn.execute(INSERT_RUN, values)
+            conn.execute(BEAT_SQL, [run_id, utc_now_iso()])
             _insert_rows(conn, INSERT_SLOTS, slots)
             if planned is not None:
                 _insert_rows(conn, INSERT_PLANS, planned)
+        self._beats.start(run_id)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
@@ -301,6 +308,7 @@ class Store:
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
         self._writable("Finishing a run")
+        self._beats.stop(run_id)
         conn = self._conn
         with write_transaction(conn, self.path, f"Finishing run {run_id}"):
             row = conn.execute("SELECT status, group_id, shard_count FROM runs WHERE id = ?", [run_id]).fetchone()
@@ -404,36 +412,14 @@ class Store:
             return [dict(zip(keys, row, strict=True)) for row in cursor]
 
     def latest_attempts(
-        self, experiment_id: str, eval_ids: Sequence[str] | None = None
+        self, experiment_id: str, evals: Sequence[EvalRef | str] | None = None
     ) -> dict[tuple[str, int], LatestAttempt]:
-        """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query
-        (planning a run of thousands of slots must not make thousands of lookups), with only the
-        columns reuse decides on: a re-run of 20 000 evals must not read 20 000 attempts whole.
-
-        The newest end time of each slot comes from the slot index alone; only the attempts that
-        ended then are read (no window function over every row of the slots' history), and of
-        two that ended at once the greater id is the latest.
-
-        `eval_ids`: only those evals' slots. Planning asks in batches, so a 20 000-slot re-run
-        never holds every previous attempt at once (its peak memory stays under the fresh run's)."""
-        columns = ", ".join(f"a.{name}" for name in LatestAttempt._fields)
-        make = LatestAttempt._make
-        latest: dict[tuple[str, int], LatestAttempt] = {}
-        only = "" if eval_ids is None else f" AND eval_id IN ({', '.join(f'?{i + 2}' for i in range(len(eval_ids)))})"
+        """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query per
+        batch (planning thousands of slots must not make thousands of lookups), with only the
+        columns reuse decides on. `evals`: only those evals' slots, found by identity (`history`);
+        planning asks in batches, so a 20 000-slot re-run never holds every previous attempt."""
         with translated(self.path, "Looking up previous attempts"):
-            rows = self._conn.execute(
-                f"SELECT {columns} FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts "
-                f"WHERE experiment_id = ?1{only} GROUP BY eval_id, ordinal) AS m "
-                "CROSS JOIN attempts AS a "  # CROSS: SQLite keeps `m` outside, so each slot is one index seek
-                "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest",
-                [experiment_id, *(eval_ids or ())],
-            )
-            for row in rows:
-                key = (row[0], row[1])
-                other = latest.get(key)
-                if other is None or row[2] > other.id:
-                    latest[key] = make(row)
-        return latest
+            return latest_attempts(self._conn, experiment_id, evals)
 
     def fingerprint_parts_of(self, attempt_id: str) -> str | None:
         """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
@@ -803,20 +789,22 @@ class Store:
             if eval_prefix:
                 raise StoreError("--eval does not apply to `query runs`.")
             return self._query_runs(run, experiment=experiment, states=states, limit=limit)
-        run_id: str | list[str] | None
+        if target not in QUERY_TARGETS:
+            raise StoreError(f"Unknown query target {target!r}; choose {', '.join(QUERY_TARGETS)}.")
+        ref = None if run == ALL_RUNS else self._resolve_id(run)
+        run_id = None if ref is None else self.run_scope(ref)
+        with translated(self.path, "Reading the runs' experiments"):
+            check_experiments_present(self._conn, run_id, as_tuple(experiment),
+                                      "the store" if ref is None else f"run {ref}")
         if target in ("attempts", "assertions"):
-            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
             select = attempts_select if target == "attempts" else assertions_select
             sql, params = select(
                 run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
-        elif target in ("turns", "events"):
-            run_id = None if run == ALL_RUNS else self.run_scope(self._resolve_id(run))
+        else:
             sql, params = transcript_select(
                 target, run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
             )
-        else:
-            raise StoreError(f"Unknown query target {target!r}; choose {', '.join(QUERY_TARGETS)}.")
         with translated(self.path, f"Querying {target}"):
             cursor = self._conn.execute(sql, params)
             columns = [d[0] for d in cursor.description]
@@ -914,19 +902,6 @@ class GroupOutcome(NamedTuple):
     members: list[dict[str, Any]]  # the member runs' rows, newest first
     groups: list[OutcomeGroup]  # their outcome groups, unfiltered
     decision: RunDecision | None  # None: a verdict is stored for these members (not decided again)
-
-
-class LatestAttempt(NamedTuple):
-    """What planning reads of a slot's latest sealed attempt (`Store.latest_attempts`)."""
-
-    eval_id: str  # the slot (eval_id, ordinal): the row's key, kept so a row becomes its record as it is
-    ordinal: int
-    id: str
-    run_id: str
-    state: str
-    gate: str | None
-    fingerprint: str
-    duration_ms: float  # (its fingerprint's parts, read only when they differ: `fingerprint_parts_of`)
 
 
 def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:

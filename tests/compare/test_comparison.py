@@ -234,3 +234,21 @@ def test_experiment_totals_fold_pass_evals_and_average_rankable_scores() -> None
     assert totals.cost_usd == 0.5
     assert totals.duration_ms == 40.0 and totals.attempts == 6
     assert experiment_totals(run, "b").cost_usd is None
+
+
+def test_an_eval_pairs_by_identity_when_its_shown_id_changed():
+    base = [pas(P, "grow", eval_module="grow", eval_name="first")]
+    new = [pas(F, "grow/first", eval_module="grow", eval_name="first"),
+           pas(P, "grow/second", eval_module="grow", eval_name="second")]
+    pairs = {(p.eval_id, p.cls) for p in compare(base, new).pairs}
+    assert pairs == {("grow/first", PairClass.REGRESSED), ("grow/second", PairClass.ADDED)}
+
+
+def test_an_attempt_without_identity_pairs_by_its_shown_id():
+    # Stored before identities were: it pairs with whatever shows its id on the other side.
+    pairs = compare([pas(P, "grow")], [pas(F, "grow", eval_module="grow", eval_name="first")]).pairs
+    assert [(p.eval_id, p.cls) for p in pairs] == [("grow", PairClass.REGRESSED)]
+    # Two evals that showed one id but are not the same eval do not pair.
+    other = compare([pas(P, "a/b", eval_module="a", eval_name="b")],
+                    [pas(P, "a/b", eval_module="a/b", eval_name="main")]).pairs
+    assert sorted(p.cls.value for p in other) == ["added", "removed"]

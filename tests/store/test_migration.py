@@ -1,4 +1,4 @@
-"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3 → 4)."""
+"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3 → 4 → 5)."""
 
 from __future__ import annotations
 
@@ -47,10 +47,13 @@ def test_a_schema_2_store_is_upgraded_to_the_current_schema_keeping_every_row(tm
         before[table] = _all_rows(path, table, columns)
     Store.open(path, readonly=readonly).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         for table in ("run_plan", "turns", "events"):
             assert _columns(conn, table), table
-        assert {"case_id", "cost_usd", "notes", "traceback"} <= set(_columns(conn, "attempts"))
+        identity = {"eval_module", "eval_name"}
+        assert {"case_id", "cost_usd", "notes", "traceback", *identity} <= set(_columns(conn, "attempts"))
+        # Sealed before identities were stored: nothing is guessed from the eval id.
+        assert conn.execute("SELECT count(*) FROM attempts WHERE eval_module IS NOT NULL").fetchone()[0] == 0
         assert "extras" in _columns(conn, "assertion_results")
         assert {"owner_pid", "planned_total", "group_id", "budget_usd"} <= set(_columns(conn, "runs"))
     for table, columns in old_columns.items():

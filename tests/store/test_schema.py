@@ -60,7 +60,7 @@ def test_sealed_columns_are_exactly_the_record_fields(project):
 
 def test_schema_version_and_wal_are_recorded_in_the_file(project):
     with sqlite3.connect(project.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -125,11 +125,12 @@ def test_a_schema_1_store_is_migrated_when_opened(tmp_path, readonly) -> None:
     Store.open(path).close()
     with sqlite3.connect(path) as conn:  # make it look like a store written by schema 1
         conn.execute("DROP INDEX assertion_results_by_state")
+        conn.execute("DROP VIEW run_results")  # schema 5's, which reads the column dropped next
         conn.execute("ALTER TABLE run_slots DROP COLUMN pass_rule")
         conn.execute("PRAGMA user_version = 1")
     Store.open(path, readonly=readonly).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         assert "pass_rule" in columns(conn, "run_slots")
         indexes = {row[1] for row in conn.execute("PRAGMA index_list(assertion_results)")}
         assert "assertion_results_by_state" in indexes
@@ -164,6 +165,7 @@ def test_the_schema_is_what_sqlite_utils_would_create_from_the_same_tables():
     from sqlite_utils import Database
 
     from niceeval_cli.store import schema
+    from niceeval_cli.store import views as schema_views
 
     ours = Database(sqlite3.connect(":memory:"), execute_plugins=False)
     schema.create_schema(ours.conn)
@@ -175,6 +177,8 @@ def test_the_schema_is_what_sqlite_utils_would_create_from_the_same_tables():
         )
     for table_name, index_columns, name in schema._INDEXES:
         reference.table(table_name).create_index(index_columns, index_name=name, if_not_exists=True)
+    for name, body in schema_views.VIEWS.items():
+        reference.create_view(name, body)
     for statement in schema._triggers():
         reference.execute(statement)
     assert _shape(ours.conn) == _shape(reference.conn)

@@ -1,0 +1,105 @@
+"""An eval's history for planning: the latest sealed attempt of each of its slots (config.md, "Reuse").
+
+History is kept under the eval's identity (module id, definition name; plus the case id for a case
+eval: authoring.md), which every attempt sealed since schema 5 carries, so an eval whose displayed
+id changed (its module gained or lost an eval) keeps its history. An attempt sealed before has no
+identity: it is found by its eval id, as it always was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
+
+__all__ = ["EvalRef", "LatestAttempt", "latest_attempts"]
+
+
+class LatestAttempt(NamedTuple):
+    """What planning reads of a slot's latest sealed attempt (`Store.latest_attempts`)."""
+
+    eval_id: str  # the slot (eval_id, ordinal): the eval id asked for, which keys the answer
+    ordinal: int
+    id: str
+    run_id: str
+    state: str
+    gate: str | None
+    fingerprint: str
+    duration_ms: float  # (its fingerprint's parts, read only when they differ: `fingerprint_parts_of`)
+
+
+class EvalRef(NamedTuple):
+    """One eval whose history is asked for: its id in this run (the answer's key) and its identity
+    (None for a lookup by eval id alone)."""
+
+    eval_id: str
+    module: str | None = None
+    name: str | None = None
+    case_id: str | None = None
+
+
+_COLUMNS = "a.ordinal, a.id, a.run_id, a.state, a.gate, a.fingerprint, a.duration_ms, a.ended_at"
+# The evals asked for, as one JSON parameter (a batch of 512 would be 2 048 bound values).
+_WANT = (
+    "WITH want(k, eval_id, module, name, case_id) AS (SELECT key, json_extract(value, '$[0]'), "
+    "json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each(?2)) "
+)
+# Newest end time per (eval, ordinal) from the index alone, then only the attempts that ended then
+# (no window function over every row of the slots' history). CROSS JOIN: SQLite keeps the left
+# side outside, so each slot is one index seek.
+_BY_IDENTITY = (
+    _WANT + f"SELECT m.k, {_COLUMNS} FROM (SELECT w.k AS k, w.module AS module, w.name AS name, "
+    "w.case_id AS case_id, b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
+    "ON b.experiment_id = ?1 AND b.eval_module = w.module AND b.eval_name = w.name AND b.case_id IS w.case_id "
+    "WHERE w.module IS NOT NULL GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 "
+    "AND a.eval_module = m.module AND a.eval_name = m.name AND a.case_id IS m.case_id AND a.ordinal = m.ordinal "
+    "AND a.ended_at = m.newest"
+)
+# Attempts sealed before schema 5 (no identity), by eval id; and every attempt, for a lookup by id.
+_BY_EVAL_ID = (
+    _WANT + f"SELECT m.k, {_COLUMNS} FROM (SELECT w.k AS k, w.eval_id AS eval_id, w.module AS module, "
+    "b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
+    "ON b.experiment_id = ?1 AND b.eval_id = w.eval_id AND (b.eval_module IS NULL OR w.module IS NULL) "
+    "GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 AND a.eval_id = m.eval_id "
+    "AND a.ordinal = m.ordinal AND a.ended_at = m.newest AND (a.eval_module IS NULL OR m.module IS NULL)"
+)
+_ANY_WITHOUT_IDENTITY = "SELECT 1 FROM attempts WHERE experiment_id = ? AND eval_module IS NULL LIMIT 1"
+_ALL = (
+    "SELECT a.eval_id, a.ordinal, a.id, a.run_id, a.state, a.gate, a.fingerprint, a.duration_ms, a.ended_at "
+    "FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts WHERE experiment_id = ?1 "
+    "GROUP BY eval_id, ordinal) AS m CROSS JOIN attempts AS a "
+    "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest"
+)
+
+
+def latest_attempts(
+    conn: sqlite3.Connection, experiment_id: str, evals: Sequence[EvalRef | str] | None
+) -> dict[tuple[str, int], LatestAttempt]:
+    """The latest sealed attempt of each (eval, ordinal) slot of `evals` in an experiment, keyed by
+    the eval id asked for; `evals` None: every slot the experiment has, by stored eval id. A plain
+    str asks by eval id alone. Of two attempts that ended at once the greater id is the latest."""
+    found: dict[tuple[str, int], tuple[str, LatestAttempt]] = {}
+
+    def keep(eval_id: str, row: Sequence[object]) -> None:
+        latest = LatestAttempt(eval_id, *row[:7])  # type: ignore[arg-type]
+        key, ended = (eval_id, latest.ordinal), str(row[7])
+        other = found.get(key)
+        if other is None or (ended, latest.id) > (other[0], other[1].id):
+            found[key] = (ended, latest)
+
+    if evals is None:
+        for row in conn.execute(_ALL, [experiment_id]):
+            keep(row[0], row[1:])
+        return {key: latest for key, (_, latest) in found.items()}
+    refs = [EvalRef(e) if isinstance(e, str) else e for e in evals]
+    if not refs:
+        return {}
+    want = json.dumps([[r.eval_id, r.module, r.name, r.case_id] for r in refs], ensure_ascii=False)
+    queries = [_BY_IDENTITY] if any(r.module is not None for r in refs) else []
+    if any(r.module is None for r in refs) or conn.execute(_ANY_WITHOUT_IDENTITY, [experiment_id]).fetchone():
+        queries.append(_BY_EVAL_ID)
+    for sql in queries:
+        for row in conn.execute(sql, [experiment_id, want]):
+            keep(refs[row[0]].eval_id, row[1:])
+    return {key: latest for key, (_, latest) in found.items()}
