@@ -15,7 +15,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from .authoring._cases import ID_FIELD, Case, CaseIdRule, CaseProblem, id_by_rule, one_line, show
+from .authoring._cases import (
+    ID_FIELD,
+    Case,
+    CaseIdRule,
+    CaseProblem,
+    id_by_rule,
+    id_key,
+    one_line,
+    same_id_text,
+    show,
+)
 from .authoring._definition_errors import DatasetError
 from .authoring._errors import SourceLocation, _display_path, caller_location
 
@@ -110,11 +120,11 @@ def _rows_to_cases(
 def _unique(source: _Source, cases: Sequence[Case]) -> None:
     seen: dict[str, Case] = {}
     for case in cases:
-        first = seen.setdefault(case.id, case)
+        first = seen.setdefault(id_key(case.id), case)
         if first is not case:
+            what = "the case " + same_id_text(first.id, case.id).removeprefix("the ")  # "the case id 'r-01'"
             raise source.error(
-                f"two rows have the case id {case.id!r}: {first.origin} and {case.origin}; case ids must "
-                "be unique within an eval"
+                f"two rows have {what}: {first.origin} and {case.origin}; case ids must be unique within an eval"
             )
 
 

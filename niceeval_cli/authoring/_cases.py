@@ -4,6 +4,7 @@ the eval is defined (datasets.md). Pure: no I/O, no runner."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -279,6 +280,21 @@ def one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def id_key(case_id: str) -> str:
+    """What two case ids must differ in to be two cases: ids that differ only by Unicode
+    normalisation (NFC / NFD) or trailing whitespace print alike, so they are one id twice."""
+    key = case_id if case_id.isascii() else unicodedata.normalize("NFC", case_id)
+    return key.rstrip()
+
+
+def same_id_text(first: str, second: str) -> str:
+    """How a duplicate id is named: itself, or both spellings when they only print alike."""
+    if first == second:
+        return f"the id {first!r}"
+    return (f"the id {first!r} written two ways, {first!a} and {second!a} (they differ only by Unicode "
+            "normalisation or trailing whitespace, so they print alike)")
+
+
 def _unique(found: CaseSet) -> CaseSet:
     if not found.cases:
         raise CaseProblem("there are no cases; an eval with cases needs at least one (it would run nothing)")
@@ -287,11 +303,11 @@ def _unique(found: CaseSet) -> CaseSet:
             raise CaseProblem(case._problem)
     seen: dict[str, int] = {}
     for index, case in enumerate(found.cases):
-        first = seen.setdefault(case.id, index)
+        first = seen.setdefault(id_key(case.id), index)
         if first != index:
             raise CaseProblem(
-                f"two cases have the id {case.id!r}: {_where(found.cases[first], first)} and "
-                f"{_where(case, index)}; case ids must be unique within an eval"
+                f"two cases have {same_id_text(found.cases[first].id, case.id)}: "
+                f"{_where(found.cases[first], first)} and {_where(case, index)}; case ids must be unique within an eval"
             )
     return found
 
