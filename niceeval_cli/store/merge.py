@@ -138,11 +138,11 @@ def _refuse(table: _Table, rows: list[tuple[object, ...]], incoming: str, presen
     )
 
 
-def _stage_source(conn: sqlite3.Connection, source: Path) -> tuple[str, str, str] | None:
+def _stage_source(conn: sqlite3.Connection, source: Path, read: Path) -> tuple[str, str, str] | None:
     """Attach one source, compare it with what is staged, stage its new rows. Returns its newest
     run as (started_at, run id, logical id: its group when it is a shard, else the run id), or
     None for a store without runs."""
-    conn.execute("ATTACH ? AS niceeval_source", [readonly_uri(source)])
+    conn.execute("ATTACH ? AS niceeval_source", [readonly_uri(read)])
     # One read transaction: every table is read from one snapshot of a store that may still be
     # written (a slot read after its run was not would break the merge's foreign keys).
     conn.execute("BEGIN")
@@ -263,13 +263,15 @@ def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], in
 
 def merge_stores(
     conn: sqlite3.Connection, target: Path, sources: Sequence[Path],
-    *, settle: Callable[[Sequence[str]], None] | None = None,
+    *, settle: Callable[[Sequence[str]], None] | None = None, read_from: Mapping[Path, Path] | None = None,
 ) -> MergeResult:
     """Copy every source's sealed rows into the target connection's store, all or nothing.
 
     The sources must be readable stores of the current schema (the caller opened each once).
     `settle`: called inside the write transaction, once the rows are in, with the group ids of
     the shard runs the sources hold (the store's own verdicts for them are written there).
+    `read_from`: the file each source is read from, when not itself (an upgraded copy of an
+    older store: merge_sources.py); messages name the source.
     """
     resolved = {target.resolve()}
     for source in sources:
@@ -282,7 +284,7 @@ def merge_stores(
             newest: list[tuple[str, str, str]] = []
             for source in sources:
                 with translated(source, "Reading for the merge"):
-                    found = _stage_source(conn, source)
+                    found = _stage_source(conn, source, (read_from or {}).get(source, source))
                 if found is not None:
                     newest.append(found)
             for table in _TABLES:  # before the write: a malformed row never reaches the target

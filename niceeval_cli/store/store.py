@@ -43,6 +43,7 @@ from .groups import (
 from .heartbeat import BEAT_SQL, Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
 from .merge import MergeResult, merge_stores
+from .merge_sources import readable_sources
 from .owner import current_owner
 from .queries import (
     RUN_ORDER,
@@ -301,9 +302,9 @@ class Store:
         """Copy the sealed rows of other stores into this one in one transaction (merge.py):
         identical rows skipped, a conflicting id refuses the whole merge (`MergeConflict`)."""
         self._writable("Merging stores")
-        for source in sources:
-            Store.open(Path(source), readonly=True).close()  # a store of ours, current schema (or upgraded)
-        return merge_stores(self._conn, self.path, [Path(s) for s in sources], settle=self._store_verdicts)
+        paths = [Path(s) for s in sources]
+        with readable_sources(paths) as read_from:  # an older source is read from an upgraded copy
+            return merge_stores(self._conn, self.path, paths, settle=self._store_verdicts, read_from=read_from)
 
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""

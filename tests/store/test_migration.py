@@ -96,3 +96,26 @@ def test_a_migrated_store_takes_new_runs_with_owners_and_plans(tmp_path):
         assert (run.id, run.status, run.planned_total, run.owner_pid) == ("01NEWRUN", "running", 2, os.getpid())
         assert [s.case_id for s in store.not_run("01NEWRUN")] == [None, "case-1"]
 
+
+
+# Written by `niceeval run` at commit 55cf739 (schema 4): module `grow` with one eval `first` (shown
+# `grow`), module `ds` with eval `answers` over cases c1, c2.
+SCHEMA_4_DUMP = Path(__file__).parent / "data" / "schema4.sql"
+
+
+def test_a_schema_4_store_keeps_every_row_and_guesses_no_identity(tmp_path):
+    path = tmp_path / "results.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA_4_DUMP.read_text(encoding="utf-8"))
+        old_columns = {t: _columns(conn, t) for t in ("runs", "attempts", "assertion_results", "run_slots")}
+    before = {table: _all_rows(path, table, columns) for table, columns in old_columns.items()}
+    Store.open(path).close()
+    for table, columns in old_columns.items():
+        assert _all_rows(path, table, columns) == before[table], table
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        rows = conn.execute("SELECT eval_id, eval_module, eval_name FROM attempts ORDER BY eval_id").fetchall()
+        # `grow` may be module `grow`'s only eval or eval `grow` of a module at the root: not guessed.
+        assert rows == [("ds[c1]", None, None), ("ds[c2]", None, None), ("grow", None, None)]
+        assert [r[0] for r in conn.execute("SELECT state FROM run_results ORDER BY eval_id")] == ["passed"] * 3
+        assert conn.execute("SELECT status, last_beat_at FROM run_status").fetchall() == [("finished", None)]
