@@ -4,6 +4,7 @@ sealed with the attempt, trimmed and redacted; attempts.cost_usd / estimated_cos
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -76,7 +77,8 @@ def test_turns_and_events_are_sealed_and_queryable(project):
 def test_secrets_are_redacted_and_long_texts_trimmed_in_the_store(project):
     _run(project)
     lookup = next(e for e in project.query("events") if e["name"] == "lookup")
-    assert "sk-abc" not in lookup["input"] and "[redacted]" in lookup["input"]
+    stored = json.dumps(lookup["input"])  # a JSON value in machine formats
+    assert "sk-abc" not in stored and "[redacted]" in stored
     long = project.query("turns")[1]["message"]
     assert long == "x" * TEXT_LIMIT + "… [+7 chars]"
 
