@@ -98,7 +98,8 @@ def test_a_module_growing_to_two_evals_keeps_the_first_ones_history(proj: Proj) 
                          ("ds/answers[c2]", "c2"), ("ds/extra", None)}
     for key in (("grow/first", None), ("ds/answers[c1]", "c1"), ("ds/answers[c2]", "c2")):
         assert plan[key]["plan_reason"] == "fingerprint-changed", plan[key]
-        assert "source_sha256" in plan[key]["changed"] and "eval_id" not in plan[key]["changed"], plan[key]
+        # Its module's bytes changed, not its identity.
+        assert plan[key]["changed"] == [f"source:evals/{key[0].split('/')[0]}.py"], plan[key]
     assert plan[("grow/second", None)]["plan_reason"] == "new"
     assert plan[("ds/extra", None)]["plan_reason"] == "new"
 
