@@ -7,6 +7,15 @@ that need a t quantile or a significance test, so a plain `run` never loads it.
 from __future__ import annotations
 
 from ._clustered import ClusteredMean, PairedDifference, clustered_mean, paired_difference
+from ._comparing import (
+    ExperimentDifference,
+    ExperimentEstimate,
+    UnitTest,
+    experiment_differences,
+    experiment_estimates,
+    pair_tests,
+)
+from ._evidence import AttemptLike, evidence_of
 from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
 from ._significance import DEFAULT_ALPHA, Significance, bh_q_values, fisher_p, significance_of, welch_p
 from ._units import UnitEvidence, UnitStats, unit_stats
@@ -14,15 +23,23 @@ from ._units import UnitEvidence, UnitStats, unit_stats
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_CONFIDENCE",
+    "AttemptLike",
     "ClusteredMean",
+    "ExperimentDifference",
+    "ExperimentEstimate",
     "Interval",
     "PairedDifference",
     "Significance",
     "UnitEvidence",
     "UnitStats",
+    "UnitTest",
     "bh_q_values",
     "clustered_mean",
+    "evidence_of",
+    "experiment_differences",
+    "experiment_estimates",
     "fisher_p",
+    "pair_tests",
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
