@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["ProjectSources"]
@@ -45,21 +45,26 @@ class ProjectSources:
             return None
         return rel.as_posix()
 
-    def files(self, paths: Iterable[Path], *, follow_imports: bool = True, scripts: bool = False) -> dict[str, str]:
+    def files(self, paths: Iterable[Path], *, follow_imports: bool = True, scripts: bool = False,
+              named: Mapping[Path, str] | None = None) -> dict[str, str]:
         """Relative path → sha256 of each project file in `paths` and (for Python files, when
         `follow_imports`) of every project module they import, transitively; sorted by path.
-        `scripts`: the files are run as scripts, so their folders are on the path they import from."""
+        `scripts`: the files are run as scripts, so their folders are on the path they import from.
+        `named`: files outside the project that count all the same, under the name given (an eval
+        module under an eval root outside the project root)."""
         roots = [p.resolve() for p in paths]
         extra = tuple(sorted({p.parent for p in roots})) if scripts else ()
-        found: dict[Path, str] = {}
+        names = {path.resolve(): name for path, name in (named or {}).items()}
+        found: dict[str, str] = {}
         todo = list(roots)
         while todo:
             path = todo.pop()
-            if path in found or self.relative(path) is None or not path.is_file():
+            rel = self.relative(path) or names.get(path)
+            if rel is None or rel in found or not path.is_file():
                 continue
-            found[path], imports = self._read(path, follow_imports and path.suffix == ".py", extra)
+            found[rel], imports = self._read(path, follow_imports and path.suffix == ".py", extra)
             todo.extend(imports)
-        return {rel: found[path] for rel, path in sorted((self.relative(p) or "", p) for p in found)}
+        return dict(sorted(found.items()))
 
     def _read(self, path: Path, parse: bool, extra: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
         """The file's digest and (when `parse`) the project files its imports name; each read once."""

@@ -274,7 +274,9 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
         if not held:
             continue
         definitions = _named_once(held, path, module, project_root)
-        files = tuple(sources.files([path]).items())
+        # An eval module outside the project root (an absolute eval root) counts all the same,
+        # under its path below its eval root's folder.
+        files = tuple(sources.files([path], named={path: path.relative_to(root.parent).as_posix()}).items())
         base = path.relative_to(root).with_suffix("").as_posix() if root.is_dir() else path.stem
         shared = EvalModule(path, files, _sources_digest(files), base, len(definitions) == 1)
         runs.append([DiscoveredEval(definition, shared) for definition in definitions])

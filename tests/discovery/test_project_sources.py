@@ -4,7 +4,10 @@ identity"): imports are read from the source, followed transitively, inside the 
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
+
+import pytest
 
 from niceeval_cli._project_sources import ProjectSources
 
@@ -69,3 +72,23 @@ def test_a_scripts_sibling_is_found_only_when_it_runs_as_a_script(tmp_path: Path
 def test_inputs_are_hashed_without_following_imports(tmp_path: Path) -> None:
     write(tmp_path, {"a.py": "import b\n", "b.py": ""})
     assert files_of(tmp_path, "a.py", follow_imports=False) == ["a.py"]
+
+
+def test_an_eval_module_outside_the_project_root_is_still_part_of_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from niceeval_cli.discovery import discover
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # discovery puts the project root on it
+
+    project, elsewhere = tmp_path / "proj", tmp_path / "shared_evals"
+    write(project, {"helpers.py": "WINDOW = 30\n"})
+    write(elsewhere, {"refunds.py": "from niceeval_cli import define_eval\nfrom helpers import WINDOW\n\n"
+                                    "@define_eval()\ndef refunds(t):\n    pass\n"})
+    try:
+        [found] = discover([elsewhere], project)
+    finally:  # the modules it imported are forgotten: another test's `helpers` is its own
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+                del sys.modules[name]
+    assert [path for path, _sha in found.sources] == ["helpers.py", "shared_evals/refunds.py"]
