@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import stat
+import subprocess
 import time
 
 import pytest
@@ -90,7 +91,10 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Proj, tmp_path
     proc = proj.popen("run", env=env_for(tmp_path / "tmp"))
     try:
         wait_for(lambda: containers_of(proj) != [], timeout=60)
-        time.sleep(4)  # the agent ran; the check is streaming 200 GB out of the container
+        [container] = containers_of(proj)
+        wait_for(lambda: subprocess.run(["docker", "exec", container, "test", "-e", "/workspace/huge.bin"],
+                                        capture_output=True, check=False).returncode == 0, timeout=60)
+        time.sleep(3)  # the agent is done; the check is streaming 200 GB out of the container
         sent = time.monotonic()
         os.kill(proc.pid, sig)
         proc.communicate(timeout=60)
