@@ -1,8 +1,9 @@
 """Sandboxes: a fresh workspace per attempt (sandbox.md). `local` and `docker` kinds, one registry.
 
 `_spec` (what is declared), `_workspace` (the seam: `SandboxKind` makes a `Workspace`), `_changes`
-(pure: what changed, added lines, evidence) over `_linediff` (a linear-time line diff), `_local` / `_docker` (the kinds), `_lifecycle` (one attempt's create → prepare →
-teardown), `_live` (the last-line cleanup of whatever is still alive), `_kept` (list / prune).
+(pure: what changed, added lines, evidence) over `_linediff` (a linear-time line diff), `_local` /
+`_docker` (the kinds), `_lifecycle` (one attempt's create → prepare → teardown), `_live` (the
+last-line cleanup of whatever is still alive), `_kept` (list / prune).
 """
 
 from __future__ import annotations
