@@ -390,8 +390,9 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     except (ValueError, RecursionError, TypeError):  # non-finite floats, too deep, odd types
         text = None
     if text is not None:
-        # Fast path (the usual case): nothing in the text any rule could redact, and it fits.
-        if _size(text) <= max_bytes and is_clean(text, secrets):
+        # Fast path (the usual case): nothing in the text any rule could redact, and it fits
+        # (`is_clean` first: a lone surrogate cannot even be measured in UTF-8 bytes).
+        if is_clean(text, secrets) and _size(text) <= max_bytes:
             return text
     try:
         return trim_json(redact_json(value, secrets), max_bytes)

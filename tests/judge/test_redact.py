@@ -165,3 +165,8 @@ def test_base64_is_not_searched_for_a_short_secret_and_nothing_else_is_touched()
     assert redact(base64.b64encode(b"12345678").decode(), ["12345678"]) == base64.b64encode(b"12345678").decode()
     text = "Live tokens, a / and a + and \\u002B stay as they are"
     assert redact(text, ["tok/Live+9f8e7d6c/5b4a3+2Qx"]) == text
+
+
+def test_safe_json_of_a_lone_surrogate_is_replaced_not_an_encoding_error() -> None:
+    assert json.loads(safe_json({"t": "bad \ud800 text"}, secrets=["some-secret-value"], max_bytes=1000)) == {
+        "t": "bad \ufffd text"}
