@@ -10,9 +10,11 @@ A worker re-imports the eval module by path (`execute_spec`): on this machine's 
 project is read where it lies (a shared path); on a remote cluster Ray ships the project folder
 (`runtime_env` working_dir) and the worker rebases the spec's paths onto it.
 
-A worker or node lost mid-attempt seals that attempt `errored`, reason `executor-lost`; it is
-run again only with `--retry-lost` (an attempt may have side effects). Cancelling (Ctrl-C)
-cancels the Ray task; the worker's attempt then ends `errored (interrupted)` as in-process.
+A worker or node lost mid-attempt seals the attempt that died of it `errored`, reason
+`executor-lost`; it is run again only with `--retry-lost` (an attempt may have side effects).
+The other attempts in flight on that worker are innocent and run again once (`_ray_loss` says
+how the one that died is told apart). Cancelling (Ctrl-C) cancels the Ray task; the worker's
+attempt then ends `errored (interrupted)` as in-process.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from .._errors import SetupError, UsageError
 from .._states import AttemptReason
 from ._attempt import errored_attempt
 from ._executor import ExecutorContext, SealedAttempt, register_executor
-from ._spec import SlotSpec
+from ._ray_loss import Blame, Ledger, LoopWatch, Loss, attempt_name, blame
+from ._spec import HandleCache, SlotSpec, resolve_handles
 
 RAY_INSTALL = 'pip install "niceeval-cli[ray]"'
 #: What never travels to a remote cluster with the project folder.
@@ -42,6 +45,8 @@ WORKING_DIR_EXCLUDES = [".niceeval/", ".git/", "*.db", "*.db-wal", "*.db-shm", "
 CANCEL_GRACE_S = 5.0
 #: With --retry-lost, a lost attempt is run again at most this many times.
 RETRIES_WHEN_LOST = 2
+#: How long the driver waits for the ledger to say who held a lost worker's loop.
+LEDGER_WAIT_S = 10.0
 
 
 def _check(options: Mapping[str, Any]) -> None:
@@ -83,44 +88,7 @@ def _rebased(spec: SlotSpec) -> SlotSpec:
     return dataclasses.replace(spec, project_root=str(here), eval_file=str(here / relative))
 
 
-class _Resolved:
-    """A worker's live objects, resolved once per eval and per experiment (a Ray worker process
-    has thousands of modules loaded: finding an eval module among them per attempt would cost
-    more than a trivial attempt)."""
-
-    def __init__(self) -> None:
-        self._modules: dict[str, Any] = {}
-        self._definitions: dict[tuple[str, str], Any] = {}
-        self._adapters: dict[tuple[str, str], Any] = {}
-
-    def handles(self, spec: SlotSpec, grader: Any) -> Any:
-        from types import MappingProxyType
-
-        from ..adapters import load_adapter
-        from ..authoring import EvalDefinition
-        from ._spec import LiveHandles, import_eval_module
-
-        where = (spec.eval_file, spec.eval_attr)
-        definition = self._definitions.get(where)
-        if definition is None:
-            module = self._modules.get(spec.eval_file)
-            if module is None:
-                module = self._modules[spec.eval_file] = import_eval_module(Path(spec.eval_file),
-                                                                            Path(spec.project_root))
-            definition = getattr(module, spec.eval_attr, None)
-            if not isinstance(definition, EvalDefinition):
-                raise LookupError(f"{spec.eval_file} has no eval {spec.eval_attr!r} (for {spec.eval_id})")
-            self._definitions[where] = definition
-        adapter = definition.adapter
-        if adapter is None and spec.adapter_ref is not None:
-            key = (spec.experiment_id, spec.adapter_ref)
-            adapter = self._adapters.get(key)
-            if adapter is None:
-                adapter = self._adapters[key] = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
-        return LiveHandles(definition, adapter, spec.slot_settings(), grader, MappingProxyType(dict(spec.options)))
-
-
-async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], resolved: _Resolved) -> SealedAttempt:
+async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleCache) -> SealedAttempt:
     """A worker's job: the attempt, with a judge service of its own when the slot uses one."""
     from ._attempt import execute_attempt
     from ._judge_glue import judge_grader
@@ -133,7 +101,7 @@ async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], resolved: _Res
 
         judge = JudgeService()
     try:
-        live = resolved.handles(spec, judge_grader(judge, settings))
+        live = resolve_handles(spec, judge_grader(judge, settings), cache)
         return await execute_attempt(spec, live, project_root=Path(spec.project_root), secrets=secrets)
     finally:
         if judge is not None:
@@ -143,7 +111,8 @@ async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], resolved: _Res
 class _Worker:
     """The actor body (made a Ray actor class lazily, so importing this module never imports Ray)."""
 
-    def __init__(self, python_path: Sequence[str], cwd: str | None, max_concurrency: int = 32) -> None:
+    def __init__(self, python_path: Sequence[str], cwd: str | None, max_concurrency: int = 32,
+                 ledger: Any = None, token: str | None = None) -> None:
         self._threads = max(32, max_concurrency + 4)  # plain-function adapters run in threads, as in-process
         self._pool: Any = None
         for entry in reversed(python_path):
@@ -151,7 +120,10 @@ class _Worker:
                 sys.path.insert(0, entry)
         if cwd is not None and os.path.isdir(cwd):
             os.chdir(cwd)  # on this machine: where the driver runs, so paths read as they do in-process
-        self._resolved = _Resolved()
+        self._cache = HandleCache()
+        self._ledger = ledger
+        self._token = token
+        self._watch: Any = None
 
     async def run(self, spec: SlotSpec, secrets: Sequence[str]) -> SealedAttempt:
         if self._pool is None:  # the actor's loop: give it as many threads as the driver would have
@@ -159,7 +131,15 @@ class _Worker:
 
             self._pool = concurrent.futures.ThreadPoolExecutor(self._threads, thread_name_prefix="niceeval-worker")
             asyncio.get_running_loop().set_default_executor(self._pool)
-        return await _execute_remote(spec, secrets, self._resolved)
+        if self._watch is None and self._ledger is not None:  # names the attempt holding the loop (_ray_loss)
+            import threading
+
+            from ._attempt import _body
+
+            ledger, token = self._ledger, self._token
+            self._watch = LoopWatch(threading.get_ident(), _body.__code__,
+                                    lambda attempt: ledger.holding.remote(token, attempt))
+        return await _execute_remote(spec, secrets, self._cache)
 
     def node(self) -> str:
         import ray
@@ -176,6 +156,11 @@ class RayExecutor:
         self.retry_lost = bool(context.options.get("retry_lost"))
         self._workers: list[Any] = []
         self._busy: list[int] = []
+        self._tokens: list[str] = []  # each worker's name in the ledger
+        self._in_flight: dict[str, set[str]] = {}  # worker token → attempts in flight on it
+        self._losses: dict[str, asyncio.Future[Loss]] = {}  # worker token → its death, as first seen
+        self._ledger: Any = None
+        self._made = 0
         self._actor: Any = None
         self._args: tuple[Any, ...] = ()
         self._started_ray = False
@@ -218,66 +203,131 @@ class RayExecutor:
         self._actor = ray.remote(_Worker)
         self._args = ([package_root, root] if local else [], os.getcwd() if local else None,
                       max(1, self.context.max_concurrency))
+        here = ray.get_runtime_context().get_node_id()  # the ledger lives beside the driver
+        self._ledger = ray.remote(Ledger).options(
+            num_cpus=0, max_concurrency=64,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
+        ).remote()
         alive = [str(n["NodeID"]) for n in ray.nodes() if n.get("Alive")]
         # One worker per node, pinned there; a lost one is replaced by a worker anywhere (`_replace`).
-        self._workers = [self._new_worker(NodeAffinitySchedulingStrategy(node, soft=False)) for node in alive]
-        if not self._workers:
-            self._workers = [self._new_worker("DEFAULT")]
+        made = [self._new_worker(NodeAffinitySchedulingStrategy(node, soft=False)) for node in alive]
+        if not made:
+            made = [self._new_worker("DEFAULT")]
+        self._workers = [worker for worker, _ in made]
+        self._tokens = [token for _, token in made]
         self._busy = [0] * len(self._workers)
 
-    def _new_worker(self, strategy: Any) -> Any:
-        return self._actor.options(
+    def _new_worker(self, strategy: Any) -> tuple[Any, str]:
+        self._made += 1
+        token = f"w{self._made}"
+        worker = self._actor.options(
             num_cpus=0,
             max_concurrency=max(1, self.context.max_concurrency),
             max_restarts=0,  # a lost worker is replaced by the driver, its attempts sealed executor-lost
             scheduling_strategy=strategy,
-        ).remote(*self._args)
+        ).remote(*self._args, self._ledger, token)
+        return worker, token
 
     def _replace(self, index: int, lost: Any) -> None:
         """The worker at `index` died (or its node did): later attempts go to a fresh one."""
         if self._workers[index] is not lost:
             return  # another attempt lost on the same worker replaced it already
-        import ray
-
-        try:
-            ray.kill(lost, no_restart=True)
-        except Exception:  # pragma: no cover - already gone
-            pass
-        self._workers[index] = self._new_worker("DEFAULT")
+        _kill(lost)
+        self._workers[index], self._tokens[index] = self._new_worker("DEFAULT")
 
     # ── submitting ───────────────────────────────────────────────────────────────────────
 
     async def submit(self, spec: SlotSpec) -> SealedAttempt:
+        """Run the attempt on the least busy worker. A lost worker costs only the attempt that
+        died of it (`_ray_loss.blame`); the innocent ones in flight with it are run again once."""
         import ray
         from ray import exceptions as rex
 
         lost = (rex.RayActorError, rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError,
                 rex.OwnerDiedError)
-        tries = 1 + (RETRIES_WHEN_LOST if self.retry_lost else 0)
+        name = attempt_name(spec.key)
+        died, rerun, alone = 0, False, False
+        allowed = RETRIES_WHEN_LOST if self.retry_lost else 0
+        notes: list[str] = []
         cause: BaseException | None = None
-        for _ in range(tries):
+        how = ""
+        while True:
             if not self._workers:
                 self._connect()
-            index = min(range(len(self._workers)), key=self._busy.__getitem__)
-            self._busy[index] += 1
-            worker = self._workers[index]
+            if alone:  # which attempt killed the worker could not be told: this one runs by itself
+                worker, token = self._new_worker("DEFAULT")
+                index = -1
+            else:
+                index = min(range(len(self._workers)), key=self._busy.__getitem__)
+                self._busy[index] += 1
+                worker, token = self._workers[index], self._tokens[index]
+            self._in_flight.setdefault(token, set()).add(name)
             ref = worker.run.remote(spec, list(self.context.secrets))
             try:
-                return await _awaited(ref)
+                produced = await _awaited(ref)
+                if notes:
+                    produced = dataclasses.replace(produced, notes=(*produced.notes, *notes))
+                return produced
             except asyncio.CancelledError:
                 return await self._cancelled(ray, ref, spec)
             except lost as exc:
                 cause = exc
-                self._replace(index, worker)
+                loss = self._loss_of(token)
+                if index >= 0:
+                    self._replace(index, worker)
+                seen = await asyncio.shield(loss)
+                verdict = Blame.DIED if alone else blame(name, seen.in_flight, seen.holder)
             except rex.RayTaskError as exc:  # our own code failed in the worker: the driver seals it errored
                 raise exc.as_instanceof_cause() from None
             finally:
-                self._busy[index] -= 1
-        retried = f" (tried {tries} times: --retry-lost)" if tries > 1 else " (not retried; --retry-lost runs it again)"
+                self._in_flight.get(token, set()).discard(name)
+                if index >= 0:
+                    self._busy[index] -= 1
+                elif alone:
+                    _kill(worker)
+            if verdict is Blame.DIED:
+                died += 1
+                how = ("it ran alone on a fresh worker and was lost again" if alone
+                       else "it was running when the worker died" if seen.holder == name
+                       else "it was the only attempt on the worker")
+                if died <= allowed:
+                    notes.append(f"run again after its Ray worker was lost ({how}; --retry-lost)")
+                    rerun, alone = False, False
+                    continue
+                break
+            if rerun:  # an innocent attempt is run again once; lost a second time, it is sealed lost
+                how = "lost twice with other attempts on its workers"
+                break
+            rerun, alone = True, verdict is Blame.UNKNOWN
+            others = sorted(seen.in_flight - {name})
+            notes.append(
+                "run again: the Ray worker running it was lost while "
+                + (f"{seen.holder} was running" if seen.holder is not None
+                   else f"{len(others)} other attempt(s) ran with it ({', '.join(others[:3])}"
+                        f"{', …' if len(others) > 3 else ''}); it ran again alone")
+            )
+        retried = f" (tried {died} times: --retry-lost)" if died > 1 else " (not retried; --retry-lost runs it again)"
         return SealedAttempt(errored_attempt(
-            spec, f"the Ray worker or node running this attempt was lost: {_first_line(cause)}{retried}",
-            reason=AttemptReason.EXECUTOR_LOST,
+            spec, f"the Ray worker or node running this attempt was lost ({how}): {_first_line(cause)}{retried}",
+            reason=AttemptReason.EXECUTOR_LOST, notes=notes,
         ), ())
+
+    def _loss_of(self, token: str) -> asyncio.Future[Loss]:
+        """The worker's death as first seen: who was in flight on it then (taken at once, before
+        any of them leaves), and who held its loop (asked of the ledger, once)."""
+        found = self._losses.get(token)
+        if found is None:
+            found = self._losses[token] = asyncio.ensure_future(
+                self._holder(token, frozenset(self._in_flight.get(token, ()))))
+        return found
+
+    async def _holder(self, token: str, in_flight: frozenset[str]) -> Loss:
+        holder = None
+        try:
+            holder = await asyncio.wait_for(_awaited_any(self._ledger.holder.remote(token)), LEDGER_WAIT_S)
+        except Exception:  # no ledger answer: the attempts in flight tell what they can
+            holder = None
+        return Loss(in_flight, holder if isinstance(holder, str) else None)
 
     async def _cancelled(self, ray: Any, ref: Any, spec: SlotSpec) -> SealedAttempt:
         """Ctrl-C: cancel the task; the worker's attempt reports `interrupted` as in-process does."""
@@ -301,8 +351,24 @@ class RayExecutor:
             except Exception:  # pragma: no cover - already gone
                 pass
         self._workers = []
+        if self._ledger is not None:
+            _kill(self._ledger)
+            self._ledger = None
         if self._started_ray and os.environ.get("NICEEVAL_RAY_KEEP_CONNECTED") != "1":
             ray.shutdown()
+
+
+def _kill(actor: Any) -> None:
+    import ray
+
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # pragma: no cover - already gone
+        pass
+
+
+async def _awaited_any(ref: Any) -> Any:
+    return await ref
 
 
 async def _awaited(ref: Any) -> SealedAttempt:

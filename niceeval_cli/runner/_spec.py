@@ -201,29 +201,82 @@ def import_eval_module(path: Path, project_root: Path) -> ModuleType:
     return module
 
 
-def resolve_handles(spec: SlotSpec, grader: JudgeGrader | None = None) -> LiveHandles:
-    """Rebuild a spec's live objects in a worker: re-import the eval by path, load the adapter."""
+class HandleCache:
+    """A long-lived worker's live objects, resolved once per eval and per experiment (a Ray worker
+    has thousands of modules loaded: finding an eval module among them per attempt would cost more
+    than a trivial attempt). The case is looked up per spec: it is the spec's, not the eval's."""
+
+    def __init__(self) -> None:
+        self._definitions: dict[tuple[str, str], EvalDefinition] = {}
+        self._adapters: dict[tuple[str, str], Adapter] = {}
+        self._cases: dict[tuple[str, str], dict[str, Case]] = {}
+
+    def cases(self, spec: SlotSpec, definition: EvalDefinition) -> dict[str, Case]:
+        where = (spec.eval_file, spec.eval_attr)
+        found = self._cases.get(where)
+        if found is None:
+            found = self._cases[where] = _cases_by_id(definition)
+        return found
+
+    def definition(self, spec: SlotSpec) -> EvalDefinition:
+        where = (spec.eval_file, spec.eval_attr)
+        found = self._definitions.get(where)
+        if found is None:
+            found = self._definitions[where] = _definition_of(spec)
+        return found
+
+    def adapter(self, spec: SlotSpec) -> Adapter | None:
+        assert spec.adapter_ref is not None
+        key = (spec.experiment_id, spec.adapter_ref)
+        found = self._adapters.get(key)
+        if found is None:
+            found = self._adapters[key] = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+        return found
+
+
+def _definition_of(spec: SlotSpec) -> EvalDefinition:
     module = import_eval_module(Path(spec.eval_file), Path(spec.project_root))
     definition = getattr(module, spec.eval_attr, None)
     if not isinstance(definition, EvalDefinition):
         raise LookupError(f"{spec.eval_file} has no eval {spec.eval_attr!r} (for {spec.eval_id})")
+    return definition
+
+
+def resolve_handles(spec: SlotSpec, grader: JudgeGrader | None = None,
+                    cache: HandleCache | None = None) -> LiveHandles:
+    """Rebuild a spec's live objects in a worker: re-import the eval by path, load the adapter, find
+    the case as the dataset holds it. The one way every executor resolves a spec (`cache` reuses
+    what a long-lived worker resolved before)."""
+    definition = cache.definition(spec) if cache is not None else _definition_of(spec)
     adapter = definition.adapter
     if adapter is None and spec.adapter_ref is not None:
-        adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+        if cache is not None:
+            adapter = cache.adapter(spec)
+        else:
+            adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
     options = MappingProxyType(dict(spec.options))
-    return LiveHandles(definition, adapter, spec.slot_settings(), grader, options, _case_of(spec, definition))
+    index = cache.cases(spec, definition) if cache is not None and spec.case_id is not None else None
+    case = _case_of(spec, definition, index)
+    return LiveHandles(definition, adapter, spec.slot_settings(), grader, options, case)
 
 
-def _case_of(spec: SlotSpec, definition: EvalDefinition) -> Case | None:
+def _case_of(spec: SlotSpec, definition: EvalDefinition,
+             index: Mapping[str, Case] | None = None) -> Case | None:
     """The spec's case, as the re-imported dataset holds it; from its JSON when the data changed
     since planning (the fingerprint covered the planned value, so that is the one to run)."""
     if spec.case_id is None or spec.case_json is None:
         return None
-    for case in definition.cases or ():
-        if case.id == spec.case_id and case.canonical_json == spec.case_json:
-            return case
+    if index is None:
+        index = _cases_by_id(definition)
+    case = index.get(spec.case_id)
+    if case is not None and case.canonical_json == spec.case_json:
+        return case
     metadata = json.loads(spec.case_metadata_json) if spec.case_metadata_json else None
     return Case(spec.case_id, json.loads(spec.case_json), metadata=metadata if isinstance(metadata, dict) else None)
+
+
+def _cases_by_id(definition: EvalDefinition) -> dict[str, Case]:
+    return {case.id: case for case in definition.cases or ()}
 
 
 def _metadata_json(metadata: object) -> str | None:
