@@ -11,6 +11,8 @@ template copy and `prepare`, before the adapter's first call.
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,7 +21,16 @@ from .._states import AssertionState, ErroredReason, UnavailableReason
 from ..expect._core import BooleanMatch, MatchResult
 from ..sandbox._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, is_binary, trimmed
 from ..sandbox._spec import Command
-from ..sandbox._workspace import READ_LIMIT, Cancel, CommandResult, FileState, OutsideWorkspace, Snapshot, Workspace
+from ..sandbox._workspace import (
+    READ_LIMIT,
+    Cancel,
+    Cancelled,
+    CommandResult,
+    FileState,
+    OutsideWorkspace,
+    Snapshot,
+    Workspace,
+)
 from ._commands import not_started, settle
 from ._errors import AuthoringError, caller_location
 from ._registration import AssertionHandle
@@ -177,11 +188,12 @@ class SandboxFiles:
 class SandboxAPI(SandboxFiles):
     """What `t.sandbox` is. `register` files one Assertion (wiring is one line in the context)."""
 
-    __slots__ = ("_baseline", "_reading", "_register", "_started")
+    __slots__ = ("_baseline", "_deadline", "_reading", "_register", "_started")
 
     def __init__(self, workspace: Workspace, baseline: Snapshot, register: Register,
-                 eval_file: str | None = None) -> None:
+                 eval_file: str | None = None, deadline: float | None = None) -> None:
         super().__init__(workspace, eval_file)
+        self._deadline = deadline  # the attempt's, in time.monotonic() seconds
         self._baseline: dict[str, FileState] = dict(baseline)
         self._register = register
         self._started = False
@@ -217,8 +229,24 @@ class SandboxAPI(SandboxFiles):
         return rel, "" if rel == "." else rel
 
     def changed_paths(self) -> list[tuple[str, str]]:
-        """`(path, status)` of every change since the start, sorted by path, read at the call."""
-        return [(c.path, c.status) for c in changes(self._baseline, self._workspace.snapshot())]
+        """`(path, status)` of every change since the start, sorted by path, read at the call.
+
+        A list, so read on the spot; the read stops at the attempt's deadline (TimeoutError)."""
+        cancel = Cancel()
+        timer = None
+        if self._deadline is not None:
+            timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), cancel.set)
+            timer.daemon = True
+            timer.start()
+        try:
+            now = self._workspace.snapshot(cancel)
+        except Cancelled:
+            raise TimeoutError("t.sandbox.changed_paths(): the workspace could not be read before the attempt's "
+                               "timeout") from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+        return [(c.path, c.status) for c in changes(self._baseline, now)]
 
     def _assert(self, name: str, config: dict[str, Any], shown: str, decide: Decide) -> AssertionHandle:
         """Register now; read and decide in a worker thread. A timeout or Ctrl-C cancels the read
@@ -374,7 +402,9 @@ class SandboxMember:
         return self._sandbox_api
 
     def _attach_sandbox(self, workspace: Workspace, baseline: Snapshot, register: Register) -> SandboxAPI:
-        self._sandbox_api = SandboxAPI(workspace, baseline, register, self._eval_file)
+        adapter_ctx = getattr(self, "_adapter_ctx", None)
+        self._sandbox_api = SandboxAPI(workspace, baseline, register, self._eval_file,
+                                       getattr(adapter_ctx, "deadline", None))
         return self._sandbox_api
 
     async def _sandbox_sent(self) -> None:

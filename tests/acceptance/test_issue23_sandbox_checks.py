@@ -61,6 +61,7 @@ from niceeval_cli import define_eval
 async def sparse(t):
     await t.send("make a sparse file")
     t.sandbox.file_changed("huge.bin", status="added").label("added")
+    assert ("huge.bin", "added") in t.sandbox.changed_paths()  # read on the spot, within the deadline too
 """
 
 
@@ -79,7 +80,7 @@ def test_a_sparse_40g_file_never_hangs_past_the_timeout(proj: Proj, kind: str, t
     else:  # `docker cp` must stream it: the attempt's timeout ends the read
         assert attempt["state"] in ("passed", "errored"), attempt
         if attempt["state"] == "errored":
-            assert attempt["reason"] == "timeout"
+            assert attempt["reason"] == "timeout" or "before the attempt's timeout" in attempt["error"], attempt
     assert list((tmp_path / "tmp").glob("niceeval-sandbox-*")) == []
     assert containers_of(proj) == []
 
