@@ -18,7 +18,7 @@ from typing import Any
 from .._states import AssertionState
 from ..expect._core import BooleanMatch, Interval, MatchResult
 from ..expect._json import to_jsonable
-from ..expect._tools import tool_match
+from ..expect._tools import compared, tool_match
 from ..expect._values import RangeMatch, equals, short
 from ._turns import TOOL_CALLS_UNOBSERVED, ToolCall, Turn
 
@@ -168,6 +168,7 @@ class CalledTool(ScopeMatch):
     def decide(self, scope: Scope) -> tuple[MatchResult, Sequence[CallRef]]:
         matched: list[CallRef] = []
         unknown: list[tuple[CallRef, MatchResult]] = []
+        missed: list[tuple[str, Any, MatchResult]] = []  # (#n, call, why): what the explanation compares
         for ref in scope.calls:
             r = self.match.evaluate(ref.call)
             if r.state == AssertionState.ERRORED:
@@ -176,6 +177,8 @@ class CalledTool(ScopeMatch):
                 matched.append(ref)
             elif r.state == AssertionState.UNAVAILABLE:
                 unknown.append((ref, r))
+            else:
+                missed.append((f"#{ref.number}", ref.call, r))
         k, u = len(matched), len(unknown)
         hi = math.inf if not scope.complete else k + u
         count: int | Interval = k if hi == k else Interval(k, hi)
@@ -187,6 +190,7 @@ class CalledTool(ScopeMatch):
         if verdict.state == AssertionState.MATCHED:
             return MatchResult.matched(text), matched
         if verdict.state == AssertionState.MISMATCHED:
+            text += compared(self.match, missed)
             return MatchResult.mismatched(text + ("" if scope.complete else f"; {scope.coverage()}")), matched
         if not scope.complete:
             return _unobserved(f"{text}; {scope.coverage()}"), matched

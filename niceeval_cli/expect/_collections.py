@@ -16,6 +16,7 @@ from .._states import AssertionState
 from ._core import BooleanMatch, Interval, MatchResult
 from ._facts import Fact, FactUnavailable, Material, NumericMaterial
 from ._json import callable_name
+from ._tools import compared
 from ._values import fact_unavailable, short
 
 
@@ -133,7 +134,11 @@ class _CountWhere(CollectionMatch):
         if first is not None:
             parts.append(f"{u} unavailable ({first.reason})")
         detail = f"counted {count} where {self.predicate.describe()} ({', '.join(parts)}{coll.note()})"
-        return result.with_explanation(f"{detail}; {result.explanation}")
+        why = ""
+        if result.state == AssertionState.MISMATCHED:  # what it compared: the items that did not match, and why
+            why = compared(self.predicate, [(f"#{i + 1}", item, r) for i, (item, r) in enumerate(
+                zip(coll.items, results, strict=True)) if r.state == AssertionState.MISMATCHED])
+        return result.with_explanation(f"{detail}; {result.explanation}{why}")
 
 
 def count_where(predicate: BooleanMatch, aggregate: BooleanMatch) -> BooleanMatch:

@@ -6,7 +6,8 @@ Both are ordinary BooleanMatches, so they compose with the collection matches
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._states import AssertionState
@@ -66,7 +67,9 @@ def _compare(expected: Any, actual: Any, path: str) -> MatchResult:
         return result.with_explanation(f"{_at(path)}{result.explanation}")
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
-            return MatchResult.mismatched(f"{_at(path)}expected an object, got {short(actual)}")
+            return MatchResult.mismatched(
+                f"{_at(path)}expected an object {_shown_json(expected)}, got {short(actual)}"
+                f"{_text_note(actual, 'an object')}")
         parts = []
         for key, want in expected.items():
             sub = f"{path}.{key}" if path else str(key)
@@ -76,7 +79,9 @@ def _compare(expected: Any, actual: Any, path: str) -> MatchResult:
         return _all(parts, f"{_at(path)}every expected key matched" if path else "every expected key matched")
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            return MatchResult.mismatched(f"{_at(path)}expected a list, got {short(actual)}")
+            return MatchResult.mismatched(
+                f"{_at(path)}expected a list {_shown_json(expected)}, got {short(actual)}"
+                f"{_text_note(actual, 'a list')}")
         if len(actual) != len(expected):
             return MatchResult.mismatched(
                 f"{_at(path)}expected {len(expected)} item(s), got {len(actual)}: {short(actual)}"
@@ -85,6 +90,17 @@ def _compare(expected: Any, actual: Any, path: str) -> MatchResult:
         return _all(parts, f"{_at(path)}every item matched")
     same = _scalar_equal(expected, actual)
     return MatchResult.of(same, f"{_at(path)}expected {short(expected)}, got {short(actual)}")
+
+
+def _text_note(actual: Any, wanted: str) -> str:
+    """Said when the value is text that holds JSON: a tool that returned a JSON *string*."""
+    if not isinstance(actual, str):
+        return ""
+    try:
+        json.loads(actual)
+    except ValueError:
+        return ""
+    return f" (text that holds JSON, not {wanted}: parse it first, e.g. map_value('parsed', json.loads, ...))"
 
 
 def _scalar_equal(expected: Any, actual: Any) -> bool:
@@ -152,8 +168,37 @@ class _ToolMatch(BooleanMatch):
                 return r.with_explanation(f"{call.get('name')!r}: {key}: {r.explanation}")
         return MatchResult.matched(f"{call.get('name')!r} matched {self._shown}")
 
+    def near(self, value: Any) -> bool:
+        """A call this match was about: a tool call whose name condition (if any) holds."""
+        call = _fields(value)
+        if call is None:
+            return False
+        named = [m for key, m in self.conditions if key == "name"]
+        return not named or named[0].evaluate(call["name"]).state == AssertionState.MATCHED
+
 
 _CALL_FIELDS = ("name", "input", "output", "status")
+#: Mismatched items an aggregate's explanation shows with why (the rest are counted).
+COMPARED_SHOWN = 3
+_COMPARED_CHARS = 300
+
+
+def compared(match: BooleanMatch, mismatched: Sequence[tuple[str, Any, MatchResult]]) -> str:
+    """`; compared: #1 'lookup': output: expected …, got …` — why the items a count or a tool
+    assertion looked at did not match, observed and expected values side by side (trimmed).
+    For `tool_match`, only calls of the named tool: the others are not what was asked about."""
+    if isinstance(match, _ToolMatch):
+        mismatched = [m for m in mismatched if match.near(m[1])]
+    if not mismatched:
+        return ""
+    shown = []
+    for label, _, result in mismatched[:COMPARED_SHOWN]:
+        text = result.explanation or str(result.state)
+        if len(text) > _COMPARED_CHARS:
+            text = text[: _COMPARED_CHARS - 1] + "…"
+        shown.append(f"{label}: {text}")
+    more = f"; and {len(mismatched) - COMPARED_SHOWN} more" if len(mismatched) > COMPARED_SHOWN else ""
+    return f"; compared: {'; '.join(shown)}{more}"
 
 
 def _fields(value: Any) -> dict[str, Any] | None:
@@ -181,4 +226,4 @@ def tool_match(name: Any = None, *, input: Any = None, output: Any = None,
     return _ToolMatch(name, input, output, status)
 
 
-__all__ = ["json_match", "tool_match"]
+__all__ = ["COMPARED_SHOWN", "compared", "json_match", "tool_match"]

@@ -75,6 +75,9 @@ def pointed_calls(results: Sequence[AssertionResult]) -> dict[tuple[int, int], l
 
 
 def _json_text(text: str | None) -> str:
+    """A stored JSON value as the transcript shows it: objects and lists as JSON, text as text —
+    but text that would read as another JSON value (a tool that returned the JSON *string*
+    `'{"status": "shipped"}'`, or `"42"`) keeps its quotes, so it never looks like an object."""
     if text is None:
         return ""
     try:
@@ -82,7 +85,11 @@ def _json_text(text: str | None) -> str:
     except ValueError:
         return visible(text, None)
     if isinstance(value, str):
-        return visible(value, None)
+        try:
+            json.loads(value)
+        except ValueError:
+            return visible(value, None)
+        return visible(json.dumps(value, ensure_ascii=False), None)
     return visible(json.dumps(value, ensure_ascii=False), None)
 
 
