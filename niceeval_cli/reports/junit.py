@@ -72,11 +72,16 @@ def _verdict(attempt: AttemptRow) -> str | None:
     """"failure", "error" or None for one attempt."""
     state = AttemptState(attempt.state)
     word = attempt_word(state, GateState(attempt.gate) if attempt.gate is not None else None)
-    if state is AttemptState.FAILED or word == Derived.GATE_FAILED.label:
+    if state is AttemptState.FAILED or _gate_failed(attempt):  # unrankable or errored with it too
         return "failure"
     if state in (AttemptState.ERRORED, AttemptState.UNRANKABLE) or word == Derived.GATE_UNAVAILABLE.label:
         return "error"
     return None
+
+
+def _gate_failed(attempt: AttemptRow) -> bool:
+    """A failed score gate is a definite failure whatever else the attempt is (outcomes.md)."""
+    return attempt.gate is not None and GateState(attempt.gate) is GateState.FAILED
 
 
 def _attempt_note(attempt: AttemptRow) -> str:
@@ -124,7 +129,7 @@ def _message(verdict: str, failing: Sequence[tuple[AttemptRow, Sequence[Assertio
     for attempt, results in failing:
         word = attempt_word(attempt.state, attempt.gate)
         if verdict == "failure" and _verdict(attempt) == "failure":
-            parts.append(_labels(results, gates_only=word == Derived.GATE_FAILED.label))
+            parts.append(_labels(results, gates_only=_gate_failed(attempt)))
         elif verdict == "error" and _verdict(attempt) == "error":
             parts.append(_reasons(attempt, results, gates_only=word == Derived.GATE_UNAVAILABLE.label))
     return "; ".join(dict.fromkeys(parts))

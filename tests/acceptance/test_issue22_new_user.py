@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,14 @@ async def gated(t):
 def test_an_unrankable_score_attempt_whose_gate_failed_says_gate_failed_everywhere(proj: Proj) -> None:
     proj.write("niceeval.toml", "[experiments.base]\n")
     proj.write("evals/gs.py", GATED_AND_UNRANKABLE)
-    res = proj.run(env={"NO_COLOR": "1"})
+    res = proj.run("--junit", "junit.xml", env={"NO_COLOR": "1"})
     assert res.returncode == 1, res.stdout + res.stderr
     assert proj.sql("SELECT state, gate FROM attempts") == [{"state": "unrankable", "gate": "failed"}]
+    # JUnit agrees with the exit code: a failed gate is a <failure> naming the gate, not an <error>
+    case = ET.parse(proj.root / "junit.xml").getroot().find(".//testcase")
+    assert case is not None and case.find("error") is None, ET.tostring(case)
+    failure = case.find("failure")
+    assert failure is not None and "must hold" in failure.get("message", ""), ET.tostring(case)
     attempt_line = next(line for line in res.stdout.splitlines() if "gs#0" in line)
     assert "gate failed" in attempt_line, res.stdout
     count_line = next(line for line in res.stdout.splitlines() if line.startswith("run "))
