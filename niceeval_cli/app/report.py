@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .._errors import UsageError
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
-from ..store.report_reads import AttemptTexts, Trimmed, attempt_rows, attempt_texts, result_states
+from ..store.report_reads import AttemptTexts, attempt_rows, attempt_texts, result_states
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
     from ..store import OutcomeGroup, Store
 from .compare import CompareResult, Results, attempt_facts, experiments_result
 
-__all__ = ["AttemptTexts", "ReportData", "Trimmed", "default_path", "load_report", "read_report", "report_file_name",
+__all__ = ["AttemptTexts", "ReportData", "default_path", "load_report", "read_report", "report_file_name",
            "save_report"]
 
 REPORTS_DIR = "reports"

@@ -4,8 +4,7 @@
 in memory: a store of 178 MB peaked at 1.27 GB. Here the rows every part of the report needs
 (attempt outcomes, assertion states by key) leave out the long texts, and the texts an
 attempt's details show are read one attempt at a time, each text cut by SQLite to `limit`
-characters before Python sees it (`substr`, with `length` telling how much was left out). The
-caller keeps only what it embeds.
+characters and marked `… [+N chars]` before Python sees it. The caller keeps only what it embeds.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from .errors import translated
 from .queries import ATTEMPT_ORDER, Where, attempts_source
 from .schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, EVENT_COLUMNS, TURN_COLUMNS
 
-__all__ = ["LONG_ATTEMPT_COLUMNS", "AttemptTexts", "Trimmed", "attempt_rows", "attempt_texts", "result_states"]
+__all__ = ["LONG_ATTEMPT_COLUMNS", "AttemptTexts", "attempt_rows", "attempt_texts", "result_states"]
 
 #: Attempt columns that may hold long text (JSON or prose): read only, cut, by `attempt_texts`.
 LONG_ATTEMPT_COLUMNS = ("error", "traceback", "case_value", "case_metadata", "sandbox", "notes")
@@ -32,22 +31,14 @@ _LONG_TURN_COLUMNS = frozenset({"input", "message", "data"})
 _LONG_EVENT_COLUMNS = frozenset({"input", "output", "text"})
 
 
-@dataclass(frozen=True)
-class Trimmed:
-    """A text cut to the report's limit: its first characters and how many were left out."""
-
-    text: str
-    omitted: int
-
-
 @dataclass
 class AttemptTexts:
     """One attempt's long texts, results and transcript, as read for its details (texts cut)."""
 
     attempt_id: str
-    fields: dict[str, Any]  # LONG_ATTEMPT_COLUMNS (value, or Trimmed)
+    fields: dict[str, Any]  # LONG_ATTEMPT_COLUMNS
     result_columns: list[str]
-    results: list[list[Any]] = field(default_factory=list)  # worst first; long values may be Trimmed
+    results: list[tuple[Any, ...]] = field(default_factory=list)  # worst first
     turns: list[dict[str, Any]] = field(default_factory=list)  # in order, each with its "events"
 
 
@@ -61,8 +52,9 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def attempt_rows(path: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The run's attempts worst first (the store's order), without their long texts."""
-    short = [c for c in ATTEMPT_COLUMNS if c not in LONG_ATTEMPT_COLUMNS]
+    """The run's attempts worst first (the store's order), without their long texts (nor the
+    fingerprint hash, which no part of the report shows)."""
+    short = [c for c in ATTEMPT_COLUMNS if c not in LONG_ATTEMPT_COLUMNS and c != "fingerprint"]
     source, where = _scope(run_ids)
     sql = (f"SELECT {', '.join('a.' + c for c in short)}, COALESCE(s.relation, 'origin') AS relation "
            f"FROM {source}{where.sql()} ORDER BY {ATTEMPT_ORDER}")
@@ -71,7 +63,14 @@ def attempt_rows(path: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
         with translated(Path(path), "Reading the run's attempts"):
             cursor = conn.execute(sql, where.params)
             columns = [d[0] for d in cursor.description]
-            return [dict(zip(columns, row, strict=True)) for row in cursor]
+            parts = columns.index("fingerprint_parts")
+            shared: dict[Any, Any] = {}  # the attempts of one eval and experiment share their parts' text
+            rows = []
+            for row in cursor:
+                item = dict(zip(columns, row, strict=True))
+                item["fingerprint_parts"] = shared.setdefault(row[parts], row[parts])
+                rows.append(item)
+            return rows
     finally:
         conn.close()
 
@@ -90,28 +89,15 @@ def result_states(path: Path, run_ids: Sequence[str]) -> tuple[list[str], list[t
 
 
 def _cut(column: str, alias: str, limit_param: str) -> str:
-    return (f"substr({alias}.{column}, 1, {limit_param}) AS {column}, "
-            f"max(length({alias}.{column}) - {limit_param}, 0) AS {column}__omitted")
+    """The column's first characters, and when more were there, `… [+N chars]` as the terminal
+    marks a cut (reports/_safe.py): done by SQLite, so a long text never reaches Python whole."""
+    c, n = f"{alias}.{column}", limit_param
+    return f"CASE WHEN length({c}) > {n} THEN substr({c}, 1, {n}) || '… [+' || (length({c}) - {n}) || ' chars]' " \
+           f"ELSE {c} END AS {column}"
 
 
 def _select(columns: Sequence[str], long: frozenset[str] | Sequence[str], alias: str, limit: str) -> str:
     return ", ".join(_cut(c, alias, limit) if c in long else f"{alias}.{c} AS {c}" for c in columns)
-
-
-def _read(cursor: sqlite3.Cursor, long: frozenset[str] | Sequence[str]) -> Iterator[tuple[list[str], list[Any]]]:
-    """Rows with each cut column folded back into one value (a `Trimmed` when something was cut)."""
-    names = [d[0] for d in cursor.description]
-    cut = {i for i, n in enumerate(names) if n in long}
-    keep = [i for i, n in enumerate(names) if not n.endswith("__omitted")]
-    columns = [names[i] for i in keep]
-    for row in cursor:
-        values = []
-        for i in keep:
-            value = row[i]
-            if i in cut and value is not None and row[i + 1]:
-                value = Trimmed(value, row[i + 1])
-            values.append(value)
-        yield columns, values
 
 
 @contextmanager
@@ -134,15 +120,15 @@ def attempt_texts(path: Path, limit: int) -> Iterator[Callable[[str], AttemptTex
 
     def read(attempt_id: str) -> AttemptTexts:
         params = {**cut, "id": attempt_id}
-        found = list(_read(conn.execute(fields, params), LONG_ATTEMPT_COLUMNS))
-        texts = AttemptTexts(attempt_id, dict(zip(*found[0], strict=True)) if found else {}, result_columns)
-        texts.results = [values for _, values in _read(conn.execute(results, params), _LONG_RESULT_COLUMNS)]
+        found = conn.execute(fields, params).fetchone()
+        texts = AttemptTexts(attempt_id, dict(zip(LONG_ATTEMPT_COLUMNS, found, strict=True)) if found else {},
+                             result_columns, conn.execute(results, params).fetchall())
         events_of: dict[Any, list[dict[str, Any]]] = {}
-        for names, values in _read(conn.execute(events, params), _LONG_EVENT_COLUMNS):
-            event = dict(zip(names, values, strict=True))
+        for values in conn.execute(events, params):
+            event = dict(zip(event_columns, values, strict=True))
             events_of.setdefault(event.pop("turn_ordinal"), []).append(event)
-        for names, values in _read(conn.execute(turns, params), _LONG_TURN_COLUMNS):
-            turn = dict(zip(names, values, strict=True))
+        for values in conn.execute(turns, params):
+            turn = dict(zip(turn_columns, values, strict=True))
             turn["events"] = events_of.get(turn["ordinal"], [])
             texts.turns.append(turn)
         return texts

@@ -10,12 +10,14 @@ from typing import Any
 
 from niceeval_cli._states import AttemptState, EvalKind, GateState, RunStatus
 from niceeval_cli.app.compare import Results
-from niceeval_cli.app.report import AttemptTexts, ReportData, Trimmed
+from niceeval_cli.app.report import AttemptTexts, ReportData
 from niceeval_cli.comparison import AttemptFacts
 from niceeval_cli.reports.html import render_page
 from niceeval_cli.reports.html._details import Limits
 from niceeval_cli.reports.html._model import build_page
 from niceeval_cli.store import RunRow
+
+from .conftest import PAYLOAD
 
 RUN = RunRow(id="R1", started_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T00:01:00Z",
              status=RunStatus.FINISHED, argv=("run",), niceeval_version="0.1.0", exit_code=1, config_file=None,
@@ -111,14 +113,22 @@ def test_score_summary_never_reads_as_a_complete_zero() -> None:
     assert "not rankable" in (page.experiments[0].score or "")
 
 
-def test_a_text_cut_by_the_store_read_ends_with_how_much_was_left_out() -> None:
-    rows = [attempt(1, "e", "failed")]
-    cut = Trimmed("x" * 300, 19_700)
-    sent = payload(build_page(data(rows, {"A1": [["k", "a label", "mismatched", "gate", None, None, None, cut]]})))
-    row = sent["attempts"][0]["results"][0]
-    threshold = sent["columns"].index("threshold")  # any column: the cut text travels inline (it is long)
-    assert row[threshold] == "x" * 300 + "… [+19700 chars]"
-    assert sent["attempts"][0]["trimmed"] == 1 and sent["cut"] == 1
+def test_the_store_read_cuts_long_texts_and_says_how_much_was_left_out(sealed) -> None:
+    """SQLite cuts each long text to the limit and marks it as the terminal does (`… [+N chars]`)."""
+    from niceeval_cli.store import Store
+    from niceeval_cli.store.report_reads import attempt_rows, attempt_texts
+
+    with Store.open(sealed.store, readonly=True) as store:
+        rows = attempt_rows(sealed.store, store.run_scope(sealed.new))
+    failed = next(r for r in rows if r["eval_id"] == "agent/chat")
+    with attempt_texts(sealed.store, 12) as read:
+        texts = read(failed["id"])
+    explanation = texts.results[0][texts.result_columns.index("explanation")]
+    whole = "expected the refund window, got " + PAYLOAD
+    assert explanation == whole[:12] + f"… [+{len(whole) - 12} chars]"
+    assert texts.turns[1]["message"].startswith("Refunds with… [+")
+    assert texts.turns[0]["events"][0]["name"] == "lookup_policy"
+    assert "message" not in rows[0] and "error" not in rows[0]  # the short rows leave long texts out
 
 
 def test_an_attempt_stops_at_its_budget_and_counts_what_it_left_out() -> None:

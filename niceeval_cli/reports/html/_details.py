@@ -1,13 +1,13 @@
 """The attempts' details as the page embeds them: one JSON value written piece by piece, bounded.
 
 Each attempt's texts arrive one attempt at a time (`ReportData.details`), already cut to
-`Limits.text` characters by SQLite; here they are coded into the table of distinct values and
-written out at once, so the page is never held whole. Three limits keep a huge run's page (and
-the memory that writes it) small: a text keeps its first `text` characters and says how many
-were cut (`… [+N chars]`, as the terminal says it); an attempt's details stop at `attempt`
-characters (the rest counted: "3 more turns"); the details of every attempt stop at `page`
-characters — attempts come worst first, so the ones left out are the last passed ones, and
-their rows stay in the list with a pointer to `niceeval view @ATTEMPT`.
+`Limits.text` characters by SQLite and marked `… [+N chars]` (as the terminal marks a cut);
+here they are coded into the table of distinct values and written out at once, so the page is
+never held whole. Two more limits keep a huge run's page (and the memory that writes it) small:
+an attempt's details stop at `attempt` characters (the rest counted: "3 more turns"); the
+details of every attempt stop at `page` characters — attempts come worst first, so the ones
+left out are the last passed ones, and their rows stay in the list with a pointer to
+`niceeval view @ATTEMPT`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from ...app.report import AttemptTexts, ReportData, Trimmed
+from ...app.report import AttemptTexts, ReportData
 from . import _json
 from ._words import score_text
 
@@ -62,13 +62,6 @@ class _Writer:
         self.left = limits.page  # characters the page may still embed
         self.codes = _Codes({None: 0})
         self.omitted = 0  # attempts whose details were left out
-        self.cut = 0  # texts cut to the limit
-
-    def text(self, value: Any) -> Any:
-        if isinstance(value, Trimmed):
-            self.cut += 1
-            return f"{value.text}… [+{value.omitted} chars]"
-        return value
 
     def attempt(self, row: Mapping[str, Any], texts: AttemptTexts | None) -> dict[str, Any]:
         # What the summary row already shows (eval, experiment, state, score) is not repeated here.
@@ -79,7 +72,6 @@ class _Writer:
             return item
         budget = min(self.limits.attempt, self.left)
         spent = 0
-        cut_before = self.cut
         score = score_text(row)
         if score:
             item["score"] = score
@@ -93,8 +85,8 @@ class _Writer:
         if texts is not None:
             for name, value in texts.fields.items():
                 if value is not None:
-                    item[name] = self.text(value)
-                    spent += _size(item[name])
+                    item[name] = value
+                    spent += _size(value)
             item["results"], spent, more = self._results(texts, spent, budget)
             if more:
                 item["more_results"] = more
@@ -105,8 +97,6 @@ class _Writer:
                 item["more_turns"] = more
         else:
             item["results"] = []
-        if self.cut > cut_before:
-            item["trimmed"] = 1
         self.left -= spent
         return item
 
@@ -115,22 +105,21 @@ class _Writer:
         code = self.codes.__getitem__
         coded: list[list[Any]] = []
         for n, row in enumerate(texts.results):
-            values = [None if i is None else self.text(row[i]) for i in at]
-            size = sum(map(_size, values))
+            values = [None if i is None else row[i] for i in at]
+            size = sum(len(v) if v.__class__ is str else 8 for v in values)
             if coded and spent + size > budget:
                 return coded, spent, len(texts.results) - n
             # Short values repeat (states, keys, labels): coded once in the table. Long ones travel
             # inline with their attempt, so the table never holds the run's long texts.
-            coded.append([v if isinstance(v, str) and len(v) > _INLINE else code(v) for v in values])
+            coded.append([v if v.__class__ is str and len(v) > _INLINE else code(v) for v in values])
             spent += size
         return coded, spent, 0
 
     def _turns(self, turns: list[dict[str, Any]], spent: int, budget: int) -> tuple[list[dict[str, Any]], int, int]:
         kept: list[dict[str, Any]] = []
         for n, turn in enumerate(turns):
-            item = {k: self.text(turn[k]) for k in _TURN_FIELDS if turn.get(k) is not None}
-            item["events"] = [{k: self.text(e[k]) for k in _EVENT_FIELDS if e.get(k) is not None}
-                              for e in turn["events"]]
+            item = {k: turn[k] for k in _TURN_FIELDS if turn.get(k) is not None}
+            item["events"] = [{k: e[k] for k in _EVENT_FIELDS if e.get(k) is not None} for e in turn["events"]]
             size = sum(_size(v) for v in item.values() if not isinstance(v, list)) + sum(
                 _size(v) for e in item["events"] for v in e.values())
             if spent + size > budget:
@@ -160,4 +149,4 @@ def payload_chunks(data: ReportData, head: Mapping[str, Any], limits: Limits) ->
     values = list(writer.codes)[1:]
     writer.codes = _Codes()
     yield '],"values":' + _json.embed(values)
-    yield ',"omitted":' + str(writer.omitted) + ',"cut":' + str(writer.cut) + "}"
+    yield ',"omitted":' + str(writer.omitted) + "}"

@@ -29,11 +29,17 @@
     if (typeof text !== "string") return JSON.stringify(text, null, 2);
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
   }
+  var shownId = "";  // the attempt whose details are being built
+  var CUT = /\u2026 \[\+\d+ chars\]/;  // how the store's read marks a text cut at the report's limit
   function block(parent, label, text) {
     if (text === undefined || text === null || text === "") return;
     var wrap = el("div", "block");
     wrap.appendChild(el("div", "block-label", label));
     wrap.appendChild(el("pre", null, text));
+    if (typeof text === "string" && CUT.test(text)) {
+      wrap.appendChild(el("p", "limit", "Cut at " + data.text_limit + " characters in this report; the whole " +
+        "text: niceeval view @" + shownId));
+    }
     parent.appendChild(wrap);
   }
   function facts(parent, pairs) {
@@ -120,10 +126,7 @@
         "details of the first attempts, worst first, up to its size limit). See them with: niceeval view @" + a.id));
       return;
     }
-    if (a.trimmed) {
-      box.appendChild(el("p", "limit", "Long texts are cut at " + data.text_limit + " characters here (each cut " +
-        "ends with \u2026 [+N chars]). The whole attempt: niceeval view @" + a.id));
-    }
+    shownId = a.id;
     facts(box, [["attempt", a.id], ["score", a.score], ["reason", a.reason], ["stopped", a.stop_cause],
       ["case", a.case], ["reused from run", a.reused_from], ["started", a.started_at],
       ["duration", a.duration_ms != null ? a.duration_ms + " ms" : null],
