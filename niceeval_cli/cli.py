@@ -546,7 +546,14 @@ def compare(
         "--format", metavar="FORMAT", help="json, ndjson or csv: one row per pair (default: text).",
         rich_help_panel="Output")] = None,
     fail_on: Annotated[Names, typer.Option(
-        "--fail-on", metavar="CLASS", help=f"Exit 1 if any pair is in this class (repeatable): {_CLASSES}.")
+        "--fail-on", metavar="CLASS", help=f"Exit 1 if any pair is in this class (repeatable): {_CLASSES}; or "
+        "significant-regression: exit 1 for a regression larger than the noise, 5 when one could not be told "
+        "from it.")
+    ] = None,
+    alpha: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--alpha", metavar="A", help="Significance level of the tests (default: [stats] alpha, 0.05).")] = None,
+    confidence: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--confidence", metavar="C", help="Confidence of every interval (default: [stats] confidence, 0.95).")
     ] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
@@ -557,18 +564,23 @@ def compare(
     under pass_rule, with both pass counts. Regressions are listed first.
     """
     from .app import compare as compare_app
-    from .app.project import store_path
+    from .app.project import stats_settings, store_path
     from .reports import compare_output
 
-    classes = compare_app.parse_fail_on(fail_on or ())
+    gates = compare_app.parse_fail_on(fail_on or ())
     if fmt is not None and fmt not in compare_output.MACHINE_FORMATS:
         raise UsageError(f"--format {fmt!r} is not one of {', '.join(compare_output.MACHINE_FORMATS)}")
-    result = compare_app.load_comparison(store_path(store, config), base, new, experiments=experiments)
+    level, conf = stats_settings(store, config, alpha=alpha, confidence=confidence)
+    result = compare_app.load_comparison(store_path(store, config), base, new, experiments=experiments,
+                                         alpha=level, confidence=conf)
     if fmt is None:
         compare_output.print_comparison(_console(), result)
     else:
         compare_output.write_comparison(sys.stdout, result, fmt, tty=sys.stdout.isatty())
-    raise typer.Exit(compare_app.exit_code(result, classes))
+    decision = compare_app.gate(result, gates)
+    if decision.note:
+        _console(stderr=True).print(decision.note, highlight=False, markup=False, soft_wrap=True)
+    raise typer.Exit(decision.code)
 
 
 @app.command(

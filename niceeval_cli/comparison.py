@@ -15,22 +15,39 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from . import outcomes
 from ._states import AssertionState, AttemptState, EvalKind, GateState
+from .stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIDENCE,
+    ExperimentDifference,
+    Interval,
+    PairedDifference,
+    Significance,
+    UnitEvidence,
+    UnitTest,
+    evidence_of,
+    experiment_differences,
+    pair_tests,
+    unit_stats,
+)
 
 __all__ = [
     "CLASS_ORDER",
     "EXPERIMENTS_ORDER",
+    "EXPERIMENT_COLUMNS",
     "ROW_COLUMNS",
     "AttemptFacts",
     "Comparison",
+    "ExperimentChange",
     "ExperimentTotals",
     "Pair",
     "PairClass",
+    "PairStats",
     "Side",
     "Verdict",
     "case_eval_id",
@@ -268,6 +285,21 @@ def _changed_keys(base: Side | None, new: Side | None) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class PairStats:
+    """What statistics.md adds to a pair: its test (p, BH q, significance) and each side's interval."""
+
+    test: UnitTest
+    base_interval: Interval | None
+    new_interval: Interval | None
+
+
+def _interval(evidence: UnitEvidence | None, confidence: float) -> Interval | None:
+    if evidence is None or not evidence.decided:
+        return None
+    return unit_stats(evidence, k=1, confidence=confidence).interval
+
+
+@dataclass(frozen=True)
 class Pair:
     """One (experiment, eval, case) on both sides, with its class."""
 
@@ -279,6 +311,14 @@ class Pair:
     base: Side | None
     new: Side | None
     changed_keys: tuple[str, ...]
+    stats: PairStats | None = None
+
+    @property
+    def significance(self) -> Significance | None:
+        """Only a regressed or fixed pair carries it (statistics.md)."""
+        if self.stats is None or self.cls not in (PairClass.REGRESSED, PairClass.FIXED):
+            return None
+        return self.stats.test.significance
 
     @property
     def kind(self) -> EvalKind:
@@ -304,6 +344,15 @@ class Pair:
             row[f"{name}_passed"] = None if side is None else side.passed
             row[f"{name}_attempts"] = None if side is None else side.attempts
         row["changed_keys"] = list(self.changed_keys)
+        test = self.stats.test if self.stats is not None else None
+        row["p_value"] = None if test is None else test.p_value
+        row["q_value"] = None if test is None else test.q_value
+        significance = self.significance
+        row["significance"] = None if significance is None else significance.value
+        for name in ("base", "new"):
+            interval = getattr(self.stats, f"{name}_interval") if self.stats is not None else None
+            row[f"{name}_low"] = None if interval is None else interval.low
+            row[f"{name}_high"] = None if interval is None else interval.high
         return row
 
 
@@ -311,7 +360,33 @@ ROW_COLUMNS: tuple[str, ...] = (
     "class", "experiment_id", "base_experiment_id", "eval_id", "case_id", "kind",
     "base_state", "base_gate", "base_score", "base_max_score", "base_passed", "base_attempts",
     "new_state", "new_gate", "new_score", "new_max_score", "new_passed", "new_attempts",
-    "changed_keys",
+    "changed_keys", "p_value", "q_value", "significance", "base_low", "base_high", "new_low", "new_high",
+)
+
+
+@dataclass(frozen=True)
+class ExperimentChange:
+    """One experiment's paired difference (new − base) for one style, over its paired units."""
+
+    experiment_id: str  # the new side's (B for --experiments)
+    base_experiment_id: str
+    style: str  # "pass" | "score"
+    difference: PairedDifference
+
+    def row(self) -> dict[str, Any]:
+        d = self.difference
+        return {
+            "experiment_id": self.experiment_id, "base_experiment_id": self.base_experiment_id, "style": self.style,
+            "estimate_base": d.base, "estimate_new": d.new, "difference": d.difference,
+            "low": None if d.interval is None else d.interval.low,
+            "high": None if d.interval is None else d.interval.high,
+            "se": d.se, "p_value": d.p_value, "n_units": d.n_units,
+        }
+
+
+EXPERIMENT_COLUMNS: tuple[str, ...] = (
+    "experiment_id", "base_experiment_id", "style", "estimate_base", "estimate_new", "difference", "low", "high",
+    "se", "p_value", "n_units",
 )
 
 
@@ -321,6 +396,14 @@ class Comparison:
 
     pairs: tuple[Pair, ...]
     order: tuple[PairClass, ...] = CLASS_ORDER
+    experiments: tuple[ExperimentChange, ...] = ()
+    alpha: float = DEFAULT_ALPHA
+    confidence: float = DEFAULT_CONFIDENCE
+
+    @property
+    def single_attempts(self) -> bool:
+        """Every paired unit has at most one decided attempt a side: a flip cannot be told from noise."""
+        return all(p.base is None or p.new is None or max(p.base.attempts, p.new.attempts) <= 1 for p in self.pairs)
 
     def counts(self) -> dict[PairClass, int]:
         counted = Counter(p.cls for p in self.pairs)
@@ -374,9 +457,12 @@ def compare(
     new: Iterable[AttemptFacts],
     *,
     experiments: tuple[str, str] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Comparison:
     """Pair and class two sides. With `experiments=(A, B)` the sides are A's attempts of `base`
-    and B's attempts of `new` (pass the same run twice), paired by (eval id, case id)."""
+    and B's attempts of `new` (pass the same run twice), paired by (eval id, case id). Each pair is
+    tested against the noise (statistics.md) and each experiment's paired difference computed."""
     if experiments is not None:
         a_id, b_id = experiments
         base = [a for a in base if a.experiment_id == a_id]
@@ -389,9 +475,12 @@ def compare(
     order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
     rank = {c: i for i, c in enumerate(order)}
     pairs: list[Pair] = []
+    evidence: list[tuple[UnitEvidence | None, UnitEvidence | None]] = []
     for key in dict.fromkeys([*base_groups, *new_groups]):
         b = fold_side(base_groups[key]) if key in base_groups else None
         n = fold_side(new_groups[key]) if key in new_groups else None
+        evidence.append((evidence_of(base_groups[key]) if key in base_groups else None,
+                         evidence_of(new_groups[key]) if key in new_groups else None))
         side = n or b
         assert side is not None
         base_experiment = experiments[0] if experiments else side.experiment_id
@@ -405,8 +494,22 @@ def compare(
             new=n,
             changed_keys=_changed_keys(b, n),
         ))
+    tests = pair_tests(evidence, alpha)
+    pairs = [replace(pair, stats=PairStats(test, _interval(b, confidence), _interval(n, confidence)))
+             for pair, test, (b, n) in zip(pairs, tests, evidence, strict=True)]
+    changes = experiment_differences(
+        [((p.experiment_id, p.base_experiment_id), case_eval_id(p.eval_id, p.case_id), b, n)
+         for p, (b, n) in zip(pairs, evidence, strict=True)],
+        confidence,
+    )
     pairs.sort(key=lambda p: (rank[p.cls], p.experiment_id, p.eval_id, p.case_id is not None, p.case_id or ""))
-    return Comparison(tuple(pairs), order)
+    experiment_rows = tuple(_change(change) for change in changes)
+    return Comparison(tuple(pairs), order, experiment_rows, alpha, confidence)
+
+
+def _change(found: ExperimentDifference) -> ExperimentChange:
+    key: tuple[str, str] = found.experiment_id  # type: ignore[assignment]  # the (new, base) key given above
+    return ExperimentChange(key[0], key[1], found.style, found.difference)
 
 
 # ── experiment against experiment: totals ──────────────────────────────────────────────────

@@ -16,19 +16,24 @@ from .._errors import ExitCode, UsageError
 from .._states import AssertionState, AttemptState, EvalKind, GateState
 from ..comparison import AttemptFacts, Comparison, ExperimentTotals, PairClass, compare, experiment_totals
 from ..outcomes import assertion_severity_sql
+from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, Significance
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
     from ..store import Store
 
 __all__ = [
+    "SIGNIFICANT_REGRESSION",
     "CompareResult",
+    "FailOn",
+    "GateDecision",
     "Results",
     "attempt_facts",
     "compare_experiments",
     "compare_runs",
     "exit_code",
     "experiments_result",
+    "gate",
     "load_comparison",
     "parse_fail_on",
     "run_results",
@@ -124,7 +129,8 @@ def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionSta
 
 
 def load_comparison(
-    path: Path, base: str | None, new: str | None = None, *, experiments: Sequence[str] | None = None
+    path: Path, base: str | None, new: str | None = None, *, experiments: Sequence[str] | None = None,
+    alpha: float = DEFAULT_ALPHA, confidence: float = DEFAULT_CONFIDENCE,
 ) -> CompareResult:
     """`niceeval compare BASE [NEW]` or `niceeval compare --experiments A B [RUN]` (RUN in `base`),
     the store opened read-only (so it works while a run is writing)."""
@@ -139,26 +145,31 @@ def load_comparison(
         raise UsageError("give the BASE run id (or the start of one); `niceeval query runs` lists them.")
     with Store.open(Path(path), readonly=True) as store:
         if experiments is not None:
-            return compare_experiments(store, experiments[0], experiments[1], base)
+            return compare_experiments(store, experiments[0], experiments[1], base, alpha=alpha,
+                                       confidence=confidence)
         assert base is not None
-        return compare_runs(store, base, new)
+        return compare_runs(store, base, new, alpha=alpha, confidence=confidence)
 
 
-def compare_runs(store: Store, base_ref: str, new_ref: str | None = None) -> CompareResult:
+def compare_runs(store: Store, base_ref: str, new_ref: str | None = None, *, alpha: float = DEFAULT_ALPHA,
+                 confidence: float = DEFAULT_CONFIDENCE) -> CompareResult:
     """BASE against NEW (default: the latest run); ids are exact or unique prefixes."""
     base_run = store.resolve_run(base_ref)
     new_run = store.resolve_run(new_ref)
-    comparison = compare(attempt_facts(store, base_run), attempt_facts(store, new_run))
+    comparison = compare(attempt_facts(store, base_run), attempt_facts(store, new_run), alpha=alpha,
+                         confidence=confidence)
     return CompareResult(base_run, new_run, comparison)
 
 
-def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None) -> CompareResult:
+def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None, *, alpha: float = DEFAULT_ALPHA,
+                        confidence: float = DEFAULT_CONFIDENCE) -> CompareResult:
     """Experiment A (playing BASE) against B (playing NEW) in one run (default: the latest)."""
     run = store.resolve_run(run_ref)
-    return experiments_result(run, attempt_facts(store, run), a, b)
+    return experiments_result(run, attempt_facts(store, run), a, b, alpha=alpha, confidence=confidence)
 
 
-def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: str) -> CompareResult:
+def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: str, *,
+                       alpha: float = DEFAULT_ALPHA, confidence: float = DEFAULT_CONFIDENCE) -> CompareResult:
     """A against B over one run's attempts; an experiment the run does not hold is a usage error."""
     present = sorted({f.experiment_id for f in facts} | set(run.experiments))
     for name in (a, b):
@@ -169,18 +180,33 @@ def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: st
             )
     if a == b:
         raise UsageError(f"--experiments needs two different experiments, got {a!r} twice.")
-    comparison = compare(facts, facts, experiments=(a, b))
+    comparison = compare(facts, facts, experiments=(a, b), alpha=alpha, confidence=confidence)
     totals = (experiment_totals(facts, a), experiment_totals(facts, b))
     return CompareResult(run, run, comparison, experiments=(a, b), totals=totals)
 
 
-def parse_fail_on(values: Iterable[str]) -> tuple[PairClass, ...]:
-    """`--fail-on` values (repeatable; commas also separate), checked against the class names.
+#: `--fail-on significant-regression` (statistics.md): a gate of its own, beside the class names.
+SIGNIFICANT_REGRESSION = "significant-regression"
+
+
+@dataclass(frozen=True)
+class FailOn:
+    """What `--fail-on` gates on: pair classes (exit 1 when any pair is in one), and/or the
+    noise-aware `significant-regression` gate (exit 1 / 5 / 0)."""
+
+    classes: tuple[PairClass, ...] = ()
+    significant_regression: bool = False
+
+
+def parse_fail_on(values: Iterable[str]) -> FailOn:
+    """`--fail-on` values (repeatable; commas also separate), checked against the class names
+    and `significant-regression`.
 
     A value that names no class (`""`, `",,,"`) is a usage error: read as nothing, it would
     silently turn the CI gate off."""
-    choices = ", ".join(c.value for c in PairClass)
+    choices = ", ".join([*(c.value for c in PairClass), SIGNIFICANT_REGRESSION])
     classes: list[PairClass] = []
+    significant = False
     for value in values:
         names = [part.strip() for part in value.split(",") if part.strip()]
         if not names:
@@ -189,13 +215,47 @@ def parse_fail_on(values: Iterable[str]) -> tuple[PairClass, ...]:
                 f"of {choices} (repeat the flag or separate them with commas), or leave --fail-on out."
             )
         for name in names:
+            if name == SIGNIFICANT_REGRESSION:
+                significant = True
+                continue
             try:
                 classes.append(PairClass(name))
             except ValueError:
                 raise UsageError(f"--fail-on {name!r} is not a comparison class; choose from {choices}.") from None
-    return tuple(dict.fromkeys(classes))
+    return FailOn(tuple(dict.fromkeys(classes)), significant)
 
 
-def exit_code(result: CompareResult, fail_on: Sequence[PairClass]) -> ExitCode:
-    """1 when any pair is in a `--fail-on` class, else 0."""
-    return ExitCode.FAILED if fail_on and result.comparison.any_in(fail_on) else ExitCode.OK
+@dataclass(frozen=True)
+class GateDecision:
+    code: ExitCode
+    note: str | None = None  # why the gate could not tell (exit 5), for stderr
+
+
+def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
+    """The exit code of `--fail-on`: 1 when a class gate trips, or when a regression is
+    significant or an experiment's paired interval lies wholly below 0; 5 when the only
+    regressions are within noise or untestable ("could not tell"); else 0."""
+    comparison = result.comparison
+    if fail_on.classes and comparison.any_in(fail_on.classes):
+        return GateDecision(ExitCode.FAILED)
+    if not fail_on.significant_regression:
+        return GateDecision(ExitCode.OK)
+    regressed = comparison.of(PairClass.REGRESSED)
+    if any(p.significance is Significance.SIGNIFICANT for p in regressed) or any(
+            change.difference.wholly_below_zero for change in comparison.experiments):
+        return GateDecision(ExitCode.FAILED)
+    if regressed:
+        within = sum(1 for p in regressed if p.significance is Significance.WITHIN_NOISE)
+        untestable = len(regressed) - within
+        parts = [f"{n} regression{'s' if n != 1 else ''} {what}" for n, what in
+                 ((within, "within noise"), (untestable, "untestable")) if n]
+        return GateDecision(ExitCode.UNDECIDED, "could not tell: " + " and ".join(parts) + "; run more attempts "
+                            "(niceeval run --attempts N, or --until-decided) so each unit has more evidence")
+    return GateDecision(ExitCode.OK)
+
+
+def exit_code(result: CompareResult, fail_on: FailOn | Sequence[PairClass]) -> ExitCode:
+    """The gate's exit code (a plain sequence of classes: the class gate alone)."""
+    if not isinstance(fail_on, FailOn):
+        fail_on = FailOn(tuple(fail_on))
+    return gate(result, fail_on).code

@@ -27,3 +27,19 @@ def store_path(store: Path | None, config: Path | None) -> Path:
     if store is not None:
         return store
     return load_project(config).store
+
+
+def stats_settings(store: Path | None, config: Path | None, *, alpha: float | None = None,
+                   confidence: float | None = None) -> tuple[float, float]:
+    """(alpha, confidence) for a reading command: `--alpha` / `--confidence`, else the project's
+    `[stats]` (read when the command reads the project's store or names `--config`), else the
+    defaults 0.05 / 0.95 (statistics.md)."""
+    for flag, value in (("--alpha", alpha), ("--confidence", confidence)):
+        if value is not None and not 0.0 < value < 1.0:
+            raise UsageError(f"{flag} {value}: expected a number between 0 and 1 (exclusive), e.g. {flag} 0.05")
+    if alpha is not None and confidence is not None:
+        return alpha, confidence
+    if store is None or config is not None:
+        table = load_project(config).stats
+        return (alpha if alpha is not None else table.alpha, confidence if confidence is not None else table.confidence)
+    return (alpha if alpha is not None else 0.05, confidence if confidence is not None else 0.95)

@@ -81,14 +81,14 @@ def given(value: object) -> str:
 
 def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str | None, tuple[Any, ...]]:
     """(table path, table kind, key, index path below the key) of a validation error."""
-    if not loc or loc[0] not in ("project", "judge", "sandbox", "run", "experiments", "prices"):
+    if not loc or loc[0] not in ("project", "judge", "sandbox", "run", "stats", "experiments", "prices"):
         return (), None, (str(loc[0]) if loc else None), ()
     head = str(loc[0])
     if head == "prices":  # [prices."MODEL"]
         if len(loc) < 3:
             return ((head, str(loc[1])) if len(loc) > 1 else (head,)), "price", None, ()
         return (head, str(loc[1])), "price", str(loc[2]), tuple(loc[3:])
-    if head in ("project", "judge", "sandbox", "run"):
+    if head in ("project", "judge", "sandbox", "run", "stats"):
         return (head,), head, (str(loc[1]) if len(loc) > 1 else None), tuple(loc[2:])
     if len(loc) < 2:
         return ("experiments",), "experiment", None, ()
@@ -101,8 +101,8 @@ def _split_loc(loc: tuple[Any, ...]) -> tuple[tuple[str, ...], str | None, str |
 
 
 def unknown_top_level(key: str, value: object) -> str:
-    tables = ["project", "judge", "sandbox", "run", "experiments", "prices"]
-    allowed = "allowed tables: [project], [judge], [sandbox], [run], [experiments.<id>], [prices.<model>]"
+    tables = ["project", "judge", "sandbox", "run", "stats", "experiments", "prices"]
+    allowed = "allowed tables: [project], [judge], [sandbox], [run], [stats], [experiments.<id>], [prices.<model>]"
     if isinstance(value, Mapping):
         hint = suggest(key, tables, quote=lambda name: f"[{name}]")
         return f"unknown top-level table [{toml_key(key)}]{hint}; {allowed}."

@@ -218,6 +218,17 @@ class RunTable(StrictTable):
     ray_address: Text | None = None
 
 
+Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+
+
+class StatsTable(StrictTable):
+    """`[stats]` (statistics.md): the confidence of every interval and the α of every test;
+    `--confidence` / `--alpha` override them on the reading commands."""
+
+    confidence: Probability = 0.95
+    alpha: Probability = 0.05
+
+
 class ExperimentTable(StrictTable):
     description: str | None = None
     adapter: AdapterRef | None = None
@@ -255,6 +266,7 @@ class FileSettings(BaseSettings):
     judge: JudgeOverrides = JudgeOverrides()
     sandbox: SandboxTable | None = None
     run: RunTable = RunTable()
+    stats: StatsTable = StatsTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
     prices: dict[str, PriceTable] = Field(default_factory=dict)
 
@@ -274,6 +286,7 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "project": ProjectTable,
     "judge": JudgeOverrides,
     "run": RunTable,
+    "stats": StatsTable,
     "experiment": ExperimentTable,
     "sandbox": SandboxTable,
     "price": PriceTable,
@@ -341,6 +354,7 @@ class ProjectConfig(FrozenModel):
     executor: str | None = None  # [run] executor; None: in-process
     ray_address: str | None = None  # [run] ray_address
     prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
+    stats: StatsTable = StatsTable()  # [stats] confidence and alpha
 
     @field_validator("experiments", mode="after")
     @classmethod

@@ -1,8 +1,10 @@
 """`niceeval compare` output: the terminal page (regressions first) and the machine formats.
 
 Terminal: what moved is listed pair by pair (regressed, fixed, undecided, decided; for two
-experiments B's wins and losses first), the rest is summarised as counts. Machine formats
-(`json`, `ndjson`, `csv`) carry one row per pair with the columns of `comparison.ROW_COLUMNS`.
+experiments B's wins and losses first) with its significance, then each experiment's paired
+difference; the rest is summarised as counts. Machine formats: `json` is one object
+`{"pairs": [...], "experiments": [...]}`, `ndjson` the pair rows then the experiment rows (each
+with `"row"`), `csv` the pair rows (statistics.md).
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ from rich.text import Text
 
 from .._states import Derived, GateState
 from ..app.compare import CompareResult
-from ..comparison import ROW_COLUMNS, ExperimentTotals, Pair, PairClass, Side, shown_eval_id
+from ..comparison import (
+    EXPERIMENT_COLUMNS,
+    ROW_COLUMNS,
+    ExperimentChange,
+    ExperimentTotals,
+    Pair,
+    PairClass,
+    Side,
+    shown_eval_id,
+)
+from ..stats import Significance
 from ._formats import write_rows
 from ._safe import visible
 
-__all__ = ["MACHINE_FORMATS", "print_comparison", "rate_changes", "side_text", "write_comparison"]
+__all__ = ["MACHINE_FORMATS", "change_line", "print_comparison", "rate_changes", "side_text", "write_comparison"]
 
 MACHINE_FORMATS = ("json", "ndjson", "csv")
 #: Classes listed pair by pair; the others are counted.
@@ -40,9 +52,16 @@ def write_comparison(out: IO[str], result: CompareResult, fmt: str, *, tty: bool
     """One row per pair, in reading order; in csv `changed_keys` is a JSON list. To a terminal
     (`tty`) control characters in stored text are made visible, as `query` does."""
     rows: list[dict[str, Any]] = [p.row() for p in result.comparison.pairs]
+    experiments = [change.row() for change in result.comparison.experiments]
     if fmt == "csv":
         rows = [{**r, "changed_keys": json.dumps(r["changed_keys"], ensure_ascii=False)} for r in rows]
-    write_rows(out, ROW_COLUMNS, rows, fmt, tty=tty)
+        write_rows(out, ROW_COLUMNS, rows, fmt, tty=tty)
+    elif fmt == "json":
+        out.write(json.dumps({"pairs": rows, "experiments": experiments}, ensure_ascii=False) + "\n")
+    else:
+        write_rows(out, ("row", *ROW_COLUMNS), [{"row": "pair", **r} for r in rows], fmt, tty=tty)
+        write_rows(out, ("row", *EXPERIMENT_COLUMNS), [{"row": "experiment", **r} for r in experiments], fmt,
+                   tty=tty)
 
 
 def _num(x: float | None) -> str:
@@ -77,10 +96,33 @@ def _pair_name(pair: Pair) -> str:
     return visible(text, _NAME_LIMIT, single_line=True)
 
 
+_SIGNIFICANCE_STYLE = {
+    Significance.SIGNIFICANT: "bold", Significance.WITHIN_NOISE: "dim", Significance.UNTESTABLE: "dim",
+}
+
+
+def _significance_text(pair: Pair) -> str | None:
+    """`significant (q = 0.012)`, `within noise (q = 0.41)`, `untestable` — regressed and fixed only."""
+    significance = pair.significance
+    if significance is None:
+        return None
+    q = pair.stats.test.q_value if pair.stats is not None else None
+    word = significance.value.replace("-", " ")
+    return word if q is None else f"{word} (q = {_p(q)})"
+
+
+def _p(value: float) -> str:
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
 def _pair_line(pair: Pair) -> Text:
     text = Text("  ")
     text.append(_pair_name(pair), style="bold")
     text.append(f"   {side_text(pair.base)} → {side_text(pair.new)}")
+    significance = _significance_text(pair)
+    if significance is not None:
+        assert pair.significance is not None
+        text.append(f"   · {significance}", style=_SIGNIFICANCE_STYLE[pair.significance])
     if pair.changed_keys:
         keys = ", ".join(pair.changed_keys[:5]) + (f", … (+{len(pair.changed_keys) - 5})" if len(pair.changed_keys) > 5
                                                     else "")
@@ -122,6 +164,39 @@ def _totals_lines(totals: Sequence[ExperimentTotals]) -> list[Text]:
     return lines
 
 
+def _points(x: float) -> str:
+    return f"{x * 100:+.1f}".replace("-", "−")
+
+
+def change_line(change: ExperimentChange, *, named: bool) -> str:
+    """`pass rate 91.2% → 84.0%, Δ −7.2 points [−12.9, −1.5], p = 0.013 (paired over 53 evals)`."""
+    d = change.difference
+    if change.style == "pass":
+        head = f"pass rate {d.base:.1%} → {d.new:.1%}, Δ {_points(d.difference)} points"
+        bounds = "" if d.interval is None else f" [{_points(d.interval.low)}, {_points(d.interval.high)}]"
+    else:
+        head = f"mean score {d.base:.3f} → {d.new:.3f}, Δ {d.difference:+.3f}".replace("-", "−")
+        bounds = "" if d.interval is None else (
+            f" [{d.interval.low:+.3f}, {d.interval.high:+.3f}]".replace("-", "−"))
+    p = "" if d.p_value is None else f", p = {_p(d.p_value)}"
+    units = f"paired over {d.n_units} eval{'s' if d.n_units != 1 else ''}"
+    name = f"{visible(change.experiment_id, _NAME_LIMIT, single_line=True)}: " if named else ""
+    return f"  {name}{head}{bounds}{p} ({units})"
+
+
+def _changes_lines(result: CompareResult) -> list[Text]:
+    changes = result.comparison.experiments
+    if not changes:
+        return []
+    named = result.experiments is None
+    lines = [Text(""), Text("Paired over the evals decided on both sides", style="bold")]
+    lines += [Text(change_line(c, named=named)) for c in changes]
+    if result.comparison.single_attempts and result.comparison.of(PairClass.REGRESSED):
+        lines.append(Text("  With one attempt per eval, a single flip cannot be told from noise; the paired line "
+                          "above can. Run more attempts to test each eval.", style="dim"))
+    return lines
+
+
 def print_comparison(console: Console, result: CompareResult) -> None:
     """The terminal page: header, counts, the pairs that moved, then how to get every row."""
     lines: list[Text] = []
@@ -150,6 +225,7 @@ def print_comparison(console: Console, result: CompareResult) -> None:
         lines += [_pair_line(p) for p in moved]
     if not any(result.comparison.of(c) for c in LISTED) and not moved:
         lines += [Text(""), Text("Nothing regressed, got fixed or changed between decided and undecided.")]
+    lines += _changes_lines(result)
     lines.append(Text(""))
     lines.append(Text("Every pair: add --format json (or ndjson, csv).", style="dim"))
     for text in lines:

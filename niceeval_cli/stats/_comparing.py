@@ -53,9 +53,9 @@ def pair_tests(pairs: Sequence[tuple[UnitEvidence | None, UnitEvidence | None]],
 
 @dataclass(frozen=True, slots=True)
 class ExperimentDifference:
-    """The paired difference of one experiment (or experiment pair) for one style."""
+    """The paired difference of one experiment (or experiment pair: any key the caller gave) for one style."""
 
-    experiment_id: str
+    experiment_id: Hashable
     style: str
     difference: PairedDifference
 
@@ -67,12 +67,12 @@ def _estimate(evidence: UnitEvidence) -> float:
 
 
 def experiment_differences(
-    pairs: Sequence[tuple[str, Hashable, UnitEvidence | None, UnitEvidence | None]],
+    pairs: Sequence[tuple[Hashable, Hashable, UnitEvidence | None, UnitEvidence | None]],
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> list[ExperimentDifference]:
     """Per (experiment, style), the paired difference over units decided on both sides.
     `pairs`: (experiment id, cluster — the unit's eval —, base evidence, new evidence)."""
-    grouped: dict[tuple[str, str], tuple[list[float], list[float], list[Hashable]]] = {}
+    grouped: dict[tuple[Hashable, str], tuple[list[float], list[float], list[Hashable]]] = {}
     for experiment_id, cluster, base, new in pairs:
         if base is None or new is None or base.style != new.style or not base.decided or not new.decided:
             continue

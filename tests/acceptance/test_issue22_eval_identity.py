@@ -71,7 +71,7 @@ def _run(proj: Proj, *args: str) -> str:
 def _compare(proj: Proj, base: str, new: str, *extra: str) -> dict[tuple[str, str | None], str]:
     res = proj.cli("compare", base, new, "--format", "json", *extra)
     assert res.returncode == 0, res.stdout + res.stderr
-    return {(p["eval_id"], p["case_id"]): p["class"] for p in json.loads(res.stdout)}
+    return {(p["eval_id"], p["case_id"]): p["class"] for p in json.loads(res.stdout)["pairs"]}
 
 
 @pytest.mark.slow

@@ -85,7 +85,7 @@ def test_attempts_stored_before_identities_pair_by_their_eval_id(proj: Proj) -> 
     old_run = proj.sql("SELECT id FROM runs")[0]["id"]
     assert proj.run().returncode == 0
     new_run = proj.sql("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")[0]["id"]
-    pairs = json.loads(proj.cli("compare", old_run, new_run, "--format", "json").stdout)
+    pairs = json.loads(proj.cli("compare", old_run, new_run, "--format", "json").stdout)["pairs"]
     assert sorted((p["eval_id"], p["class"]) for p in pairs) == [
         ("ds", "unchanged"), ("ds", "unchanged"), ("grow", "unchanged")] or sorted(
         (p["eval_id"], p["class"]) for p in pairs) == [

@@ -28,7 +28,7 @@ EXPECTED = {
 def rows(two_runs, *args: str) -> list[dict]:
     result = two_runs.project.cli("compare", two_runs.base, two_runs.new, "--format", "json", *args)
     assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["pairs"]
 
 
 def test_every_pair_gets_its_class(two_runs) -> None:
@@ -66,13 +66,14 @@ def test_pairs_without_cases_have_a_null_case_id(two_runs) -> None:
 def test_new_defaults_to_the_latest_run(two_runs) -> None:
     result = two_runs.project.cli("compare", two_runs.base, "--format", "json")
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == rows(two_runs)
+    assert json.loads(result.stdout)["pairs"] == rows(two_runs)
 
 
 def test_ndjson_and_csv_carry_the_same_rows(two_runs) -> None:
     expected = rows(two_runs)
     nd = two_runs.project.cli("compare", two_runs.base, "--format", "ndjson")
-    assert [json.loads(line) for line in nd.stdout.splitlines()] == expected
+    lines = [json.loads(line) for line in nd.stdout.splitlines()]
+    assert [{k: v for k, v in line.items() if k != "row"} for line in lines if line["row"] == "pair"] == expected
     out = two_runs.project.cli("compare", two_runs.base, "--format", "csv").stdout
     table = list(csv.DictReader(io.StringIO(out)))
     assert [(r["class"], r["eval_id"]) for r in table] == [(r["class"], r["eval_id"]) for r in expected]
@@ -115,7 +116,7 @@ def test_ids_may_be_unique_prefixes(two_runs) -> None:
     base = two_runs.base[: common + 1].lower()
     result = two_runs.project.cli("compare", base, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == rows(two_runs)
+    assert json.loads(result.stdout)["pairs"] == rows(two_runs)
 
 
 @pytest.mark.parametrize("args", [
@@ -145,7 +146,7 @@ def test_ambiguous_prefix_names_the_matches(two_runs) -> None:
 def test_experiments_compare_a_as_base_with_b_as_new_in_one_run(two_runs) -> None:
     result = two_runs.project.cli("compare", "--experiments", "a", "b", "--format", "json")
     assert result.exit_code == 0, result.stderr
-    got = json.loads(result.stdout)
+    got = json.loads(result.stdout)["pairs"]
     assert got[0]["class"] == "fixed" and got[0]["eval_id"] == "suite/by_experiment"
     assert (got[0]["base_experiment_id"], got[0]["experiment_id"]) == ("a", "b")
     assert {r["class"] for r in got[1:]} <= {"unchanged", "still-failing"}

@@ -73,7 +73,7 @@ def test_cases_pair_by_case_id_across_real_runs(runs) -> None:
     project, base, new = runs
     result = project.cli("compare", base, new, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    got = {(r["eval_id"], r["case_id"]): r["class"] for r in json.loads(result.stdout)}
+    got = {(r["eval_id"], r["case_id"]): r["class"] for r in json.loads(result.stdout)["pairs"]}
     assert got["shop/refund", None] == "regressed"
     cases = {k[1]: v for k, v in got.items() if k[1] is not None}
     # the check flips for c1 and c2: odd c1 stops passing, even c2 starts

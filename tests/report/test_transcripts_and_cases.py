@@ -18,7 +18,7 @@ def cli(sealed, *args: str):
 def test_compare_pairs_dataset_cases_by_case_id(sealed) -> None:
     result = cli(sealed, "compare", sealed.base, sealed.new, "--format", "json")
     assert result.exit_code == 0, result.stderr
-    got = {(r["eval_id"], r["case_id"]): r["class"] for r in json.loads(result.stdout)}
+    got = {(r["eval_id"], r["case_id"]): r["class"] for r in json.loads(result.stdout)["pairs"]}
     assert got == {
         ("agent/chat", None): "regressed", ("qa/faq[c1]", "c1"): "regressed", ("qa/faq[c2]", "c2"): "fixed",
         ("agent/tools", None): "undecided", ("qa/faq[c3]", "c3"): "added", ("qa/faq[c0]", "c0"): "removed",

@@ -246,7 +246,7 @@ def test_report_and_compare_take_a_group_id(suite, one_machine):
     compared = suite.cli("compare", single, "ci-7", "--store", "merged.db", "--format", "json",
                          "--fail-on", "regressed", "--fail-on", "fixed")
     assert compared.exit_code == 0, compared.stdout + compared.stderr
-    pairs = json.loads(compared.stdout)
+    pairs = json.loads(compared.stdout)["pairs"]
     assert pairs and {p["class"] for p in pairs} <= {"unchanged", "still-failing", "decided", "undecided"}
     report = suite.cli("report", "ci-7", "--store", "merged.db", "--out", "group.html")
     assert report.exit_code == 0, report.stderr
