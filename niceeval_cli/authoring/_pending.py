@@ -91,6 +91,7 @@ def never_awaited(pending: list[PendingTurn]) -> AuthoringError | None:
     first = forgotten[0]
     more = f" (and {len(forgotten) - 1} more)" if len(forgotten) > 1 else ""
     return AuthoringError(
-        f"{first._call} was never awaited, so nothing was sent{more}; write `turn = await {first._call}`",
+        f"{first._call} was never awaited, so nothing was sent{more}; write `turn = await {first._call}` "
+        "(the test must be `async def`)",
         first._where,
     )
