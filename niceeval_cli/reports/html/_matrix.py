@@ -73,12 +73,12 @@ def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
             text += f" {side.passed}/{side.attempts}"
         return Cell(word, text, MARKS.get(word, ""), severity, ok=word == "passed")
     text = side_text(side)
-    if side.state is AttemptState.UNRANKABLE:
-        word = "unavailable"
-    elif side.state is AttemptState.ERRORED:
+    if side.state is AttemptState.ERRORED:
         word = "errored"
-    elif side.gate is GateState.FAILED:
+    elif side.gate is GateState.FAILED:  # a definite failure, unrankable or not (its text says both)
         word = Derived.GATE_FAILED.value
+    elif side.state is AttemptState.UNRANKABLE:
+        word = "unavailable"
     elif side.gate is GateState.UNAVAILABLE:
         word = "unavailable"
     else:
