@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 
 from .._ids import utc_now_iso
-from .connect import connect
 from .views import HEARTBEAT_INTERVAL_S
 
 __all__ = ["BEAT_SQL", "Heartbeats"]
@@ -23,6 +22,14 @@ BEAT_SQL = (
     "INSERT INTO run_heartbeats (run_id, beat_at) VALUES (?, ?) "
     "ON CONFLICT (run_id) DO UPDATE SET beat_at = excluded.beat_at"
 )
+
+
+def _open(path: Path, interval_s: float) -> sqlite3.Connection:
+    """The store as it is (`mode=rw`: a store removed during the run is not created again empty);
+    a beat waits for another writer's lock up to one interval, then is skipped."""
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {int(interval_s * 1000)}")
+    return conn
 
 
 class _Beating:
@@ -41,7 +48,7 @@ class _Beating:
             while not self._stop.wait(interval_s):
                 try:
                     if conn is None:
-                        conn = connect(path, readonly=False, busy_timeout_ms=int(interval_s * 1000))
+                        conn = _open(path, interval_s)
                     conn.execute(BEAT_SQL, [run_id, utc_now_iso()])  # autocommit: one short write
                 except (sqlite3.Error, OSError):
                     continue  # the next beat tries again
