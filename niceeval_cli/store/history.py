@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 __all__ = ["EvalRef", "LatestAttempt", "latest_attempts"]
 
@@ -27,6 +27,7 @@ class LatestAttempt(NamedTuple):
     gate: str | None
     fingerprint: str
     duration_ms: float  # (its fingerprint's parts, read only when they differ: `fingerprint_parts_of`)
+    ended_at: str = ""  # which of two found is the latest (then the greater id)
 
 
 class EvalRef(NamedTuple):
@@ -40,6 +41,7 @@ class EvalRef(NamedTuple):
 
 
 _COLUMNS = "a.ordinal, a.id, a.run_id, a.state, a.gate, a.fingerprint, a.duration_ms, a.ended_at"
+# Rows come as LatestAttempts are made: the eval id asked for first (no tuple rebuilt per row).
 # The evals asked for, as one JSON parameter (a batch of 512 would be 2 048 bound values).
 _WANT = (
     "WITH want(k, eval_id, module, name, case_id) AS (SELECT key, json_extract(value, '$[0]'), "
@@ -49,7 +51,7 @@ _WANT = (
 # (no window function over every row of the slots' history). CROSS JOIN: SQLite keeps the left
 # side outside, so each slot is one index seek.
 _BY_IDENTITY = (
-    _WANT + f"SELECT m.k, {_COLUMNS} FROM (SELECT w.k AS k, w.module AS module, w.name AS name, "
+    _WANT + f"SELECT m.eval_id, {_COLUMNS} FROM (SELECT w.eval_id AS eval_id, w.module AS module, w.name AS name, "
     "w.case_id AS case_id, b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
     "ON b.experiment_id = ?1 AND b.eval_module = w.module AND b.eval_name = w.name AND b.case_id IS w.case_id "
     "WHERE w.module IS NOT NULL GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 "
@@ -58,7 +60,7 @@ _BY_IDENTITY = (
 )
 # Attempts sealed before schema 5 (no identity), by eval id; and every attempt, for a lookup by id.
 _BY_EVAL_ID = (
-    _WANT + f"SELECT m.k, {_COLUMNS} FROM (SELECT w.k AS k, w.eval_id AS eval_id, w.module AS module, "
+    _WANT + f"SELECT m.eval_id, {_COLUMNS} FROM (SELECT w.k AS k, w.eval_id AS eval_id, w.module AS module, "
     "b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
     "ON b.experiment_id = ?1 AND b.eval_id = w.eval_id AND (b.eval_module IS NULL OR w.module IS NULL) "
     "GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 AND a.eval_id = m.eval_id "
@@ -79,27 +81,25 @@ def latest_attempts(
     """The latest sealed attempt of each (eval, ordinal) slot of `evals` in an experiment, keyed by
     the eval id asked for; `evals` None: every slot the experiment has, by stored eval id. A plain
     str asks by eval id alone. Of two attempts that ended at once the greater id is the latest."""
-    found: dict[tuple[str, int], tuple[str, LatestAttempt]] = {}
-
-    def keep(eval_id: str, row: Sequence[object]) -> None:
-        latest = LatestAttempt(eval_id, *row[:7])  # type: ignore[arg-type]
-        key, ended = (eval_id, latest.ordinal), str(row[7])
-        other = found.get(key)
-        if other is None or (ended, latest.id) > (other[0], other[1].id):
-            found[key] = (ended, latest)
-
     if evals is None:
-        for row in conn.execute(_ALL, [experiment_id]):
-            keep(row[0], row[1:])
-        return {key: latest for key, (_, latest) in found.items()}
+        return _latest(conn.execute(_ALL, [experiment_id]), {})
     refs = [EvalRef(e) if isinstance(e, str) else e for e in evals]
     if not refs:
         return {}
     want = json.dumps([[r.eval_id, r.module, r.name, r.case_id] for r in refs], ensure_ascii=False)
-    queries = [_BY_IDENTITY] if any(r.module is not None for r in refs) else []
+    found: dict[tuple[str, int], LatestAttempt] = {}
+    if any(r.module is not None for r in refs):
+        _latest(conn.execute(_BY_IDENTITY, [experiment_id, want]), found)
     if any(r.module is None for r in refs) or conn.execute(_ANY_WITHOUT_IDENTITY, [experiment_id]).fetchone():
-        queries.append(_BY_EVAL_ID)
-    for sql in queries:
-        for row in conn.execute(sql, [experiment_id, want]):
-            keep(refs[row[0]].eval_id, row[1:])
-    return {key: latest for key, (_, latest) in found.items()}
+        _latest(conn.execute(_BY_EVAL_ID, [experiment_id, want]), found)
+    return found
+
+
+def _latest(rows: Iterable[Any], found: dict[tuple[str, int], LatestAttempt]) -> dict[tuple[str, int], LatestAttempt]:
+    make = LatestAttempt._make
+    for row in rows:
+        key = (row[0], row[1])
+        other = found.get(key)
+        if other is None or (row[8], row[2]) > (other.ended_at, other.id):
+            found[key] = make(row)  # rows in LatestAttempt's order
+    return found
