@@ -21,17 +21,16 @@ for docker through `docker exec` (adapters/_in_sandbox.py).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import shutil
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from .._capture import json_lines_around_cut, run_captured
 from ..authoring import Adapter, AdapterContext, Turn
 from ._events import OBSERVES_EVENTS, turn_from_ndjson
 from ._in_sandbox import host_argv, run_in_sandbox
@@ -57,19 +56,6 @@ class CommandOptions(AdapterOptions):
 
 class CommandFailed(RuntimeError):
     """The command exited non-zero or timed out (an `adapter-error`)."""
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    """Kill the process we started (and, on POSIX, its own process group, by id)."""
-    if process.returncode is not None:
-        return
-    try:
-        if _POSIX:
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            process.kill()
-    except ProcessLookupError:
-        pass
 
 
 def _named_files(options: CommandOptions) -> tuple[Path, ...]:
@@ -119,30 +105,19 @@ class CommandAdapter(Adapter):
             raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
         text = out
         if self.options.output == "ndjson":
-            return turn_from_ndjson(message, text, f"command `{self._shown}`")
+            return turn_from_ndjson(message, json_lines_around_cut(text), f"command `{self._shown}`")
         return Turn(input=message, message=text.rstrip("\r\n"), observed=frozenset())
 
 
     async def _on_host(self, message: str) -> tuple[int | None, str, str]:
-        timeout_s = self.options.timeout_ms / 1000
-        process = await asyncio.create_subprocess_exec(
-            *self.options.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.options.cwd,
-            start_new_session=_POSIX,  # its own group, so a timeout also ends its children
-        )
-        try:
-            out, err = await asyncio.wait_for(process.communicate(message.encode("utf-8")), timeout_s)
-        except asyncio.TimeoutError:
-            _kill(process)
-            await process.wait()
-            raise self._timed_out() from None
-        except BaseException:  # cancelled (attempt timeout, Ctrl-C): do not leave it running
-            _kill(process)
-            raise
-        return process.returncode, out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace")
+        """Its own process group (a timeout also ends its children); stdout and stderr capped
+        (their first and last 2 MiB kept, the cut marked); killed at `timeout_ms`, and the step
+        ends then even if an escaped child holds the pipes."""
+        done = await run_captured(self.options.argv, cwd=self.options.cwd, input=message.encode("utf-8"),
+                                  timeout_s=self.options.timeout_ms / 1000, new_session=_POSIX)
+        if done.timed_out:
+            raise self._timed_out()
+        return done.exit_code, done.stdout.text(), done.stderr.text()
 
     async def _in_sandbox(self, sandbox: Any, message: str) -> tuple[int | None, str, str]:
         """In the attempt's workspace (docs/sandbox.md): cwd = workdir, docker through `docker exec`."""
