@@ -421,7 +421,8 @@ def view(
 @_guard
 def query(
     target: Annotated[str, typer.Argument(
-        metavar="TARGET", help="What to list: runs, attempts, assertions (the default), turns or events.",
+        metavar="TARGET", help="What to list: runs, attempts, assertions (the default), turns, events, units "
+        "(one row per experiment × eval × case, with its interval) or experiments (each one's mean and interval).",
         show_default=False)
     ] = "assertions",
     run_ref: Annotated[Text, typer.Option(
@@ -437,20 +438,32 @@ def query(
         "ndjson).", rich_help_panel="Output")] = None,
     sql: Annotated[Text, typer.Option(
         "--sql", metavar="STATEMENT", help="Run a read-only SQL statement instead.")] = None,
+    k: Annotated[Int, typer.Option(
+        "--k", metavar="K", min=1, help="units: pass@k and pass^k for this k (default: the unit's attempts).")
+    ] = None,
+    confidence: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--confidence", metavar="C", help="units, experiments: the intervals' confidence (default: [stats] "
+        "confidence, 0.95).")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Print sealed rows for scripts and pipelines, worst first."""
-    from .app.project import store_path
-    from .app.query import query_rows
+    from .app.project import stats_settings, store_path
+    from .app.query import STATS_TARGETS, query_rows
     from .reports._formats import FORMATS, write_rows
 
     tty = sys.stdout.isatty()
     fmt = fmt or ("table" if tty else "ndjson")
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    level = 0.95
+    if target in STATS_TARGETS:
+        _alpha, level = stats_settings(store, config, confidence=confidence)
+    elif confidence is not None:
+        raise UsageError(f"--confidence applies to `query units` and `query experiments`, not to `query {target}`.")
     rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
-                      eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql)
+                      eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql,
+                      confidence=level, k=k)
     write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)
 
 

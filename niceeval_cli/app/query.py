@@ -28,12 +28,25 @@ def query_rows(
     states: Sequence[str] = (),
     limit: int | None = None,
     sql: str | None = None,
+    confidence: float = 0.95,
+    k: int | None = None,
 ) -> QueryRows:
     from ..store import Store
 
-    if target not in TARGETS:
-        raise UsageError(f"query target {target!r} is not one of {', '.join(TARGETS)}")
+    if target not in (*TARGETS, *STATS_TARGETS):
+        raise UsageError(f"query target {target!r} is not one of {', '.join((*TARGETS, *STATS_TARGETS))}")
+    if target in STATS_TARGETS:
+        if states:
+            raise UsageError(f"--state does not apply to `query {target}` (a unit holds attempts of every state).")
+        if sql is not None:
+            raise UsageError(f"--sql replaces the target: give `niceeval query --sql ...` without {target!r}.")
+    elif k is not None:
+        raise UsageError(f"--k applies to `query units` only, not to `query {target}`.")
     with Store.open(path, readonly=True) as db:
+        if target in STATS_TARGETS:
+            _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
+                                   eval_prefix=list(eval_prefixes) or None)
+            return _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
         if sql is not None:
             columns, tuples = db.sql(sql)
             return QueryRows(list(columns), [dict(zip(columns, t, strict=True)) for t in tuples], None)
@@ -42,3 +55,22 @@ def query_rows(
             eval_prefix=list(eval_prefixes) or None, states=list(states) or None, limit=limit,
         )
     return QueryRows(list(columns), [dict(r) for r in rows], target)
+
+
+#: Targets computed from the attempts of the run (statistics.md), not read from one table.
+STATS_TARGETS = ("units", "experiments")
+
+
+def _stats_rows(target: str, attempts: list[dict[str, Any]], *, confidence: float, k: int | None,
+                limit: int | None) -> QueryRows:
+    from ..stats import EXPERIMENT_COLUMNS, UNIT_COLUMNS, experiment_rows, unit_rows
+
+    # units in the reading order of their eval ids; attempts come worst first
+    ordered = sorted(attempts, key=lambda a: (a["experiment_id"], a["eval_id"], a.get("ordinal") or 0))
+    if target == "units":
+        rows = unit_rows(ordered, confidence=confidence, k=k)
+        columns = list(UNIT_COLUMNS)
+    else:
+        rows = experiment_rows(ordered, confidence=confidence)
+        columns = list(EXPERIMENT_COLUMNS)
+    return QueryRows(columns, rows[:limit] if limit is not None else rows, target)

@@ -18,11 +18,14 @@ from ._comparing import (
 from ._evidence import AttemptLike, evidence_of
 from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
 from ._significance import DEFAULT_ALPHA, Significance, bh_q_values, fisher_p, significance_of, welch_p
+from ._tables import EXPERIMENT_COLUMNS, UNIT_COLUMNS, experiment_rows, unit_rows
 from ._units import UnitEvidence, UnitStats, unit_stats
 
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_CONFIDENCE",
+    "EXPERIMENT_COLUMNS",
+    "UNIT_COLUMNS",
     "AttemptLike",
     "ClusteredMean",
     "ExperimentDifference",
@@ -38,6 +41,7 @@ __all__ = [
     "evidence_of",
     "experiment_differences",
     "experiment_estimates",
+    "experiment_rows",
     "fisher_p",
     "pair_tests",
     "paired_difference",
@@ -45,6 +49,7 @@ __all__ = [
     "pass_hat_k",
     "significance_of",
     "t_interval",
+    "unit_rows",
     "unit_stats",
     "welch_p",
     "wilson",
