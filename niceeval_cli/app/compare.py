@@ -250,7 +250,7 @@ def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
         parts = [f"{n} regression{'s' if n != 1 else ''} {what}" for n, what in
                  ((within, "within noise"), (untestable, "untestable")) if n]
         return GateDecision(ExitCode.UNDECIDED, "could not tell: " + " and ".join(parts) + "; run more attempts "
-                            "(niceeval run --attempts N, or --until-decided) so each unit has more evidence")
+                            "(niceeval run --attempts N) so each unit has more evidence")
     return GateDecision(ExitCode.OK)
 
 
