@@ -120,6 +120,8 @@ class JudgeServer:
         self.latency_s = latency_s  # added to every request, before the reply's own delay
         self.api_key: str | None = None  # when set, other bearer tokens get 401
         self.models: set[str] | None = None  # when set, other models get 404 model_not_found
+        self.listed: list[str] | None = None  # when set, GET /models lists these (else 404)
+        self.gets: list[tuple[str, dict[str, str]]] = []  # (path, lower-cased headers) of every GET
         self._state = _State()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.judge = self
@@ -258,6 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
             if entered:  # the request broke before it was logged
                 judge._leave(RecordedRequest(self.path, {}, None, started, time.monotonic(),
                                              self.connection_no, None))
+
+    def do_GET(self) -> None:
+        judge = self.server.judge
+        judge.gets.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        if self.path.rstrip("/").endswith("/models") and judge.listed is not None:
+            self._send(Reply(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in judge.listed]}))
+        else:
+            self._send(Reply.error(404, f"no route {self.path}"))
 
     def _choose(self, judge: JudgeServer, raw: str, body: Any) -> Reply:
         if not self.path.rstrip("/").endswith("/chat/completions"):

@@ -64,6 +64,8 @@ def check_experiment(adapter: Adapter, experiment_id: str, model: str | None) ->
             f"[experiments.{shown}]: the {adapter.name!r} adapter calls the experiment's model, and this "
             f'experiment names none; set model = "..." in [experiments.{shown}] (e.g. model = "gpt-4o-mini")'
         )
+    if adapter.requires_model:  # its preflight checks that the endpoint serves this model
+        adapter.preflight_model = model
 
 
 def load_adapter(spec: str, options: Mapping[str, Any], experiment_id: str) -> Adapter:

@@ -8,6 +8,7 @@
     response_path = "output.text"                                 # dotted; list items by index
     headers = { Authorization = "Bearer {env:STAGING_TOKEN}", X-Team = "evals" }
     timeout_ms = 30000
+    retries = 2                                 # 429 / 5xx answers retried (Retry-After honoured)
 
 Header values may name secrets as `env:NAME` (the whole value) or `{env:NAME}` inside text; the
 values are read from the environment (or `.env`) when the adapter loads and never stored or
@@ -24,25 +25,25 @@ event objects from the reply (the turn then observes messages and tool calls), a
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from .._credentials import looks_like_secret
+from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template
 from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ._events import OBSERVES_EVENTS, events_from_list, turn_from_chat_reply
+from ._gateway_http import DEFAULT_RETRIES, post_with_retries
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
 VERSION = "1"
-_ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-_WHOLE_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
-_CREDENTIAL_HEADER = re.compile(r"(?i)^(?:proxy-)?authorization$|^cookie$|api[-_]?key|token|secret")
+_ENV_REF = ENV_REF
+_CREDENTIAL_HEADER = CREDENTIAL_HEADER
 
 
 class HttpOptions(AdapterOptions):
@@ -55,6 +56,7 @@ class HttpOptions(AdapterOptions):
     output_tokens_path: str | None = None
     events_path: str | None = None
     format: Literal["fields", "openai"] = "fields"
+    retries: int = Field(default=DEFAULT_RETRIES, ge=0)
 
     @field_validator("url")
     @classmethod
@@ -102,8 +104,7 @@ def read_path(document: Any, path: str) -> Any:
 
 
 def _template(value: str) -> str:
-    whole = _WHOLE_ENV_REF.fullmatch(value)
-    return "{env:" + whole.group(1) + "}" if whole else value
+    return header_template(value)
 
 
 def _resolve_header(name: str, value: str, experiment_id: str) -> tuple[str, list[str], list[str]]:
@@ -166,9 +167,8 @@ class HttpAdapter(Adapter):
         url = self.options.url
         body = fill_template(self.options.request_template, message)
         try:
-            response = await self._http().post(url, json=body, headers=self._headers)
-        except httpx.TimeoutException:
-            raise TimeoutError(f"POST {url} got no reply within timeout_ms={self.options.timeout_ms}") from None
+            response = await post_with_retries(self._http(), url, body, self._headers, ctx=ctx,
+                                               retries=self.options.retries, timeout_ms=self.options.timeout_ms)
         except httpx.HTTPError as exc:
             raise ConnectionError(self._redact(f"POST {url} failed: {type(exc).__name__}: {exc}")) from None
         if not response.is_success:

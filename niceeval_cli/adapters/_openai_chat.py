@@ -9,6 +9,8 @@
     system_prompt = "You are a concise support agent."
     temperature = 0                             # optional; so is max_tokens
     timeout_ms = 120000
+    headers = { X-Team = "evals", x-litellm-tags = "env:EVAL_TAGS" }  # optional extra headers
+    retries = 2                                 # 429 / 5xx answers retried (Retry-After honoured)
 
 Each `t.send` continues its session's conversation (`history = false` sends every message on
 its own); the assistant's tool calls and the tool results are part of that history. Token usage
@@ -33,11 +35,13 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from .._gateway import header_problem, reported_cost, resolve_headers
 from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
 from ._events import OBSERVES_EVENTS, EventProtocolError
+from ._gateway_http import DEFAULT_RETRIES, check_chat_model, post_with_retries
 from ._options import (
     AdapterOptions,
     check_env_name,
@@ -48,11 +52,11 @@ from ._options import (
     read_env,
     tail,
 )
-from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
-from ._tool_loop import DEFAULT_MAX_STEPS, Handlers, run_tool_loop
+from ._preflight import PREFLIGHT_TIMEOUT_S
+from ._tool_loop import DEFAULT_MAX_STEPS, Handlers, Posted, run_tool_loop
 
 VERSION = "1"
-_RESERVED_BODY_KEYS = frozenset({"model", "messages"})
+_RESERVED_BODY_KEYS = frozenset({"model", "messages", "stream"})
 
 
 class OpenAIChatOptions(AdapterOptions):
@@ -66,6 +70,17 @@ class OpenAIChatOptions(AdapterOptions):
     tools: list[dict[str, Any]] | str | None = None
     tool_handlers: str | None = None
     max_steps: int = Field(default=DEFAULT_MAX_STEPS, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+    retries: int = Field(default=DEFAULT_RETRIES, ge=0)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            problem = header_problem(name, text)
+            if problem is not None:
+                raise ValueError(f"header {name}: {problem}")
+        return value
 
     @field_validator("tools", "tool_handlers")
     @classmethod
@@ -114,7 +129,9 @@ class OpenAIChatAdapter(Adapter):
         self.tools = tools
         self.handlers = handlers
         self._key = read_env(options.api_key_env)
+        extra = resolve_headers(options.headers)  # read again per request; here for the secrets
         self.secrets: list[str] = [self._key] if self._key else []
+        self.secrets.extend(extra.secrets)
         self.endpoint = options.base_url
         self._client: httpx.AsyncClient | None = None
         self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
@@ -163,12 +180,26 @@ class OpenAIChatAdapter(Adapter):
             weakref.finalize(ctx, self._states.pop, key, None)
         return self._states[key]
 
-    async def _post(self, body: dict[str, Any]) -> Any:
+    def _headers(self) -> dict[str, str]:
+        """The key, then the configured extra headers with their `env:` values read now."""
+        extra = resolve_headers(self.options.headers)
+        if extra.missing:
+            raise RuntimeError(self._headers_unset(extra.missing_text()))
         headers = {"Authorization": f"Bearer {self._key}"}
+        for name, value in extra.headers.items():
+            for known in [k for k in headers if k.lower() == name.lower()]:
+                del headers[known]
+            headers[name] = value
+        return headers
+
+    def _headers_unset(self, detail: str) -> str:
+        return (f"environment variable(s) unset or empty ({detail}; headers of {options_table(self.experiment_id)}); "
+                "set them in the environment or in .env beside niceeval.toml")
+
+    async def _post(self, body: dict[str, Any], ctx: AdapterContext | None = None) -> Posted:
         try:
-            response = await self._http().post(self.url, json=body, headers=headers)
-        except httpx.TimeoutException:
-            raise TimeoutError(f"POST {self.url} got no reply within timeout_ms={self.options.timeout_ms}") from None
+            response = await post_with_retries(self._http(), self.url, body, self._headers(), ctx=ctx,
+                                               retries=self.options.retries, timeout_ms=self.options.timeout_ms)
         except httpx.HTTPError as exc:
             detail = redact(f"POST {self.url} failed: {type(exc).__name__}: {exc}", self.secrets)
             raise ConnectionError(detail) from None
@@ -177,12 +208,13 @@ class OpenAIChatAdapter(Adapter):
                 f"POST {self.url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
             )
         try:
-            return response.json()
+            reply = response.json()
         except ValueError:
             raise ValueError(
                 f"POST {self.url} answered something that is not a chat completion: "
                 f"{tail(response.text, self.secrets, 500)}"
             ) from None
+        return Posted(reply, reported_cost(response.headers))
 
     def _key_unset(self) -> str:
         return (f"the API key variable {self.options.api_key_env} is unset or empty (api_key_env of "
@@ -196,8 +228,8 @@ class OpenAIChatAdapter(Adapter):
         system = [{"role": "system", "content": self.options.system_prompt}] if self.options.system_prompt else []
         earlier: list[dict[str, Any]] = state.get("openai_history", []) if self.options.history else []
 
-        async def post(messages: list[dict[str, Any]]) -> Any:
-            return await self._post({**base, "messages": messages})
+        async def post(messages: list[dict[str, Any]]) -> Posted:
+            return await self._post({**base, "messages": messages}, ctx)
 
         try:
             outcome = await run_tool_loop(message, [*system, *earlier], post, self.handlers,
@@ -209,18 +241,26 @@ class OpenAIChatAdapter(Adapter):
         return outcome.turn
 
     async def preflight(self) -> str | None:
-        """GET {base_url}/models with the key: costs no tokens and needs no model, and every
-        OpenAI-compatible server answers it; refused or 401/403/404 is a cause."""
+        """GET {base_url}/models with the key and headers: refused or 401/403 is a cause, and so
+        is a model it does not list (when it lists any). A server without `/models` is asked
+        one `max_tokens = 1` completion instead: 404 or `400` "unknown model" is a cause."""
         if self._key is None:  # every send would refuse: one setup error instead of one per attempt
             return self._key_unset()
         problem = header_secret_problem(self._key)
         if problem is not None:  # a key that cannot be a header: never sent, never shown
             return secret_problem_text(self.options.api_key_env, problem)
-        headers = {"Authorization": f"Bearer {self._key}"}
+        extra = resolve_headers(self.options.headers)
+        if extra.missing:
+            return self._headers_unset(extra.missing_text())
+        for value in extra.secrets:
+            problem = header_secret_problem(value)
+            if problem is not None:  # a header secret that cannot be sent: never sent, never shown
+                return f"a variable named in the headers of {options_table(self.experiment_id)} holds a value " \
+                       f"that cannot be a header ({problem})"
         hint = f" (check the key in {self.options.api_key_env})"
-        return await probe_url("GET", f"{self.options.base_url}/models", headers=headers, secrets=self.secrets,
-                               timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
-                               refused_hint=hint)
+        return await check_chat_model(self.options.base_url, self.preflight_model, self._headers(),
+                                      secrets=self.secrets, refused_hint=hint,
+                                      timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S))
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -52,8 +52,17 @@ def _key_path(loc: tuple[Any, ...]) -> str:
 def parse_options(model: type[M], options: Mapping[str, Any], experiment_id: str, adapter: str) -> M:
     """Validate `options` for the built-in `adapter`; any mistake → one AdapterLoadError paragraph."""
     table = options_table(experiment_id)
+    options = dict(options)
+    if "stream" in options and "stream" not in model.model_fields:
+        if options["stream"] is not False:  # `stream = false` says what every built-in does anyway
+            raise AdapterLoadError(
+                f"{table} for the built-in {adapter!r} adapter: key 'stream': the {adapter} adapter does not "
+                "stream; it reads each reply whole (a turn is recorded once its reply is complete, with its "
+                "usage and cost), so stream = true cannot be honoured. Remove the key (or set stream = false)."
+            )
+        del options["stream"]
     try:
-        return model.model_validate(dict(options))
+        return model.model_validate(options)
     except ValidationError as error:
         problems = []
         for item in error.errors(include_url=False):

@@ -10,6 +10,7 @@ calls are recorded `pending` and the turn ends `waiting`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import time
@@ -26,6 +27,15 @@ NOT_RUN = "not executed: no tool handler is configured"
 
 Handlers = Mapping[str, Callable[..., Any]] | Callable[..., Any]
 Post = Callable[[list[dict[str, Any]]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A reply with the cost its response headers reported (a gateway's `x-litellm-response-cost`):
+    `post` may return one instead of the bare reply."""
+
+    reply: Any
+    cost_usd: float | None = None
 
 
 @dataclass
@@ -96,10 +106,14 @@ async def run_tool_loop(
     usages: list[Usage | None] = []
     replies: list[Any] = []
     for _ in range(max_steps):
-        reply = await post(messages)
+        answer = await post(messages)
+        reply, header_cost = (answer.reply, answer.cost_usd) if isinstance(answer, Posted) else (answer, None)
         replies.append(reply)
         parsed = parse_chat_reply(reply, where)
-        usages.append(parsed.usage)
+        usage = parsed.usage
+        if header_cost is not None and (usage is None or usage.cost_usd is None):  # the body's cost wins
+            usage = dataclasses.replace(usage or Usage(), cost_usd=header_cost)
+        usages.append(usage)
         messages.append(parsed.assistant)
         if parsed.content:
             events.append(Message("assistant", parsed.content))
@@ -128,4 +142,4 @@ def _turn(message: str, text: str, events: list[AnyEvent], status: str, replies:
                 data=data, usage=sum_usage(usages), observed=frozenset(OBSERVES_EVENTS))
 
 
-__all__ = ["DEFAULT_MAX_STEPS", "NOT_RUN", "Handlers", "LoopOutcome", "run_tool_loop"]
+__all__ = ["DEFAULT_MAX_STEPS", "NOT_RUN", "Handlers", "LoopOutcome", "Posted", "run_tool_loop"]

@@ -51,9 +51,15 @@ class AdapterContext:
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("niceeval.adapter"))
     session: Any = None  # the Session a `send` talks in (`.id`, `.name`, `.state`)
     sandbox: Any = None  # the attempt's workspace (files and commands), None without one (docs/sandbox.md)
+    notes: list[str] = field(default_factory=list)  # what `note` said, sealed into the attempt's notes
 
     def record_usage(self, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         self._usage.record(input_tokens, output_tokens)
+
+    def note(self, text: str) -> None:
+        """Say something about this Attempt that its results do not show (e.g. "POST ... answered
+        HTTP 429; retried after 1.0 s"): kept in the attempt's notes (`view @ATTEMPT`), redacted."""
+        self.notes.append(str(text))
 
 
 async def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -83,6 +89,9 @@ class Adapter:
     #: It calls the experiment's `model`: an experiment without one is a configuration error found
     #: while planning (exit 2), not one errored attempt per slot.
     requires_model: bool = False
+    #: The experiment's model, set while planning for an adapter that `requires_model`: its
+    #: preflight checks that the endpoint serves it.
+    preflight_model: str | None = None
     #: Project files the system under test is made of (the callable's module, a tools module, a
     #: script in argv): hashed into the fingerprint with the project modules they import.
     sut_files: Sequence[Path] = ()

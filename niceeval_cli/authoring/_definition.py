@@ -31,7 +31,8 @@ CasesOption: TypeAlias = Mapping[str, object] | Mapping[int, object] | Iterable[
 #: `judge=`: True, or a mapping of judge fields overriding the configured judge for this eval.
 JudgeOption: TypeAlias = bool | Mapping[str, object]
 
-_JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries"})
+_JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries", "headers",
+                           "temperature", "seed"})
 
 
 class EvalOptions(TypedDict, total=False):

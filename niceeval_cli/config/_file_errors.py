@@ -71,7 +71,8 @@ def _file_problem(loc: tuple[Any, ...], item: Any, raw: Mapping[str, Any]) -> st
             f"allowed keys: {', '.join(allowed)}."
         )
     expected = expected_text(key, item, element=bool(rest))
-    return f"{shown_table} {key_path(key, rest)}: {expected}{given(item['input'])}."
+    shown = "" if key == "headers" else given(item["input"])  # a header table may hold a pasted key
+    return f"{shown_table} {key_path(key, rest)}: {expected}{shown}."
 
 
 def given(value: object) -> str:

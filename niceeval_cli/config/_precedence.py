@@ -176,7 +176,8 @@ def _eval_judge(eval_opts: EvalOptionsLike) -> JudgeOverrides | None:
         return JudgeOverrides.model_validate({str(key): value for key, value in declared.items()})
     except ValidationError as error:
         problems = [
-            f"judge {item['loc'][0]}: {expected_text(str(item['loc'][0]), item)}{given(item['input'])}"
+            f"judge {item['loc'][0]}: {expected_text(str(item['loc'][0]), item)}"
+            f"{'' if item['loc'][0] == 'headers' else given(item['input'])}"
             for item in error.errors(include_url=False)
         ]
         raise ConfigError(f"{where}: {'; '.join(problems)}.") from None

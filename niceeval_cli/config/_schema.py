@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
+from .._gateway import header_problem
 from .._registry import ADAPTERS, SANDBOXES
 from ..authoring._definition import _JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
@@ -93,6 +94,32 @@ Text = Annotated[str, Field(min_length=1)]
 EnvName = Annotated[str, AfterValidator(_check_env_name)]
 BaseUrl = Annotated[str, AfterValidator(_check_base_url)]
 AdapterRef = Annotated[str, AfterValidator(_check_adapter)]
+
+
+def _check_headers(value: object) -> tuple[tuple[str, str], ...]:
+    """A table of extra request headers → sorted (name, value) pairs (hashable, frozen). Values
+    stay as written (`env:NAME` references are read only when a request is made)."""
+    if isinstance(value, Mapping):
+        pairs: Any = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        pairs = value
+    else:
+        raise ValueError('expected a table of header names to text, e.g. { X-Team = "evals", '
+                         'Authorization = "Bearer {env:GATEWAY_KEY}" }')
+    checked: dict[str, str] = {}
+    for item in pairs:
+        if not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[0], str):
+            raise ValueError("expected a table of header names to text")
+        name, text = item
+        problem = header_problem(name, text)
+        if problem is not None:
+            raise ValueError(f"header {name}: {problem}")
+        checked[name] = text
+    return tuple(sorted(checked.items()))
+
+
+Headers = Annotated[tuple[tuple[str, str], ...], PlainValidator(_check_headers)]
+Temperature = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 InputGlob = Annotated[str, Field(min_length=1), AfterValidator(_check_input_glob)]
 
 
@@ -118,6 +145,9 @@ class JudgeOverrides(StrictTable):
     timeout_ms: PositiveMs | None = None
     max_concurrency: AtLeastOne | None = None
     max_retries: NonNegative | None = None
+    headers: Headers | None = None
+    temperature: Temperature | None = None
+    seed: int | None = None
 
     def given(self) -> dict[str, object]:
         """Only the fields this table sets."""
@@ -133,10 +163,21 @@ class JudgeSettings(FrozenModel):
     timeout_ms: PositiveMs = 180_000
     max_concurrency: AtLeastOne = 8
     max_retries: NonNegative = 3
+    headers: Headers = ()
+    temperature: Temperature | None = None
+    seed: int | None = None
 
     def fingerprint_view(self) -> dict[str, object]:
-        """What can change a judged result; concurrency cannot, and no secret is held here."""
-        return self.model_dump(exclude={"max_concurrency"})
+        """What can change a judged result; concurrency cannot, and no secret is held here:
+        header values are kept as written (`env:NAME`), never as read. Unset newer fields are
+        left out, so settings that do not use them keep their earlier fingerprint."""
+        view = self.model_dump(exclude={"max_concurrency", "headers", "temperature", "seed"})
+        if self.headers:
+            view["headers"] = dict(self.headers)
+        for name in ("temperature", "seed"):
+            if getattr(self, name) is not None:
+                view[name] = getattr(self, name)
+        return view
 
     def read_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The key value from the environment, or None when unset or empty."""

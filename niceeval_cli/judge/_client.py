@@ -9,17 +9,16 @@ calls of the run never turns into a judge timeout.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import json
-import random
 import ssl
 import sys
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .._gateway import Backoff, error_text, listed_models, model_missing_text, reported_cost, unknown_model
+from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
 from .._states import UnavailableReason
 from ._lanes import LaneTransport
@@ -28,6 +27,8 @@ from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade i
 _DETAIL_CHARS = 300
 _USER_AGENT = f"python-httpx/{httpx.__version__}"
 T = TypeVar("T")
+#: Extra request headers, values already resolved (hashable: it keys the prebuilt header lines).
+Extra = tuple[tuple[str, str], ...]
 
 
 class Endpoint:
@@ -44,23 +45,34 @@ class Endpoint:
         self.transport: httpx.AsyncBaseTransport = transport or self._lanes  # type: ignore[assignment]
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.models_url = base_url.rstrip("/") + "/models"
         self._url = httpx.URL(self.url)
         # By key: the raw header lines httpx would send (Host first, as its `Request` puts it),
         # built once; a request adds its Content-Length. Giving httpx the body as a stream with
         # its headers complete skips re-encoding and re-validating them per request (20 µs → 5).
-        self._headers: dict[str, list[tuple[bytes, bytes]]] = {}
+        self._headers: dict[tuple[str, Extra], list[tuple[bytes, bytes]]] = {}
 
-    async def send(self, body: Mapping[str, Any], key: str, timeout_s: float) -> httpx.Response:
+    async def send(self, body: Mapping[str, Any], key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:
         """POST `body` as JSON (encoded as httpx encodes `json=`) and read the whole response."""
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        raw = self._headers.get(key)
+        cache_key = (key, extra)
+        raw = self._headers.get(cache_key)
         if raw is None:
-            raw = self._headers[key] = [(b"Host", self._url.netloc), *httpx.Headers(headers_for(key)).raw]
+            raw = self._headers[cache_key] = [(b"Host", self._url.netloc), *httpx.Headers(headers_for(key, extra)).raw]
         request = httpx.Request(
             "POST", self._url, stream=httpx.ByteStream(content),
             headers=httpx.Headers([*raw, (b"Content-Length", str(len(content)).encode("ascii"))]),
-            extensions={"timeout": {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}},
+            extensions={"timeout": _timeouts(timeout_s)},
         )
+        return await self._exchange(request)
+
+    async def get_models(self, key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:
+        """GET `{base_url}/models` with the judge's headers (through the same lanes)."""
+        headers = {k: v for k, v in headers_for(key, extra).items() if k != "Content-Type"}
+        request = httpx.Request("GET", self.models_url, headers=headers, extensions={"timeout": _timeouts(timeout_s)})
+        return await self._exchange(request)
+
+    async def _exchange(self, request: httpx.Request) -> httpx.Response:
         response = await self.transport.handle_async_request(request)
         response.request = request
         try:
@@ -85,6 +97,10 @@ def open_endpoint(
     return Endpoint(base_url, max_concurrency, transport)
 
 
+def _timeouts(seconds: float) -> dict[str, float]:
+    return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+
+
 @functools.lru_cache(maxsize=1)
 def _tls_context() -> ssl.SSLContext:
     """httpx's default verifying context, built once (loading the CA bundle is slow)."""
@@ -100,23 +116,13 @@ class CallOutcome:
     body: Any = None  # the parsed JSON body, else the raw text (2xx or the last failure)
     failure: UnavailableReason | None = None
     detail: str = ""
+    cost_usd: float | None = None  # what the endpoint reported the answered call cost (body or header)
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with jitter: base·2^n seconds, capped, times a factor in [0.5, 1]."""
-
-    base_s: float = 0.2
-    cap_s: float = 8.0
-    rng: Callable[[], float] = random.random
-
-    def delay(self, retry: int) -> float:
-        return min(self.cap_s, self.base_s * 2**retry) * (0.5 + 0.5 * self.rng())
-
-
-def headers_for(key: str) -> dict[str, str]:
-    """The headers of a judge request (httpx's client defaults, the key, JSON)."""
-    return {
+def headers_for(key: str, extra: Extra = ()) -> dict[str, str]:
+    """The headers of a judge request (httpx's client defaults, the key, JSON), then the
+    configured extra headers (`[judge] headers`, their `env:` values already read)."""
+    headers = {
         "Accept": "*/*",
         "Accept-Encoding": "gzip, deflate",
         "Connection": "keep-alive",
@@ -124,6 +130,11 @@ def headers_for(key: str) -> dict[str, str]:
         "Authorization": f"Bearer {key}",
         "Content-Type": "application/json",
     }
+    lowered = {name.lower(): name for name in headers}
+    for name, value in extra:
+        headers.pop(lowered.get(name.lower(), name), None)
+        headers[name] = value
+    return headers
 
 
 
@@ -160,31 +171,13 @@ def status_text(response: httpx.Response) -> str:
 
 def error_message(body: Any) -> str:
     """The human part of an error body (`{"error": {"message": ...}}` and friends), shortened."""
-    message: Any = body
-    if isinstance(body, Mapping):
-        error = body.get("error", body.get("detail", body.get("message")))
-        if isinstance(error, Mapping):
-            error = error.get("message", error)
-        message = error if error is not None else body
-    text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = " ".join(error_text(body).split())
     return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
 
 
 def retry_after_s(response: httpx.Response) -> float | None:
     """`Retry-After` (seconds or an HTTP date) as seconds from now, or None."""
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return gateway_retry_after_s(response.headers)
 
 
 async def call(
@@ -195,6 +188,7 @@ async def call(
     timeout_s: float,
     max_retries: int,
     backoff: Backoff,
+    extra: Extra = (),
 ) -> CallOutcome:
     """POST `body`, retrying 429 / 5xx / connection errors up to `max_retries` times, all
     within `timeout_s`. A call that runs out of time is `judge-timeout`; one that runs out of
@@ -208,7 +202,7 @@ async def call(
             requests += 1
             retry_wait: float | None = None
             try:
-                response = await _within(endpoint.send(body, key, remaining), remaining)
+                response = await _within(endpoint.send(body, key, remaining, extra), remaining)
             except (asyncio.TimeoutError, httpx.TimeoutException):
                 return CallOutcome(requests, failure=UnavailableReason.JUDGE_TIMEOUT,
                                    detail=_timed_out(timeout_s, requests, "no complete response"))
@@ -218,7 +212,8 @@ async def call(
             else:
                 status = response.status_code
                 if status < 300:
-                    return CallOutcome(requests, status, body_of(response))
+                    answer = body_of(response)
+                    return CallOutcome(requests, status, answer, cost_usd=reported_cost(response.headers, answer))
                 if status == 429:
                     reason = UnavailableReason.JUDGE_RATE_LIMITED
                     retry_wait = retry_after_s(response)
@@ -261,14 +256,28 @@ def _with_detail(outcome: CallOutcome, detail: str) -> CallOutcome:
     return CallOutcome(outcome.requests, outcome.status, outcome.body, outcome.failure, detail)
 
 
-async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float) -> str | None:
-    """A minimal chat completion (max_tokens 1): the cause when the endpoint refuses this
-    setting (cannot connect, 401/403, 404 / unknown model), else None. Transient answers
-    (429, 5xx, timeouts) and other 4xx are left to the grading calls to classify."""
+async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extra: Extra = ()) -> str | None:
+    """The cause when the endpoint refuses this setting, else None: cannot connect, 401/403,
+    a model its `/models` does not list (when it lists any), and a minimal chat completion
+    (max_tokens 1) answered 404 or `400` "unknown model". Transient answers (429, 5xx, timeouts)
+    and other 4xx are left to the grading calls to classify."""
+    try:
+        async with endpoint.slots:
+            listing = await _within(endpoint.get_models(key, timeout_s, extra), timeout_s)
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        listing = None
+    except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        return f"cannot connect to {endpoint.url}: {exc}"
+    except httpx.TransportError:
+        listing = None
+    if listing is not None:
+        listed = listed_models(body_of(listing)) if listing.status_code < 300 else None
+        if listed is not None and model not in listed:
+            return f"the judge {model_missing_text(model, endpoint.models_url, listed)}"
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     try:
         async with endpoint.slots:
-            response = await _within(endpoint.send(body, key, timeout_s), timeout_s)
+            response = await _within(endpoint.send(body, key, timeout_s, extra), timeout_s)
     except (asyncio.TimeoutError, httpx.TimeoutException):
         return None
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
@@ -276,14 +285,9 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float) -> s
     except httpx.TransportError:
         return None
     status = response.status_code
-    if status in (401, 403, 404) or (status == 400 and _unknown_model(body_of(response))):
+    answer = body_of(response)
+    if status == 400 and unknown_model(answer):
+        return f"{status_text(response)} (the judge model {model!r} is unknown to this endpoint)"
+    if status in (401, 403, 404):
         return status_text(response)
     return None
-
-
-def _unknown_model(body: Any) -> bool:
-    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
-        if body["error"].get("code") in ("model_not_found", "invalid_model"):
-            return True
-    text = error_message(body).lower()
-    return "model" in text and any(s in text for s in ("not found", "does not exist", "unknown", "not exist"))

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._gateway import ResolvedHeaders, resolve_headers
 from .._httpx import httpx
 from .._redact import redact, safe_json, trim_text
 from .._secrets import header_secret_problem, secret_problem_text
@@ -45,6 +46,7 @@ class JudgeGrade:
     tokens: int  # judge total tokens (0 when no call was made or the judge reported no usable usage)
     evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
     replaced: int = 0  # lone surrogates in the judge's text, stored replaced with U+FFFD (the runner notes it)
+    cost_usd: float | None = None  # what the judge endpoint reported the call cost (body or gateway header)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class PreflightFailure:
     cause: str  # e.g. "401 Unauthorized: invalid api key"
 
 
-_PreflightKey = tuple[Any, str, str]
+_PreflightKey = tuple[Any, str, str, tuple[tuple[str, str], ...]]
 
 
 class JudgeService:
@@ -70,6 +72,7 @@ class JudgeService:
         self._endpoints: dict[tuple[str, int], Endpoint] = {}
         self._preflights: dict[_PreflightKey, asyncio.Future[PreflightFailure | None]] = {}
         self.total_tokens = 0  # judge tokens of every grade made by this service
+        self.total_cost_usd: float | None = None  # reported judge cost, None while none was reported
 
     # ----------------------------------------------------------------- resolution
     def resolve_problem(self, settings: JudgeSettings | None) -> str | None:
@@ -98,7 +101,16 @@ class JudgeService:
         if problem is not None:
             return PreflightFailure(settings, self._endpoint(settings).url,
                                     secret_problem_text(settings.api_key_env, problem, what="judge key"))
-        key: _PreflightKey = (settings.model, settings.base_url, settings.api_key_env)
+        extra = _headers(settings)
+        if extra.missing:
+            return PreflightFailure(settings, self._endpoint(settings).url, _missing_headers_text(extra))
+        for value in extra.secrets:
+            problem = header_secret_problem(value)
+            if problem is not None:  # a header secret that cannot be sent: never sent, never shown
+                return PreflightFailure(settings, self._endpoint(settings).url,
+                                        "a variable named in [judge] headers holds a value that cannot be a "
+                                        f"header ({problem})")
+        key: _PreflightKey = (settings.model, settings.base_url, settings.api_key_env, settings.headers)
         future = self._preflights.get(key)
         if future is None:
             future = self._preflights[key] = asyncio.ensure_future(self._probe(settings))
@@ -107,29 +119,34 @@ class JudgeService:
     async def _probe(self, settings: JudgeSettings) -> PreflightFailure | None:
         endpoint = self._endpoint(settings)
         secret = _key(settings)
-        probing = asyncio.ensure_future(probe(endpoint, str(settings.model), secret, settings.timeout_ms / 1000))
+        extra = _headers(settings)
+        probing = asyncio.ensure_future(probe(endpoint, str(settings.model), secret, settings.timeout_ms / 1000,
+                                              tuple(extra.headers.items())))
         await asyncio.sleep(0)  # the probe is on its way: open the other lanes while it waits
         endpoint.open_lanes()
         cause = await probing
         if cause is None:
             return None
-        return PreflightFailure(settings, endpoint.url, redact(cause, [secret]))
+        return PreflightFailure(settings, endpoint.url, redact(cause, [secret, *extra.secrets]))
 
     # -------------------------------------------------------------------- grading
     async def grade(self, match: JudgeMatch, material: object, settings: JudgeSettings) -> JudgeGrade:
         """Grade `material` with `match`'s judge; never raises for a grading problem."""
         secret = _key(settings) if settings is not None else ""
+        extra = _headers(settings) if settings is not None else ResolvedHeaders({}, [], {})
         try:
-            result = await self._grade(match, material, settings, secret)
+            result = await self._grade(match, material, settings, secret, extra)
         except Exception as exc:  # the evaluator's own failure, kept as `errored`
-            detail = redact(f"{type(exc).__name__}: {exc}", [secret])
+            detail = redact(f"{type(exc).__name__}: {exc}", [secret, *extra.secrets])
             result = JudgeGrade(AssertionState.ERRORED, None, ErroredReason.JUDGE_EVALUATOR_ERROR,
                                 _bounded(f"judge evaluator failed: {detail}"), None, 0, None)
         self.total_tokens += result.tokens
+        if result.cost_usd is not None:
+            self.total_cost_usd = (self.total_cost_usd or 0.0) + result.cost_usd
         return result
 
     async def _grade(self, match: JudgeMatch, material: object, settings: JudgeSettings,
-                     secret: str) -> JudgeGrade:
+                     secret: str, extra: ResolvedHeaders) -> JudgeGrade:
         reason = unavailable_reason(material)
         if reason is None and isinstance(material, Material) and material.state == "partial":
             reason = material.reason or "partial"
@@ -144,6 +161,8 @@ class JudgeService:
         if key_problem is not None:  # the preflight refuses it first; never send or echo it
             return _unavailable(UnavailableReason.JUDGE_KEY_UNRESOLVED,
                                 secret_problem_text(settings.api_key_env, key_problem, what="judge key"), evidence)
+        if extra.missing:  # the preflight refuses it first; used alone, each grade says so
+            return _unavailable(UnavailableReason.JUDGE_KEY_UNRESOLVED, _missing_headers_text(extra), evidence)
         size = len(canonical_json(value).encode("utf-8"))
         if size > match.max_material_bytes:
             return _unavailable(
@@ -153,15 +172,20 @@ class JudgeService:
                 evidence,
             )
         body = request_body(match, value, str(settings.model))
+        sampling = {name: getattr(settings, name) for name in ("temperature", "seed")
+                    if getattr(settings, name) is not None}
+        body.update(sampling)
         outcome = await call(
             self._endpoint(settings), body, secret, timeout_s=settings.timeout_ms / 1000,
-            max_retries=settings.max_retries, backoff=self._backoff,
+            max_retries=settings.max_retries, backoff=self._backoff, extra=tuple(extra.headers.items()),
         )
-        audit = safe_json(
-            {"request": {"model": body["model"], "messages": body["messages"]}, "response": outcome.body},
-            secrets=[secret], max_bytes=match.max_audit_bytes,
-        )
-        return _settle(match, outcome, audit, evidence, secret)
+        secrets = [secret, *extra.secrets]
+        audited: dict[str, Any] = {"request": {"model": body["model"], "messages": body["messages"], **sampling},
+                                   "response": outcome.body}
+        if outcome.cost_usd is not None:
+            audited["cost_usd"] = outcome.cost_usd
+        audit = safe_json(audited, secrets=secrets, max_bytes=match.max_audit_bytes)
+        return _settle(match, outcome, audit, evidence, secrets)
 
     async def aclose(self) -> None:
         """Close every endpoint client (idempotent)."""
@@ -172,6 +196,16 @@ class JudgeService:
 
 def _key(settings: JudgeSettings) -> str:
     return os.environ.get(settings.api_key_env, "")
+
+
+def _headers(settings: JudgeSettings) -> ResolvedHeaders:
+    """`[judge] headers` with their `env:` references read now (never kept past the request)."""
+    return resolve_headers(settings.headers)
+
+
+def _missing_headers_text(extra: ResolvedHeaders) -> str:
+    return (f"environment variable(s) unset or empty ({extra.missing_text()} of the judge's headers); "
+            "set them in the environment or in .env beside niceeval.toml; no request was sent")
 
 
 def _material_json(material: object) -> Any:
@@ -193,12 +227,12 @@ def _unavailable(reason: str, explanation: str, evidence: str | None = None) -> 
     return JudgeGrade(AssertionState.UNAVAILABLE, None, str(reason), _bounded(explanation), None, 0, evidence)
 
 
-def _bounded(text: str, secret: str = "") -> str:
+def _bounded(text: str, secrets: str | list[str] = "") -> str:
     """Stored explanation text: redacted first, then cut to EXPLANATION_MAX_BYTES with a marker."""
-    return trim_text(redact(text, [secret]), EXPLANATION_MAX_BYTES)
+    return trim_text(redact(text, [secrets] if isinstance(secrets, str) else secrets), EXPLANATION_MAX_BYTES)
 
 
-def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, secret: str) -> JudgeGrade:
+def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, secret: list[str]) -> JudgeGrade:
     # Unreported or impossible usage (absent, negative, past 2**53) counts 0, like no call.
     tokens = (usage_tokens(outcome.body) or 0) if outcome.failure is None else 0
     if outcome.failure is not None:
@@ -208,9 +242,11 @@ def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, 
         parsed = parse_grade(outcome.body, match.choices)
     except InvalidResponse as exc:
         return JudgeGrade(AssertionState.ERRORED, None, str(ErroredReason.JUDGE_INVALID_RESPONSE),
-                          _bounded(f"invalid judge response: {exc}", secret), audit, tokens, evidence)
+                          _bounded(f"invalid judge response: {exc}", secret), audit, tokens, evidence,
+                          cost_usd=outcome.cost_usd)
     measurement = float(match.choices[parsed.choice])
     reasoning = parsed.reasoning or "(the judge gave no reasoning)"
     replaced = sum(0xD800 <= ord(c) <= 0xDFFF for c in reasoning) if not reasoning.isascii() else 0
     return JudgeGrade(AssertionState.MEASURED, measurement, None,
-                      _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence, replaced)
+                      _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence, replaced,
+                      outcome.cost_usd)

@@ -277,7 +277,8 @@ async def execute_attempt(
         case_metadata=_case_value(spec.case_metadata_json, secrets),
         sandbox=sandbox,
     )
-    return SealedAttempt(record, tuple(results), (*notes, *usage.notes), usage.dropped)
+    adapter_notes = [redact(note, secrets) for note in adapter_ctx.notes]
+    return SealedAttempt(record, tuple(results), (*adapter_notes, *notes, *usage.notes), usage.dropped)
 
 
 async def _close_sandbox(scope: AttemptScope, state: str, notes: list[str]) -> str | None:
