@@ -2,18 +2,21 @@
 
 What lets a program without NiceEval tell a run whose process is gone (view `run_status`,
 views.py): a `running` run whose beat is older than HEARTBEAT_STALE_S reads `abandoned`. NiceEval's
-own readers know sooner on the owner's host (owner.py checks the process). A beat is best effort:
-a beat that cannot be written (the store busy, the disk full) is skipped, never an error of the run.
+own readers know sooner on the owner's host (owner.py checks the process).
+
+The first beat is written with the run's row; the next ones by a timer on the event loop that
+began the run (where the run's seals are written too): no thread and no second connection, so a
+run's memory is what it was. A beat is best effort: one that cannot be written soon (another
+writer holds the lock, the disk is full) is skipped, never an error of the run.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import sqlite3
-import threading
-from pathlib import Path
+from collections.abc import Callable
 
-from .._ids import utc_now_iso
+from .errors import StoreError
 from .views import HEARTBEAT_INTERVAL_S
 
 __all__ = ["BEAT_SQL", "Heartbeats"]
@@ -24,61 +27,42 @@ BEAT_SQL = (
 )
 
 
-def _open(path: Path, interval_s: float) -> sqlite3.Connection:
-    """The store as it is (`mode=rw`: a store removed during the run is not created again empty);
-    a beat waits for another writer's lock up to one interval, then is skipped."""
-    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {int(interval_s * 1000)}")
-    return conn
-
-
-class _Beating:
-    """One run's beating thread, on a connection of its own (made and closed in that thread)."""
-
-    def __init__(self, path: Path, run_id: str, interval_s: float) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._loop, args=(path, run_id, interval_s), name=f"niceeval-heartbeat-{run_id}", daemon=True
-        )
-        self._thread.start()
-
-    def _loop(self, path: Path, run_id: str, interval_s: float) -> None:
-        conn: sqlite3.Connection | None = None
-        try:
-            while not self._stop.wait(interval_s):
-                try:
-                    if conn is None:
-                        conn = _open(path, interval_s)
-                    conn.execute(BEAT_SQL, [run_id, utc_now_iso()])  # autocommit: one short write
-                except (sqlite3.Error, OSError):
-                    continue  # the next beat tries again
-        finally:
-            if conn is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-
 class Heartbeats:
-    """The beating runs of one writable Store (the first beat is written with the run's row)."""
+    """The beating runs of one writable Store; `beat(run_id)` writes one beat."""
 
-    def __init__(self, path: Path, interval_s: float = HEARTBEAT_INTERVAL_S) -> None:
-        self._path = path
+    def __init__(self, beat: Callable[[str], None], interval_s: float = HEARTBEAT_INTERVAL_S) -> None:
+        self._beat = beat
         self._interval_s = interval_s
-        self._beating: dict[str, _Beating] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
 
     def start(self, run_id: str) -> None:
-        if run_id not in self._beating:
-            self._beating[run_id] = _Beating(self._path, run_id, self._interval_s)
+        """Beat every interval on the running event loop; begun outside one (a script using the
+        store), the beat written with the run stands alone."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if run_id not in self._timers:
+            self._schedule(loop, run_id)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop, run_id: str) -> None:
+        self._timers[run_id] = loop.call_later(self._interval_s, self._tick, loop, run_id)
+
+    def _tick(self, loop: asyncio.AbstractEventLoop, run_id: str) -> None:
+        if run_id not in self._timers:
+            return
+        try:
+            self._beat(run_id)
+        except (StoreError, sqlite3.Error):
+            pass  # a beat is best effort: the next one tries again
+        if run_id in self._timers and not loop.is_closed():
+            self._schedule(loop, run_id)
 
     def stop(self, run_id: str) -> None:
-        beating = self._beating.pop(run_id, None)
-        if beating is not None:
-            beating.stop()
+        timer = self._timers.pop(run_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def stop_all(self) -> None:
-        for run_id in list(self._beating):
+        for run_id in list(self._timers):
             self.stop(run_id)

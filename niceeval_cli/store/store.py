@@ -182,7 +182,7 @@ class Store:
         self.path = path
         self.readonly = readonly
         self._conn = conn
-        self._beats = Heartbeats(path)  # of the runs this process began and has not finished
+        self._beats = Heartbeats(self._beat)  # the runs this process began and has not finished
 
     # ── opening ──────────────────────────────────────────────────────────────────────────
 
@@ -289,6 +289,17 @@ class Store:
             if planned is not None:
                 _insert_rows(conn, INSERT_PLANS, planned)
         self._beats.start(run_id)
+
+    def _beat(self, run_id: str) -> None:
+        """One heartbeat (heartbeat.py), waiting at most 0.2 s for another writer's lock."""
+        conn = self._conn
+        waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        conn.execute("PRAGMA busy_timeout = 200")
+        try:
+            with write_transaction(conn, self.path, "Recording a heartbeat"):
+                conn.execute(BEAT_SQL, [run_id, utc_now_iso()])
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(waited)}")
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so

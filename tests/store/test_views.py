@@ -3,6 +3,7 @@ heartbeat that lets `run_status` tell a run whose process is gone."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 
@@ -44,18 +45,22 @@ def test_run_status_reads_a_running_run_without_a_recent_beat_as_abandoned(proje
     assert _plain(project.path, "SELECT status FROM run_status") == [("finished",)]
 
 
-def test_a_running_run_beats_until_it_finishes(project):
-    run_id = project.begin_run()
-    beats = Heartbeats(project.path, interval_s=0.05)
-    beats.start(run_id)
-    try:
-        first = _plain(project.path, "SELECT beat_at FROM run_heartbeats")[0][0]
+def test_a_running_run_beats_on_its_event_loop_until_it_finishes(project):
+    def beat_at() -> str:
+        return _plain(project.path, "SELECT beat_at FROM run_heartbeats")[0][0]
+
+    async def run() -> tuple[str, str, str]:
+        project.store._beats = Heartbeats(project.store._beat, interval_s=0.05)
+        run_id = project.begin_run()  # on this loop: it beats every 0.05 s
+        first = beat_at()
         deadline = time.monotonic() + 10
-        while _plain(project.path, "SELECT beat_at FROM run_heartbeats")[0][0] == first:
+        while beat_at() == first:
             assert time.monotonic() < deadline, "no beat"
-            time.sleep(0.05)
-    finally:
-        beats.stop_all()
-    stopped = _plain(project.path, "SELECT beat_at FROM run_heartbeats")
-    time.sleep(0.2)
-    assert _plain(project.path, "SELECT beat_at FROM run_heartbeats") == stopped
+            await asyncio.sleep(0.05)
+        project.finish(run_id)
+        stopped = beat_at()
+        await asyncio.sleep(0.2)
+        return first, stopped, beat_at()
+
+    first, stopped, later = asyncio.run(run())
+    assert stopped > first and later == stopped  # beats until finished, then never again
