@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ExitCode", "Interrupted", "NiceEvalError", "SetupError", "UsageError"]
+__all__ = ["COMMAND_EXIT_CODES", "EXIT_MEANING", "ExitCode", "Interrupted", "NiceEvalError", "SetupError", "UsageError"]
 
 
 class ExitCode(IntEnum):
@@ -43,6 +43,82 @@ EXIT_MEANING: dict[int, str] = {
     ExitCode.UNDECIDED: "something could not be decided",
     ExitCode.STORE_UNAVAILABLE: "the store could not be written",
     ExitCode.INTERRUPTED: "interrupted",
+}
+
+
+_O, _F, _U, _S, _I, _D, _X, _C = (
+    ExitCode.OK, ExitCode.FAILED, ExitCode.USAGE, ExitCode.SETUP, ExitCode.INTERNAL, ExitCode.UNDECIDED,
+    ExitCode.STORE_UNAVAILABLE, ExitCode.INTERRUPTED,
+)
+_BUG = "internal error (a bug in NiceEval): a short message and where the traceback was written"
+_STOPPED = "interrupted (Ctrl-C or SIGTERM)"
+_STORE_BUSY = "the store cannot be used now (locked beyond the busy timeout, disk full, read-only)"
+
+#: The exit codes each command can end with, and what each means there: every command's
+#: `--help` lists its own from here (cli.py), and docs/cli.md says the same.
+COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
+    "run": {
+        _O: "every pass-style eval passed under its pass_rule, every score attempt scored with its gate passed",
+        _F: "a definite failure: a pass-style eval failed, or a score gate failed",
+        _U: "usage or configuration error (bad flag, invalid niceeval.toml, an eval module that does not "
+            "import, nothing selected, a --junit path that cannot be written)",
+        _S: "setup error: a judge, adapter or sandbox preflight failed; the affected attempts were not dispatched",
+        _I: _BUG,
+        _D: "nothing failed for certain, but something could not be decided (errored, unrankable, "
+            "gate unavailable, slots not run)",
+        _X: "the store could not be written (locked beyond the busy timeout, disk full, read-only); "
+            "what was sealed is kept",
+        _C: _STOPPED + ": in-flight attempts sealed errored (interrupted), the run marked interrupted",
+    },
+    "view": {
+        _O: "shown",
+        _U: "usage error: unknown or ambiguous run or attempt id, unknown --state, no store yet, "
+            "not a NiceEval store",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "query": {
+        _O: "rows printed",
+        _U: "usage error: unknown target, format or run id, no store yet, invalid SQL, a --sql statement that "
+            "tries to write",
+        _I: _BUG, _X: _STORE_BUSY,
+        _C: _STOPPED + ", also while a --sql statement runs",
+    },
+    "list": {
+        _O: "listed",
+        _U: "configuration error: invalid niceeval.toml, an eval module that does not import",
+        _I: _BUG, _C: _STOPPED,
+    },
+    "init": {
+        _O: "written (a file that exists already is left as it is)",
+        _U: "the folder cannot be written",
+        _I: _BUG, _C: _STOPPED,
+    },
+    "compare": {
+        _O: "compared (whatever changed), unless --fail-on says otherwise",
+        _F: "a pair is in a --fail-on class",
+        _U: "usage error: unknown or ambiguous run id, an experiment the run does not hold, a bad --format or "
+            "--fail-on",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "report": {
+        _O: "written; its path is printed",
+        _U: "usage error: unknown or ambiguous run id, a --baseline or --experiments that does not apply, an "
+            "--out path that cannot be written",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "merge": {
+        _O: "merged (with --exit-code: and the merged run passed)",
+        _F: "with --exit-code: the merged run has a definite failure",
+        _U: "merge refused, nothing written: the same id with other content, shards of another plan or N, a "
+            "malformed row, a bad path",
+        _S: "with --exit-code: the merged run had a setup error",
+        _I: _BUG,
+        _D: "with --exit-code: nothing failed for certain, but something is undecided or a shard is missing",
+        _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "sandbox list": {_O: "listed", _I: _BUG, _C: _STOPPED},
+    "sandbox prune": {_O: "removed what could be removed (a sandbox in use is left, with a note)", _I: _BUG,
+                      _C: _STOPPED},
 }
 
 

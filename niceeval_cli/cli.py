@@ -21,7 +21,7 @@ import typer.core
 import typer.main
 
 from . import __version__
-from ._errors import ExitCode, NiceEvalError, UsageError
+from ._errors import COMMAND_EXIT_CODES, ExitCode, NiceEvalError, UsageError
 
 
 class _DeferredCoercion:
@@ -85,20 +85,10 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
-_EXIT_CODES_RUN = """\
-**Exit codes**
-
-* 0: every pass-style eval passed under its pass_rule, every score attempt scored cleanly
-* 1: a definite failure: an eval failed, or a score gate failed
-* 2: usage or configuration error
-* 3: setup error (a judge or system-under-test preflight failed; affected attempts were not dispatched)
-* 4: internal error (a bug in NiceEval)
-* 5: nothing failed for certain, but something could not be decided
-* 6: the store could not be written (locked too long, disk full, read-only)
-* 130: interrupted
-"""
-_EXIT_CODES_READ = ("**Exit codes**: 0 success · 2 usage or configuration error (unknown id, bad SQL) · "
-                    "4 internal error · 6 the store cannot be used now (locked, disk full, read-only)")
+def _exit_codes(command: str) -> str:
+    """The command's own exit codes for its --help, from the one table (`_errors.COMMAND_EXIT_CODES`)."""
+    codes = sorted(COMMAND_EXIT_CODES[command].items())
+    return "**Exit codes**\n\n" + "\n".join(f"* {int(code)}: {meaning}" for code, meaning in codes) + "\n"
 
 
 def _guard(fn: Callable[..., None]) -> Callable[..., None]:
@@ -201,7 +191,7 @@ def _console(stderr: bool = False) -> Any:
            "* `niceeval run checkout/ -e models/ --attempts 3`: evals under checkout/, the models/ experiments\n"
            "* `niceeval run --rerun`: run again what did not pass; reuse the rest\n"
            "* `niceeval run --json | jq .event`: NDJSON events for scripts\n"
-           "* `niceeval run --junit report.xml`: also write JUnit XML for CI\n\n" + _EXIT_CODES_RUN,
+           "* `niceeval run --junit report.xml`: also write JUnit XML for CI\n\n" + _exit_codes("run"),
 )
 @_guard
 def run(
@@ -381,7 +371,7 @@ _STATES = "errored, failed, unrankable, gate-failed, gate-unavailable, passed, s
     epilog="**Examples**\n\n"
            "* `niceeval view`: the latest run\n"
            "* `niceeval view --state failed --eval checkout/`: its failed attempts under checkout/\n"
-           "* `niceeval view @3f2a`: one attempt in full (evidence, judge audit, usage)\n\n" + _EXIT_CODES_READ,
+           "* `niceeval view @3f2a`: one attempt in full (evidence, judge audit, usage)\n\n" + _exit_codes("view"),
 )
 @_guard
 def view(
@@ -416,7 +406,7 @@ def view(
            "* `niceeval query runs --run all --format json | jq '.[0].argv'`\n"
            "* `niceeval query --sql 'SELECT state, COUNT(*) FROM attempts GROUP BY state'`\n\n"
            "JSON columns (argv, evidence, match_config, ...) are JSON values in json/ndjson and text in "
-           "csv. To a terminal, control characters in stored text are shown escaped.\n\n" + _EXIT_CODES_READ,
+           "csv. To a terminal, control characters in stored text are shown escaped.\n\n" + _exit_codes("query"),
 )
 @_guard
 def query(
@@ -471,7 +461,7 @@ def query(
     short_help="Merge stores (CI shards) into one; a shard group reads as one run.",
     epilog="**Examples**\n\n"
            "* `niceeval merge shard-*/results.db --into merged.db --exit-code`: the merge job of a CI matrix\n"
-           "* `niceeval view GROUP --store merged.db`: the group as one run",
+           "* `niceeval view GROUP --store merged.db`: the group as one run\n\n" + _exit_codes("merge"),
 )
 @_guard
 def merge(
@@ -500,13 +490,13 @@ def merge(
 
 
 @app.command("list", short_help="List discovered evals and configured experiments.",
-             epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _EXIT_CODES_READ)
+             epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _exit_codes("list"))
 @_guard
 def list_evals(
     json_out: Annotated[bool, _flag(
         "--json", help='Print {"evals": [...], "experiments": [...], "warnings": [...]}.')] = False,
     cases: Annotated[bool, _flag(
-        "--cases", help="One line per case of an eval with cases (its id is <eval id>[<case id>]).")] = False,
+        "--cases", help="One line per case of an eval with cases (its id is `<eval id>[<case id>]`).")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments (what `niceeval run` would select)."""
@@ -519,7 +509,7 @@ def list_evals(
 
 @app.command(short_help="Write a minimal project that runs as it is.",
              epilog="Writes niceeval.toml and evals/example.py in the current folder; never overwrites a file.\n\n"
-                    + _EXIT_CODES_READ)
+                    + _exit_codes("init"))
 @_guard
 def init() -> None:
     """Write a minimal niceeval.toml and evals/example.py that run as they are (never overwrites)."""
@@ -529,10 +519,6 @@ def init() -> None:
     listing.show_init(init_project(Path.cwd()), console=_console())
 
 
-_EXIT_CODES_COMPARE = (
-    "**Exit codes**: 0 compared · 1 a pair is in a `--fail-on` class · 2 usage error (unknown or ambiguous "
-    "run id, unknown experiment) · 4 internal error"
-)
 _CLASSES = "regressed, fixed, undecided, decided, still-failing, unchanged, added, removed"
 ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP045
     "--experiments", metavar="A B", help="Compare experiment A (base) with experiment B (new) in one run.",
@@ -545,7 +531,7 @@ ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP
            "* `niceeval compare 01J9`: that run (BASE) against the latest run\n"
            "* `niceeval compare BASE NEW --fail-on regressed`: exit 1 if anything regressed (CI)\n"
            "* `niceeval compare --experiments models/a models/b`: is B better than A in the latest run?\n"
-           "* `niceeval compare BASE --format csv > changes.csv`\n\n" + _EXIT_CODES_COMPARE,
+           "* `niceeval compare BASE --format csv > changes.csv`\n\n" + _exit_codes("compare"),
 )
 @_guard
 def compare(
@@ -602,7 +588,7 @@ def compare(
            "* `niceeval report`: the latest run, written to .niceeval/reports/RUN_ID.html\n"
            "* `niceeval report --baseline 01J9 --out report.html`: with what changed since run 01J9\n"
            "* `niceeval report --experiments models/a models/b`: with B against A\n\n"
-           "The page loads nothing from anywhere and opens from disk, offline.\n\n" + _EXIT_CODES_READ,
+           "The page loads nothing from anywhere and opens from disk, offline.\n\n" + _exit_codes("report"),
 )
 @_guard
 def report(
@@ -631,12 +617,13 @@ def report(
 
 sandbox_app = typer.Typer(
     name="sandbox", help="The sandboxes NiceEval left on this machine (kept, orphaned, in use).",
-    no_args_is_help=True, add_completion=False,
+    no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
 )
 app.add_typer(sandbox_app, name="sandbox", short_help="List or remove kept sandboxes (`--keep-sandbox`).")
 
 
-@sandbox_app.command("list", short_help="Show kept, orphaned and in-use sandboxes.")
+@sandbox_app.command("list", short_help="Show kept, orphaned and in-use sandboxes.",
+                     epilog=_exit_codes("sandbox list"))
 @_guard
 def sandbox_list(
     json_out: Annotated[bool, _flag("--json", help="Print a JSON list.")] = False,
@@ -648,7 +635,8 @@ def sandbox_list(
     sandboxes.show(list_kept(), console=_console(), json_out=json_out)
 
 
-@sandbox_app.command("prune", short_help="Remove kept and orphaned sandboxes (never one in use).")
+@sandbox_app.command("prune", short_help="Remove kept and orphaned sandboxes (never one in use).",
+                     epilog=_exit_codes("sandbox prune"))
 @_guard
 def sandbox_prune(
     json_out: Annotated[bool, _flag("--json", help="Print a JSON list of what was removed.")] = False,

@@ -8,6 +8,7 @@ print it as a configuration error (exit 2) without a traceback.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -49,6 +50,20 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return path or "(the table)"
 
 
+def _did_you_mean(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """` (did you mean 'callable'?)` for a misspelt key of the options table (or of a table in it)."""
+    fields: Any = model.model_fields
+    for part in loc[:-1]:  # down to the table the unknown key sits in
+        annotation = getattr(fields.get(part) if isinstance(part, str) else None, "annotation", None)
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return ""
+        fields = annotation.model_fields
+    word = str(loc[-1])
+    folded = {name.lower(): name for name in fields}
+    close = [folded[word.lower()]] if word.lower() in folded else difflib.get_close_matches(word, list(fields), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def parse_options(model: type[M], options: Mapping[str, Any], experiment_id: str, adapter: str) -> M:
     """Validate `options` for the built-in `adapter`; any mistake → one AdapterLoadError paragraph."""
     table = options_table(experiment_id)
@@ -68,7 +83,7 @@ def parse_options(model: type[M], options: Mapping[str, Any], experiment_id: str
         for item in error.errors(include_url=False):
             key = _key_path(tuple(item["loc"]))
             if item["type"] == "extra_forbidden":
-                problems.append(f"unknown key {key!r}")
+                problems.append(f"unknown key {key!r}{_did_you_mean(model, tuple(item['loc']))}")
             elif item["type"] == "missing":
                 problems.append(f"key {key!r} is required")
             else:

@@ -171,7 +171,7 @@ def compare_experiments(store: Store, a: str, b: str, run_ref: str | None = None
 def experiments_result(run: RunRow, facts: Sequence[AttemptFacts], a: str, b: str, *,
                        alpha: float = DEFAULT_ALPHA, confidence: float = DEFAULT_CONFIDENCE) -> CompareResult:
     """A against B over one run's attempts; an experiment the run does not hold is a usage error."""
-    present = sorted({f.experiment_id for f in facts} | set(run.experiments))
+    present = list(dict.fromkeys([*run.experiments, *sorted({f.experiment_id for f in facts})]))  # file order
     for name in (a, b):
         if name not in present:
             known = ", ".join(present) or "none"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._errors import UsageError
 from ._templates import CONFIG_TEMPLATE, EXAMPLE_TEMPLATE
 
 
@@ -48,12 +49,19 @@ def init_project(cwd: Path) -> InitReport:
         if item.path.exists():
             report.entries.append(InitEntry(shown, written=False))
             continue
-        item.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with item.path.open("x", encoding="utf-8") as handle:  # "x": never replace a file
-                handle.write(item.content)
-        except FileExistsError:
-            report.entries.append(InitEntry(shown, written=False))
-            continue
+            item.path.parent.mkdir(parents=True, exist_ok=True)  # a file in the folder's place: an OSError
+            try:
+                with item.path.open("x", encoding="utf-8") as handle:  # "x": never replace a file
+                    handle.write(item.content)
+            except FileExistsError:
+                report.entries.append(InitEntry(shown, written=False))
+                continue
+        except OSError as error:  # a folder that cannot be written is the user's to fix, not a bug
+            done = f" (already written: {', '.join(report.written)})" if report.written else ""
+            why = ("a file stands where its folder should be" if isinstance(error, FileExistsError)
+                   else error.strerror or str(error))
+            raise UsageError(f"init: cannot write {shown} ({why}){done}; run `niceeval init` in a folder you "
+                             "can write.") from None
         report.entries.append(InitEntry(shown, written=True))
     return report

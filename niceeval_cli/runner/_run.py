@@ -342,6 +342,13 @@ class _Rows(Iterable[T]):
         return self._make()
 
 
+def _file_order(request: RunRequest, slots: Sequence[PlannedSlot]) -> list[str]:
+    """The run's experiments in the niceeval.toml file's order, which every output follows."""
+    present = {s.experiment.id for s in slots}
+    return [e for e in request.project.experiments if e in present] + sorted(
+        present.difference(request.project.experiments))
+
+
 def _check_group(store: Store, layout: ShardLayout) -> None:
     """A group's shards must split one plan the same way: refuse a shard of another plan, or with
     another N, under its id (its slots would be counted against the wrong partition: the group
@@ -494,7 +501,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 store.begin_run(
                     run_id, started_at=utc_now_iso(), argv=list(request.argv), version=request.version,
                     config_file=str(request.project.file) if request.project.file else None,
-                    experiments=sorted({s.experiment.id for s in slots}),
+                    experiments=_file_order(request, slots),
                     planned_total=layout.planned_total, plan_digest=layout.digest,
                     shard_index=layout.shard.index if layout.shard else None,
                     shard_count=layout.shard.count if layout.shard else None,

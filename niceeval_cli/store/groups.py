@@ -18,7 +18,7 @@ building of a group's row; `Store` runs it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__
@@ -131,7 +131,7 @@ def group_row(group_id: str, members: Sequence[Mapping[str, Any]], verdict: Grou
     shards = len({m["shard_index"] for m in members})
     ended = [m["ended_at"] for m in members]
     complete = shards == shard_count and not not_run and run_status not in (RunStatus.RUNNING, RunStatus.ABANDONED)
-    experiments = sorted({e for m in members for e in json.loads(m["experiments"] or "[]")})
+    experiments = ordered_union(json.loads(m["experiments"] or "[]") for m in reversed(members))
     row: dict[str, Any] = {column: None for column in RUN_COLUMNS}
     row.update(
         id=group_id,
@@ -154,3 +154,19 @@ def group_row(group_id: str, members: Sequence[Mapping[str, Any]], verdict: Grou
     row["member_run_ids"] = tuple(m["id"] for m in members)
     row["run_status"] = run_status.value
     return row
+
+
+def ordered_union(lists: Iterable[Sequence[str]]) -> list[str]:
+    """Every id of the lists once, each list's order kept (each shard recorded its experiments in
+    the niceeval.toml file's order; a shard may lack some): an id missing so far goes right after
+    the id that precedes it in its own list."""
+    merged: list[str] = []
+    for ids in lists:
+        after = -1
+        for item in ids:
+            if item in merged:
+                after = merged.index(item)
+            else:
+                after += 1
+                merged.insert(after, item)
+    return merged

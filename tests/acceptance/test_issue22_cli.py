@@ -4,6 +4,7 @@ xml.etree, its `--help` and `list` output as a user reads them."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import xml.etree.ElementTree as ET
@@ -155,3 +156,142 @@ def test_junit_time_is_what_this_run_spent_and_reused_attempts_add_nothing(proj:
     # The re-executed errored attempt (flaky #1) is this run's; its reused siblings are named.
     flaky_out = got["default::a/flaky"].system_out or ""
     assert flaky_out.count(f"reused from run {first}") == 2 and second != first
+
+
+# --- --help: what the help texts say reaches the screen; each command its own exit codes ----
+
+COMMANDS = ["run", "view", "query", "list", "init", "compare", "report", "merge", "sandbox list", "sandbox prune"]
+
+
+_HELP: dict[str, str] = {}  # one subprocess per command's --help for the whole module
+
+
+def _help(proj: Proj, command: str) -> str:
+    if command not in _HELP:
+        res = proj.cli(*command.split(), "--help", env={"COLUMNS": "400", "NO_COLOR": "1", "TERM": "dumb"},
+                       timeout=300)
+        assert res.returncode == 0, res.stderr
+        _HELP[command] = res.stdout
+    return _HELP[command]
+
+
+def _click_command(command: str):  # type: ignore[no-untyped-def]
+    import typer.main
+
+    from niceeval_cli.cli import app
+
+    found = typer.main.get_command(app)
+    for part in command.split():
+        found = found.commands[part]  # type: ignore[attr-defined]
+    return found
+
+
+def test_help_shows_brackets_and_angle_brackets_of_every_option(tmp_path: Path) -> None:
+    proj = Proj(tmp_path / "p")
+    assert "<eval id>[<case id>]" in _help(proj, "list")
+    for command in COMMANDS:
+        shown = " ".join(_help(proj, command).split())
+        for param in _click_command(command).params:
+            text = (getattr(param, "help", None) or "").replace("`", "").replace("**", "")
+            for fragment in re.findall(r"<[^<>]*>(?:\[[^\]]*\])?|\[[^\]]*\]", text):
+                assert fragment in shown, f"`niceeval {command} --help` lost {fragment!r} of {param.name}"
+
+
+def _listed_codes(help_text: str) -> list[int]:
+    section = help_text.split("Exit codes", 1)[1]
+    return [int(n) for n in re.findall(r"^\s*[•*]\s*(\d+):", section, re.M)]
+
+
+def test_every_command_lists_only_its_own_exit_codes(tmp_path: Path) -> None:
+    from niceeval_cli._errors import COMMAND_EXIT_CODES
+
+    proj = Proj(tmp_path / "p")
+    assert sorted(COMMAND_EXIT_CODES) == sorted(COMMANDS)
+    for command in COMMANDS:
+        assert _listed_codes(_help(proj, command)) == sorted(COMMAND_EXIT_CODES[command]), command
+    assert _listed_codes(_help(proj, "list")) == [0, 2, 4, 130]  # no store: no 6, no SQL
+    assert "SQL" not in _help(proj, "list").split("Exit codes", 1)[1]
+    assert _listed_codes(_help(proj, "compare")) == [0, 1, 2, 4, 6, 130]
+    assert _listed_codes(_help(proj, "run")) == [0, 1, 2, 3, 4, 5, 6, 130]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    for command, codes in COMMAND_EXIT_CODES.items():
+        row = f"| `niceeval {command}` | {', '.join(str(int(c)) for c in sorted(codes))} |"
+        assert row in docs, f"docs/cli.md lacks the exit-code row {row}"
+
+
+def test_init_into_a_folder_it_cannot_write_is_a_usage_error(tmp_path: Path) -> None:
+    proj = Proj(tmp_path / "p")
+    (proj.root / "evals").write_text("a file where the folder goes", encoding="utf-8")
+    res = proj.cli("init")
+    assert res.returncode == 2, res.stderr
+    assert "evals/example.py" in res.stderr and "Traceback" not in res.stderr
+
+
+# --- adapter option typos: "did you mean" --------------------------------------------------
+
+
+@pytest.mark.parametrize(("adapter", "options", "typo", "meant"), [
+    ("python", 'callabel = "agent:reply"', "callabel", "callable"),
+    ("http", 'url = "http://127.0.0.1:9/x"\ntimout_ms = 1000', "timout_ms", "timeout_ms"),
+    ("command", 'argv = ["true"]\nTimeout_ms = 1000', "Timeout_ms", "timeout_ms"),
+])
+def test_an_adapter_option_typo_says_which_key_was_meant(
+    tmp_path: Path, adapter: str, options: str, typo: str, meant: str
+) -> None:
+    proj = Proj(tmp_path / "p")
+    proj.write("niceeval.toml", f'[experiments.sut]\nadapter = "{adapter}"\n[experiments.sut.options]\n{options}\n')
+    proj.write("agent.py", "def reply(message):\n    return 'hi'\n")
+    proj.write("evals/a.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
+    res = proj.run()
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert f"unknown key {typo!r} (did you mean {meant!r}?)" in res.stderr, res.stderr
+    assert "[experiments.sut.options]" in res.stderr and "Traceback" not in res.stderr
+
+
+# --- experiments in the order of niceeval.toml -----------------------------------------------
+
+ORDERED = """
+[experiments.zeta]
+description = "listed first"
+[experiments.alpha]
+[experiments.mid]
+"""
+
+ORDER_EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def ok(t):
+    t.check(1, equals(1)).label("fine")
+
+
+@define_eval()
+def bad(t):
+    t.check(1, equals(2)).label("one is two")
+"""
+
+
+def _positions(text: str, names: list[str]) -> list[int]:
+    return [text.index(n) for n in names]
+
+
+def test_every_output_lists_experiments_in_the_file_order(tmp_path: Path) -> None:
+    proj = Proj(tmp_path / "p")
+    proj.write("niceeval.toml", ORDERED)
+    proj.write("evals/a.py", ORDER_EVALS)
+    order = ["zeta", "alpha", "mid"]
+    listed = proj.cli("list", "--json")
+    assert [e["id"] for e in json.loads(listed.stdout)["experiments"]] == order
+    text = proj.cli("list").stdout.split("experiment(s):", 1)[1]
+    assert _positions(text, order) == sorted(_positions(text, order))
+    res = proj.run("--junit", "j.xml")
+    assert res.returncode == 1, res.stderr
+    sections = re.findall(r"^Experiment (\w+)", res.stdout, re.M)
+    assert sections == order, res.stdout
+    assert re.findall(r"^Experiment (\w+)", proj.cli("view").stdout, re.M) == order
+    assert [s.get("name") for s in ET.parse(proj.root / "j.xml").getroot().iter("testsuite")] == order
+    assert json.loads(proj.sql("SELECT experiments FROM runs")[0]["experiments"]) == order
+    wrong = proj.cli("compare", "--experiments", "zeta", "nope")
+    assert wrong.returncode == 2 and "zeta, alpha, mid" in wrong.stderr, wrong.stderr
