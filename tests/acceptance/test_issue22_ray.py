@@ -14,11 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
+from components import need_ray
 from outside import Proj, wait_for
-
-pytest.importorskip("ray", reason="needs Ray: pip install 'niceeval-cli[ray]'")
-
 from ray_cluster import Cluster, start_cluster
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _needs_ray() -> None:
+    """Without Ray: skipped naming it, or failed under CI (tests/components.py)."""
+    need_ray()
+
+
 
 pytestmark = pytest.mark.slow
 
