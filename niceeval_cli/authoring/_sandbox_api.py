@@ -11,9 +11,11 @@ template copy and `prepare`, before the adapter's first call.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -80,6 +82,28 @@ def _errored(exc: BaseException) -> MatchResult:
 def _first(items: Sequence[str], what: str = "") -> str:
     shown = "; ".join(items[:_SHOWN_LINES])
     return shown + (f" and {len(items) - _SHOWN_LINES} more{what}" if len(items) > _SHOWN_LINES else "")
+
+
+@contextmanager
+def _signals_cancel(cancel: Cancel, caught: list[int]) -> Iterator[None]:
+    """While a read blocks the event loop, Ctrl-C and SIGTERM cancel it (the loop's own handlers
+    cannot run until it returns; its wakeup fd still records the signal for them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        caught.append(signum)
+        cancel.set()
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
 
 
 class SandboxFiles:
@@ -231,16 +255,21 @@ class SandboxAPI(SandboxFiles):
     def changed_paths(self) -> list[tuple[str, str]]:
         """`(path, status)` of every change since the start, sorted by path, read at the call.
 
-        A list, so read on the spot; the read stops at the attempt's deadline (TimeoutError)."""
+        A list, so read on the spot — but never past the attempt's deadline (TimeoutError) or a
+        Ctrl-C / SIGTERM (the attempt is interrupted)."""
         cancel = Cancel()
         timer = None
         if self._deadline is not None:
             timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), cancel.set)
             timer.daemon = True
             timer.start()
+        caught: list[int] = []
         try:
-            now = self._workspace.snapshot(cancel)
+            with _signals_cancel(cancel, caught):
+                now = self._workspace.snapshot(cancel)
         except Cancelled:
+            if caught:  # the event loop sees the signal too (its wakeup fd) and stops the run
+                raise asyncio.CancelledError("interrupted while reading the workspace") from None
             raise TimeoutError("t.sandbox.changed_paths(): the workspace could not be read before the attempt's "
                                "timeout") from None
         finally:
