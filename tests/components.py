@@ -128,6 +128,22 @@ def need_npm_cli(command: str) -> str:
     return found
 
 
+# ── LiteLLM's proxy ──────────────────────────────────────────────────────────────────────────
+
+
+def need_litellm() -> str:
+    """The `litellm` proxy executable (NICEEVAL_LITELLM_BIN, set by `.ci/run`'s install_litellm, or
+    on PATH); it lives in a venv of its own, never in the package's interpreter."""
+    candidates = [os.environ.get("NICEEVAL_LITELLM_BIN"), "/tmp/litellm-venv/bin/litellm", shutil.which("litellm")]
+    found = None if _forced_absent("litellm") else next(
+        (c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
+    if found is None:
+        missing("LiteLLM's proxy", "no litellm executable (NICEEVAL_LITELLM_BIN unset)",
+                "python -m venv /tmp/litellm-venv && /tmp/litellm-venv/bin/pip install 'litellm[proxy]', "
+                "or run .ci/run")
+    return found
+
+
 # ── plain commands ───────────────────────────────────────────────────────────────────────────
 
 
