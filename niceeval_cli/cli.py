@@ -384,11 +384,14 @@ def view(
         "--state", metavar="STATE", help=f"Only attempts in this state (repeatable): {_STATES}.",
         rich_help_panel=_SELECT)] = None,
     show_all: Annotated[bool, _flag("--all", help="Expand passed attempts too.")] = False,
+    confidence: Annotated[Optional[float], typer.Option(  # noqa: UP045
+        "--confidence", metavar="C", help="Confidence of the intervals in the header (default: [stats] "
+        "confidence, 0.95).")] = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Show sealed results: failed and unavailable items first, passed ones on one line each."""
-    from .app.project import store_path
+    from .app.project import stats_settings, store_path
     from .app.view import STATE_FILTERS, ViewFilters, load_view
     from .reports.view import print_view
 
@@ -396,7 +399,8 @@ def view(
     if unknown:
         raise UsageError(f"--state {unknown[0]!r} is not one of {', '.join(STATE_FILTERS)}")
     filters = ViewFilters(experiment or (), eval_prefix or (), state or ())
-    print_view(_console(), load_view(store_path(store, config), ref, filters, expand=show_all))
+    _alpha, level = stats_settings(store, config, confidence=confidence)
+    print_view(_console(), load_view(store_path(store, config), ref, filters, expand=show_all), confidence=level)
 
 
 @app.command(

@@ -77,6 +77,7 @@ class RunReport:
     plan: PlanTotals | None  # None: the run stopped before planning finished
     sealed: SealedRun | None  # None: nothing was recorded (no run id)
     not_run: int | None  # planned slots with no sealed attempt (interrupted, setup error)
+    confidence: float = 0.95  # the project's [stats] confidence: the summary's intervals
 
 
 def build_request(
@@ -206,7 +207,7 @@ def execute(
             sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
     sealed_count = sum(g.total for g in sealed.groups) + sum(p.attempts for p in sealed.passed_evals)
     not_run = max(0, plan.slots - sealed_count) if plan is not None else None
-    return RunReport(outcome, plan, sealed, not_run)
+    return RunReport(outcome, plan, sealed, not_run, request.project.stats.confidence)
 
 
 def kept_sandboxes(attempts: Sequence[AttemptRow]) -> list[tuple[str, str]]:

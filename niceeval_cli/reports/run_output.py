@@ -176,8 +176,8 @@ def summary_lines(report: RunReport) -> list[Line]:
     if sealed.more:
         lines.append(line((f"… and {sealed.more} more; see `niceeval view {sealed.run.id}`", "dim")))
     for experiment in totals.experiments:
-        lines += [blank(), *experiment_lines(experiment_summary(experiment))]
-    multi = multi_attempt(totals)
+        lines += [blank(), *experiment_lines(experiment_summary(experiment, report.confidence))]
+    multi = multi_attempt(totals, confidence=report.confidence)
     if multi is not None:
         lines += [blank(), *multi_attempt_lines(multi)]
     costs = cost_lines(experiment_costs(sealed.costs, sealed.run.experiments))

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from .._states import AttemptState
 from ..app.view import AttemptDetail, RunPage, ViewFilters
+from ..stats import DEFAULT_CONFIDENCE
 from ._tally import RunTally, tally
 from .terminal import emit as out
 from .terminal.attempt import block_lines, collapsed_lines, detail_lines
@@ -22,20 +23,21 @@ from .viewmodels.text import name
 from .viewmodels.transcript import transcript
 
 
-def print_view(console: Console, page: RunPage | AttemptDetail) -> None:
+def print_view(console: Console, page: RunPage | AttemptDetail, *, confidence: float = DEFAULT_CONFIDENCE) -> None:
     if isinstance(page, AttemptDetail):
         out.emit(console, detail_lines(attempt_detail(page.attempt, page.results)))
         lines = transcript_lines(transcript(page.turns, page.results))
         if lines:
             out.emit(console, [blank(), *lines])
     else:
-        print_page(console, page)
+        print_page(console, page, confidence=confidence)
 
 
-def print_page(console: Console, page: RunPage) -> None:
+def print_page(console: Console, page: RunPage, *, confidence: float = DEFAULT_CONFIDENCE) -> None:
     filters = filters_text(page.filters)
     totals = tally(page.groups, page.experiments)
-    header = run_header(page.run, totals, filters=filters, not_run=page.not_run, not_run_slots=page.not_run_slots)
+    header = run_header(page.run, totals, filters=filters, not_run=page.not_run, not_run_slots=page.not_run_slots,
+                        confidence=confidence)
     notes = eval_notes(totals)
     out.emit_boxed(console, header_lines(header))
     costs = cost_lines(experiment_costs(page.costs, page.experiments))
@@ -76,9 +78,10 @@ def eval_notes(totals: RunTally) -> dict[tuple[str, str], str]:
         for tally_ in experiment.pass_evals():
             fold = tally_.fold()
             if tally_.attempts > 1 and fold.result is AttemptState.PASSED and fold.passed < tally_.attempts:
-                decided = fold.passed + fold.failed + fold.errored
+                errored = f", {fold.errored} errored, not counted" if fold.errored else ""
                 notes[(tally_.experiment_id, tally_.eval_id)] = (
-                    f"(its eval passed under pass_rule {tally_.rule}: {fold.passed} of {decided} attempts)")
+                    f"(its eval passed under pass_rule {tally_.rule}: {fold.passed} of {fold.passed + fold.failed} "
+                    f"decided attempts{errored})")
     return notes
 
 

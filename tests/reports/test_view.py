@@ -112,7 +112,7 @@ def test_header_folds_evals_and_reports_attempt_pass_rate_per_experiment(runs: R
     text = render(runs.path)
     assert "evals     2 of 2 passed" in text  # pass@N: the flaky eval passed once
     assert "attempts  3 of 5 passed (60%)" in text
-    assert "passed  exp · support/flaky  passed under pass_rule any: 1 of 3 attempts passed (33%)" in text
+    assert "passed  exp · support/flaky  passed under pass_rule any: 1/3 passed · 33% [6%, 79%] · flaky" in text
 
 
 def test_header_score_totals_say_earned_of_max_unavailable_and_rankability(runs: Runs) -> None:

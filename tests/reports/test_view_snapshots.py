@@ -21,6 +21,7 @@ Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
 Experiment exp
   evals     1 of 2 passed · 1 failed
   attempts  1 of 2 passed (50%)
+            pass rate 50% [0%, 100%] over 2 evals
 
 Attempts, worst first
 FAILED  exp · support/refund#0  @<ID2>
@@ -44,6 +45,7 @@ Run <ID1>  finished · exit 1 (a definite failure: 1 gate failed)
 Experiment models/a
   score     60 of 120 · 50 unavailable · not rankable (1 unrankable)
             mean 75% · min 70% · max 80% of each eval's max (maxima differ) over 2 rankable attempts · gate failed in 1
+            mean score 75% [65%, 85%] over 2 evals · 1 eval undecided, not in the mean
 
 Attempts, worst first
 UNRANKABLE  models/a · review/partial#0  45 of 100 · 50 unavailable · not rankable  @<ID2>
@@ -79,6 +81,7 @@ Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
 Experiment exp
   evals     0 of 1 passed · 1 failed
   attempts  0 of 1 passed (0%)
+            pass rate 0% over 1 eval
 
 Attempts, worst first
 FAILED  exp · support/clear#0  @<ID2>
@@ -98,7 +101,8 @@ Run <ID1>  finished · exit 5 (something could not be decided: 1 eval errored)
 
 Experiment exp
   evals     0 of 1 passed · 1 errored
-  attempts  0 of 1 passed (0%)
+  attempts  no decided attempt · 1 errored, not counted
+            pass rate — no eval with a decided attempt · 1 eval undecided, not in the mean
 
 Attempts, worst first
 ERRORED  exp · support/usage#0  @<ID2>
@@ -119,7 +123,8 @@ Run <ID1>  finished · exit 5 (something could not be decided: 2 evals errored)
 
 Experiment exp
   evals     0 of 2 passed · 2 errored
-  attempts  0 of 2 passed (0%)
+  attempts  no decided attempt · 2 errored, not counted
+            pass rate — no eval with a decided attempt · 2 evals undecided, not in the mean
 
 Attempts, worst first
 ERRORED  exp · support/broken_match#0  @<ID2>
@@ -145,6 +150,7 @@ Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)
 Experiment exp
   evals     1 of 2 passed · 1 failed
   attempts  1 of 2 passed (50%)
+            pass rate 50% [0%, 100%] over 2 evals
 
 Attempts, worst first
 FAILED  exp · support/refund#0  (reused from run <ID2>)  @<ID3>
@@ -166,18 +172,19 @@ Run <ID1>  finished · exit 0 (everything passed)
 Experiment exp
   evals     2 of 2 passed
   attempts  3 of 5 passed (60%)
+            pass rate 67% [1%, 100%] over 2 evals · 1 flaky
 
 Evals with several attempts, not all passing (worst first; folded under pass_rule any)
-  passed  exp · support/flaky  passed under pass_rule any: 1 of 3 attempts passed (33%)
+  passed  exp · support/flaky  passed under pass_rule any: 1/3 passed · 33% [6%, 79%] · flaky
   1 more eval(s) with several attempts passed every attempt
 
 Attempts, worst first
-FAILED  exp · support/flaky#0  @<ID2>  (its eval passed under pass_rule any: 1 of 3 attempts)
+FAILED  exp · support/flaky#0  @<ID2>  (its eval passed under pass_rule any: 1 of 3 decided attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
 
-FAILED  exp · support/flaky#2  @<ID3>  (its eval passed under pass_rule any: 1 of 3 attempts)
+FAILED  exp · support/flaky#2  @<ID3>  (its eval passed under pass_rule any: 1 of 3 decided attempts)
   ✗ mismatched   Mentions 30 days
       expected includes('30 days'), got 'We ship in 3 days.'
       at evals/support.py:10
@@ -198,6 +205,7 @@ Run <ID1>  finished · exit 1 (a definite failure: 2 evals failed)
 Experiment exp
   evals     2 of 4 passed · 2 failed
   attempts  2 of 4 passed (50%)
+            pass rate 50% [0%, 100%] over 4 evals
 
 Attempts, worst first
 FAILED  exp · support/hostile#0  @<ID2>

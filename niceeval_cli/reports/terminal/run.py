@@ -52,8 +52,12 @@ def experiment_lines(experiment: ExperimentSummary) -> list[Line]:
         style = "green" if counts.all_passed else "bold red"
         out.append(_labelled("evals", [(f"{counts.passed} of {counts.total} passed", style), counts.rest]))
         out.append(_labelled("attempts", [counts.attempts]))
+        if experiment.stats is not None and experiment.stats.pass_rate is not None:
+            out.append(_labelled("", [experiment.stats.pass_rate]))
     if experiment.scores is not None:
         out += score_lines(experiment.scores)
+        if experiment.stats is not None and experiment.stats.score is not None:
+            out.append(_labelled("", [experiment.stats.score]))
     for cases in experiment.cases:
         out += case_lines(cases)
     return out

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from ... import outcomes
 from ..._errors import ExitCode
 from ..._states import AttemptState, Derived, EvalKind, GateState, PlanReason, RunStatus
+from ...stats import DEFAULT_CONFIDENCE
 from ...store.rows import PlanSlot, RunRow
 from .._tally import DEFAULT_PASS_RULE, CasesTally, EvalTally, ExperimentTally, RunTally, attempt_word
+from .stats import ExperimentStats, experiment_stats, unit_text
 from .text import counts_text, exit_text, join, name, num, percent, plural, took, when
 
 MULTI_LIMIT = 20  # evals with several attempts listed in the header
@@ -114,7 +116,7 @@ NOT_RUN_SHOWN = 20
 
 def run_header(
     run: RunRow, tally: RunTally, *, filters: str = "", not_run: int | None = None,
-    not_run_slots: Sequence[PlanSlot] = (),
+    not_run_slots: Sequence[PlanSlot] = (), confidence: float = DEFAULT_CONFIDENCE,
 ) -> RunHeader:
     status = RunStatus(run.status)
     running = status is RunStatus.RUNNING
@@ -129,7 +131,8 @@ def run_header(
         attempts += f" · {tally.reused} reused from earlier runs"
     return RunHeader(
         run.id, status.value, exit_, started, running, attempts, not_run_text(not_run, tally.attempts), filters,
-        tuple(experiment_summary(x) for x in tally.experiments), multi_attempt(tally), group_text(run),
+        tuple(experiment_summary(x, confidence) for x in tally.experiments),
+        multi_attempt(tally, confidence=confidence), group_text(run),
         tuple(f"{p.experiment_id} · {p.eval_id}#{p.ordinal}" for p in not_run_slots[:NOT_RUN_SHOWN])
         + ((f"… and {len(not_run_slots) - NOT_RUN_SHOWN} more",) if len(not_run_slots) > NOT_RUN_SHOWN else ()),
     )
@@ -140,7 +143,8 @@ def run_header(
 
 @dataclass(frozen=True)
 class EvalCounts:
-    """`evals 1 of 2 passed · 1 failed` and `attempts 3 of 6 passed (50%)`."""
+    """`evals 1 of 2 passed · 1 failed` and `attempts 3 of 5 passed (60%) · 1 errored, not counted`
+    (the attempt-level pass rate is s / n over decided attempts, statistics.md)."""
 
     passed: int
     total: int
@@ -200,9 +204,17 @@ class ExperimentSummary:
     scores: ScoreLines | None  # None: no score-style eval
     empty: bool  # no attempts (not dispatched, or filtered out)
     cases: tuple[CaseLine, ...] = ()  # one per eval with cases (datasets.md)
+    stats: ExperimentStats | None = None  # the mean over units with its interval (statistics.md)
 
 
-def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
+def attempts_text(passed: int, failed: int, errored: int) -> str:
+    """`3 of 5 passed (60%) · 1 errored, not counted`: s / n over decided attempts, errored beside."""
+    decided = passed + failed
+    head = f"{passed} of {decided} passed ({percent(passed / decided)})" if decided else "no decided attempt"
+    return join([head, f"{errored} errored, not counted" if errored else ""])
+
+
+def experiment_summary(experiment: ExperimentTally, confidence: float = DEFAULT_CONFIDENCE) -> ExperimentSummary:
     if not experiment.evals and not experiment.counted:
         return ExperimentSummary(name(experiment.experiment_id), None, None, True)
     counts = None
@@ -210,15 +222,15 @@ def experiment_summary(experiment: ExperimentTally) -> ExperimentSummary:
     if attempt_fold is not None:
         results = experiment.eval_results()
         rest = ", ".join(f"{n} {state}" for state, n in results.items() if n and state is not AttemptState.PASSED)
-        decided = attempt_fold.passed + attempt_fold.failed + attempt_fold.errored
         counts = EvalCounts(results[AttemptState.PASSED], sum(results.values()), rest,
-                            f"{attempt_fold.passed} of {decided} passed ({percent(attempt_fold.pass_rate)})")
+                            attempts_text(attempt_fold.passed, attempt_fold.failed, attempt_fold.errored))
     summary = experiment.scores()
     scores = None
     if summary is not None:
         scores = score_lines(summary, _normalised(experiment.evals))
     cases = tuple(case_line(group) for group in experiment.case_groups())
-    return ExperimentSummary(name(experiment.experiment_id), counts, scores, False, cases)
+    return ExperimentSummary(name(experiment.experiment_id), counts, scores, False, cases,
+                             experiment_stats(experiment, confidence))
 
 
 def _normalised(evals: Sequence[EvalTally]) -> list[float] | None:
@@ -277,7 +289,8 @@ class MultiAttempt:
     passing: int  # evals with several attempts that passed every attempt
 
 
-def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT) -> MultiAttempt | None:
+def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT,
+                  confidence: float = DEFAULT_CONFIDENCE) -> MultiAttempt | None:
     evals, total = run_tally.multi_attempt_evals()
     if not total:
         return None
@@ -286,19 +299,16 @@ def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT) -> MultiAtte
     for tally in evals[:limit]:
         slot = f"{name(tally.experiment_id)} · {name(tally.eval_id)}"
         if tally.kind is EvalKind.PASS:
-            fold = tally.fold()
-            decided = fold.passed + fold.failed + fold.errored
-            word = fold.result.value
-            detail = (f"{word} under pass_rule {tally.rule}: {fold.passed} of {decided} attempts passed "
-                      f"({percent(fold.pass_rate)})")
+            word = tally.fold().result.value
+            detail = f"{word} under pass_rule {tally.rule}: {unit_text(tally, confidence)}"
         else:
             summary = tally.scores()
             word = "scores"
             detail = join([
                 plural(summary.attempts, "attempt"),
                 f"mean {num(summary.mean)} · min {num(summary.min)} · max {num(summary.max)}",
+                unit_text(tally, confidence),
                 f"{summary.unrankable} unrankable" if summary.unrankable else "",
-                f"{summary.errored} errored" if summary.errored else "",
                 f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
                 f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else "",
             ])
