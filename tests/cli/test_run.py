@@ -374,7 +374,7 @@ def test_summary_expands_twenty_failing_attempts_and_counts_the_rest_but_not_tho
     # that passed under its rule, neither shown nor counted.
     assert f"… and 3 more; see `niceeval view {run_id}`" in out
     assert "Says yes" not in out
-    assert "passed under pass_rule any: 1 of 3 attempts passed" in out
+    assert "passed under pass_rule any: 1/3 passed · 33% [6%, 79%] · flaky" in out
 
 
 def test_summary_of_a_run_whose_only_failing_attempts_belong_to_an_eval_that_passed_expands_nothing(project):
@@ -383,4 +383,4 @@ def test_summary_of_a_run_whose_only_failing_attempts_belong_to_an_eval_that_pas
     result = project.run()
     assert result.exit_code == 0, result.stdout
     assert "Says yes" not in result.stdout and "more; see" not in result.stdout
-    assert "passed under pass_rule any: 1 of 3 attempts passed" in result.stdout
+    assert "passed under pass_rule any: 1/3 passed · 33% [6%, 79%] · flaky" in result.stdout
