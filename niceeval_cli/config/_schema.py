@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     PlainValidator,
     field_serializer,
     field_validator,
@@ -118,7 +119,13 @@ def _check_headers(value: object) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(checked.items()))
 
 
-Headers = Annotated[tuple[tuple[str, str], ...], PlainValidator(_check_headers)]
+def _dump_headers(value: Any, info: Any) -> Any:
+    pairs = [(str(name), str(text)) for name, text in value]
+    return [list(pair) for pair in pairs] if info.mode_is_json() else tuple(pairs)
+
+
+Headers = Annotated[tuple[tuple[str, str], ...], PlainValidator(_check_headers),
+                    PlainSerializer(_dump_headers)]
 Temperature = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 InputGlob = Annotated[str, Field(min_length=1), AfterValidator(_check_input_glob)]
 
