@@ -65,6 +65,12 @@ class Scope:
                     calls.append(CallRef(len(calls) + 1, ordinal, seq, event))
         return Scope(turns, tuple(calls), all(t.observes("tool_calls") for t in turns))
 
+    @property
+    def unobserved_reason(self) -> str:
+        """`trace-incomplete` when a turn's trace is what left it unobserved, else `tool-calls-unobserved`."""
+        reasons = {t.unobserved_tool_calls_reason for t in self.turns if not t.observes("tool_calls")}
+        return next(iter(reasons - {TOOL_CALLS_UNOBSERVED}), TOOL_CALLS_UNOBSERVED)
+
     def coverage(self) -> str:
         if self.complete:
             return f"{len(self.calls)} tool call(s) in {len(self.turns)} turn(s)"
@@ -118,8 +124,9 @@ class ScopeMatch(BooleanMatch):
         return []
 
 
-def _unobserved(text: str) -> MatchResult:
-    return MatchResult.unavailable(TOOL_CALLS_UNOBSERVED, f"{text} (tool-calls-unobserved)")
+def _unobserved(text: str, scope: Scope | None = None) -> MatchResult:
+    reason = scope.unobserved_reason if scope is not None else TOOL_CALLS_UNOBSERVED
+    return MatchResult.unavailable(reason, f"{text} ({reason})")
 
 
 class Succeeded(ScopeMatch):
@@ -193,7 +200,7 @@ class CalledTool(ScopeMatch):
             text += compared(self.match, missed)
             return MatchResult.mismatched(text + ("" if scope.complete else f"; {scope.coverage()}")), matched
         if not scope.complete:
-            return _unobserved(f"{text}; {scope.coverage()}"), matched
+            return _unobserved(f"{text}; {scope.coverage()}", scope), matched
         reason = unknown[0][1].reason if unknown else verdict.reason
         return MatchResult.unavailable(reason or "unavailable", text), matched
 
@@ -229,7 +236,7 @@ class ToolOrder(ScopeMatch):
         if len(maybe) < len(self.matches) and scope.complete:
             return MatchResult.mismatched(text), sure
         if not scope.complete:
-            return _unobserved(f"{text}; {scope.coverage()}"), sure
+            return _unobserved(f"{text}; {scope.coverage()}", scope), sure
         return MatchResult.unavailable("unavailable", text), sure
 
 
@@ -248,7 +255,7 @@ class MaxToolCalls(ScopeMatch):
         if c > self.n:
             return MatchResult.mismatched(text), scope.calls[self.n:]
         if not scope.complete:
-            return _unobserved(f"{text}; {scope.coverage()}"), ()
+            return _unobserved(f"{text}; {scope.coverage()}", scope), ()
         return MatchResult.matched(text), ()
 
 
@@ -263,7 +270,7 @@ class NoFailedActions(ScopeMatch):
             return MatchResult.mismatched(f"expected no failed or rejected tool call, found {len(bad)}: {shown}"), bad
         text = f"no failed or rejected tool call among {len(scope.calls)}"
         if not scope.complete:
-            return _unobserved(f"{text}; {scope.coverage()}"), ()
+            return _unobserved(f"{text}; {scope.coverage()}", scope), ()
         return MatchResult.matched(text), ()
 
 

@@ -64,7 +64,9 @@ class TestContext(SandboxMember):
         started: float,
         case_id: str | None = None,
         case_metadata: Mapping[str, Any] | None = None,
+        tracer: Any = None,
     ) -> None:
+        self._tracer = tracer  # `traces = ...` (docs/integrations.md): each send's spans join its turn
         self._kind = kind
         self._case_id = case_id
         self._case_metadata = case_metadata
@@ -328,8 +330,14 @@ class TestContext(SandboxMember):
         started = time.monotonic()
         ctx = self._session_ctx(session)
         await self._sandbox_sent()
+        capture = self._tracer.begin() if self._tracer is not None else None
         try:
-            turn = await self._adapter.send(ctx, message, **options)
+            if capture is None:
+                turn = await self._adapter.send(ctx, message, **options)
+            else:
+                with capture:  # spans started inside the send (this task's context) are the turn's
+                    turn = await self._adapter.send(ctx, message, **options)
+                turn = await capture.finish(turn, self._adapter.observes)
         except (AuthoringError, asyncio.CancelledError):
             raise
         except Exception as exc:

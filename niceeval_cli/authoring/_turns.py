@@ -200,9 +200,17 @@ class Turn:
         calls = tuple(e for e in self.events if isinstance(e, ToolCall))
         if self.observes("tool_calls"):
             return Material.complete(calls)
+        reason = self.unobserved_tool_calls_reason
         if calls:
-            return Material.partial(calls, TOOL_CALLS_UNOBSERVED)
-        return Material.unavailable(TOOL_CALLS_UNOBSERVED)
+            return Material.partial(calls, reason)
+        return Material.unavailable(reason)
+
+    @property
+    def unobserved_tool_calls_reason(self) -> str:
+        """Why tool calls are not observed: `tool-calls-unobserved`, or `trace-incomplete` when the
+        turn's trace (docs/integrations.md) did not arrive whole."""
+        reason = self.__dict__.get("_tool_calls_reason")
+        return reason if isinstance(reason, str) else TOOL_CALLS_UNOBSERVED
 
     @property
     def messages(self) -> Material[Message]:

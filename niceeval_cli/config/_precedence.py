@@ -74,6 +74,8 @@ class SlotSettings(FrozenModel):
     pass_rule: PassRuleValue
     judge: JudgeSettings | None  # None when the eval does not declare judge
     sandbox: SandboxSpec | None = None  # resolved (eval > experiment > project); None: no sandbox
+    traces: str | None = None  # the experiment's `traces` ("otel" | "otlp"); None: spans are not read
+    trace_flush_ms: int = 2000  # how long a turn waits for its spans after it ends
 
 
 class _EvalOptions(StrictTable):
@@ -109,6 +111,8 @@ def resolve_slot_settings(
         pass_rule=_first(own.pass_rule, experiment.pass_rule, project.pass_rule),
         judge=judge,
         sandbox=resolve_sandbox(project, experiment, _eval_sandbox(eval_opts), eval_opts.id),
+        traces=experiment.traces,
+        trace_flush_ms=experiment.trace_flush_ms or 2000,
     )
 
 

@@ -92,6 +92,28 @@ AtLeastOne = Annotated[int, Field(ge=1)]
 PositiveMs = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
 Text = Annotated[str, Field(min_length=1)]
+
+
+def _check_traces(value: str) -> str:
+    """`traces = "otel" | "otlp"` needs the `otel` extra: said at configuration time (exit 2)."""
+    if value not in ("otel", "otlp"):
+        raise ValueError(f'expected "otel" (in-process spans) or "otlp" (an OTLP/HTTP receiver), got {value!r}')
+    from importlib.util import find_spec
+
+    try:
+        present = all(find_spec(name) is not None for name in ("opentelemetry.sdk", "opentelemetry.proto"))
+    except (ImportError, ValueError):
+        present = False
+    if not present:
+        raise ValueError(
+            f'traces = "{value}" needs the OpenTelemetry SDK and opentelemetry-proto; install the extra: '
+            "pip install 'niceeval-cli[otel]'"
+        )
+    return value
+
+
+#: `[experiments.<id>] traces`: where the turns' spans come from (docs/integrations.md)
+TracesMode = Annotated[str, AfterValidator(_check_traces)]
 EnvName = Annotated[str, AfterValidator(_check_env_name)]
 BaseUrl = Annotated[str, AfterValidator(_check_base_url)]
 AdapterRef = Annotated[str, AfterValidator(_check_adapter)]
@@ -295,6 +317,8 @@ class ExperimentTable(StrictTable):
     inputs: Annotated[list[InputGlob], Field(min_length=1)] | None = None
     version: Text | None = None
     version_command: Text | None = None
+    traces: TracesMode | None = None
+    trace_flush_ms: PositiveMs | None = None
 
 
 class PriceTable(StrictTable):
@@ -363,6 +387,8 @@ class ExperimentConfig(FrozenModel):
     inputs: tuple[InputGlob, ...] | None = None  # globs relative to the project root
     version: Text | None = None
     version_command: Text | None = None  # run once per run in the project root; its stdout is hashed
+    traces: TracesMode | None = None  # "otel" | "otlp": spans become the turns' tool calls and usage
+    trace_flush_ms: PositiveMs | None = None  # how long a turn waits for its spans (default 2000)
 
     @field_validator("options", mode="after")
     @classmethod

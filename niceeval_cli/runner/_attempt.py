@@ -36,6 +36,7 @@ from ..authoring._transcript import transcript_records
 from ..authoring._usage import Price
 from ..expect._core import MatchResult
 from ..expect._json import canonical_json
+from ..traces import tracer_for
 from ._executor import SealedAttempt
 from ._extras import extras_json
 from ._frames import original, project_frame, project_traceback
@@ -115,7 +116,13 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc, root)
         progress.traceback = project_traceback(exc, root)
         return
+    try:
+        tracer = tracer_for(live.settings.traces, live.settings.trace_flush_ms)
+    except Exception as exc:  # the tracer provider could not take the span processor, the port was refused
+        progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, f"traces: {exc}"
+        return
     ctx = TestContext(
+        tracer=tracer,
         kind=definition.kind,
         eval_file=spec.eval_file,
         experiment=adapter_ctx.experiment,

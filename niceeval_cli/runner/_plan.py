@@ -468,4 +468,6 @@ class _Shapes:
         )
         if settings.sandbox is not None:  # only sandboxed evals: the others' fingerprints stay
             shared["sandbox"] = self.sandbox_views(settings.sandbox)
+        if settings.traces is not None:  # what a turn observes changes: earlier attempts are not reused
+            shared["traces"] = settings.traces
         return SlotShape(settings, adapter, PartsTemplate(shared), sut.config_only)
