@@ -1,7 +1,7 @@
 """Traces become turns (docs/integrations.md, "OpenTelemetry").
 
 `[experiments.<id>] traces = "otel"` collects the spans each turn starts in this process;
-`traces = "otlp"` receives them over OTLP/HTTP from the system under test. Either way the spans
+`traces = "otlp"` (not built yet: refused by the configuration) will receive them over OTLP/HTTP. The spans
 of a turn become its tool calls and usage, observed only when the trace arrived whole.
 
 This package imports OpenTelemetry; nothing imports it unless an experiment sets `traces`
@@ -27,14 +27,11 @@ def tracer_for(mode: str | None, flush_ms: int) -> Any:
     with _LOCK:
         tracer = _TRACERS.get(key)
         if tracer is None:
-            if mode == "otel":
-                from ._inprocess import InProcessTracer
+            if mode != "otel":  # the configuration refuses any other mode
+                raise ValueError(f"unknown traces mode {mode!r}")
+            from ._inprocess import InProcessTracer
 
-                tracer = InProcessTracer(flush_ms)
-            else:
-                from ._otlp import OtlpTracer
-
-                tracer = OtlpTracer(flush_ms)
+            tracer = InProcessTracer(flush_ms)
             _TRACERS[key] = tracer
     return tracer
 

@@ -147,3 +147,18 @@ def test_traces_without_the_sdk_is_a_configuration_error(proj: Proj, tmp_path: P
 
     assert result.returncode == 2, result.stdout + result.stderr
     assert "traces" in result.stderr and "niceeval-cli[otel]" in result.stderr
+
+
+def test_a_run_without_traces_never_imports_opentelemetry(proj: Proj) -> None:
+    proj.write("app.py", "import sys\n\ndef reply(message):\n"
+                         "    loaded = any(m.startswith('opentelemetry') for m in sys.modules)\n"
+                         "    return 'loaded' if loaded else 'clean'\n")
+    proj.write("evals/clean.py", "from niceeval_cli import define_eval\n\n@define_eval()\nasync def clean(t):\n"
+                                 "    await t.send('hi')\n")
+    proj.write("niceeval.toml", '[experiments.plain]\nadapter = "python"\n[experiments.plain.options]\n'
+                                'callable = "app:reply"\n')
+
+    result = proj.run()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [r["message"] for r in proj.sql("SELECT message FROM turns")] == ["clean"]
