@@ -188,6 +188,7 @@ def tool_reply(*calls: dict, usage: dict | None = None) -> Reply:
 
 
 def chat_toml(server: JudgeServer, extra: str = "") -> str:
+    server.listed = ["m"]  # the fake endpoint lists its model, as OpenAI-compatible servers do: no preflight ping
     return (f'[experiments.chat]\nadapter = "openai-chat"\nmodel = "m"\n[experiments.chat.options]\n'
             f'base_url = "{server.base_url}"\napi_key_env = "{KEY_ENV}"\n{extra}\n')
 
