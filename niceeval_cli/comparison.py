@@ -20,20 +20,16 @@ from enum import Enum
 from typing import Any
 
 from . import outcomes
+from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, interval_of
 from ._states import AssertionState, AttemptState, EvalKind, GateState
 from .stats import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIDENCE,
-    ExperimentDifference,
-    Interval,
-    PairedDifference,
     Significance,
     UnitEvidence,
-    UnitTest,
     evidence_of,
     experiment_differences,
     pair_tests,
-    unit_stats,
 )
 
 __all__ = [
@@ -285,21 +281,6 @@ def _changed_keys(base: Side | None, new: Side | None) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class PairStats:
-    """What statistics.md adds to a pair: its test (p, BH q, significance) and each side's interval."""
-
-    test: UnitTest
-    base_interval: Interval | None
-    new_interval: Interval | None
-
-
-def _interval(evidence: UnitEvidence | None, confidence: float) -> Interval | None:
-    if evidence is None or not evidence.decided:
-        return None
-    return unit_stats(evidence, k=1, confidence=confidence).interval
-
-
-@dataclass(frozen=True)
 class Pair:
     """One (experiment, eval, case) on both sides, with its class."""
 
@@ -361,32 +342,6 @@ ROW_COLUMNS: tuple[str, ...] = (
     "base_state", "base_gate", "base_score", "base_max_score", "base_passed", "base_attempts",
     "new_state", "new_gate", "new_score", "new_max_score", "new_passed", "new_attempts",
     "changed_keys", "p_value", "q_value", "significance", "base_low", "base_high", "new_low", "new_high",
-)
-
-
-@dataclass(frozen=True)
-class ExperimentChange:
-    """One experiment's paired difference (new − base) for one style, over its paired units."""
-
-    experiment_id: str  # the new side's (B for --experiments)
-    base_experiment_id: str
-    style: str  # "pass" | "score"
-    difference: PairedDifference
-
-    def row(self) -> dict[str, Any]:
-        d = self.difference
-        return {
-            "experiment_id": self.experiment_id, "base_experiment_id": self.base_experiment_id, "style": self.style,
-            "estimate_base": d.base, "estimate_new": d.new, "difference": d.difference,
-            "low": None if d.interval is None else d.interval.low,
-            "high": None if d.interval is None else d.interval.high,
-            "se": d.se, "p_value": d.p_value, "n_units": d.n_units,
-        }
-
-
-EXPERIMENT_COLUMNS: tuple[str, ...] = (
-    "experiment_id", "base_experiment_id", "style", "estimate_base", "estimate_new", "difference", "low", "high",
-    "se", "p_value", "n_units",
 )
 
 
@@ -495,7 +450,7 @@ def compare(
             changed_keys=_changed_keys(b, n),
         ))
     tests = pair_tests(evidence, alpha)
-    pairs = [replace(pair, stats=PairStats(test, _interval(b, confidence), _interval(n, confidence)))
+    pairs = [replace(pair, stats=PairStats(test, interval_of(b, confidence), interval_of(n, confidence)))
              for pair, test, (b, n) in zip(pairs, tests, evidence, strict=True)]
     changes = experiment_differences(
         [((p.experiment_id, p.base_experiment_id), case_eval_id(p.eval_id, p.case_id), b, n)
@@ -503,13 +458,8 @@ def compare(
         confidence,
     )
     pairs.sort(key=lambda p: (rank[p.cls], p.experiment_id, p.eval_id, p.case_id is not None, p.case_id or ""))
-    experiment_rows = tuple(_change(change) for change in changes)
+    experiment_rows = tuple(change_of(change) for change in changes)
     return Comparison(tuple(pairs), order, experiment_rows, alpha, confidence)
-
-
-def _change(found: ExperimentDifference) -> ExperimentChange:
-    key: tuple[str, str] = found.experiment_id  # type: ignore[assignment]  # the (new, base) key given above
-    return ExperimentChange(key[0], key[1], found.style, found.difference)
 
 
 # ── experiment against experiment: totals ──────────────────────────────────────────────────

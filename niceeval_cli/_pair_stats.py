@@ -1,0 +1,57 @@
+"""What statistics.md adds to `compare` (comparison.py): a pair's test and intervals, and each
+experiment's paired difference as a row. Pure, like comparison.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .stats import ExperimentDifference, Interval, PairedDifference, UnitEvidence, UnitTest, unit_stats
+
+__all__ = ["EXPERIMENT_COLUMNS", "ExperimentChange", "PairStats", "change_of", "interval_of"]
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """What statistics.md adds to a pair: its test (p, BH q, significance) and each side's interval."""
+
+    test: UnitTest
+    base_interval: Interval | None
+    new_interval: Interval | None
+
+
+def interval_of(evidence: UnitEvidence | None, confidence: float) -> Interval | None:
+    if evidence is None or not evidence.decided:
+        return None
+    return unit_stats(evidence, k=1, confidence=confidence).interval
+
+
+@dataclass(frozen=True)
+class ExperimentChange:
+    """One experiment's paired difference (new − base) for one style, over its paired units."""
+
+    experiment_id: str  # the new side's (B for --experiments)
+    base_experiment_id: str
+    style: str  # "pass" | "score"
+    difference: PairedDifference
+
+    def row(self) -> dict[str, Any]:
+        d = self.difference
+        return {
+            "experiment_id": self.experiment_id, "base_experiment_id": self.base_experiment_id, "style": self.style,
+            "estimate_base": d.base, "estimate_new": d.new, "difference": d.difference,
+            "low": None if d.interval is None else d.interval.low,
+            "high": None if d.interval is None else d.interval.high,
+            "se": d.se, "p_value": d.p_value, "n_units": d.n_units,
+        }
+
+
+EXPERIMENT_COLUMNS: tuple[str, ...] = (
+    "experiment_id", "base_experiment_id", "style", "estimate_base", "estimate_new", "difference", "low", "high",
+    "se", "p_value", "n_units",
+)
+
+
+def change_of(found: ExperimentDifference) -> ExperimentChange:
+    key: tuple[str, str] = found.experiment_id  # type: ignore[assignment]  # the (new, base) key comparison.compare gave
+    return ExperimentChange(key[0], key[1], found.style, found.difference)
