@@ -12,8 +12,8 @@ import json
 import os
 import signal
 import stat
-import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from outside import Proj, wait_for
@@ -92,10 +92,10 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Proj, tmp_path
     proc = proj.popen("run", env=env_for(tmp_path / "tmp"))
     try:
         wait_for(lambda: containers_of(proj) != [], timeout=60)
-        [container] = containers_of(proj)
-        wait_for(lambda: subprocess.run(["docker", "exec", container, "test", "-e", "/workspace/huge.bin"],
-                                        capture_output=True, check=False).returncode == 0, timeout=60)
-        time.sleep(3)  # the agent is done; the check is streaming 200 GB out of the container
+        # The agent is done and the check streams 200 GB out of the container once this run has a
+        # `docker cp` child. (Asking the daemon with `docker exec` could block behind that stream.)
+        wait_for(lambda: _copying(proc.pid), timeout=120)
+        time.sleep(2)
         sent = time.monotonic()
         os.kill(proc.pid, sig)
         proc.communicate(timeout=60)
@@ -106,6 +106,19 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Proj, tmp_path
             proc.communicate()
     assert proc.returncode in (130, 143), proc.returncode
     wait_for(lambda: containers_of(proj) == [], timeout=30)
+
+
+def _copying(pid: int) -> bool:
+    """Whether process `pid` has a `docker cp` child (the check reading the workspace)."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and len(argv) > 1 and argv[0].endswith(b"docker") and argv[1] == b"cp":
+            return True
+    return False
 
 
 def _special_template(proj: Proj) -> list[str]:
