@@ -99,9 +99,11 @@ def test_prune_run_from_inside_a_kept_workspace_finishes(proj: Proj, private_tmp
 
 def test_an_escaped_daemon_of_an_orphaned_sandbox_is_killed_by_prune(proj: Proj, private_tmp: Path) -> None:
     pid_file = proj.root / "daemon.pid"
+    # The command waits for the daemon's pid file: when it exits, what is left in its group is killed,
+    # and the daemon must have left the group (setsid) by then.
     body = (
         "    await t.sandbox.run(['sh', '-c', \"setsid sh -c 'cd / && echo $$ > " + str(pid_file)
-        + " && exec sleep 300' >/dev/null 2>&1 &\"])\n"
+        + " && exec sleep 300' >/dev/null 2>&1 & while [ ! -s " + str(pid_file) + " ]; do sleep 0.05; done\"])\n"
         "    await asyncio.sleep(120)\n"
     )
     _kept_project(proj, body)
