@@ -10,23 +10,8 @@ import json
 import math
 
 from outside import Proj
+from pattern_app import APP
 from scipy import stats as sp
-
-APP = """
-import os
-import threading
-from collections import Counter
-
-_seen = Counter()
-_lock = threading.Lock()
-
-
-def reply(message: str) -> str:
-    with _lock:
-        n = _seen[message]
-        _seen[message] += 1
-    return "yes" if n < int(os.environ["PASSES_" + message]) else "no"
-"""
 
 EVALS = """
 from niceeval_cli import Case, define_eval
