@@ -69,7 +69,7 @@ def test_an_option_given_is_still_coerced_and_checked_by_typer(tmp_path):
 
 
 def test_the_command_lets_go_of_its_discovered_evals_once_the_run_is_planned_and_recorded():
-    from niceeval_cli.cli import _Collector, _ReleasingEvents
+    from niceeval_cli.cli.run import _Collector, _ReleasingEvents
 
     heard: list[tuple[object, ...]] = []
 

@@ -1,0 +1,5 @@
+"""`python -m niceeval_cli.cli` is `niceeval`."""
+
+from . import main
+
+main()

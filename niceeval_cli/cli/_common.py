@@ -1,0 +1,197 @@
+"""What every command shares: the typer app, the options' shapes, the guard that turns a
+NiceEvalError into one paragraph and its exit code, and the console."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+import typer.core
+import typer.main
+
+from .. import __version__
+from .._errors import COMMAND_EXIT_CODES, ExitCode, NiceEvalError
+
+
+class _DeferredCoercion:
+    """What typer's RuntimeParam.coerce answers for None (a parameter left at its default
+    None), given without building the parameter's pydantic TypeAdapter first. typer builds one
+    adapter per parameter of the invoked command and keeps it for the process: for a plain
+    `niceeval run` that was ~20 adapters (~1.5 MiB) for values nobody passed. Any other value
+    goes to typer's own coercion, built on first use, so errors read as typer words them."""
+
+    @staticmethod
+    def coerce(value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        return typer.core._TyperParameter.get_runtime_param(param).coerce(value, param=param, ctx=ctx)
+
+
+_DEFERRED = _DeferredCoercion()
+
+
+def _built_or_deferred(param: Any) -> Any:
+    # getattr: `_runtime_param` is typer's own (0.2x); a typer without it never calls this.
+    built = getattr(param, "_runtime_param", None)
+    return built if built is not None else _DEFERRED
+
+
+class _Argument(typer.core.TyperArgument):
+    """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
+
+    def get_runtime_param(self) -> Any:
+        return _built_or_deferred(self)
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+class _Option(typer.core.TyperOption):
+    """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
+
+    def get_runtime_param(self) -> Any:
+        return _built_or_deferred(self)
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return super().display_type_rich(ctx)
+
+
+# typer builds parameters (and the --help option) from these names; the subclasses only change
+# how a parameter's type is shown in --help.
+typer.main.TyperArgument = _Argument  # type: ignore[misc]
+typer.main.TyperOption = _Option  # type: ignore[misc]
+typer.core.TyperOption = _Option  # type: ignore[misc]
+
+app = typer.Typer(
+    name="niceeval",
+    help="Run evals for AI applications and agents; read honest results back from SQLite.\n\n"
+         "Start with `niceeval init`, then `niceeval run` and `niceeval view`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
+
+def _exit_codes(command: str) -> str:
+    """The command's own exit codes for its --help, from the one table (`_errors.COMMAND_EXIT_CODES`)."""
+    codes = sorted(COMMAND_EXIT_CODES[command].items())
+    return "**Exit codes**\n\n" + "\n".join(f"* {int(code)}: {meaning}" for code, meaning in codes) + "\n"
+
+
+def _guard(fn: Callable[..., None]) -> Callable[..., None]:
+    """User mistakes → one paragraph on stderr and their exit code; bugs → short message + crash file, exit 4."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except (typer.Exit, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
+        except BrokenPipeError:  # `niceeval query ... | head`: the reader has what it wanted
+            from ..app.run import silence_stdout
+
+            silence_stdout()
+            raise typer.Exit(ExitCode.OK) from None
+        except NiceEvalError as error:
+            typer.echo(f"niceeval: {error}", err=True)
+            raise typer.Exit(error.exit_code) from None
+        except Exception as exc:
+            _report_crash(exc)
+            raise typer.Exit(ExitCode.INTERNAL) from None
+
+    return wrapper
+
+
+def _report_crash(exc: BaseException) -> None:
+    from .._crash import crash_secrets, write_crash_report
+    from .._redact import redact
+
+    try:
+        where = f"the traceback is in {write_crash_report(traceback.format_exc())}"
+    except OSError:
+        where = "the traceback could not be written"
+    message = redact(f"{type(exc).__name__}: {exc}", crash_secrets())
+    typer.echo(
+        f"niceeval: internal error ({message}); this is a bug in NiceEval — {where}. "
+        "Results sealed before this point are kept in the store.",
+        err=True,
+    )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"niceeval {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, metavar="",
+                           help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """NiceEval: run evals, then `niceeval view` to see why something failed."""
+
+
+# Optional[...] (not `X | None`): typer reads these annotations at runtime on Python 3.10 too.
+_FLAG = ""  # the metavar of a flag: none, not typer's `<bool>`
+
+
+def _flag(*names: str, **options: Any) -> Any:
+    """A boolean flag, shown in --help without a type placeholder."""
+    return typer.Option(*names, metavar=_FLAG, **options)
+
+_FILES = "Project"
+_SCALE = "Scale"
+_SELECT = "Selection"
+ConfigOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--config", metavar="FILE", help="Use this niceeval.toml.", rich_help_panel=_FILES)]
+StoreOpt = Annotated[Optional[Path], typer.Option(  # noqa: UP045
+    "--store", metavar="FILE", help="Use this store file.", rich_help_panel=_FILES)]
+Names = Optional[list[str]]  # noqa: UP045
+Int = Optional[int]  # noqa: UP045
+Text = Optional[str]  # noqa: UP045
+ExperimentsOpt = Annotated[Names, typer.Option(
+    "-e", "--experiment", metavar="ID", help="Experiment id, or a group prefix like `models/` (repeatable).",
+    rich_help_panel=_SELECT)]
+ExperimentFilter = Annotated[Names, typer.Option(
+    "--experiment", metavar="ID", help="Only this experiment (repeatable).", rich_help_panel=_SELECT)]
+EvalFilter = Annotated[Names, typer.Option(
+    "--eval", metavar="PREFIX", help="Only evals whose id starts with PREFIX (repeatable).", rich_help_panel=_SELECT)]
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+
+_console_script = False  # set by main(): only a real process may exit without joining threads
+
+
+def _exit_now_if_threads_linger(code: int) -> None:
+    """A plain-function adapter abandoned by a timeout or Ctrl-C may still be running in a
+    worker thread; everything is sealed and printed, so exit now instead of waiting for it."""
+    import threading
+
+    if _console_script and any(t.name.startswith("niceeval-worker") and t.is_alive() for t in threading.enumerate()):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+        os._exit(code)
