@@ -13,62 +13,46 @@ from typing import Annotated, Any, Optional
 
 import typer
 import typer.core
-import typer.main
 
 from .. import __version__
 from .._errors import COMMAND_EXIT_CODES, ExitCode, NiceEvalError
 
 
-class _DeferredCoercion:
-    """What typer's RuntimeParam.coerce answers for None (a parameter left at its default
-    None), given without building the parameter's pydantic TypeAdapter first. typer builds one
-    adapter per parameter of the invoked command and keeps it for the process: for a plain
-    `niceeval run` that was ~20 adapters (~1.5 MiB) for values nobody passed. Any other value
-    goes to typer's own coercion, built on first use, so errors read as typer words them."""
-
-    @staticmethod
-    def coerce(value: Any, param: Any, ctx: Any) -> Any:
-        if value is None:
-            return () if param.multiple or param.nargs == -1 else None
-        return typer.core._TyperParameter.get_runtime_param(param).coerce(value, param=param, ctx=ctx)
+def _metavar_only(param: Any) -> Any:
+    """A parameter's help row shows its metavar, never typer's type label (`<list[str]>` for an
+    argument, `<bool>` for a flag such as --help): a flag's metavar is the empty one, and an
+    argument, whose label typer draws whatever its metavar, is told to draw none."""
+    if isinstance(param, typer.core.TyperArgument):
+        param.display_type_rich = _no_type_label  # type: ignore[method-assign]  # this one parameter only
+    elif getattr(param, "is_flag", False) and param.metavar is None:
+        param.metavar = ""
+    return param
 
 
-_DEFERRED = _DeferredCoercion()
+def _no_type_label(ctx: Any = None) -> None:
+    return None
 
 
-def _built_or_deferred(param: Any) -> Any:
-    # getattr: `_runtime_param` is typer's own (0.2x); a typer without it never calls this.
-    built = getattr(param, "_runtime_param", None)
-    return built if built is not None else _DEFERRED
+class _Command(typer.core.TyperCommand):
+    """Every command's class (typer's `cls=`): its parameters and its --help shown by metavar only."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            _metavar_only(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        return _metavar_only(option) if option is not None else None
 
 
-class _Argument(typer.core.TyperArgument):
-    """An argument whose help row shows its metavar only, not typer's `<list[str]>` type label."""
+class _Group(typer.core.TyperGroup):
+    """The command groups' class (`niceeval`, `niceeval sandbox`): --help shown without a type."""
 
-    def get_runtime_param(self) -> Any:
-        return _built_or_deferred(self)
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        return _metavar_only(option) if option is not None else None
 
-    def display_type_rich(self, ctx: Any) -> str | None:
-        return None
-
-
-class _Option(typer.core.TyperOption):
-    """An option whose help row shows no type for a flag (typer's `<bool>`, on --help too)."""
-
-    def get_runtime_param(self) -> Any:
-        return _built_or_deferred(self)
-
-    def display_type_rich(self, ctx: Any) -> str | None:
-        if self.is_flag and self.metavar is None:
-            return None
-        return super().display_type_rich(ctx)
-
-
-# typer builds parameters (and the --help option) from these names; the subclasses only change
-# how a parameter's type is shown in --help.
-typer.main.TyperArgument = _Argument  # type: ignore[misc]
-typer.main.TyperOption = _Option  # type: ignore[misc]
-typer.core.TyperOption = _Option  # type: ignore[misc]
 
 app = typer.Typer(
     name="niceeval",
@@ -78,7 +62,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
+    cls=_Group,
 )
+
+
+def command(*names: str, on: typer.Typer = app, **options: Any) -> Callable[[Callable[..., None]], Any]:
+    """`on.command(...)` (the app's by default), the command of class `_Command`."""
+    return on.command(*names, cls=_Command, **options)
 
 def _exit_codes(command: str) -> str:
     """The command's own exit codes for its --help, from the one table (`_errors.COMMAND_EXIT_CODES`)."""

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from .._errors import UsageError
-from ._common import _SELECT, ConfigOpt, Names, StoreOpt, Text, _console, _exit_codes, _guard, app
+from ._common import _SELECT, ConfigOpt, Names, StoreOpt, Text, _console, _exit_codes, _guard, command
 
 _CLASSES = "regressed, fixed, undecided, decided, still-failing, unchanged, added, removed"
 ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP045
@@ -17,7 +17,7 @@ ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP
     rich_help_panel=_SELECT)]
 
 
-@app.command(
+@command(
     short_help="What changed between two runs, or between two experiments.",
     epilog="**Examples**\n\n"
            "* `niceeval compare 01J9`: that run (BASE) against the latest run\n"
@@ -74,7 +74,7 @@ def compare(
     raise typer.Exit(decision.code)
 
 
-@app.command(
+@command(
     short_help="Write a self-contained HTML report of a run.",
     epilog="**Examples**\n\n"
            "* `niceeval report`: the latest run, written to .niceeval/reports/RUN_ID.html\n"

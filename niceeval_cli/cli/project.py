@@ -7,10 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import ConfigOpt, _console, _exit_codes, _flag, _guard, app
+from ._common import ConfigOpt, _console, _exit_codes, _flag, _guard, command
 
 
-@app.command(
+@command(
     short_help="Merge stores (CI shards) into one; a shard group reads as one run.",
     epilog="**Examples**\n\n"
            "* `niceeval merge shard-*/results.db --into merged.db --exit-code`: the merge job of a CI matrix\n"
@@ -42,7 +42,7 @@ def merge(
     raise typer.Exit(report.exit_code if exit_code else 0)
 
 
-@app.command("list", short_help="List discovered evals and configured experiments.",
+@command("list", short_help="List discovered evals and configured experiments.",
              epilog="**Example**: `niceeval list --json | jq '.evals[].id'`\n\n" + _exit_codes("list"))
 @_guard
 def list_evals(
@@ -60,7 +60,7 @@ def list_evals(
     listing.show(list_project(load_project(config), cases=cases), console=_console(), json_out=json_out)
 
 
-@app.command(short_help="Write a minimal project that runs as it is.",
+@command(short_help="Write a minimal project that runs as it is.",
              epilog="Writes niceeval.toml and evals/example.py in the current folder; never overwrites a file.\n\n"
                     + _exit_codes("init"))
 @_guard

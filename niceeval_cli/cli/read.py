@@ -21,13 +21,13 @@ from ._common import (
     _exit_codes,
     _flag,
     _guard,
-    app,
+    command,
 )
 
 _STATES = "errored, failed, unrankable, gate-failed, gate-unavailable, passed, scored"
 
 
-@app.command(
+@command(
     short_help="Show a run's results, failures first.",
     epilog="**Examples**\n\n"
            "* `niceeval view`: the latest run\n"
@@ -64,7 +64,7 @@ def view(
     print_view(_console(), load_view(store_path(store, config), ref, filters, expand=show_all), confidence=level)
 
 
-@app.command(
+@command(
     short_help="Print sealed rows (runs, attempts, assertions) for scripts.",
     epilog="**Examples**\n\n"
            "* `niceeval query attempts --state failed --format csv`\n"
@@ -105,12 +105,12 @@ def query(
     """Print sealed rows for scripts and pipelines, worst first."""
     from ..app.project import stats_settings, store_path
     from ..app.query import STATS_TARGETS, query_rows
-    from ..reports._formats import FORMATS, write_rows
+    from ..reports import formats
 
     tty = sys.stdout.isatty()
     fmt = fmt or ("table" if tty else "ndjson")
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    if fmt not in formats.names():
+        raise UsageError(f"--format {fmt!r} is not one of {', '.join(formats.names())}")
     level = 0.95
     if target in STATS_TARGETS:
         _alpha, level = stats_settings(store, config, confidence=confidence)
@@ -119,4 +119,4 @@ def query(
     rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
                       eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql,
                       confidence=level, k=k)
-    write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)
+    formats.write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)

@@ -24,11 +24,11 @@ from ._common import (
     _exit_now_if_threads_linger,
     _flag,
     _guard,
-    app,
+    command,
 )
 
 
-@app.command(
+@command(
     short_help="Run evals and seal their results into the store.",
     epilog="**Examples**\n\n"
            "* `niceeval run`: every eval, every experiment\n"

@@ -6,16 +6,16 @@ from typing import Annotated
 
 import typer
 
-from ._common import _console, _exit_codes, _flag, _guard, app
+from ._common import _console, _exit_codes, _flag, _Group, _guard, app, command
 
 sandbox_app = typer.Typer(
     name="sandbox", help="The sandboxes NiceEval left on this machine (kept, orphaned, in use).",
-    no_args_is_help=True, add_completion=False, rich_markup_mode="markdown",
+    no_args_is_help=True, add_completion=False, rich_markup_mode="markdown", cls=_Group,
 )
 app.add_typer(sandbox_app, name="sandbox", short_help="List or remove kept sandboxes (`--keep-sandbox`).")
 
 
-@sandbox_app.command("list", short_help="Show kept, orphaned and in-use sandboxes.",
+@command("list", on=sandbox_app, short_help="Show kept, orphaned and in-use sandboxes.",
                      epilog=_exit_codes("sandbox list"))
 @_guard
 def sandbox_list(
@@ -28,7 +28,7 @@ def sandbox_list(
     sandboxes.show(list_kept(), console=_console(), json_out=json_out)
 
 
-@sandbox_app.command("prune", short_help="Remove kept and orphaned sandboxes (never one in use).",
+@command("prune", on=sandbox_app, short_help="Remove kept and orphaned sandboxes (never one in use).",
                      epilog=_exit_codes("sandbox prune"))
 @_guard
 def sandbox_prune(

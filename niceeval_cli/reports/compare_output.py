@@ -29,8 +29,8 @@ from ..comparison import (
     shown_eval_id,
 )
 from ..stats import Significance
-from ._formats import write_rows
 from ._safe import visible
+from .formats import write_rows
 
 __all__ = ["MACHINE_FORMATS", "change_line", "print_comparison", "rate_changes", "side_text", "write_comparison"]
 

@@ -89,6 +89,11 @@ for _name, _writer in (("json", _json), ("ndjson", _ndjson), ("csv", _csv), ("ta
 FORMATS: tuple[str, ...] = OUTPUT_FORMATS.names()
 
 
+def names() -> tuple[str, ...]:
+    """The registered formats' names (`--format`), asked of the registry when called."""
+    return OUTPUT_FORMATS.names()
+
+
 def write_rows(
     out: IO[str],
     columns: Sequence[str],
@@ -130,3 +135,6 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+__all__ = ["FORMATS", "FormatOptions", "Writer", "names", "write_rows"]
