@@ -139,10 +139,16 @@ class Side:
     attempts: int
     verdict: Verdict
     key_states: Mapping[str, tuple[str, ...]]  # assertion key → its states over the attempts, sorted
+    errored: int = 0  # attempts that errored: evidence neither way, shown beside the rate
+
+    @property
+    def decided(self) -> int:
+        """Attempts that count as evidence (statistics.md: errored ones are not failures)."""
+        return self.attempts - self.errored
 
     @property
     def pass_rate(self) -> float | None:
-        return self.passed / self.attempts if self.attempts else None
+        return self.passed / self.decided if self.decided else None
 
     @property
     def rankable(self) -> bool:
@@ -224,6 +230,7 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
         attempts=len(attempts),
         verdict=verdict,
         key_states={k: tuple(sorted(v)) for k, v in by_key.items()},
+        errored=states.count(AttemptState.ERRORED),
     )
 
 
@@ -474,7 +481,7 @@ class ExperimentTotals:
     pass_evals: int  # pass-style (eval, case) pairs, folded under their pass_rule
     pass_evals_passed: int
     attempts_passed: int  # pass-style attempts that passed
-    pass_attempts: int
+    pass_attempts: int  # every pass-style attempt, errored ones included
     score_attempts: int
     rankable: int
     unrankable: int
@@ -485,6 +492,7 @@ class ExperimentTotals:
     cost_usd: float | None  # None when no attempt reported a cost
     duration_ms: float  # summed over attempts
     mean_duration_ms: float | None
+    attempts_errored: int = 0  # pass-style attempts that errored: not counted in the attempt pass rate
 
     @property
     def eval_pass_rate(self) -> float | None:
@@ -492,7 +500,9 @@ class ExperimentTotals:
 
     @property
     def attempt_pass_rate(self) -> float | None:
-        return self.attempts_passed / self.pass_attempts if self.pass_attempts else None
+        """Passed over decided attempts: errored ones are evidence neither way (statistics.md)."""
+        decided = self.pass_attempts - self.attempts_errored
+        return self.attempts_passed / decided if decided else None
 
     def row(self) -> dict[str, Any]:
         return {
@@ -502,6 +512,7 @@ class ExperimentTotals:
             "pass_evals_passed": self.pass_evals_passed,
             "eval_pass_rate": self.eval_pass_rate,
             "attempt_pass_rate": self.attempt_pass_rate,
+            "attempts_errored": self.attempts_errored,
             "score_attempts": self.score_attempts,
             "rankable": self.rankable,
             "unrankable": self.unrankable,
@@ -544,6 +555,7 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
         pass_evals_passed=sum(1 for s in sides if s.verdict is Verdict.PASSED),
         attempts_passed=sum(1 for a in pass_attempts if AttemptState(a.state) is AttemptState.PASSED),
         pass_attempts=len(pass_attempts),
+        attempts_errored=sum(1 for a in pass_attempts if AttemptState(a.state) is AttemptState.ERRORED),
         score_attempts=len(score_attempts),
         rankable=summary.rankable,
         unrankable=summary.unrankable,

@@ -48,7 +48,7 @@ class EvalFold:
     passed: int
     failed: int
     errored: int
-    pass_rate: float | None  # passed / (passed + failed + errored); None with no attempts
+    pass_rate: float | None  # passed / (passed + failed); None when no attempt was decided
 
 
 
@@ -79,7 +79,8 @@ def pass_verdict(passed: int, failed: int, errored: int, rule: PassRule) -> tupl
     """The fold's result and pass rate from its counts alone (`rule` already parsed): what
     `fold_pass_eval` decides, for readers that hold counts rather than one state per attempt."""
     total = passed + failed + errored
-    pass_rate = passed / total if total else None
+    decided = passed + failed  # errored attempts are evidence neither way (statistics.md)
+    pass_rate = passed / decided if decided else None
     if rule == "any":
         ok = passed > 0
     elif rule == "all":

@@ -86,7 +86,8 @@ def side_text(side: Side | None) -> str:
             parts.append(f"{_num(side.score)}/{_num(side.max_score)}")
         word = " ".join(parts) or "scored"
     if side.attempts > 1:
-        word += f" ({side.passed}/{side.attempts} passed)"
+        errored = f" · {side.errored} errored, not counted" if side.errored else ""
+        word += f" ({side.passed}/{side.decided} passed{errored})"
     return word
 
 
@@ -151,7 +152,10 @@ def _totals_lines(totals: Sequence[ExperimentTotals]) -> list[Text]:
         if t.pass_evals:
             rate = t.eval_pass_rate or 0.0
             parts.append(f"evals {t.pass_evals_passed}/{t.pass_evals} passed ({rate:.0%})")
-            parts.append(f"attempts {t.attempts_passed}/{t.pass_attempts} passed")
+            decided = t.pass_attempts - t.attempts_errored
+            parts.append(f"attempts {t.attempts_passed}/{decided} passed")
+            if t.attempts_errored:
+                parts.append(f"{t.attempts_errored} errored, not counted")
         if t.score_attempts:
             mean = "—" if t.mean_score is None else _num(t.mean_score)
             parts.append(f"mean score {mean} over {t.rankable} rankable")

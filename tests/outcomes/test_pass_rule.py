@@ -60,14 +60,21 @@ FOLDS: list[tuple[list[AttemptState], PassRule, AttemptState]] = [
     ([P, E], "all", E),
     ([P, E, F], "all", F),
     ([E], "all", E),
-    # a minimum pass rate
+    # a minimum pass rate over decided attempts: errored ones are evidence neither way
+    # (statistics.md's amendment to outcomes.md)
     ([P, P, P, P, F], 0.8, P),
     ([P, P, P, F, F], 0.8, F),
-    ([P, P, P, E, E], 0.8, E),
+    ([P, P, P, E, E], 0.8, P),
     ([P, P, P, E, F], 0.8, F),
+    ([P, P, P, E, F], 0.75, P),
+    ([P, P, E, F, F], 0.5, P),
+    ([P, E, F, F], 0.5, F),
     ([P, E], 0.5, P),
     ([P], 1.0, P),
-    ([P, P, E], 1.0, E),
+    ([P, P, E], 1.0, P),
+    ([P, F, E], 1.0, F),
+    ([E, E], 0.5, E),
+    ([E], 1.0, E),
 ]
 
 
@@ -78,12 +85,14 @@ def test_fold_result(states: list[AttemptState], rule: PassRule, result: Attempt
 
 def test_fold_reports_counts_and_the_attempt_level_pass_rate() -> None:
     assert fold_pass_eval([P, F, E, P], "any") == EvalFold(
-        result=P, passed=2, failed=1, errored=1, pass_rate=0.5
+        result=P, passed=2, failed=1, errored=1, pass_rate=2 / 3
     )
 
 
-def test_errored_attempts_count_against_the_pass_rate() -> None:
-    assert fold_pass_eval([P, E, E], "any").pass_rate == pytest.approx(1 / 3)
+def test_errored_attempts_are_not_counted_in_the_pass_rate() -> None:
+    assert fold_pass_eval([P, E, E], "any").pass_rate == 1.0
+    assert fold_pass_eval([P, F, E, E], 0.5).pass_rate == 0.5
+    assert fold_pass_eval([E, E], 0.5).pass_rate is None
 
 
 @pytest.mark.parametrize("rule", ["any", "all", 0.5, 1.0])
@@ -109,8 +118,8 @@ def test_a_rate_exactly_at_the_rule_passes_and_one_fewer_pass_does_not(p: int, n
 )
 def test_decimal_rules_from_config_hit_their_boundary(rule: float, p: int, n: int) -> None:
     assert Fraction(p, n) == Fraction(str(rule))  # the case really sits on the boundary
-    assert fold_pass_eval([P] * p + [E] * (n - p), rule).result is P
-    assert fold_pass_eval([P] * (p - 1) + [E] * (n - p + 1), rule).result is E
+    assert fold_pass_eval([P] * p + [F] * (n - p) + [E] * 2, rule).result is P
+    assert fold_pass_eval([P] * (p - 1) + [F] * (n - p + 1) + [E] * 2, rule).result is F
 
 
 def test_fold_accepts_stored_strings_and_validates_the_rule() -> None:

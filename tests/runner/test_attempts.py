@@ -50,7 +50,10 @@ def write_scripted(project, outcomes: list[str], pass_rule: str) -> None:
         ('"all"', ["pass", "error"], 5),
         ("0.5", ["pass", "fail"], 0),
         ("0.5", ["pass", "fail", "fail"], 1),
-        ("0.5", ["pass", "error", "error"], 5),
+        # errored attempts are evidence neither way (statistics.md's amendment): 1/1 decided passed
+        ("0.5", ["pass", "error", "error"], 0),
+        ("0.5", ["error", "error"], 5),
+        ("0.5", ["pass", "fail", "fail", "error"], 1),
         ("0.6", ["pass", "pass", "error"], 0),
         ("1", ["pass", "fail"], 1),
     ],

@@ -113,7 +113,11 @@ def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str
         if t.mean_score is not None:
             mean = f"{num(t.mean_score)} mean over {t.rankable} rankable"
     rate = f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals} evals)" if t.pass_evals else "—"
-    attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{t.pass_attempts})" if t.pass_attempts else "—"
+    decided = t.pass_attempts - t.attempts_errored
+    errored = f" · {t.attempts_errored} errored, not counted" if t.attempts_errored else ""
+    attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{decided}){errored}" if decided else (
+        f"— ({t.attempts_errored} errored, not counted)" if t.attempts_errored else "—"
+    )
     return ExperimentColumn(
         id=experiment, model=model, totals=t, pass_rate=rate, attempt_rate=attempt_rate, score=score, mean=mean,
         duration=duration(t.duration_ms), cost=cost.text if cost is not None else "—",
