@@ -45,6 +45,8 @@ WORKING_DIR_EXCLUDES = [".niceeval/", ".git/", "*.db", "*.db-wal", "*.db-shm", "
 CANCEL_GRACE_S = 5.0
 #: With --retry-lost, a lost attempt is run again at most this many times.
 RETRIES_WHEN_LOST = 2
+#: How long the driver waits for the nodes to sweep a run's leftover sandboxes.
+SWEEP_WAIT_S = 60.0
 #: How long the driver waits for the ledger to say who held a lost worker's loop.
 LEDGER_WAIT_S = 10.0
 
@@ -161,6 +163,7 @@ class RayExecutor:
         self._losses: dict[str, asyncio.Future[Loss]] = {}  # worker token → its death, as first seen
         self._ledger: Any = None
         self._made = 0
+        self._sandboxed_run: str | None = None  # the run id, once an attempt with a sandbox was submitted
         self._actor: Any = None
         self._args: tuple[Any, ...] = ()
         self._started_ray = False
@@ -244,8 +247,10 @@ class RayExecutor:
         from ray import exceptions as rex
 
         lost = (rex.RayActorError, rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError,
-                rex.OwnerDiedError)
+                rex.OwnerDiedError, rex.OutOfMemoryError)
         name = attempt_name(spec.key)
+        if spec.settings.get("sandbox") is not None:
+            self._sandboxed_run = spec.run_id
         died, rerun, alone = 0, False, False
         allowed = RETRIES_WHEN_LOST if self.retry_lost else 0
         notes: list[str] = []
@@ -340,6 +345,21 @@ class RayExecutor:
                 reason=AttemptReason.INTERRUPTED,
             ), ())
 
+    async def _sweep(self, ray: Any, run_id: str) -> None:
+        """A worker killed or lost mid-attempt never tore its sandboxes down: once every worker is
+        gone, each alive node removes the run's sandboxes that are not kept (docs/scale.md)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        sweep = ray.remote(_sweep_here)
+        nodes = [str(n["NodeID"]) for n in ray.nodes() if n.get("Alive")]
+        refs = [sweep.options(num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+                .remote(run_id) for node in nodes]
+        try:
+            await asyncio.wait_for(asyncio.gather(*(_awaited_any(r) for r in refs), return_exceptions=True),
+                                   SWEEP_WAIT_S)
+        except Exception:  # pragma: no cover - a node that does not answer keeps what it has
+            pass
+
     async def aclose(self) -> None:
         if not self._workers:
             return
@@ -351,11 +371,20 @@ class RayExecutor:
             except Exception:  # pragma: no cover - already gone
                 pass
         self._workers = []
+        if self._sandboxed_run is not None:
+            await self._sweep(ray, self._sandboxed_run)
         if self._ledger is not None:
             _kill(self._ledger)
             self._ledger = None
         if self._started_ray and os.environ.get("NICEEVAL_RAY_KEEP_CONNECTED") != "1":
             ray.shutdown()
+
+
+def _sweep_here(run_id: str) -> int:
+    """On one node: remove what the run's attempts left there (`sandbox.sweep_run`)."""
+    from ..sandbox import sweep_run
+
+    return len(sweep_run(run_id, makers_gone=True))
 
 
 def _kill(actor: Any) -> None:

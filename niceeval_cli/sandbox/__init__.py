@@ -17,6 +17,7 @@ from ._live import cleanup_all
 from ._local import LocalKind
 from ._preflight import preflight_sandboxes
 from ._spec import SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
+from ._sweep import sweep_run
 from ._workspace import CommandResult, FileState, SandboxKind, SandboxSetupError, Snapshot, Workspace
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "sandbox_record",
     "should_keep",
     "spec_from_mapping",
+    "sweep_run",
 ]
 
 SANDBOXES.register("local", LocalKind())
