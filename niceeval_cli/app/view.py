@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._selectors import selects_any_experiment
 from .._states import AttemptState, Derived, GateState
 from .run import is_clean
 
@@ -147,7 +148,7 @@ def _page(
             missing = tuple(read.not_run if read.not_run is not None else store.not_run(run.id))
         groups = counting.result() if counting is not None else read.groups or []
     order = [e for e in run.experiments
-             if not filters.experiments or any(_selects(p, e) for p in filters.experiments)]
+             if not filters.experiments or selects_any_experiment(filters.experiments, e)]
     matching = sum(g.total for g in groups if _matches(g, filters.states))
     return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
                    missing)
@@ -173,10 +174,6 @@ def _group_outcome(path: Path, group_id: str) -> GroupOutcome | None:
 def not_run_count(run: RunRow) -> int | None:
     """Planned slots of `run` with no sealed attempt; None for runs recorded without a plan."""
     return run.not_run
-
-
-def _selects(pattern: str, experiment_id: str) -> bool:
-    return experiment_id == pattern or (pattern.endswith("/") and experiment_id.startswith(pattern))
 
 
 def _matches(group: OutcomeGroup, states: Sequence[str]) -> bool:

@@ -5,25 +5,37 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from .._selectors import is_glob, matches, matches_any
+from .._selectors import is_experiment_group, is_glob, matches, matches_any, selects_experiment
 from ._schema import CONFIG_FILE_NAME, ExperimentConfig, ProjectConfig
 from ._wording import ConfigError, table_name
 
 
 def select_experiments(project: ProjectConfig, patterns: Sequence[str]) -> list[ExperimentConfig]:
-    """Experiments named by `-e` patterns (an id, or an id prefix such as "models/"); none = all."""
+    """Experiments named by `-e` selectors (an exact id, or a group such as "models/":
+    `_selectors.selects_experiment`); none = all, in the file's order."""
     if not patterns:
         return list(project.experiments.values())
     chosen: set[str] = set()
     for pattern in patterns:
-        matched = [eid for eid in project.experiments if eid == pattern or eid.startswith(pattern)]
+        matched = [eid for eid in project.experiments if selects_experiment(pattern, eid)]
         if not matched:
             known = ", ".join(project.experiments)
-            raise ConfigError(f"no experiment matches {json.dumps(pattern)}; known experiments: {known}.")
+            hint = _group_hint(pattern, project.experiments)
+            raise ConfigError(f"no experiment matches {json.dumps(pattern)}{hint}; known experiments: {known}.")
         chosen.update(matched)
     return [experiment for eid, experiment in project.experiments.items() if eid in chosen]
+
+
+def _group_hint(pattern: str, known: Iterable[str]) -> str:
+    """For `-e models` where only `models/...` ids exist: the group is written with its `/`."""
+    if is_experiment_group(pattern):
+        return ""
+    group = f"{pattern}/"
+    if any(selects_experiment(group, eid) for eid in known):
+        return f" (an id selects that one experiment; {json.dumps(group)} selects the group of ids starting with it)"
+    return ""
 
 
 def experiment_selects_eval(experiment: ExperimentConfig, eval_id: str, tags: Sequence[str]) -> bool:

@@ -10,17 +10,13 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from .._selectors import selects_experiment
 from .errors import StoreError
 
 __all__ = ["check_experiments_present"]
 
 #: Runs named in the message at most (newest first).
 _SHOWN = 5
-
-
-def _matches(wanted: str, experiment: str) -> bool:
-    """An id matches exactly; one ending in `/` selects the group (as `filter_experiments`)."""
-    return experiment.startswith(wanted) if wanted.endswith("/") else experiment == wanted
 
 
 def _experiments_by_run(conn: sqlite3.Connection, run_ids: Sequence[str] | None) -> list[tuple[str, list[str]]]:
@@ -47,12 +43,12 @@ def check_experiments_present(
         return
     read = _experiments_by_run(conn, run_ids)
     present = sorted({e for _, listed in read for e in listed})
-    missing = [w for w in wanted if not any(_matches(w, e) for e in present)]
+    missing = [w for w in wanted if not any(selects_experiment(w, e) for e in present)]
     if not missing:
         return
     name = missing[0]
     elsewhere = [run_id for run_id, listed in _experiments_by_run(conn, None)
-                 if any(_matches(name, e) for e in listed)]
+                 if any(selects_experiment(name, e) for e in listed)]
     has = f"its experiments are {', '.join(present)}" if present else "it has no experiments"
     if elsewhere:
         more = len(elsewhere) - _SHOWN

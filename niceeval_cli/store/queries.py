@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._selectors import is_glob, sqlite_glob
+from .._selectors import experiment_sql, is_glob, sqlite_glob
 from .._states import AssertionState, AttemptState, Derived, GateState, RunStatus
 from ..outcomes import assertion_severity_sql, attempt_severity_sql
 from .errors import StoreError
@@ -107,15 +107,8 @@ def _check_states(states: tuple[str, ...], allowed: tuple[str, ...], what: str) 
 
 
 def filter_experiments(where: Where, experiments: Names, column: str) -> None:
-    """An id matches exactly; an id ending in `/` selects the group (`models/` → `models/a`, ...)."""
-    clauses = []
-    for experiment in as_tuple(experiments):
-        p = where.param(experiment)
-        if experiment.endswith("/"):
-            clauses.append(f"substr({column}, 1, length({p})) = {p}")
-        else:
-            clauses.append(f"{column} = {p}")
-    where.any_of(clauses)
+    """Experiment selectors (`_selectors.selects_experiment`: an exact id, or a group `models/`)."""
+    where.any_of([experiment_sql(experiment, column, where.param(experiment)) for experiment in as_tuple(experiments)])
 
 
 # An attempt's identity as an id (`<module id>/<name>[<case id>]`: authoring.md), so `--eval` finds

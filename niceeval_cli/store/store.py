@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple
 
 from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
+from .._selectors import selects_any_experiment
 from .._shards import shard_of
 from .._states import Relation, RunStatus
 from ..outcomes import RunDecision, assertion_severity_sql
@@ -882,9 +883,7 @@ def _with_groups(
         group.pop("run_status")
         if states and group["status"] not in states:
             continue
-        if wanted and not any(
-            e == w or (w.endswith("/") and e.startswith(w)) for e in json.loads(group["experiments"]) for w in wanted
-        ):
+        if wanted and not any(selects_any_experiment(wanted, e) for e in json.loads(group["experiments"])):
             continue
         if members[0] in {r["id"] for r in runs}:
             placed[members[0]] = group

@@ -47,6 +47,17 @@ def test_an_id_prefix_selects_a_group_in_file_order(project: ProjectConfig) -> N
     assert _ids(project, ["models/", "local"]) == ["local", "models/openai", "models/anthropic"]
 
 
+def test_an_id_without_its_slash_selects_no_group(project: ProjectConfig) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _ids(project, ["models"])
+    assert str(caught.value) == (
+        'no experiment matches "models" (an id selects that one experiment; "models/" selects the group of ids '
+        'starting with it); known experiments: local, models/openai, models/anthropic.'
+    )
+    with pytest.raises(ConfigError):
+        _ids(project, ["loc"])  # a shorter id is no prefix of a longer one
+
+
 def test_an_unknown_pattern_is_a_config_error_listing_known_ids(project: ProjectConfig) -> None:
     with pytest.raises(ConfigError) as caught:
         _ids(project, ["remote"])

@@ -31,7 +31,7 @@ def test_with_a_judge_the_good_agent_passes_and_each_broken_one_fails_its_own_ga
         examples: Any, judge_server: JudgeServer, own_tmp: Path) -> None:
     judge_server.default = Reply.tool("Y", "explained")
     examples.use_judge(judge_server)
-    run = examples.run("-e", "coding_agent")
+    run = examples.run("-e", "coding_agent", "-e", "coding_agent/")
     assert run.exit_code == 1, run.output
     assert examples.attempt("coding_agent")["state"] == "passed"
     assert _states(examples, "coding_agent") == {
@@ -55,7 +55,7 @@ def test_with_a_judge_the_good_agent_passes_and_each_broken_one_fails_its_own_ga
 
 
 def test_each_attempt_sandbox_is_stored_and_nothing_is_left_behind(examples: Any, own_tmp: Path) -> None:
-    run = examples.run("-e", "coding_agent", "--attempts", "2")
+    run = examples.run("-e", "coding_agent", "-e", "coding_agent/", "--attempts", "2")
     assert run.exit_code == 1, run.output
     for attempt in examples.query("attempts", "--experiment", "coding_agent"):
         stored = attempt["sandbox"] if isinstance(attempt["sandbox"], dict) else json.loads(attempt["sandbox"])

@@ -23,7 +23,7 @@ def _scores(project: Any, experiment: str) -> tuple[Any, ...]:
 def test_a_resolved_chat_scores_participation_expression_and_completion(
     judged: Any, judge_server: JudgeServer,
 ) -> None:
-    run = judged.run("-e", "support")
+    run = judged.run("-e", "support", "-e", "support/")
     assert run.exit_code == 5, run.output  # support/unobserved-completion is unrankable
     # 5 (participation) + 45 (expression) + 50 × (1 - 45/180) = 87.5
     assert _scores(judged, "support") == ("scored", "passed", 87.5, 100, 0)
@@ -55,7 +55,7 @@ def test_the_expression_judge_reads_every_agent_speech_and_nothing_else(
 
 
 def test_an_unobserved_completion_keeps_its_50_points_unavailable_never_0(judged: Any) -> None:
-    judged.run("-e", "support")
+    judged.run("-e", "support/")
     assert _scores(judged, "support/unobserved-completion") == ("unrankable", "passed", 50, 100, 50)
     completion = judged.assertions("support/unobserved-completion")["Completion duration"]
     assert (completion["state"], completion["reason"], completion["contribution"], completion["weight"]) == (
