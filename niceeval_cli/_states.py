@@ -142,3 +142,23 @@ _PROSE = {
     Derived.UNRANKABLE_GATE_FAILED.value: "unrankable (gate failed)",
     Derived.ERRORED_GATE_FAILED.value: "errored (gate failed)",
 }
+
+
+# ── lists of these words, each made once ─────────────────────────────────────────────────
+
+#: An attempt's outcomes worth a look, worst first (`outcomes.is_clean` is false for them): as the
+#: store's attempt filters and `view --state` take them.
+PROBLEM_STATES: tuple[str, ...] = tuple(word.value for word in (
+    AttemptState.ERRORED, AttemptState.FAILED, AttemptState.UNRANKABLE, Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE,
+))
+#: An attempt's outcomes with nothing to look at: passed, or scored with its gate passed or absent.
+CLEAN_STATES: tuple[str, ...] = (AttemptState.PASSED.value, AttemptState.SCORED.value)
+#: `view --state` values: attempt states, plus the two score-gate words.
+STATE_FILTERS: tuple[str, ...] = (*PROBLEM_STATES, *CLEAN_STATES)
+#: Every word a report says for an attempt's outcome (a failed score gate is said beside its
+#: state), worst first: the order counts are listed in.
+ATTEMPT_WORDS: tuple[str, ...] = (
+    AttemptState.ERRORED.value, Derived.ERRORED_GATE_FAILED.label, AttemptState.FAILED.value,
+    AttemptState.UNRANKABLE.value, Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_FAILED.label,
+    Derived.GATE_UNAVAILABLE.label, AttemptState.PASSED.value, AttemptState.SCORED.value,
+)

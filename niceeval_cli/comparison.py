@@ -155,15 +155,6 @@ class Side:
         return self.kind is EvalKind.SCORE and self.state is AttemptState.SCORED and self.score is not None
 
 
-def _rule(stored: str | None) -> outcomes.PassRule:
-    if stored is None:
-        return "any"
-    try:
-        return outcomes.parse_pass_rule(float(stored))
-    except ValueError:
-        return outcomes.parse_pass_rule(stored)
-
-
 _GATE_AS_ATTEMPT = {
     GateState.PASSED: AttemptState.PASSED,
     GateState.FAILED: AttemptState.FAILED,
@@ -178,7 +169,7 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
     if not attempts:
         raise ValueError("a side needs at least one attempt")
     first = attempts[0]
-    rule = _rule(first.pass_rule)
+    rule = outcomes.stored_pass_rule(first.pass_rule)
     kind = EvalKind(first.kind)
     states = [AttemptState(a.state) for a in attempts]
     gate: GateState | None = None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import outcomes
 from .._errors import UsageError
-from .._states import AttemptState, Derived, EvalKind, GateState, UnavailableReason
+from .._states import PROBLEM_STATES, AttemptState, EvalKind, UnavailableReason
 from .project import load_project
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
-#: Everything but passed and cleanly scored: the attempt filters of the store, as `view --state` takes them.
-BAD_STATES = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE)
 
 
 @dataclass(frozen=True)
@@ -260,14 +258,7 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
 
 
 def _clean(attempt: AttemptRow) -> bool:
-    return is_clean(attempt.state, attempt.gate)
-
-
-def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
-    """Passed, or scored with its gate passed or absent: nothing to show."""
-    if state == AttemptState.PASSED:
-        return True
-    return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
+    return outcomes.is_clean(attempt.state, attempt.gate)
 
 
 def passed_despite_attempts(groups: Sequence[OutcomeGroup]) -> set[tuple[str, str]]:
@@ -296,18 +287,8 @@ def _passed_despite(groups: Sequence[OutcomeGroup], not_passed: Sequence[Outcome
     return {
         key for key, found in by_eval.items()
         if outcomes.fold_pass_eval([g.state for g in found for _ in range(g.total)],
-                                   stored_pass_rule(found[-1].pass_rule)).result is AttemptState.PASSED
+                                   outcomes.stored_pass_rule(found[-1].pass_rule)).result is AttemptState.PASSED
     }
-
-
-def stored_pass_rule(stored: str | None) -> outcomes.PassRule:
-    """A pass rule as run_slots store it ("any", "all" or a rate as text); None (older stores): "any"."""
-    if stored is None:
-        return "any"
-    try:
-        return outcomes.parse_pass_rule(float(stored))
-    except ValueError:
-        return outcomes.parse_pass_rule(stored)
 
 
 def _shown(
@@ -319,12 +300,12 @@ def _shown(
     not asked for them."""
     not_passed = _not_passed(groups)
     passed = _passed_despite(groups, not_passed)
-    if all(is_clean(g.state, g.gate) or (g.experiment_id, g.eval_id) in passed for g in not_passed):
+    if all(outcomes.is_clean(g.state, g.gate) or (g.experiment_id, g.eval_id) in passed for g in not_passed):
         return [], 0, False
     shown: list[tuple[AttemptRow, list[AssertionRow]]] = []
     key_problem = False
     more = 0
-    for attempt in store.attempts_for_run(run_id, states=list(BAD_STATES)):
+    for attempt in store.attempts_for_run(run_id, states=list(PROBLEM_STATES)):
         if (attempt.experiment_id, attempt.eval_id) in passed:
             continue
         if len(shown) >= limit:
@@ -348,4 +329,4 @@ def silence_stdout() -> None:
         pass
 
 
-__all__ = ["BAD_STATES", "PlanTotals", "RunReport", "SealedRun", "build_request", "execute", "read_sealed"]
+__all__ = ["PlanTotals", "RunReport", "SealedRun", "build_request", "execute", "read_sealed"]

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import outcomes
 from .._selectors import selects_any_experiment
+from .._states import STATE_FILTERS as STATE_FILTERS  # `view --state` values, read by the CLI from here
 from .._states import AttemptState, Derived, GateState
-from .run import is_clean
 
 if TYPE_CHECKING:
     from .._records import TurnRecord
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all of them
 
-#: `view --state` values: attempt states, plus the two score-gate words.
-STATE_FILTERS = ("errored", "failed", "unrankable", Derived.GATE_FAILED, Derived.GATE_UNAVAILABLE, "passed", "scored")
 _GATE_FILTERS: dict[str, GateState] = {
     Derived.GATE_FAILED: GateState.FAILED, Derived.GATE_UNAVAILABLE: GateState.UNAVAILABLE,
 }
@@ -136,7 +135,7 @@ def _page(
         expanded: list[tuple[AttemptRow, list[AssertionRow]]] = []
         collapsed: list[AttemptRow] = []
         for attempt in rows:
-            if expand or not is_clean(attempt.state, attempt.gate):
+            if expand or not outcomes.is_clean(attempt.state, attempt.gate):
                 expanded.append((attempt, store.assertions_for_attempt(attempt.id)))
             else:
                 collapsed.append(attempt)

@@ -21,13 +21,16 @@ from ._attempt import (
     ScoreAttemptLike,
     contribution,
     decide_attempt,
+    is_clean,
 )
 from ._folds import (
+    DEFAULT_PASS_RULE,
     EvalFold,
     PassRule,
     ScoreSummary,
     fold_pass_eval,
     parse_pass_rule,
+    stored_pass_rule,
     summarize_scores,
 )
 from ._run import (
@@ -36,7 +39,6 @@ from ._run import (
     PassedEvalsRow,
     RunDecision,
     decide_run,
-    pass_rule_of,
     run_exit_code,
 )
 from ._severity import (
@@ -52,6 +54,7 @@ __all__ = [
     "ASSERTION_SEVERITY_SQL",
     "ATTEMPT_SEVERITY_SQL",
     "BOOLEAN_MATCH",
+    "DEFAULT_PASS_RULE",
     "EXECUTION_REASONS",
     "GATE_ROLES",
     "SCORE_MATCH",
@@ -76,8 +79,9 @@ __all__ = [
     "decide_attempt",
     "decide_run",
     "fold_pass_eval",
+    "is_clean",
     "parse_pass_rule",
-    "pass_rule_of",
     "run_exit_code",
+    "stored_pass_rule",
     "summarize_scores",
 ]

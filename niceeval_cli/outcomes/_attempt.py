@@ -36,6 +36,14 @@ _MATCH_KINDS = frozenset({BOOLEAN_MATCH, SCORE_MATCH})
 _DIGITS = 10  # sums are rounded so 0.1 + 0.2 reads 0.3, not 0.30000000000000004
 
 
+def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
+    """Nothing to look at: passed, or scored with its gate passed or absent (the summary and
+    `view` expand every other attempt)."""
+    if state == AttemptState.PASSED:
+        return True
+    return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
+
+
 def _round(x: float) -> float:
     return round(x, _DIGITS) + 0.0  # `+ 0.0` turns -0.0 into 0.0
 

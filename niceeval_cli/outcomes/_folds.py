@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from .._states import AttemptState, GateState
@@ -13,6 +14,9 @@ from ._attempt import ScoreAttemptLike, _round, _sum
 # ── several attempts of one eval ─────────────────────────────────────────────────────────
 
 PassRule = Literal["any", "all"] | float
+
+#: The pass rule of an eval that sets none (config.md), and the fold of a stored slot without one.
+DEFAULT_PASS_RULE: PassRule = "any"
 
 
 def parse_pass_rule(value: object) -> PassRule:
@@ -30,6 +34,22 @@ def parse_pass_rule(value: object) -> PassRule:
     if not 0.0 < rate <= 1.0:  # NaN fails this too
         raise ValueError(f"pass_rule as a minimum pass rate must be in (0, 1], got {value!r}")
     return rate
+
+
+@lru_cache(maxsize=64)
+def stored_pass_rule(stored: str | float | None, absent: PassRule = DEFAULT_PASS_RULE) -> PassRule:
+    """A pass rule as a run's slots store it ("any", "all" or a rate as text such as "0.8").
+
+    `absent` is what a slot without one (a store written before slots recorded it) folds under:
+    the default for what the reports show; deciding a run's exit code has always read it as "all"."""
+    if stored is None:
+        return absent
+    if isinstance(stored, str) and stored not in ("any", "all"):
+        try:
+            return parse_pass_rule(float(stored))
+        except ValueError:
+            pass
+    return parse_pass_rule(stored)
 
 
 def _looks_numeric(text: str) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, Protocol
 from .._errors import ExitCode
 from .._states import AttemptState, Derived, EvalKind, GateState
 from ._attempt import ScoreAttemptLike
-from ._folds import PassRule, ScoreCounts, count_scores, gate_of, not_pass_style, parse_pass_rule, pass_verdict
+from ._folds import PassRule, ScoreCounts, count_scores, gate_of, not_pass_style, pass_verdict, stored_pass_rule
 
 # ── the run's exit code ──────────────────────────────────────────────────────────────────
 
@@ -78,18 +78,6 @@ class PassedEvalsRow(Protocol):
     def attempts_each(self) -> int: ...
     @property
     def evals(self) -> int: ...
-
-
-def pass_rule_of(text: str | float | None) -> PassRule:
-    """A slot's stored pass_rule ("any", "all" or the rate as text "0.5"); absent → "all"."""
-    if text is None:
-        return "all"
-    if isinstance(text, str) and text not in ("any", "all"):
-        try:
-            return parse_pass_rule(float(text))
-        except ValueError:
-            pass
-    return parse_pass_rule(text)
 
 
 class EvalDecision(NamedTuple):
@@ -202,7 +190,7 @@ def decide_run(
             if tally is None:
                 rule = known_rules.get(row.pass_rule)
                 if rule is None:
-                    rule = known_rules[row.pass_rule] = pass_rule_of(row.pass_rule)
+                    rule = known_rules[row.pass_rule] = stored_pass_rule(row.pass_rule, "all")
                 tally = pass_evals[key] = [rule, 0, 0, 0]
             if slot:
                 tally[slot] += n
@@ -224,7 +212,7 @@ def decide_run(
         n = counted.attempts_each * counted.evals
         total += n
         state_counts[AttemptState.PASSED.value] = state_counts.get(AttemptState.PASSED.value, 0) + n
-        fold = (counted.attempts_each, 0, 0, pass_rule_of(counted.pass_rule))
+        fold = (counted.attempts_each, 0, 0, stored_pass_rule(counted.pass_rule, "all"))
         result = verdicts.get(fold)
         if result is None:
             result = verdicts[fold] = pass_verdict(*fold)[0]

@@ -12,11 +12,12 @@ from functools import lru_cache
 from operator import attrgetter
 
 from .. import outcomes
-from .._states import AttemptState, Derived, EvalKind, GateState, Relation
+from .._states import ATTEMPT_WORDS, AttemptState, Derived, EvalKind, GateState, Relation
+from ..outcomes import stored_pass_rule as _rule
 from ..store import OutcomeGroup, PassedEvals
 
 #: The fold used when a run recorded no pass rule on its slots (stores written before it did).
-DEFAULT_PASS_RULE: outcomes.PassRule = "any"
+DEFAULT_PASS_RULE = outcomes.DEFAULT_PASS_RULE
 
 
 _REST_SEVERITY = outcomes.attempt_severity(AttemptState.PASSED, None)
@@ -38,10 +39,6 @@ _GATE_FAILED_WORDS = {
     AttemptState.UNRANKABLE: Derived.UNRANKABLE_GATE_FAILED.label,
     AttemptState.ERRORED: Derived.ERRORED_GATE_FAILED.label,
 }
-#: Every word `attempt_word` gives, worst first (the order counts are listed in).
-ATTEMPT_WORDS = ("errored", Derived.ERRORED_GATE_FAILED.label, "failed", "unrankable",
-                 Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label,
-                 "passed", "scored")
 
 
 @lru_cache(maxsize=64)
@@ -54,11 +51,6 @@ def attempt_word(state: AttemptState | str, gate: GateState | str | None) -> str
     if state is AttemptState.SCORED and gate is not None and GateState(gate) is GateState.UNAVAILABLE:
         return Derived.GATE_UNAVAILABLE.label
     return state.value
-
-
-def is_ok(state: AttemptState | str, gate: GateState | str | None) -> bool:
-    """Nothing to look at: passed, or scored with its gate passed or absent."""
-    return attempt_word(state, gate) in (AttemptState.PASSED.value, AttemptState.SCORED.value)
 
 
 @dataclass(eq=False, slots=True)  # one per eval: a summary of 20 000 evals holds 20 000
@@ -333,14 +325,3 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),
         experiment.evals.sort(key=_EVAL_ORDER)
     ordered = {w: words[w] for w in ATTEMPT_WORDS if w in words}
     return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known)
-
-
-@lru_cache(maxsize=32)
-def _rule(stored: str | None) -> outcomes.PassRule:
-    """A stored pass rule ("any", "all" or a rate as text); None folds under the default."""
-    if stored is None:
-        return DEFAULT_PASS_RULE
-    try:
-        return outcomes.parse_pass_rule(float(stored))
-    except ValueError:
-        return outcomes.parse_pass_rule(stored)

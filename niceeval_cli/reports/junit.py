@@ -26,7 +26,7 @@ from .. import outcomes
 from .._errors import UsageError
 from .._records import AssertionResult
 from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation
-from ..app.run import SealedRun, stored_pass_rule
+from ..app.run import SealedRun
 from ..store.rows import AttemptRow, RunRow
 from ._safe import visible
 from ._tally import attempt_word
@@ -107,7 +107,7 @@ def _fold(attempts: Sequence[AttemptRow], verdicts: Sequence[str | None], pass_r
     """The eval's verdict ("failure", "error" or None), its word (the <failure>/<error> type) and
     the summary line <system-out> starts with."""
     if EvalKind(attempts[0].kind) is EvalKind.PASS:
-        rule = stored_pass_rule(pass_rule)
+        rule = outcomes.stored_pass_rule(pass_rule)
         fold = outcomes.fold_pass_eval([AttemptState(a.state) for a in attempts], rule)
         decided = fold.passed + fold.failed + fold.errored
         summary = f"{fold.result.value} under pass_rule {rule}: {fold.passed} of {decided} attempts passed"

@@ -32,7 +32,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
-from .._states import AttemptState, Derived, GateState
+from .._states import AttemptState, Derived, GateState, PlanReason
 from ._tally import attempt_word
 from .terminal.lines import STYLES
 from .viewmodels.text import name
@@ -44,17 +44,19 @@ if TYPE_CHECKING:
 REFRESH_PER_SECOND = 10
 BAR_WIDTH = 10
 NAME_WIDTH = 16  # cells of the experiment id (longer ids end in "…")
-#: In this order (cli.md: "counts of passed / failed / errored / scored"); a zero count is left out.
-WORDS = ("passed", "failed", "errored", "scored", "unrankable", Derived.GATE_FAILED.label,
-         Derived.UNRANKABLE_GATE_FAILED.label, Derived.ERRORED_GATE_FAILED.label,
-         Derived.GATE_UNAVAILABLE.label, "reused",
-         Derived.NOT_DISPATCHED.label)
+_REUSED = PlanReason.REUSED.value
+#: The report's words (`_states.ATTEMPT_WORDS`) in the order cli.md lists them ("counts of passed /
+#: failed / errored / scored"), then what did not run; each with its short form for a narrow line.
+_WORDS_SHORT = {
+    AttemptState.PASSED.value: "ok", AttemptState.FAILED.value: "fail", AttemptState.ERRORED.value: "err",
+    AttemptState.SCORED.value: "scored", AttemptState.UNRANKABLE.value: "unrk", Derived.GATE_FAILED.label: "gate✗",
+    Derived.UNRANKABLE_GATE_FAILED.label: "unrk gate✗", Derived.ERRORED_GATE_FAILED.label: "err gate✗",
+    Derived.GATE_UNAVAILABLE.label: "gate?", _REUSED: "reused", Derived.NOT_DISPATCHED.label: "skip",
+}
+#: In this order; a zero count is left out.
+WORDS = tuple(_WORDS_SHORT)
 #: The same words when the full ones do not fit the line.
-SHORT = {"passed": "ok", "failed": "fail", "errored": "err", "scored": "scored", "unrankable": "unrk",
-         Derived.GATE_FAILED.label: "gate✗", Derived.GATE_UNAVAILABLE.label: "gate?",
-         Derived.UNRANKABLE_GATE_FAILED.label: "unrk gate✗", Derived.ERRORED_GATE_FAILED.label: "err gate✗",
-         "reused": "reused",
-         Derived.NOT_DISPATCHED.label: "skip"}
+SHORT = _WORDS_SHORT
 #: Cells the other columns take: spinner 1, name, bar, "1234/1234", clock "0:00:00", and the gaps.
 _FIXED = 1 + NAME_WIDTH + BAR_WIDTH + 9 + 7 + 5
 
@@ -139,11 +141,11 @@ class LiveProgress:
             for slot in planned:
                 if not slot.execute and slot.reuse_state is not None:
                     counts[_word(slot.reuse_state, slot.reuse_gate)] += 1
-                    counts["reused"] += 1
+                    counts[_REUSED] += 1
             self._counts[experiment_id] = counts
             self._tasks[experiment_id] = self.progress.add_task(
-                name(experiment_id, 60), total=len(planned), completed=counts["reused"], counts=counts,
-                start=counts["reused"] == len(planned),  # all reused: done at once; else waiting until one starts
+                name(experiment_id, 60), total=len(planned), completed=counts[_REUSED], counts=counts,
+                start=counts[_REUSED] == len(planned),  # all reused: done at once; else waiting until one starts
             )
         if not self._live:
             self.progress.start()

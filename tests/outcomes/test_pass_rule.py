@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from niceeval_cli._states import AttemptState
-from niceeval_cli.outcomes import EvalFold, PassRule, fold_pass_eval, parse_pass_rule
+from niceeval_cli.outcomes import EvalFold, PassRule, fold_pass_eval, parse_pass_rule, stored_pass_rule
 
 P, F, E = AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED
 
@@ -132,3 +132,22 @@ def test_fold_accepts_stored_strings_and_validates_the_rule() -> None:
 def test_score_style_states_cannot_be_folded_as_verdicts(state: AttemptState) -> None:
     with pytest.raises(ValueError, match="not a pass-style"):
         fold_pass_eval([P, state], "any")
+
+
+# ── stored_pass_rule: a rule as run_slots hold it ───────────────────────────────────────
+
+
+@pytest.mark.parametrize(("stored", "rule"), [("any", "any"), ("all", "all"), ("0.5", 0.5), ("1", 1.0), (0.8, 0.8)])
+def test_a_stored_rule_reads_back_as_it_was_set(stored: str | float, rule: PassRule) -> None:
+    assert stored_pass_rule(stored) == rule
+
+
+def test_a_slot_without_a_stored_rule_folds_under_the_default_or_what_the_caller_says() -> None:
+    assert stored_pass_rule(None) == "any"
+    assert stored_pass_rule(None, "all") == "all"
+
+
+@pytest.mark.parametrize("stored", ["some", "0", "1.5", "nan"])
+def test_a_stored_rule_that_is_no_rule_is_refused(stored: str) -> None:
+    with pytest.raises(ValueError, match="pass_rule"):
+        stored_pass_rule(stored)

@@ -7,9 +7,10 @@ from dataclasses import replace
 import pytest
 from view_builders import Runs, result
 
-from niceeval_cli._states import AttemptState, GateState
+from niceeval_cli._states import CLEAN_STATES, AttemptState, GateState
+from niceeval_cli.outcomes import is_clean
 from niceeval_cli.reports._safe import visible
-from niceeval_cli.reports._tally import attempt_word, is_ok
+from niceeval_cli.reports._tally import attempt_word
 from niceeval_cli.reports.viewmodels.attempt import measurement_text, score_text, scoring_text
 from niceeval_cli.reports.viewmodels.text import num
 
@@ -60,7 +61,8 @@ def test_scoring_entries_show_contribution_of_weight_and_records_show_none(runs:
 ])
 def test_each_attempt_outcome_has_one_word(state: str, gate: str | None, word: str, ok: bool) -> None:
     assert attempt_word(state, gate) == word
-    assert is_ok(AttemptState(state), GateState(gate) if gate else None) is ok
+    assert is_clean(AttemptState(state), GateState(gate) if gate else None) is ok
+    assert (word in CLEAN_STATES) is ok  # the report's word and the rule agree
 
 
 @pytest.mark.parametrize(("raw", "shown"), [

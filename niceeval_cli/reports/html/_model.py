@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 
+from ..._states import ATTEMPT_WORDS
 from ...app.report import ReportData
 from .._safe import NAMED_ESCAPES, UNSAFE_RANGES
 from . import _charts
@@ -28,7 +29,7 @@ from ._summary import (
     experiment_ids,
     run_summary,
 )
-from ._words import STATE_WORDS, model_of
+from ._words import model_of
 
 #: Open attempts rendered before the page shows; the rest follow in idle slices.
 FIRST_SLICE = 60
@@ -92,7 +93,7 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limi
         matrix=matrix_rows(data, experiments),
         charts=_charts.charts(columns, data.facts, experiments),
         attempts=items,
-        states=[w for w in STATE_WORDS if w in words],
+        states=[w for w in ATTEMPT_WORDS if w in words],
         tags=sorted({t for i in items for t in i.tags}),
         baseline=baseline,
         versus=versus,

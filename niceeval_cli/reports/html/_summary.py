@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..._states import ATTEMPT_WORDS
 from ...app.report import ReportData
 from ...comparison import (
     AttemptFacts,
@@ -17,7 +18,7 @@ from .._safe import visible
 from ..viewmodels.cost import ExperimentCost, experiment_costs
 from ..viewmodels.run import ExperimentSummary, run_header
 from ..viewmodels.text import duration, join, num, percent, when
-from ._words import STATE_WORDS, attempt_word
+from ._words import attempt_word
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def run_summary(data: ReportData) -> Header:
         version=run.niceeval_version or "—",
         attempts=len(data.attempts),
         reused=reused,
-        counts=[(w, counts[w]) for w in STATE_WORDS if w in counts],
+        counts=[(w, counts[w]) for w in ATTEMPT_WORDS if w in counts],
         exit_text=view.exit or "running: no exit code yet",
         cost=join([f"${math.fsum(reported):.4f} reported" if reported else "",
                    f"${math.fsum(estimated):.4f} estimated from prices" if estimated else ""]) or None,

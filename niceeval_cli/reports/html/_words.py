@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..._records import AttemptRecord
-from ..._states import Derived, EvalKind
+from ..._states import CLEAN_STATES, Derived, EvalKind
 from .. import _tally
 from ..viewmodels import attempt as attempt_vm
 
@@ -41,9 +41,8 @@ def slug(word: str) -> str:
     return "-".join("".join(c if c.isalnum() else " " for c in word).split())
 
 
-OK_WORDS = frozenset({"passed", "scored"})
+OK_WORDS = frozenset(CLEAN_STATES)
 _GATE_FAILED, _GATE_UNAVAILABLE = Derived.GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label
-STATE_WORDS = _tally.ATTEMPT_WORDS
 MARKS = {"errored": "!", "failed": "✗", "unrankable": "?", _GATE_FAILED: "✗", _GATE_UNAVAILABLE: "?",
          Derived.UNRANKABLE_GATE_FAILED.label: "✗", Derived.ERRORED_GATE_FAILED.label: "✗",
          "passed": "✓", "scored": "·", "unavailable": "?", "mismatched": "✗", "below": "✗", "matched": "✓",

@@ -41,12 +41,15 @@ class RunCountLine:
         return join(parts) or "nothing sealed"
 
 
-_SCORE_WORDS = ("errored", Derived.ERRORED_GATE_FAILED.label, Derived.GATE_FAILED.label, "unrankable",
-                Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label, "scored")
+#: A score attempt's words (`_states.ATTEMPT_WORDS`) in the order the count line says them: a failed
+#: gate, a definite failure, before an unrankable attempt.
+_SCORE_WORDS = (AttemptState.ERRORED.value, Derived.ERRORED_GATE_FAILED.label, Derived.GATE_FAILED.label,
+                AttemptState.UNRANKABLE.value, Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_UNAVAILABLE.label,
+                AttemptState.SCORED.value)
 
 
 def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
-    evals = {"failed": 0, "errored": 0, "passed": 0}
+    evals = dict.fromkeys((AttemptState.FAILED.value, AttemptState.ERRORED.value, AttemptState.PASSED.value), 0)
     for experiment in tally.experiments:
         for state, n in experiment.eval_results().items():
             evals[state.value] += n
