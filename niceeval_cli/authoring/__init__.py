@@ -3,9 +3,10 @@
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo, define_adapter
 from ._cases import Case, CaseIdRule
 from ._context import AdapterFailure, NoAdapterError, TestContext
-from ._definition import CasesOption, EvalDefinition, EvalOptions, TestFunction, define_eval, define_score_eval
+from ._definition import EvalDefinition, TestFunction, define_eval, define_score_eval
 from ._definition_errors import DatasetError, DefinitionError
 from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
+from ._options import CasesOption, EvalOptions
 from ._registration import AssertionHandle, Registration, StopContinuation
 from ._session import Session
 from ._turns import AgentError, Event, Message, ToolCall, Turn, Usage

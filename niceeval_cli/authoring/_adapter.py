@@ -19,7 +19,8 @@ from ._usage import UsageMeter
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._definition import EvalDefinition, EvalOptions, TestFunction
+    from ._definition import EvalDefinition, TestFunction
+    from ._options import EvalOptions
 
 #: Members of the test context an adapter assertion may not shadow.
 RESERVED_NAMES = frozenset({

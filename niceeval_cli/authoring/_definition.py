@@ -8,51 +8,34 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 from .._states import EvalKind
-from ..outcomes import PassRule, parse_pass_rule
+from ..outcomes import PassRule
 from ..sandbox._spec import SandboxSpec
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule, CaseProblem, CaseSet, check_tags, resolve_cases, show
 from ._context import TestContext
 from ._definition_errors import DefinitionError
 from ._errors import NOWHERE, SourceLocation, caller_location
+from ._options import (
+    JUDGE_FIELDS,
+    OPTION_NAMES,
+    OPTIONS,
+    EvalOptions,
+    OptionProblem,
+    check_attempts,
+    check_judge,
+    check_pass_rule,
+    check_sandbox,
+    check_timeout_ms,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 #: A test function: `test(t)`, or `test(t, case)` for an eval with cases; plain or async.
 TestFunction: TypeAlias = Callable[[TestContext], object] | Callable[[TestContext, Any], object]
-
-#: What `cases=` accepts: a mapping of case id → value, or a list of Cases or of values.
-CasesOption: TypeAlias = Mapping[str, object] | Mapping[int, object] | Iterable[Case] | Iterable[object]
-
-#: `judge=`: True, or a mapping of judge fields overriding the configured judge for this eval.
-JudgeOption: TypeAlias = bool | Mapping[str, object]
-
-_JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries", "headers",
-                           "temperature", "seed"})
-
-
-class EvalOptions(TypedDict, total=False):
-    """The keyword options of `define_eval` / `define_score_eval` (authoring.md, datasets.md)."""
-
-    description: str | None
-    tags: list[str] | tuple[str, ...] | None
-    judge: JudgeOption | None
-    timeout_ms: int | None
-    attempts: int | None
-    pass_rule: PassRule | None
-    name: str | None
-    adapter: Adapter | None
-    cases: CasesOption | None
-    case_id: CaseIdRule | None
-    sandbox: SandboxSpec | None
-
-
-_OPTIONS = tuple(sorted([*EvalOptions.__annotations__, "test"]))
-_OPTION_NAMES = frozenset(_OPTIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +193,7 @@ class EvalDefinition:
 
 
 class _Options:
-    """Checks each option like niceeval.toml checks its keys, naming the option and the eval."""
+    """Words each option's problem (`_options`) as a DefinitionError naming the option and the eval."""
 
     def __init__(self, function: str, eval_name: str, where: SourceLocation) -> None:
         self._function = function
@@ -223,42 +206,17 @@ class _Options:
     def expect(self, option: str, value: object, expected: str) -> DefinitionError:
         return self.error(option, f"expected {expected}, got {show(value)}")
 
-    def positive_int(self, option: str, value: object, expected: str) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.expect(option, value, expected)
-        return value
-
-    def judge(self, value: object) -> bool | Mapping[str, object] | None:
-        if value is None or isinstance(value, bool):
-            return value
-        if not isinstance(value, Mapping):
-            raise self.expect("judge", value, "True or a mapping of judge fields")
-        unknown = sorted(str(k) for k in value if k not in _JUDGE_FIELDS)
-        if "max_concurrency" in unknown:
-            raise self.error(
-                "judge",
-                "max_concurrency cannot be set on an eval: one judge client serves the whole run, so set "
-                "it in [judge] or [experiments.<id>.judge] of niceeval.toml",
-            )
-        if unknown:
-            raise self.error(
-                "judge",
-                f"unknown judge field(s) {', '.join(unknown)}{_suggest(unknown[0], _JUDGE_FIELDS)}; "
-                f"allowed: {', '.join(sorted(_JUDGE_FIELDS))}",
-            )
-        return value
-
-    def pass_rule(self, value: object) -> PassRule | None:
-        if value is None:
-            return None
-        try:
-            return parse_pass_rule(value)
-        except ValueError:
-            raise self.expect(
-                "pass_rule", value, '"any", "all" or a minimum pass rate in (0, 1] such as 0.8'
-            ) from None
+    def problem(self, problem: OptionProblem) -> DefinitionError:
+        if problem.expected is not None:
+            return self.expect(problem.option, problem.value, problem.expected)
+        if problem.problem is not None:
+            return self.error(problem.option, problem.problem)
+        unknown = sorted(problem.unknown)
+        return self.error(
+            problem.option,
+            f"unknown judge field(s) {', '.join(unknown)}{_suggest(unknown[0], JUDGE_FIELDS)}; "
+            f"allowed: {', '.join(sorted(JUDGE_FIELDS))}",
+        )
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
@@ -335,11 +293,11 @@ def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: Sou
         fallback = getattr(fn, "__name__", None)
         eval_name = str(fallback or "?")
     check = _Options(function, eval_name, where)
-    if not _OPTION_NAMES.issuperset(options):
-        unknown = sorted(options.keys() - _OPTION_NAMES)
+    if not OPTION_NAMES.issuperset(options):
+        unknown = sorted(options.keys() - OPTION_NAMES)
         raise check.error(
             unknown[0],
-            f"unknown option {unknown[0]!r}{_suggest(unknown[0], _OPTIONS)}; allowed: {', '.join(_OPTIONS)}",
+            f"unknown option {unknown[0]!r}{_suggest(unknown[0], OPTIONS)}; allowed: {', '.join(OPTIONS)}",
         )
     if not callable(fn):
         raise check.expect("test", fn, "a function taking t")
@@ -356,13 +314,14 @@ def _build(kind: EvalKind, fn: object, options: Mapping[str, object], where: Sou
     adapter = get("adapter")
     if adapter is not None and not isinstance(adapter, Adapter):
         raise check.expect("adapter", adapter, "an adapter made by define_adapter")
-    sandbox = get("sandbox")
-    if sandbox is not None and not isinstance(sandbox, SandboxSpec):
-        raise check.expect("sandbox", sandbox, "local_sandbox(...) or docker_sandbox(...)")
-    judge = check.judge(get("judge"))
-    timeout_ms = check.positive_int("timeout_ms", get("timeout_ms"), "a positive integer (milliseconds)")
-    attempts = check.positive_int("attempts", get("attempts"), "an integer ≥ 1")
-    pass_rule = check.pass_rule(get("pass_rule"))
+    try:
+        sandbox = check_sandbox(get("sandbox"))
+        judge = check_judge(get("judge"))
+        timeout_ms = check_timeout_ms(get("timeout_ms"))
+        attempts = check_attempts(get("attempts"))
+        pass_rule = check_pass_rule(get("pass_rule"))
+    except OptionProblem as problem:
+        raise check.problem(problem) from None
     case_set = _cases(check, options) if "cases" in options or "case_id" in options else None
     _check_test_arity(check, fn, case_set is not None)
     # Positional, in the order of the constructor's parameters (cheaper than keywords).

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
+from ..authoring import _options as options
 from ..sandbox._spec import SandboxSpec
 from ._file_errors import expected_text, given
 from ._sandbox import resolve_sandbox
@@ -19,10 +20,10 @@ from ._schema import (
     FrozenModel,
     JudgeOverrides,
     JudgeSettings,
+    PassRule,
     PassRuleValue,
     PositiveMs,
     ProjectConfig,
-    StrictTable,
 )
 from ._wording import ConfigError, quoted, show, suggest
 
@@ -78,10 +79,10 @@ class SlotSettings(FrozenModel):
     trace_flush_ms: int = 2000  # how long a turn waits for its spans after it ends
 
 
-class _EvalOptions(StrictTable):
-    attempts: AtLeastOne | None = None
-    timeout_ms: PositiveMs | None = None
-    pass_rule: PassRuleValue | None = None
+class _EvalOptions(NamedTuple):
+    attempts: int | None
+    timeout_ms: int | None
+    pass_rule: PassRule | None
 
 
 def _first(*values: Any) -> Any:
@@ -127,10 +128,10 @@ def resolve_max_concurrency(
 
 def _eval_sandbox(eval_opts: EvalOptionsLike) -> SandboxSpec | None:
     declared = getattr(eval_opts, "sandbox", None)
-    if declared is None or isinstance(declared, SandboxSpec):
-        return declared
-    raise ConfigError(f"{_where(eval_opts)}: sandbox: expected local_sandbox(...) or docker_sandbox(...), "
-                      f"got {show(declared)}.")
+    try:
+        return options.check_sandbox(declared)
+    except options.OptionProblem as problem:
+        raise ConfigError(f"{_where(eval_opts)}: sandbox: expected {problem.expected}, got {show(declared)}.") from None
 
 
 def _where(eval_opts: EvalOptionsLike) -> str:
@@ -138,44 +139,40 @@ def _where(eval_opts: EvalOptionsLike) -> str:
 
 
 def _eval_options(eval_opts: EvalOptionsLike) -> _EvalOptions:
-    values = {
-        "attempts": eval_opts.attempts,
-        "timeout_ms": eval_opts.timeout_ms,
-        "pass_rule": eval_opts.pass_rule,
-    }
-    try:
-        return _EvalOptions.model_validate(values)
-    except ValidationError as error:
-        problems = [
-            f"{item['loc'][0]}: {expected_text(str(item['loc'][0]), item)}{given(item['input'])}"
-            for item in error.errors(include_url=False)
-        ]
-        raise ConfigError(f"{_where(eval_opts)}: {'; '.join(problems)}.") from None
+    """The eval's attempts, timeout and pass rule, each checked by its one rule (`authoring`'s),
+    every problem named at once."""
+    checked: list[Any] = []
+    problems: list[str] = []
+    for check, value in ((options.check_attempts, eval_opts.attempts), (options.check_timeout_ms, eval_opts.timeout_ms),
+                         (options.check_pass_rule, eval_opts.pass_rule)):
+        try:
+            checked.append(check(value))
+        except options.OptionProblem as problem:
+            problems.append(f"{problem.option}: expected {problem.expected}{given(value)}")
+    if problems:
+        raise ConfigError(f"{_where(eval_opts)}: {'; '.join(problems)}.")
+    return _EvalOptions(*checked)
 
 
 def _eval_judge(eval_opts: EvalOptionsLike) -> JudgeOverrides | None:
     """The eval's judge declaration as overrides; None when it declares no judge."""
-    declared = eval_opts.judge
     where = _where(eval_opts)
+    try:
+        declared = options.check_judge(eval_opts.judge)
+    except options.OptionProblem as problem:
+        if problem.expected is not None:
+            raise ConfigError(f"{where}: judge: expected {problem.expected}, got {show(problem.value)}.") from None
+        if problem.problem is not None:
+            raise ConfigError(f"{where}: judge {problem.problem}.") from None
+        unknown = problem.unknown[0]
+        raise ConfigError(
+            f"{where}: unknown judge field {quoted(unknown)}{suggest(unknown, EVAL_JUDGE_FIELDS)}; "
+            f"allowed fields: {', '.join(EVAL_JUDGE_FIELDS)}."
+        ) from None
     if declared is None or declared is False:
         return None
     if declared is True:
         return JudgeOverrides()
-    if not isinstance(declared, Mapping):
-        expected = "expected True or a mapping of judge fields"
-        raise ConfigError(f"{where}: judge: {expected}, got {show(declared)}.")
-    if "max_concurrency" in declared:
-        raise ConfigError(
-            f"{where}: judge max_concurrency cannot be set on an eval: one judge client serves the "
-            "whole run, so set it in [judge] or [experiments.<id>.judge] of niceeval.toml."
-        )
-    unknown = [str(key) for key in declared if key not in EVAL_JUDGE_FIELDS]
-    if unknown:
-        hint = suggest(unknown[0], EVAL_JUDGE_FIELDS)
-        raise ConfigError(
-            f"{where}: unknown judge field {quoted(unknown[0])}{hint}; "
-            f"allowed fields: {', '.join(EVAL_JUDGE_FIELDS)}."
-        )
     try:
         return JudgeOverrides.model_validate({str(key): value for key, value in declared.items()})
     except ValidationError as error:

@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from .. import outcomes
 from .._gateway import header_problem
 from .._registry import ADAPTERS, SANDBOXES
-from ..authoring._definition import _JUDGE_FIELDS
+from ..authoring._options import JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
 
@@ -218,7 +218,7 @@ class JudgeSettings(FrozenModel):
 
 
 #: The judge fields an eval may set (`define_eval(judge={...})`): authoring's list, in table order.
-EVAL_JUDGE_FIELDS = tuple(name for name in JudgeOverrides.model_fields if name in _JUDGE_FIELDS)
+EVAL_JUDGE_FIELDS = tuple(name for name in JudgeOverrides.model_fields if name in JUDGE_FIELDS)
 
 
 # --- sandbox settings --------------------------------------------------------------------------
