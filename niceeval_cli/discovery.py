@@ -161,11 +161,12 @@ def _module_name(path: Path, project_root: Path) -> str | None:
     return None
 
 
-def _import(path: Path, project_root: Path) -> ModuleType:
+def import_eval_file(path: Path, project_root: Path) -> ModuleType:
     """Import an eval module by its file path (never by searching sys.path, so an installed package
-    or a sibling package of the same name cannot hide it). It is registered under its dotted name
-    below the project root when that name is free, so project code importing it by that name gets
-    the same module object; otherwise under a private name."""
+    or a sibling package of the same name cannot hide it): the one way eval files are imported,
+    by discovery and by a worker re-importing a slot's eval. It is registered under its dotted
+    name below the project root when that name is free, so project code importing it by that name
+    gets the same module object; otherwise under a private name. What the module raises is raised."""
     name = _module_name(path, project_root)
     existing = sys.modules.get(name) if name is not None else None
     if existing is not None and _file_of(existing) == path:
@@ -174,14 +175,25 @@ def _import(path: Path, project_root: Path) -> ModuleType:
         name = f"_niceeval_eval_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
-        raise DiscoveryError(f"eval module {_rel(path, project_root)} cannot be loaded")
+        raise ImportError(f"eval module {_rel(path, project_root)} cannot be loaded")
     module = importlib.util.module_from_spec(spec)
     module.__package__ = name.rpartition(".")[0]  # relative imports resolve against the folder
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except BaseException as exc:
+    except BaseException:
         sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _import(path: Path, project_root: Path) -> ModuleType:
+    """`import_eval_file`, its failures worded as a DiscoveryError naming the module."""
+    try:
+        return import_eval_file(path, project_root)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         if isinstance(exc, AuthoringError):
             raise DiscoveryError(f"eval module {_rel(path, project_root)} failed to load: {exc}") from None
         if isinstance(exc, SyntaxError):
@@ -189,13 +201,10 @@ def _import(path: Path, project_root: Path) -> ModuleType:
             raise DiscoveryError(
                 f"eval module {_rel(path, project_root)} has a syntax error at {where}: {exc.msg}"
             ) from None
-        if isinstance(exc, (KeyboardInterrupt,)):
-            raise
         frame = _innermost_user_frame(exc, project_root)
         raise DiscoveryError(
             f"eval module {_rel(path, project_root)} failed to import ({frame}): {type(exc).__name__}: {exc}"
         ) from None
-    return module
 
 
 def _file_of(module: object) -> Path | None:

@@ -8,8 +8,6 @@ the driver's own handles instead (same objects, no re-import).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -24,6 +22,7 @@ from .._states import EvalKind, PlanReason
 from ..adapters import load_adapter
 from ..authoring import Adapter, Case, EvalDefinition, Registration
 from ..config import SlotSettings
+from ..discovery import import_eval_file
 from ._plan import PlannedSlot
 
 #: (registration, match, material) → awaitable that settles `registration.result`.
@@ -180,25 +179,15 @@ def handles_of(slot: PlannedSlot, grader: JudgeGrader | None = None) -> LiveHand
 
 
 def import_eval_module(path: Path, project_root: Path) -> ModuleType:
-    """The eval module at `path`: the loaded one when this process has it, else imported by path."""
+    """The eval module at `path`: the loaded one when this process has it (the driver, a worker
+    that ran it before), else imported as discovery imports it (`import_eval_file`)."""
     module = _loaded_module(path)
     if module is not None:
         return module
     root = str(project_root)
     if root not in sys.path:
         sys.path.insert(0, root)
-    name = f"_niceeval_eval_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the eval module {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
+    return import_eval_file(path, project_root)
 
 
 class HandleCache:
