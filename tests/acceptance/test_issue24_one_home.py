@@ -1,0 +1,136 @@
+"""Issue 24 item 2: one home for each rule. Read from the package's own source (what a contributor
+greps for) and, for the eval import, from a real run on Ray: each rule is spelled in one module and
+every other module asks it.
+
+- a stored pass rule is decoded by `outcomes.stored_pass_rule` alone;
+- a "clean" attempt (nothing to look at) is `outcomes.is_clean` alone;
+- lists of attempt-state words are made in `_states.py` alone;
+- the eval options' rules (judge fields, the max_concurrency rule) live in `authoring/_options.py`;
+- an eval file is imported by path in `discovery.py` alone, so a worker re-importing a slot's eval
+  imports it as discovery did (a relative import in an eval module works on Ray as in-process).
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+import pytest
+from components import need_ray
+from outside import Proj
+from ray_cluster import Cluster, start_cluster
+
+PACKAGE = Path(__file__).resolve().parents[2] / "niceeval_cli"
+STATE_WORDS = {"passed", "failed", "errored", "scored", "unrankable"}
+
+
+@cache
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [(path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+            for path in sorted(PACKAGE.rglob("*.py"))]
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name)]
+
+
+def _strings(node: ast.AST) -> set[str]:
+    return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def test_a_stored_pass_rule_is_decoded_in_outcomes_alone() -> None:
+    """Reading "0.5" back as a rate (`parse_pass_rule(float(stored))`) is done in one place."""
+    decoding = sorted(
+        where for where, tree in _modules() for call in _calls(tree, "parse_pass_rule")
+        if call.args and isinstance(call.args[0], ast.Call) and getattr(call.args[0].func, "id", None) == "float"
+    )
+    assert decoding == ["outcomes/_folds.py"]
+
+
+def test_a_clean_attempt_is_decided_in_outcomes_alone() -> None:
+    """No module but outcomes defines a test of (state, gate) → "nothing to look at"."""
+    defined = sorted(
+        where for where, tree in _modules() for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and [a.arg for a in node.args.args] == ["state", "gate"]
+        and node.returns is not None and ast.unparse(node.returns) == "bool"
+    )
+    assert defined == ["outcomes/_attempt.py"]
+
+
+def test_lists_of_attempt_state_words_are_made_in_states_alone() -> None:
+    """A tuple, list or set spelling three or more attempt states as text is `_states.py`'s (a
+    report's table of a style or a mark per word is the report's own)."""
+    spelled = sorted(
+        f"{where}:{node.lineno}" for where, tree in _modules() if where != "_states.py"
+        for node in ast.walk(tree) if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and len({n.value for n in node.elts if isinstance(n, ast.Constant)} & STATE_WORDS) >= 3
+    )
+    assert spelled == []
+
+
+def test_the_eval_option_rules_live_in_authoring_options() -> None:
+    """The judge fields an eval may set, and why it may not set max_concurrency, are written once."""
+    homes = sorted(
+        where for where, tree in _modules()
+        if any("max_concurrency cannot be set on an eval" in text for text in _strings(tree))
+        or any(isinstance(node, ast.Set) and {"api_key_env", "max_retries", "temperature"} <= _strings(node)
+               for node in ast.walk(tree))
+    )
+    assert homes == ["authoring/_options.py"]
+
+
+def test_eval_files_are_imported_by_path_in_discovery_alone() -> None:
+    importing = sorted(where for where, tree in _modules() if _calls(tree, "spec_from_file_location"))
+    assert importing == ["discovery.py"]
+
+
+# ── on a real Ray cluster: a worker imports the eval as discovery did ─────────────────────────
+
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+
+RELATIVE = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+from ._shared import ANSWER, CASES
+
+
+@define_eval(cases=CASES)
+def pairs(t, value):
+    t.check(type(value["pair"]).__name__, equals("tuple")).label("the dataset's own value, not a JSON copy")
+    t.check(value is CASES[t.case_id], equals(True)).label("the very object")
+    t.check(ANSWER, equals(42)).label("a relative import")
+"""
+
+SHARED = """
+ANSWER = 42
+CASES = {"a": {"pair": (1, 2)}, "b": {"pair": (3, 4)}}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Cluster:
+    need_ray()
+    started = start_cluster(nodes=1)
+    try:
+        yield started
+    finally:
+        started.stop()
+    assert not started.pids(), "a Ray process of the test cluster is still running"
+
+
+@pytest.mark.slow
+def test_on_ray_an_eval_module_imports_relatively_and_its_case_test_gets_the_datasets_value(
+    proj: Proj, cluster: Cluster
+) -> None:
+    proj.write("evals/pairs.py", RELATIVE)
+    proj.write("evals/_shared.py", SHARED)
+    local = proj.run("--store", "local.db", timeout=120)
+    assert local.returncode == 0, local.stdout + local.stderr
+    done = proj.run("--store", "ray.db", "--executor", "ray", "--ray-address", cluster.address,
+                    env=RAY_ENV, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = proj.sql("SELECT eval_id, state, error FROM attempts ORDER BY eval_id", store=proj.root / "ray.db")
+    assert [(r["eval_id"], r["state"]) for r in rows] == [("pairs[a]", "passed"), ("pairs[b]", "passed")], rows
