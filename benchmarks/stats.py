@@ -1,0 +1,127 @@
+"""Statistics at scale (issue 25, item 8): 10 000 units / 100 000 attempts per run.
+
+Run: python benchmarks/stats.py [stats] [w1] [--units N] [--attempts-per-unit K] [--before REV]
+
+`stats` builds one store holding two runs of N units × K attempts each (built directly, as
+`view_large.py` does; mostly passing, a share failing and errored, half of the evals
+score-style) and times, through the CLI, the statistics a user asks for:
+`query units` and `query experiments` on one run, and `compare RUN_A RUN_B --format json`
+(per-unit Fisher / Welch tests, Benjamini–Hochberg, paired experiment differences).
+Target: each ≤ 1.5 s (best of 3, interpreter start-up included).
+
+`w1` times W1 (1000 trivial evals, its summary now carrying intervals) against the same
+workload on the code from before the intervals (`--before REV`, default the parent of the
+commit that added them), interleaved in one run. Target: within 5 %. Needs a git checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # runnable from a checkout, uninstalled
+sys.path.insert(0, str(HERE))
+
+import view_large  # noqa: E402  (the store builder shared with the view benchmark)
+import workloads  # noqa: E402
+
+#: The parent of a489a0b, the commit that put intervals into the run summary.
+BEFORE_INTERVALS = "a489a0b^"
+
+
+def _cli(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "niceeval_cli.cli", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # compare exits 1 when something regressed
+        raise SystemExit(f"niceeval {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return elapsed
+
+
+def stats_figures(units: int, per_unit: int) -> dict[str, float]:
+    view_large.ATTEMPTS_PER_EVAL = per_unit
+    attempts = units * per_unit
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        store = folder / "results.db"
+        started = time.perf_counter()
+        run_a = view_large.build(store, attempts, 4)
+        run_b = view_large.build(store, attempts, 4)
+        print(f"built 2 runs × {units:,} units × {per_unit} attempts in {time.perf_counter() - started:.1f} s "
+              f"({store.stat().st_size / 1e6:.0f} MB)")
+        cases = {
+            "query units (one run)": ["query", "units", "--run", run_a, "--store", str(store), "--format", "ndjson"],
+            "query experiments (one run)": [
+                "query", "experiments", "--run", run_a, "--store", str(store), "--format", "ndjson",
+            ],
+            "compare A B --format json": ["compare", run_a, run_b, "--store", str(store), "--format", "json"],
+        }
+        start_up = min(_timed_python() for _ in range(3))
+        figures: dict[str, float] = {"python start-up": start_up}
+        print(f"{'python -c pass (start-up, for reference)':<34} {start_up:.3f} s")
+        for name, args in cases.items():
+            best = min(_cli(args, folder) for _ in range(3))
+            figures[name] = best
+            print(f"{name:<34} {best:.3f} s  target ≤ 1.5 s  {'met' if best <= 1.5 else 'MISSED'}")
+        return figures
+
+
+def _timed_python() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def w1_before_after(before: str, repeat: int) -> tuple[float, float]:
+    """W1 on this checkout and on `before`, interleaved, medians of `repeat`."""
+    repo = HERE.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "before"
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "-q", str(old), before], check=True)
+        try:
+            root = workloads._project(Path(tmp) / "w1", workloads.TRIVIAL, 1000)
+            now_env = {"PYTHONPATH": str(repo)}
+            old_env = {"PYTHONPATH": str(old)}
+            workloads._run_fresh(root, now_env)  # warm both trees' bytecode
+            workloads._run_fresh(root, old_env)
+            now, then = [], []
+            for _ in range(repeat):
+                now.append(workloads._run_fresh(root, now_env)[0])
+                then.append(workloads._run_fresh(root, old_env)[0])
+        finally:
+            subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(old)], check=False)
+            shutil.rmtree(old, ignore_errors=True)
+    after_s, before_s = statistics.median(now), statistics.median(then)
+    ratio = after_s / before_s
+    print(f"W1 with intervals {after_s:.3f} s, before ({before}) {before_s:.3f} s: {ratio:.3f} × "
+          f"(target ≤ 1.05 ×, {'met' if ratio <= 1.05 else 'MISSED'}; medians of {repeat}, interleaved)")
+    return after_s, before_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sections", nargs="*", default=["stats", "w1"], choices=["stats", "w1"])
+    parser.add_argument("--units", type=int, default=10_000)
+    parser.add_argument("--attempts-per-unit", type=int, default=10)
+    parser.add_argument("--before", default=BEFORE_INTERVALS)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if "stats" in args.sections:
+        stats_figures(args.units, args.attempts_per_unit)
+    if "w1" in args.sections:
+        w1_before_after(args.before, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
