@@ -102,7 +102,7 @@ _SIGNIFICANCE_STYLE = {
 }
 
 
-def _significance_text(pair: Pair) -> str | None:
+def significance_text(pair: Pair) -> str | None:
     """`significant (q = 0.012)`, `within noise (q = 0.41)`, `untestable` — regressed and fixed only."""
     significance = pair.significance
     if significance is None:
@@ -120,7 +120,7 @@ def _pair_line(pair: Pair) -> Text:
     text = Text("  ")
     text.append(_pair_name(pair), style="bold")
     text.append(f"   {side_text(pair.base)} → {side_text(pair.new)}")
-    significance = _significance_text(pair)
+    significance = significance_text(pair)
     if significance is not None:
         assert pair.significance is not None
         text.append(f"   · {significance}", style=_SIGNIFICANCE_STYLE[pair.significance])

@@ -81,11 +81,31 @@ def pass_rate_chart(columns: Sequence[ExperimentColumn]) -> Chart | None:
         rects.append(Rect(_LABEL_W, y, round(_BAR_W * rate, 1), _ROW_H - 8, "bar passed", f"{c.id}: {c.pass_rate}"))
         labels.append(Label(_LABEL_W - 8, y + 13, _short(c.id), "end"))
         labels.append(Label(_LABEL_W + _BAR_W + 8, y + 13, c.pass_rate))
-        rows.append([c.id, c.pass_rate, c.attempt_rate])
+        estimate = c.stats.pass_estimate if c.stats is not None else None
+        summary = estimate.summary if estimate is not None else None
+        interval_words = (c.stats.pass_rate or "—") if c.stats is not None else "—"
+        if summary is not None and summary.interval is not None:
+            rects += _error_bar(y, summary.estimate, summary.interval.low, summary.interval.high,
+                                f"{c.id}: {interval_words}")
+        rows.append([c.id, c.pass_rate, c.attempt_rate, interval_words])
     return Chart("chart-pass-rate", "Pass rate per experiment",
-                 "Horizontal bars: the share of pass-style evals that passed under their pass_rule.",
+                 "Horizontal bars: the share of pass-style evals that passed under their pass_rule; the "
+                 "black error bar: the mean pass rate over evals with its confidence interval.",
                  WIDTH, _TOP + len(shown) * _ROW_H + 4, rects, labels,
-                 ["experiment", "evals passed", "attempts passed"], rows)
+                 ["experiment", "evals passed", "attempts passed", "mean over evals with its interval"], rows)
+
+
+def _error_bar(y: float, estimate: float, low: float, high: float, title: str) -> list[Rect]:
+    """An interval drawn from the data: a whisker from low to high, caps at both ends, a tick at
+    the estimate (statistics.md, "Where it shows")."""
+    middle = y + (_ROW_H - 8) / 2
+    left, right, at = (round(_LABEL_W + _BAR_W * v, 1) for v in (low, high, estimate))
+    return [
+        Rect(left, round(middle - 0.75, 1), round(max(right - left, 1.0), 1), 1.5, "whisker", title),
+        Rect(round(left - 0.75, 1), round(middle - 5, 1), 1.5, 10, "whisker cap", title),
+        Rect(round(right - 0.75, 1), round(middle - 5, 1), 1.5, 10, "whisker cap", title),
+        Rect(round(at - 1.5, 1), round(middle - 3, 1), 3, 6, "whisker estimate", title),
+    ]
 
 
 def _histogram(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...app.compare import CompareResult
 from ...comparison import (
@@ -12,7 +12,7 @@ from ...comparison import (
     PairClass,
     shown_eval_id,
 )
-from ..compare_output import LISTED, side_text
+from ..compare_output import LISTED, change_line, side_text, significance_text
 from ..viewmodels.cost import ExperimentCost
 from ..viewmodels.text import when
 from ._summary import ExperimentColumn, experiment_column
@@ -27,6 +27,7 @@ class PairItem:
     base: str
     new: str
     changed: str
+    significance: str = ""  # regressed / fixed: `significant (q = 0.012)`, `within noise (q = 0.41)`
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class ComparisonView:
     rest: list[tuple[str, list[PairItem]]]  # the other classes, collapsed
     totals: list[ExperimentColumn] | None = None
     base_started: str = ""  # when the baseline run started (between runs)
+    changes: list[str] = field(default_factory=list)  # the paired differences with their intervals
 
     @property
     def counts_text(self) -> str:
@@ -49,7 +51,8 @@ class ComparisonView:
 def _pair_item(pair: Pair) -> PairItem:
     experiment = pair.experiment_id if pair.base_experiment_id == pair.experiment_id else ""
     return PairItem(pair.cls.value, experiment, shown_eval_id(pair.eval_id, pair.case_id), pair.case_id,
-                    side_text(pair.base), side_text(pair.new), ", ".join(pair.changed_keys))
+                    side_text(pair.base), side_text(pair.new), ", ".join(pair.changed_keys),
+                    significance_text(pair) or "")
 
 
 def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFacts] | None = None,
@@ -74,5 +77,6 @@ def comparison_view(result: CompareResult, title: str, facts: Sequence[AttemptFa
     rest = [(titles[c], [_pair_item(p) for p in comparison.of(c)])
             for c in comparison.order if c not in LISTED and c is not PairClass.UNCHANGED]
     counts = [(c.value, n) for c, n in comparison.counts().items()]
+    changes = [change_line(c, named=result.experiments is None).strip() for c in comparison.experiments]
     return ComparisonView(title, base_label, new_label, counts, [s for s in sections if s[2]],
-                          [r for r in rest if r[1]], totals, when(result.base_run.started_at))
+                          [r for r in rest if r[1]], totals, when(result.base_run.started_at), changes)

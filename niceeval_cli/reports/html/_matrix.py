@@ -16,6 +16,7 @@ from ...comparison import (
 )
 from ..compare_output import side_text
 from ..viewmodels.standing import score_standing
+from ..viewmodels.stats import counts_text
 from ._words import MARKS, eval_tags
 
 
@@ -69,8 +70,8 @@ def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
         if word == "errored" and all(r == "evidence-unavailable" for r in reasons):
             word = "unavailable"
         text = word
-        if side.attempts > 1:
-            text += f" {side.passed}/{side.attempts}"
+        if side.attempts > 1:  # s/n over decided attempts with its Wilson interval (statistics.md)
+            text += " " + counts_text(side.passed, side.decided - side.passed, side.errored)
         return Cell(word, text, MARKS.get(word, ""), severity, ok=word == "passed")
     text = side_text(side)
     if side.state is AttemptState.ERRORED:

@@ -19,7 +19,7 @@ from ..._states import AttemptState, EvalKind, GateState
 from .._tally import EvalTally, ExperimentTally
 from .text import percent, plural
 
-__all__ = ["ExperimentStats", "experiment_stats", "interval_text", "unit_evidence", "unit_text"]
+__all__ = ["ExperimentStats", "counts_text", "experiment_stats", "interval_text", "unit_evidence", "unit_text"]
 
 
 def interval_text(interval: stats.Interval | None) -> str:
@@ -41,6 +41,15 @@ def unit_evidence(tally: EvalTally) -> stats.UnitEvidence:
         else:
             not_counted += group.total
     return stats.UnitEvidence("score", scores=tuple(scores), not_counted=not_counted)
+
+
+def counts_text(passed: int, failed: int, errored: int, confidence: float = stats.DEFAULT_CONFIDENCE) -> str:
+    """`3/5 · 60% [23%, 88%]` over decided attempts (errored ones beside, never counted)."""
+    n = passed + failed
+    errored_text = f" · {errored} errored, not counted" if errored else ""
+    if not n:
+        return f"no decided attempt{errored_text}"
+    return f"{passed}/{n} · {percent(passed / n)}{interval_text(stats.wilson(passed, n, confidence))}{errored_text}"
 
 
 def _numeric_rule(tally: EvalTally) -> float | None:
@@ -81,6 +90,8 @@ class ExperimentStats:
 
     pass_rate: str | None
     score: str | None
+    pass_estimate: stats.ExperimentEstimate | None = None  # the numbers behind `pass_rate` (report error bars)
+    score_estimate: stats.ExperimentEstimate | None = None
 
 
 def _line(label: str, estimate: stats.ExperimentEstimate, extra: str = "") -> str:
@@ -110,9 +121,10 @@ def experiment_stats(experiment: ExperimentTally, confidence: float = stats.DEFA
         passed = stats.UnitEvidence("pass", each)
         units += [(experiment.experiment_id, ("counted", i), passed) for i in range(experiment.counted)]
     pass_line = score_line = None
+    pass_estimate = score_estimate = None
     for estimate in stats.experiment_estimates(units, confidence):
         if estimate.style == "pass":
-            pass_line = _line("pass rate", estimate, f"{flaky} flaky" if flaky else "")
+            pass_line, pass_estimate = _line("pass rate", estimate, f"{flaky} flaky" if flaky else ""), estimate
         else:
-            score_line = _line("mean score", estimate)
-    return ExperimentStats(pass_line, score_line)
+            score_line, score_estimate = _line("mean score", estimate), estimate
+    return ExperimentStats(pass_line, score_line, pass_estimate, score_estimate)
