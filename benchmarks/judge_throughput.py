@@ -7,7 +7,7 @@ fixed latency, compared with the ideal K × latency / max_concurrency.
 The generated project has K / per-eval pass-style evals (default: 1000 evals, each with one
 gated `closed_qa(...).at_least(1)`), `[project] max_concurrency` and `[judge] max_concurrency`
 as given, and runs through the real CLI in a subprocess (`python -m niceeval_cli.cli run`).
-The server (tests/judge_server.py, imported by path) answers every request after the latency.
+The server (tests/support/loopback.py, imported by path) answers every request after the latency.
 
 Printed: wall time of the CLI process and of the run (runs.started_at → ended_at, i.e. after
 discovery, planning and the preflight), the grading span (first grading request in → last out),
@@ -45,7 +45,7 @@ EVALS_PER_MODULE = 100
 
 
 def _load_server_module() -> ModuleType:
-    path = REPO / "tests" / "judge_server.py"
+    path = REPO / "tests" / "support" / "loopback.py"
     spec = importlib.util.spec_from_file_location("_bench_judge_server", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -3,7 +3,7 @@
     python benchmarks/workloads.py [startup w1 w2 scale determinism] [--repeat 5]
 
 Every workload generates its own project and store in a temp dir; W2 starts its own loopback
-judge server (tests/judge_server.py) with 50 ms latency. Figures are medians of --repeat runs.
+judge server (tests/support/loopback.py) with 50 ms latency. Figures are medians of --repeat runs.
 
 - startup: `niceeval --version`, `niceeval --help`, `niceeval run` on one trivial eval.
 - w1: 1000 trivial evals (an adapter whose send echoes; one `includes` check each), default

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-# --- judge: the loopback OpenAI-compatible server (tests/judge_server.py) ----------------------
-_TESTS_DIR = str(Path(__file__).resolve().parent)
-if _TESTS_DIR not in sys.path:  # lets tests `from judge_server import JudgeServer, Reply`
-    sys.path.append(_TESTS_DIR)
+from tests.support.loopback import JudgeServer
+from tests.support.project import Project
 
-from judge_server import JudgeServer  # noqa: E402
+# --- judge: the loopback OpenAI-compatible server (tests/support/loopback.py) -------------------
 
 
 @pytest.fixture
@@ -26,8 +23,7 @@ def judge_server() -> Iterator[JudgeServer]:
         server.stop()
 
 
-# --- projects: a throwaway NiceEval project driven through the CLI (tests/projects.py) -----------
-from projects import Project  # noqa: E402
+# --- projects: a throwaway NiceEval project driven through the CLI in process (tests/support/project.py)
 
 
 @pytest.fixture
@@ -37,13 +33,9 @@ def project(tmp_path: Path) -> Iterator[Project]:
     The CLI runs in-process, so afterwards the project's root leaves sys.path and the modules
     imported from it are forgotten: a later test's `app.py` is never served from this one's cache.
     """
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     yield proj
-    root = str(proj.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
+    proj.forget()
 
 
 # --- hermetic: no test may reach a real judge with a developer's or CI's key ----------------------

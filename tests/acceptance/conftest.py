@@ -1,19 +1,14 @@
-"""Fixtures of the outside-in acceptance checks of issue 9 (helpers in outside.py)."""
+"""Fixtures of the outside-in acceptance checks (the driver is tests/support/project.py)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:  # lets the tests `from outside import Proj`
-    sys.path.append(_HERE)
-
-from outside import Proj  # noqa: E402
+from tests.support.project import Project
 
 
 @pytest.fixture
-def proj(tmp_path: Path) -> Proj:
-    return Proj(tmp_path / "proj")
+def proj(tmp_path: Path) -> Project:
+    return Project(tmp_path / "proj")

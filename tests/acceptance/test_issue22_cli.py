@@ -11,7 +11,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 junitparser = pytest.importorskip("junitparser", reason="the [test] extra installs junitparser")
 from junitparser import xunit2  # noqa: E402
@@ -80,15 +81,15 @@ def capital(t, country):
 
 
 @pytest.fixture
-def proj(tmp_path: Path) -> Proj:
-    p = Proj(tmp_path / "proj")
+def proj(tmp_path: Path) -> Project:
+    p = Project(tmp_path / "proj")
     p.write("niceeval.toml", "[project]\nmax_concurrency = 4\n")
     p.write("evals/a.py", EVALS)
     (tmp_path / "tickets").mkdir()
     return p
 
 
-def _env(proj: Proj) -> dict[str, str | None]:
+def _env(proj: Project) -> dict[str, str | None]:
     return {"TICKETS": str(proj.root.parent / "tickets")}
 
 
@@ -97,7 +98,7 @@ def _cases(path: Path) -> dict[str, xunit2.TestCase]:
     return {f"{c.classname}::{c.name}": c for suite in xml for c in suite}
 
 
-def _timed_run(proj: Proj, junit: str) -> tuple[float, str]:
+def _timed_run(proj: Project, junit: str) -> tuple[float, str]:
     start = time.monotonic()
     res = proj.run("--junit", junit, env=_env(proj))
     took = time.monotonic() - start
@@ -108,7 +109,7 @@ def _timed_run(proj: Proj, junit: str) -> tuple[float, str]:
 
 
 @pytest.mark.slow
-def test_junit_is_one_testcase_per_eval_with_its_folded_verdict(proj: Proj) -> None:
+def test_junit_is_one_testcase_per_eval_with_its_folded_verdict(proj: Project) -> None:
     _timed_run(proj, "first.xml")
     got = _cases(proj.root / "first.xml")
     assert set(got) == {f"default::a/{n}" for n in
@@ -141,7 +142,7 @@ def test_junit_is_one_testcase_per_eval_with_its_folded_verdict(proj: Proj) -> N
 
 
 @pytest.mark.slow
-def test_junit_time_is_what_this_run_spent_and_reused_attempts_add_nothing(proj: Proj) -> None:
+def test_junit_time_is_what_this_run_spent_and_reused_attempts_add_nothing(proj: Project) -> None:
     _, first = _timed_run(proj, "first.xml")
     took, second = _timed_run(proj, "second.xml")  # reuses what the first sealed (errored runs again)
     got = _cases(proj.root / "second.xml")
@@ -166,7 +167,7 @@ COMMANDS = ["run", "view", "query", "list", "init", "compare", "report", "merge"
 _HELP: dict[str, str] = {}  # one subprocess per command's --help for the whole module
 
 
-def _help(proj: Proj, command: str) -> str:
+def _help(proj: Project, command: str) -> str:
     if command not in _HELP:
         res = proj.cli(*command.split(), "--help", env={"COLUMNS": "400", "NO_COLOR": "1", "TERM": "dumb"},
                        timeout=300)
@@ -187,7 +188,7 @@ def _click_command(command: str):  # type: ignore[no-untyped-def]
 
 
 def test_help_shows_brackets_and_angle_brackets_of_every_option(tmp_path: Path) -> None:
-    proj = Proj(tmp_path / "p")
+    proj = Project(tmp_path / "p")
     assert "<eval id>[<case id>]" in _help(proj, "list")
     for command in COMMANDS:
         shown = " ".join(_help(proj, command).split())
@@ -205,7 +206,7 @@ def _listed_codes(help_text: str) -> list[int]:
 def test_every_command_lists_only_its_own_exit_codes(tmp_path: Path) -> None:
     from niceeval_cli._errors import COMMAND_EXIT_CODES
 
-    proj = Proj(tmp_path / "p")
+    proj = Project(tmp_path / "p")
     assert sorted(COMMAND_EXIT_CODES) == sorted(COMMANDS)
     for command in COMMANDS:
         assert _listed_codes(_help(proj, command)) == sorted(COMMAND_EXIT_CODES[command]), command
@@ -220,7 +221,7 @@ def test_every_command_lists_only_its_own_exit_codes(tmp_path: Path) -> None:
 
 
 def test_init_into_a_folder_it_cannot_write_is_a_usage_error(tmp_path: Path) -> None:
-    proj = Proj(tmp_path / "p")
+    proj = Project(tmp_path / "p")
     (proj.root / "evals").write_text("a file where the folder goes", encoding="utf-8")
     res = proj.cli("init")
     assert res.returncode == 2, res.stderr
@@ -238,7 +239,7 @@ def test_init_into_a_folder_it_cannot_write_is_a_usage_error(tmp_path: Path) -> 
 def test_an_adapter_option_typo_says_which_key_was_meant(
     tmp_path: Path, adapter: str, options: str, typo: str, meant: str
 ) -> None:
-    proj = Proj(tmp_path / "p")
+    proj = Project(tmp_path / "p")
     proj.write("niceeval.toml", f'[experiments.sut]\nadapter = "{adapter}"\n[experiments.sut.options]\n{options}\n')
     proj.write("agent.py", "def reply(message):\n    return 'hi'\n")
     proj.write("evals/a.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
@@ -278,7 +279,7 @@ def _positions(text: str, names: list[str]) -> list[int]:
 
 
 def test_every_output_lists_experiments_in_the_file_order(tmp_path: Path) -> None:
-    proj = Proj(tmp_path / "p")
+    proj = Project(tmp_path / "p")
     proj.write("niceeval.toml", ORDERED)
     proj.write("evals/a.py", ORDER_EVALS)
     order = ["zeta", "alpha", "mid"]

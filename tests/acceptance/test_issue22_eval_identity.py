@@ -15,7 +15,8 @@ import shutil
 from typing import Any
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 ONE = '''
 from niceeval_cli import define_eval
@@ -52,7 +53,7 @@ def extra(t):
 '''
 
 
-def _planned(proj: Proj, *args: str) -> dict[tuple[str, str | None], dict[str, Any]]:
+def _planned(proj: Project, *args: str) -> dict[tuple[str, str | None], dict[str, Any]]:
     res = proj.run("--dry", "--json", *args)
     assert res.returncode == 0, res.stdout + res.stderr
     for line in res.stdout.splitlines():
@@ -62,20 +63,20 @@ def _planned(proj: Proj, *args: str) -> dict[tuple[str, str | None], dict[str, A
     raise AssertionError(f"no run.planned event in {res.stdout[:2000]}")
 
 
-def _run(proj: Proj, *args: str) -> str:
+def _run(proj: Project, *args: str) -> str:
     res = proj.run(*args)
     assert res.returncode == 0, res.stdout + res.stderr
     return str(proj.sql("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]["id"])
 
 
-def _compare(proj: Proj, base: str, new: str, *extra: str) -> dict[tuple[str, str | None], str]:
+def _compare(proj: Project, base: str, new: str, *extra: str) -> dict[tuple[str, str | None], str]:
     res = proj.cli("compare", base, new, "--format", "json", *extra)
     assert res.returncode == 0, res.stdout + res.stderr
     return {(p["eval_id"], p["case_id"]): p["class"] for p in json.loads(res.stdout)["pairs"]}
 
 
 @pytest.mark.slow
-def test_a_module_growing_to_two_evals_keeps_the_first_ones_history(proj: Proj) -> None:
+def test_a_module_growing_to_two_evals_keeps_the_first_ones_history(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/grow.py", ONE)
     proj.write("evals/ds.py", CASES)
@@ -138,7 +139,7 @@ def test_a_module_growing_to_two_evals_keeps_the_first_ones_history(proj: Proj) 
 
 
 @pytest.mark.slow
-def test_shards_of_a_grown_module_merge_and_pair_with_the_history(proj: Proj, tmp_path) -> None:
+def test_shards_of_a_grown_module_merge_and_pair_with_the_history(proj: Project, tmp_path) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/grow.py", ONE)
     run1 = _run(proj)

@@ -22,8 +22,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from components import SHELL_IMAGE, need_docker
-from outside import REPO
+
+from tests.support.components import SHELL_IMAGE, need_docker
+from tests.support.project import REPO
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,7 +62,7 @@ def _imported_top_level_names() -> dict[str, str]:
 
 
 def test_every_module_the_tests_import_is_declared_in_the_test_extras() -> None:
-    helpers = {path.stem for path in TESTS.rglob("*.py")}  # tests/*.py helpers on sys.path (projects, outside…)
+    helpers = {"tests"} | {path.stem for path in TESTS.rglob("*.py")}  # tests.support…, the projects' own modules
     distributions = importlib.metadata.packages_distributions()
     declared = _declared()
     undeclared = {}
@@ -90,10 +91,10 @@ _COMPONENT_WORDS = re.compile(r"(?i)docker|chromium|playwright|\bray\b|claude|co
 
 def test_only_tests_components_decides_that_a_real_component_is_missing() -> None:
     """A skip of its own (`pytest.skip`, `importorskip`, `mark.skipif`) about a real component would
-    skip in CI too: every such decision goes through tests/components.py, which fails under CI."""
+    skip in CI too: every such decision goes through tests/support/components.py, which fails under CI."""
     offenders = []
     for path in sorted(TESTS.rglob("*.py")):
-        if path.name == "components.py":
+        if path == TESTS / "support" / "components.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
@@ -110,7 +111,7 @@ def test_only_tests_components_decides_that_a_real_component_is_missing() -> Non
 
 NEEDS = textwrap.dedent("""
     import sys
-    from components import need_chromium, need_command, need_docker, need_npm_cli, need_ray
+    from tests.support.components import need_chromium, need_command, need_docker, need_npm_cli, need_ray
 
     def test_docker():
         need_docker()

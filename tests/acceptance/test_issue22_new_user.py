@@ -14,7 +14,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from outside import REPO, Proj
+
+from tests.support.project import REPO, Project
 
 GATED_AND_UNRANKABLE = '''
 from niceeval_cli import Fact, define_score_eval
@@ -29,7 +30,7 @@ async def gated(t):
 '''
 
 
-def test_an_unrankable_score_attempt_whose_gate_failed_says_gate_failed_everywhere(proj: Proj) -> None:
+def test_an_unrankable_score_attempt_whose_gate_failed_says_gate_failed_everywhere(proj: Project) -> None:
     proj.write("niceeval.toml", "[experiments.base]\n")
     proj.write("evals/gs.py", GATED_AND_UNRANKABLE)
     res = proj.run("--junit", "junit.xml", env={"NO_COLOR": "1"})
@@ -59,7 +60,7 @@ def test_an_unrankable_score_attempt_whose_gate_failed_says_gate_failed_everywhe
     assert [r["state"] for r in rows] == ["unrankable"]
 
 
-def test_a_case_value_that_is_not_json_names_the_eval_and_the_case(proj: Proj) -> None:
+def test_a_case_value_that_is_not_json_names_the_eval_and_the_case(proj: Project) -> None:
     proj.write("niceeval.toml", "")
     proj.write("evals/q.csv", "id,when\nr-1,2024-01-01\n")
     proj.write("evals/refunds.py", '''
@@ -102,7 +103,7 @@ def _python_without_pytest(where: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_the_coding_agent_example_without_pytest_says_the_tests_could_not_run(proj: Proj, tmp_path: Path) -> None:
+def test_the_coding_agent_example_without_pytest_says_the_tests_could_not_run(proj: Project, tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples" / "coding_agent", proj.root, dirs_exist_ok=True)
     bin_dir = _python_without_pytest(tmp_path / "fresh")
     env = {"NO_COLOR": "1", "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -121,7 +122,7 @@ def test_the_coding_agent_example_without_pytest_says_the_tests_could_not_run(pr
     assert res.returncode == 1, res.stdout + res.stderr  # the two broken agents still fail for real
 
 
-def test_a_workspace_command_that_cannot_start_is_unavailable_and_a_real_failure_still_fails(proj: Proj) -> None:
+def test_a_workspace_command_that_cannot_start_is_unavailable_and_a_real_failure_still_fails(proj: Project) -> None:
     proj.write("niceeval.toml", "[experiments.e]\n[experiments.e.sandbox]\nkind = \"local\"\n")
     proj.write("evals/commands.py", '''
         from niceeval_cli import define_eval
@@ -151,7 +152,7 @@ def test_a_workspace_command_that_cannot_start_is_unavailable_and_a_real_failure
     assert res.returncode == 1, res.stdout + res.stderr  # the real failure is still a failure
 
 
-def test_an_exception_in_a_python_adapter_callable_shows_its_file_line_and_traceback(proj: Proj) -> None:
+def test_an_exception_in_a_python_adapter_callable_shows_its_file_line_and_traceback(proj: Project) -> None:
     proj.write("niceeval.toml", '''
         [experiments.py]
         adapter = "python"
@@ -193,7 +194,7 @@ def test_an_exception_in_a_python_adapter_callable_shows_its_file_line_and_trace
         assert shown in view.stdout, view.stdout
 
 
-def test_a_forgotten_await_on_t_send_says_to_await_it_at_the_eval_line(proj: Proj) -> None:
+def test_a_forgotten_await_on_t_send_says_to_await_it_at_the_eval_line(proj: Project) -> None:
     proj.write("niceeval.toml", '''
         [experiments.py]
         adapter = "python"

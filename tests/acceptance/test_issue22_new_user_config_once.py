@@ -5,7 +5,9 @@ counts the requests, stores read with sqlite3."""
 from __future__ import annotations
 
 import pytest
-from outside import Loopback, Proj
+
+from tests.support.loopback import Loopback
+from tests.support.project import Project
 
 ASK_TWENTY = '''
 from niceeval_cli import define_eval
@@ -24,13 +26,13 @@ def _server() -> Loopback:
         200, b'{"data": [], "message": "hi", "choices": [{"message": {"content": "hi"}}]}', "application/json"))
 
 
-def _attempts(proj: Proj) -> int:
+def _attempts(proj: Project) -> int:
     if not proj.store.exists():
         return 0
     return int(proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"])
 
 
-def test_an_openai_chat_experiment_without_a_model_is_one_configuration_error(proj: Proj) -> None:
+def test_an_openai_chat_experiment_without_a_model_is_one_configuration_error(proj: Project) -> None:
     with _server() as server:
         proj.write("niceeval.toml", f'''
             [experiments.chat]
@@ -51,7 +53,7 @@ def test_an_openai_chat_experiment_without_a_model_is_one_configuration_error(pr
 
 
 @pytest.mark.parametrize("adapter", ["openai-chat", "http"])
-def test_an_unset_key_variable_is_one_setup_error_and_nothing_is_sent(proj: Proj, adapter: str) -> None:
+def test_an_unset_key_variable_is_one_setup_error_and_nothing_is_sent(proj: Project, adapter: str) -> None:
     with _server() as server:
         if adapter == "openai-chat":
             proj.write("niceeval.toml", f'''
@@ -82,7 +84,7 @@ def test_an_unset_key_variable_is_one_setup_error_and_nothing_is_sent(proj: Proj
     assert proj.sql("SELECT status, exit_code FROM runs") == [{"status": "setup-error", "exit_code": 3}]
 
 
-def test_python_adapter_kwargs_its_callable_refuses_are_one_configuration_error(proj: Proj) -> None:
+def test_python_adapter_kwargs_its_callable_refuses_are_one_configuration_error(proj: Project) -> None:
     proj.write("niceeval.toml", '''
         [experiments.py]
         adapter = "python"

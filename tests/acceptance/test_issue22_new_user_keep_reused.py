@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from outside import Proj
+from tests.support.project import Project
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -28,13 +28,13 @@ async def good(t):
 '''
 
 
-def _kept(proj: Proj, run_id: str) -> dict[str, str]:
+def _kept(proj: Project, run_id: str) -> dict[str, str]:
     rows = proj.sql("SELECT a.eval_id, a.sandbox FROM attempts a WHERE a.run_id = ?", (run_id,))
     return {r["eval_id"]: json.loads(r["sandbox"])["kept"] for r in rows
             if r["sandbox"] and json.loads(r["sandbox"]).get("kept")}
 
 
-def test_keep_sandbox_failed_runs_a_reused_failure_again_and_keeps_its_workspace(proj: Proj) -> None:
+def test_keep_sandbox_failed_runs_a_reused_failure_again_and_keeps_its_workspace(proj: Project) -> None:
     proj.write("niceeval.toml", '[experiments.e]\n[experiments.e.sandbox]\nkind = "local"\n')
     proj.write("evals/w.py", EVALS)
     first = proj.run(env={"NO_COLOR": "1"})

@@ -14,14 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
-from components import need_ray
-from outside import Proj, wait_for
-from ray_cluster import Cluster, start_cluster
+
+from tests.support.components import need_ray
+from tests.support.project import Project, wait_for
+from tests.support.ray_cluster import Cluster, start_cluster
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _needs_ray() -> None:
-    """Without Ray: skipped naming it, or failed under CI (tests/components.py)."""
+    """Without Ray: skipped naming it, or failed under CI (tests/support/components.py)."""
     need_ray()
 
 
@@ -111,12 +112,12 @@ def cluster() -> Cluster:
     assert _raylets(started) == []
 
 
-def _attempts(proj: Proj, store: str) -> dict[str, dict]:
+def _attempts(proj: Project, store: str) -> dict[str, dict]:
     rows = proj.sql("SELECT eval_id, state, reason, error, notes FROM attempts", store=proj.root / store)
     return {row["eval_id"]: row for row in rows}
 
 
-def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Proj, cluster: Cluster):
+def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Project, cluster: Cluster):
     proj.write("evals/cases.py", CASES)
     done = proj.run("--store", "cases.db", "--executor", "ray", "--ray-address", cluster.address,
                     env=RAY_ENV, timeout=300)
@@ -126,7 +127,7 @@ def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Proj, cluster:
 
 
 def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_is_lost(
-        proj: Proj, cluster: Cluster):
+        proj: Project, cluster: Cluster):
     proj.write("evals/holder.py", HOLDER)
     driver = proj.popen("run", "--store", "holder.db", "--executor", "ray", "--ray-address", cluster.address,
                         "--attempts", "1", "--max-concurrency", "6", env=RAY_ENV)
@@ -152,7 +153,7 @@ def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_
     assert driver.returncode == 5, out + err  # undecided: the lost attempt, never a failure
 
 
-def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(proj: Proj, cluster: Cluster):
+def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(proj: Project, cluster: Cluster):
     proj.write("evals/killer.py", KILLER)
     done = proj.run("--store", "killer.db", "--executor", "ray", "--ray-address", cluster.address,
                     "--attempts", "1", "--max-concurrency", "5", env=RAY_ENV, timeout=300)

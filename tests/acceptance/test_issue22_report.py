@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import chromium_context
-from outside import Proj
+
+from tests.support.browser import chromium_context
+from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +70,7 @@ async def stable(t):
 
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    proj = Proj(tmp_path_factory.mktemp("issue22-report") / "proj")
+    proj = Project(tmp_path_factory.mktemp("issue22-report") / "proj")
     proj.write("niceeval.toml", TOML)
     proj.write("agent.py", AGENT)
     proj.write("evals/app.py", EVALS)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from outside import Proj
-from sandbox_outside import KINDS, assertions, attempts, containers_of, env_for, kind_of, sandbox_project
+
+from tests.support.project import Project
+from tests.support.sandbox import KINDS, assertions, attempts, containers_of, env_for, kind_of, sandbox_project
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ BIG_TEXT = ("i=0; while [ $i -lt 100000 ]; do echo \"log line $i of a long run..
             " > big.log; echo 'API_KEY=sk-live-123' >> big.log; echo done")
 
 
-def test_a_secret_on_the_last_line_of_a_large_text_file_fails_the_check(proj: Proj, kind: str, tmp_path):
+def test_a_secret_on_the_last_line_of_a_large_text_file_fails_the_check(proj: Project, kind: str, tmp_path):
     sandbox_project(proj, kind, BIG_TEXT, EVAL, timeout_ms=120_000)
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
@@ -56,7 +57,7 @@ def test_a_secret_on_the_last_line_of_a_large_text_file_fails_the_check(proj: Pr
     assert containers_of(proj) == []
 
 
-def test_a_file_too_large_to_read_makes_the_check_unavailable_never_matched(proj: Proj, kind: str, tmp_path):
+def test_a_file_too_large_to_read_makes_the_check_unavailable_never_matched(proj: Project, kind: str, tmp_path):
     agent = ("head -c 20000000 /dev/zero | tr '\\0' x > big.log; echo >> big.log; "
              "echo 'API_KEY=sk-live-123' >> big.log; echo done")
     sandbox_project(proj, kind, agent, EVAL, timeout_ms=120_000)
@@ -73,7 +74,7 @@ def test_a_file_too_large_to_read_makes_the_check_unavailable_never_matched(proj
     assert attempt["state"] != "passed"
 
 
-def test_a_large_text_file_elsewhere_does_not_hide_a_secret_in_a_small_one(proj: Proj, kind: str, tmp_path):
+def test_a_large_text_file_elsewhere_does_not_hide_a_secret_in_a_small_one(proj: Project, kind: str, tmp_path):
     agent = ("head -c 20000000 /dev/zero | tr '\\0' x > big.log; echo 'api_key = 1' > small.txt; echo done")
     sandbox_project(proj, kind, agent, EVAL.replace('"big.log", status="added"', '"small.txt"'), timeout_ms=120_000)
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=300)

@@ -16,7 +16,8 @@ import signal
 import sqlite3
 
 import pytest
-from outside import Proj, sealed_count, stop, wait_for
+
+from tests.support.project import Project, sealed_count, stop, wait_for
 
 SHOP = '''
 from niceeval_cli import ToolCall, Turn, define_adapter
@@ -75,7 +76,7 @@ evals = ["shop"]
 '''
 
 
-def _plain(proj: Proj, statement: str) -> list[dict]:
+def _plain(proj: Project, statement: str) -> list[dict]:
     """A SELECT through the plain `sqlite3` module: no NiceEval code, no NiceEval SQL function."""
     con = sqlite3.connect(f"file:{proj.store}?mode=ro", uri=True)
     con.row_factory = sqlite3.Row
@@ -86,7 +87,7 @@ def _plain(proj: Proj, statement: str) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_event_input_and_output_are_json_values(proj: Proj) -> None:
+def test_event_input_and_output_are_json_values(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/shop.py", SHOP)
     assert proj.run().returncode == 0
@@ -104,7 +105,7 @@ def test_event_input_and_output_are_json_values(proj: Proj) -> None:
 
 
 @pytest.mark.slow
-def test_an_experiment_the_run_does_not_have_is_an_error_naming_where_it_is(proj: Proj) -> None:
+def test_an_experiment_the_run_does_not_have_is_an_error_naming_where_it_is(proj: Project) -> None:
     proj.write("niceeval.toml", CONFIG)
     proj.write("evals/shop.py", SHOP)
     assert proj.run().returncode == 0  # both experiments
@@ -127,7 +128,7 @@ def test_an_experiment_the_run_does_not_have_is_an_error_naming_where_it_is(proj
 
 
 @pytest.mark.slow
-def test_plain_sqlite_reads_what_the_latest_run_decided_in_one_select(proj: Proj) -> None:
+def test_plain_sqlite_reads_what_the_latest_run_decided_in_one_select(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/two.py", TWO)
     assert proj.run().returncode == 1
@@ -147,7 +148,7 @@ def test_plain_sqlite_reads_what_the_latest_run_decided_in_one_select(proj: Proj
 
 
 @pytest.mark.slow
-def test_plain_sqlite_reads_a_dead_run_as_abandoned(proj: Proj) -> None:
+def test_plain_sqlite_reads_a_dead_run_as_abandoned(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
     proj.write("evals/slow.py", SLOW)
     proc = proj.popen("run")

@@ -9,8 +9,9 @@ import sys
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
-from outside import Loopback, Proj
+
+from tests.support.loopback import JudgeServer, Loopback, Reply
+from tests.support.project import Project
 
 EVAL = """
 from niceeval_cli import define_eval
@@ -23,7 +24,7 @@ async def greet(t):
 """
 
 
-def planned(proj: Proj, *args: str, env: dict[str, str | None] | None = None) -> list[dict[str, Any]]:
+def planned(proj: Project, *args: str, env: dict[str, str | None] | None = None) -> list[dict[str, Any]]:
     """The slots of `run --dry --json` (it executes nothing)."""
     res = proj.run("--dry", "--json", *args, env=env)
     assert res.returncode == 0, res.stderr
@@ -32,27 +33,27 @@ def planned(proj: Proj, *args: str, env: dict[str, str | None] | None = None) ->
     return list(event["slots"])
 
 
-def last_run_slots(proj: Proj) -> list[tuple[str, str, str]]:
+def last_run_slots(proj: Project) -> list[tuple[str, str, str]]:
     """(eval id, relation, plan reason) of the latest run's slots, from the store file."""
     rows = proj.sql("SELECT eval_id, relation, plan_reason FROM run_slots WHERE run_id = "
                     "(SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY eval_id")
     return [(r["eval_id"], r["relation"], r["plan_reason"]) for r in rows]
 
 
-def run_ok(proj: Proj, *args: str, env: dict[str, str | None] | None = None) -> str:
+def run_ok(proj: Project, *args: str, env: dict[str, str | None] | None = None) -> str:
     res = proj.run(*args, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout
 
 
-def assert_reused(proj: Proj, env: dict[str, str | None] | None = None) -> None:
+def assert_reused(proj: Project, env: dict[str, str | None] | None = None) -> None:
     [slot] = planned(proj, env=env)
     assert slot["decision"] == "reuse", slot
     run_ok(proj, env=env)
     assert last_run_slots(proj) == [("greet", "reference", "reused")]
 
 
-def assert_executes_because(proj: Proj, changed: list[str], env: dict[str, str | None] | None = None) -> None:
+def assert_executes_because(proj: Project, changed: list[str], env: dict[str, str | None] | None = None) -> None:
     """The plan executes the slot for a changed fingerprint naming `changed`; the run does so."""
     [slot] = planned(proj, env=env)
     assert (slot["decision"], slot["plan_reason"]) == ("execute", "fingerprint-changed"), slot
@@ -72,7 +73,7 @@ callable = "app.agent:reply"
 
 
 @pytest.fixture
-def python_project(proj: Proj) -> Proj:
+def python_project(proj: Project) -> Project:
     proj.write("niceeval.toml", PYTHON_TOML)
     proj.write("app/__init__.py", "")
     proj.write("app/agent.py", """
@@ -89,7 +90,7 @@ def python_project(proj: Proj) -> Proj:
     return proj
 
 
-def test_editing_the_agent_module_reexecutes_and_dry_names_the_file(python_project: Proj) -> None:
+def test_editing_the_agent_module_reexecutes_and_dry_names_the_file(python_project: Project) -> None:
     proj = python_project
     assert_reused(proj)  # nothing changed: the pass stands
     proj.write("app/agent.py", """
@@ -104,7 +105,7 @@ def test_editing_the_agent_module_reexecutes_and_dry_names_the_file(python_proje
     assert_reused(proj)
 
 
-def test_editing_a_module_the_agent_imports_a_constant_from_reexecutes(python_project: Proj) -> None:
+def test_editing_a_module_the_agent_imports_a_constant_from_reexecutes(python_project: Project) -> None:
     """`from app.words import GREETING` imports app/words.py although no global refers to the module."""
     proj = python_project
     proj.write("app/words.py", 'GREETING = "goodbye"\n')
@@ -116,13 +117,13 @@ def test_editing_a_module_the_agent_imports_a_constant_from_reexecutes(python_pr
     assert proj.sql("SELECT state FROM attempts ORDER BY started_at DESC LIMIT 1")[0]["state"] == "failed"
 
 
-def test_editing_a_module_the_eval_imports_a_constant_from_reexecutes(python_project: Proj) -> None:
+def test_editing_a_module_the_eval_imports_a_constant_from_reexecutes(python_project: Project) -> None:
     proj = python_project
     proj.write("app/expected.py", 'WORD = "hello"  # same value, other bytes\n')
     assert_executes_because(proj, ["source:app/expected.py"])
 
 
-def test_fingerprints_are_equal_across_processes_and_hash_seeds(python_project: Proj) -> None:
+def test_fingerprints_are_equal_across_processes_and_hash_seeds(python_project: Project) -> None:
     proj = python_project
     proj.write("app/words.py", 'GREETING = "hello"\nEXTRA = {"b", "a", "c"}\n')  # a set: its order varies by seed
     seen = {seed: planned(proj, env={"PYTHONHASHSEED": seed})[0]["fingerprint"] for seed in ("1", "2", "12345")}
@@ -148,7 +149,7 @@ HANDLERS = {"lookup": lookup}
 """
 
 
-def test_editing_a_tools_module_of_openai_chat_reexecutes(proj: Proj, judge_server: JudgeServer) -> None:
+def test_editing_a_tools_module_of_openai_chat_reexecutes(proj: Project, judge_server: JudgeServer) -> None:
     judge_server.default = Reply.text("hello there")
     proj.write("niceeval.toml", f"""
         [experiments.chat]
@@ -172,7 +173,7 @@ def test_editing_a_tools_module_of_openai_chat_reexecutes(proj: Proj, judge_serv
 # --- command adapter -----------------------------------------------------------------------------
 
 
-def test_editing_a_script_named_in_a_command_argv_reexecutes(proj: Proj) -> None:
+def test_editing_a_script_named_in_a_command_argv_reexecutes(proj: Project) -> None:
     proj.write("niceeval.toml", f"""
         [experiments.cli]
         adapter = "command"
@@ -226,14 +227,14 @@ def service():
         yield server
 
 
-def http_project(proj: Proj, url: str, extra: str) -> Proj:
+def http_project(proj: Project, url: str, extra: str) -> Project:
     proj.write("niceeval.toml", HTTP_TOML.format(url=url, extra=extra))
     proj.write("evals/greet.py", EVAL)
     run_ok(proj)
     return proj
 
 
-def test_changing_an_inputs_file_reexecutes(proj: Proj, service: Loopback) -> None:
+def test_changing_an_inputs_file_reexecutes(proj: Project, service: Loopback) -> None:
     proj.write("prompts/system.md", "Be brief.\n")
     proj.write("app/server.py", "PORT = 1\n")
     http_project(proj, service.url, 'inputs = ["prompts/*.md", "app/**/*.py"]')
@@ -245,7 +246,7 @@ def test_changing_an_inputs_file_reexecutes(proj: Proj, service: Loopback) -> No
     assert_reused(proj)
 
 
-def test_an_inputs_glob_matching_nothing_is_a_configuration_error(proj: Proj, service: Loopback) -> None:
+def test_an_inputs_glob_matching_nothing_is_a_configuration_error(proj: Project, service: Loopback) -> None:
     proj.write("niceeval.toml", HTTP_TOML.format(url=service.url, extra='inputs = ["promts/*.md"]'))
     proj.write("evals/greet.py", EVAL)
     for args in (("--dry",), ()):
@@ -255,7 +256,7 @@ def test_an_inputs_glob_matching_nothing_is_a_configuration_error(proj: Proj, se
         assert "Traceback" not in res.stderr
 
 
-def test_changing_the_version_reexecutes(proj: Proj, service: Loopback) -> None:
+def test_changing_the_version_reexecutes(proj: Project, service: Loopback) -> None:
     http_project(proj, service.url, 'version = "v1"')
     assert_reused(proj)
     proj.write("niceeval.toml", HTTP_TOML.format(url=service.url, extra='version = "v2"'))
@@ -263,7 +264,7 @@ def test_changing_the_version_reexecutes(proj: Proj, service: Loopback) -> None:
     assert_reused(proj)
 
 
-def test_changing_the_output_of_the_version_command_reexecutes(proj: Proj, service: Loopback) -> None:
+def test_changing_the_output_of_the_version_command_reexecutes(proj: Project, service: Loopback) -> None:
     proj.write("DEPLOYED", "abc123\n")
     http_project(proj, service.url, 'version_command = "cat DEPLOYED"')
     assert_reused(proj)
@@ -272,7 +273,7 @@ def test_changing_the_output_of_the_version_command_reexecutes(proj: Proj, servi
     assert_reused(proj)
 
 
-def test_a_failing_version_command_is_a_setup_error_also_for_dry(proj: Proj, service: Loopback) -> None:
+def test_a_failing_version_command_is_a_setup_error_also_for_dry(proj: Project, service: Loopback) -> None:
     proj.write("niceeval.toml", HTTP_TOML.format(url=service.url, extra='version_command = "git-nope rev-parse HEAD"'))
     proj.write("evals/greet.py", EVAL)
     for args in (("--dry",), ("--dry", "--json"), ()):
@@ -286,7 +287,7 @@ def test_a_failing_version_command_is_a_setup_error_also_for_dry(proj: Proj, ser
 # --- the once-per-run note for systems identified by configuration only ---------------------------
 
 
-def test_reusing_a_network_adapters_results_says_so_once(proj: Proj, service: Loopback) -> None:
+def test_reusing_a_network_adapters_results_says_so_once(proj: Project, service: Loopback) -> None:
     proj.write("niceeval.toml", HTTP_TOML.format(url=service.url, extra="")
                + HTTP_TOML.format(url=service.url, extra="").replace("experiments.web", "experiments.staging"))
     proj.write("evals/greet.py", EVAL)
@@ -300,10 +301,10 @@ def test_reusing_a_network_adapters_results_says_so_once(proj: Proj, service: Lo
     assert "version_command" in notes[0] and "inputs" in notes[0]
 
 
-def test_no_note_once_the_experiment_declares_its_version(proj: Proj, service: Loopback) -> None:
+def test_no_note_once_the_experiment_declares_its_version(proj: Project, service: Loopback) -> None:
     http_project(proj, service.url, 'version_command = "echo v1"')
     assert "identified by configuration only" not in run_ok(proj)
 
 
-def test_no_note_for_a_python_adapter_whose_code_is_seen(python_project: Proj) -> None:
+def test_no_note_for_a_python_adapter_whose_code_is_seen(python_project: Project) -> None:
     assert "identified by configuration only" not in run_ok(python_project)

@@ -5,7 +5,7 @@ subprocesses; the store read with sqlite3."""
 
 from __future__ import annotations
 
-from outside import Proj
+from tests.support.project import Project
 
 AGENT = '''
 def reply(message):
@@ -29,7 +29,7 @@ async def tools(t):
 '''
 
 
-def test_a_json_string_output_reads_as_a_string_and_a_mismatch_shows_what_it_compared(proj: Proj) -> None:
+def test_a_json_string_output_reads_as_a_string_and_a_mismatch_shows_what_it_compared(proj: Project) -> None:
     proj.write("niceeval.toml", '''
         [experiments.py]
         adapter = "python"

@@ -5,7 +5,8 @@ for a loaded dataset — never two cases that look the same."""
 from __future__ import annotations
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 INLINE = '''
 from niceeval_cli import define_eval
@@ -33,7 +34,7 @@ def answers(t, case):
     ('{"caf\\u00e9": 1, "cafe\\u0301": 2}', ("'caf\\xe9'", "'cafe\\u0301'")),  # NFC, NFD
     ('[{"id": "r-01", "q": 1}, {"id": "r-01 ", "q": 2}]', ("'r-01'", "'r-01 '")),  # a trailing space
 ])
-def test_lookalike_case_ids_are_the_duplicate_id_error(proj: Proj, ids: str, shown: tuple[str, str]) -> None:
+def test_lookalike_case_ids_are_the_duplicate_id_error(proj: Project, ids: str, shown: tuple[str, str]) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/ds.py", INLINE.replace("{IDS}", ids))
     for command in (("run",), ("list",)):
@@ -45,7 +46,7 @@ def test_lookalike_case_ids_are_the_duplicate_id_error(proj: Proj, ids: str, sho
     assert not proj.store.exists() or proj.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
 
 
-def test_lookalike_ids_in_a_loaded_dataset_name_both_rows(proj: Proj) -> None:
+def test_lookalike_ids_in_a_loaded_dataset_name_both_rows(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/ds.py", LOADED)
     (proj.root / "evals" / "rows.jsonl").write_text(
@@ -56,7 +57,7 @@ def test_lookalike_ids_in_a_loaded_dataset_name_both_rows(proj: Proj) -> None:
     assert "'caf\\xe9'" in res.stderr and "'cafe\\u0301'" in res.stderr, res.stderr
 
 
-def test_ids_that_only_look_close_stay_two_cases(proj: Proj) -> None:
+def test_ids_that_only_look_close_stay_two_cases(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/ds.py", INLINE.replace("{IDS}", '{"r-01": 1, " r-01": 2, "R-01": 3}'))
     res = proj.run()

@@ -15,7 +15,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from outside import Proj, stop, wait_for
+
+from tests.support.project import Project, stop, wait_for
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -34,8 +35,8 @@ def wrong(t):
 
 
 @pytest.fixture
-def proj(tmp_path: Path) -> Proj:
-    p = Proj(tmp_path / "proj")
+def proj(tmp_path: Path) -> Project:
+    p = Project(tmp_path / "proj")
     p.write("niceeval.toml", "[project]\n")
     p.write("evals/a.py", EVALS)
     return p
@@ -49,7 +50,7 @@ def _no_temp_files(*folders: Path) -> None:
         assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")], folder
 
 
-def test_junit_through_a_symlink_writes_its_target_and_keeps_the_link(proj: Proj, tmp_path: Path) -> None:
+def test_junit_through_a_symlink_writes_its_target_and_keeps_the_link(proj: Project, tmp_path: Path) -> None:
     elsewhere = tmp_path / "ci"
     elsewhere.mkdir()
     target = elsewhere / "junit.xml"
@@ -65,7 +66,7 @@ def test_junit_through_a_symlink_writes_its_target_and_keeps_the_link(proj: Proj
     _no_temp_files(proj.root, elsewhere)
 
 
-def test_a_dangling_link_is_written_through_too(proj: Proj, tmp_path: Path) -> None:
+def test_a_dangling_link_is_written_through_too(proj: Project, tmp_path: Path) -> None:
     target = tmp_path / "not-yet" / "junit.xml"
     (proj.root / "junit.xml").symlink_to(target)
     res = proj.run("--junit", "junit.xml")
@@ -74,7 +75,7 @@ def test_a_dangling_link_is_written_through_too(proj: Proj, tmp_path: Path) -> N
     assert ET.parse(target).getroot().tag == "testsuites"
 
 
-def test_report_out_through_a_symlink_writes_its_target(proj: Proj, tmp_path: Path) -> None:
+def test_report_out_through_a_symlink_writes_its_target(proj: Project, tmp_path: Path) -> None:
     assert proj.run().returncode == 1
     target = tmp_path / "site" / "index.html"
     target.parent.mkdir()
@@ -87,7 +88,7 @@ def test_report_out_through_a_symlink_writes_its_target(proj: Proj, tmp_path: Pa
     _no_temp_files(proj.root, target.parent)
 
 
-def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(proj: Proj) -> None:
+def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(proj: Project) -> None:
     before = os.lstat("/dev/stdout")
     res = proj.run("--junit", "/dev/stdout")
     assert res.returncode == 1, res.stderr
@@ -96,14 +97,14 @@ def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(proj
     assert stat.S_ISLNK(after.st_mode) and after.st_ino == before.st_ino
 
 
-def test_junit_to_dev_stdout_redirected_to_a_file_follows_what_the_run_printed(proj: Proj) -> None:
+def test_junit_to_dev_stdout_redirected_to_a_file_follows_what_the_run_printed(proj: Project) -> None:
     res = proj.shell("niceeval run --junit /dev/stdout > out.txt; echo rc=$?")
     assert "rc=1" in res.stdout, res.stderr
     text = (proj.root / "out.txt").read_text(encoding="utf-8")
     assert "<testsuites" in text and "niceeval view" in text  # both: the summary was not truncated away
 
 
-def test_junit_into_a_fifo_is_written_to_its_reader(proj: Proj, tmp_path: Path) -> None:
+def test_junit_into_a_fifo_is_written_to_its_reader(proj: Project, tmp_path: Path) -> None:
     fifo = tmp_path / "junit.fifo"
     os.mkfifo(fifo)
     got: list[bytes] = []
@@ -116,7 +117,7 @@ def test_junit_into_a_fifo_is_written_to_its_reader(proj: Proj, tmp_path: Path) 
     assert got and b"<testsuites" in got[0]
 
 
-def test_merge_junit_through_a_symlink_keeps_the_link(proj: Proj, tmp_path: Path) -> None:
+def test_merge_junit_through_a_symlink_keeps_the_link(proj: Project, tmp_path: Path) -> None:
     assert proj.run().returncode == 1
     target = tmp_path / "merged.xml"
     target.write_text("old", encoding="utf-8")
@@ -154,7 +155,7 @@ for i in range(8):
 
 
 def test_run_finished_executed_counts_attempts_run_not_slots_planned(tmp_path: Path) -> None:
-    proj = Proj(tmp_path / "paid")
+    proj = Project(tmp_path / "paid")
     proj.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 2\n[experiments.paid]\n')
     proj.write("agent.py", PAID_AGENT)
     proj.write("evals/e.py", PAID_EVALS)
@@ -175,7 +176,7 @@ def test_run_finished_executed_counts_attempts_run_not_slots_planned(tmp_path: P
 
 
 @pytest.mark.parametrize("value", ["", ",,,", " , "])
-def test_compare_fail_on_naming_no_class_is_a_usage_error(proj: Proj, value: str) -> None:
+def test_compare_fail_on_naming_no_class_is_a_usage_error(proj: Project, value: str) -> None:
     assert proj.run().returncode == 1
     res = proj.cli("compare", "--fail-on", value)
     assert res.returncode == 2, (res.stdout, res.stderr)
@@ -183,7 +184,7 @@ def test_compare_fail_on_naming_no_class_is_a_usage_error(proj: Proj, value: str
     assert res.stdout == ""
 
 
-def test_compare_fail_on_still_gates_with_a_class(proj: Proj) -> None:
+def test_compare_fail_on_still_gates_with_a_class(proj: Project) -> None:
     assert proj.run().returncode == 1
     first = proj.sql("SELECT id FROM runs")[0]["id"]
     proj.write("evals/a.py", EVALS.replace('equals("30 days")', 'equals("14 days")').replace(
@@ -196,7 +197,7 @@ def test_compare_fail_on_still_gates_with_a_class(proj: Proj) -> None:
 # --- item 10: a shard with another N joins no group ----------------------------------------
 
 
-def _many(proj: Proj) -> None:
+def _many(proj: Project) -> None:
     lines = ["from niceeval_cli import define_eval", "from niceeval_cli.expect import equals", ""]
     for i in range(8):
         expected = i if i != 5 else -1  # e5 fails: the group has a definite failure to report
@@ -205,7 +206,7 @@ def _many(proj: Proj) -> None:
 
 
 @pytest.mark.parametrize("how", ["flag", "env", "default"])
-def test_a_shard_with_another_n_is_refused_naming_the_group_and_both_n(proj: Proj, how: str) -> None:
+def test_a_shard_with_another_n_is_refused_naming_the_group_and_both_n(proj: Project, how: str) -> None:
     _many(proj)
     group = {"flag": ["--group", "ci-42"], "env": [], "default": []}[how]
     env = {"NICEEVAL_RUN_GROUP": "ci-42"} if how == "env" else {"NICEEVAL_RUN_GROUP": None}
@@ -226,7 +227,7 @@ def test_a_shard_with_another_n_is_refused_naming_the_group_and_both_n(proj: Pro
     assert "not run" not in view.stdout and "exit 1" in view.stdout
 
 
-def test_the_same_n_under_a_group_still_reruns_a_shard(proj: Proj) -> None:
+def test_the_same_n_under_a_group_still_reruns_a_shard(proj: Project) -> None:
     _many(proj)
     assert proj.run("--shard", "1/2", "--group", "g").returncode in (0, 1)
     again = proj.run("--shard", "1/2", "--group", "g", "--rerun-all")
@@ -244,7 +245,7 @@ RUNAWAY = {
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("shape", sorted(RUNAWAY))
-def test_a_runaway_sql_query_is_interrupted_by_a_signal(proj: Proj, sig: signal.Signals, shape: str) -> None:
+def test_a_runaway_sql_query_is_interrupted_by_a_signal(proj: Project, sig: signal.Signals, shape: str) -> None:
     assert proj.run().returncode == 1
     digest = hashlib.sha256(proj.store.read_bytes()).hexdigest()
     proc = proj.popen("query", "--sql", RUNAWAY[shape], "--format", "csv")
@@ -283,7 +284,7 @@ def _has_open(pid: int, path: Path) -> bool:
     return False
 
 
-def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Proj) -> None:
+def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Project) -> None:
     assert proj.run().returncode == 1
     res = proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
                    "SELECT count(*) AS n FROM c", "--format", "json")

@@ -17,7 +17,8 @@ import stat
 import subprocess
 from pathlib import Path
 
-from outside import NICEEVAL, Loopback, Proj, base_env
+from tests.support.loopback import Loopback
+from tests.support.project import NICEEVAL, Project, base_env
 
 # The http adapter's header secret, in a variable whose name says nothing: only the run knows it.
 HEADER_SECRET = "hdr/Value+7Hq2Zx9Lm4Pw"
@@ -56,7 +57,7 @@ def test_a_crash_file_is_redacted_private_unpredictable_and_never_follows_a_plan
     tmp.mkdir()
     victim = tmp_path / "victim.txt"
     victim.write_text("the victim's own content\n")
-    proj = Proj(tmp_path / "proj")
+    proj = Project(tmp_path / "proj")
     with Loopback(_answer) as server:
         proj.write("niceeval.toml", f"""
             [project]

@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -33,7 +34,7 @@ async def waves(t):
 """
 
 
-def _project(proj: Proj) -> Proj:
+def _project(proj: Project) -> Project:
     proj.write("app.py", 'def reply(message: str) -> str:\n    return "hello there"\n')
     proj.write("niceeval.toml", '[project]\n\n[experiments.local]\nadapter = "python"\n'
                '[experiments.local.options]\ncallable = "app:reply"\n')
@@ -59,18 +60,18 @@ def _hostile(path: Path, *statements: str, params: tuple[tuple[object, ...], ...
 
 
 @pytest.fixture
-def sealed(proj: Proj) -> Proj:
+def sealed(proj: Project) -> Project:
     _project(proj)
     result = proj.run("--store", "target.db")
     assert result.returncode == 0, result.stdout + result.stderr
     return proj
 
 
-def _merge(proj: Proj, *sources: str, into: str = "target.db"):
+def _merge(proj: Project, *sources: str, into: str = "target.db"):
     return proj.cli("merge", *sources, "--into", into)
 
 
-def test_a_shard_cannot_add_a_failed_check_to_an_attempt_the_target_sealed(sealed: Proj) -> None:
+def test_a_shard_cannot_add_a_failed_check_to_an_attempt_the_target_sealed(sealed: Project) -> None:
     target = sealed.root / "target.db"
     shutil.copy(target, sealed.root / "shard.db")
     attempt = sealed.sql("SELECT * FROM attempts LIMIT 1", store=target)[0]
@@ -92,7 +93,7 @@ def test_a_shard_cannot_add_a_failed_check_to_an_attempt_the_target_sealed(seale
     assert "Injected" not in view.stdout
 
 
-def test_a_shard_cannot_add_an_attempt_under_a_run_the_target_finished(sealed: Proj) -> None:
+def test_a_shard_cannot_add_an_attempt_under_a_run_the_target_finished(sealed: Project) -> None:
     target = sealed.root / "target.db"
     shutil.copy(target, sealed.root / "shard.db")
     attempt = sealed.sql("SELECT * FROM attempts LIMIT 1", store=target)[0]
@@ -109,7 +110,7 @@ def test_a_shard_cannot_add_an_attempt_under_a_run_the_target_finished(sealed: P
     assert _sha(target) == before
 
 
-def test_an_honest_copy_of_the_target_still_merges_as_a_no_op(sealed: Proj) -> None:
+def test_an_honest_copy_of_the_target_still_merges_as_a_no_op(sealed: Project) -> None:
     shutil.copy(sealed.root / "target.db", sealed.root / "shard.db")
     result = _merge(sealed, "shard.db")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -123,7 +124,7 @@ def test_an_honest_copy_of_the_target_still_merges_as_a_no_op(sealed: Proj) -> N
     ("UPDATE attempts SET gate = 'sideways' WHERE rowid = (SELECT min(rowid) FROM attempts)", "sideways"),
 ])
 @pytest.mark.parametrize("grouped", [False, True], ids=["run", "group"])
-def test_a_malformed_row_is_refused_before_anything_is_written(proj: Proj, statement: str, named: str,
+def test_a_malformed_row_is_refused_before_anything_is_written(proj: Project, statement: str, named: str,
                                                                grouped: bool) -> None:
     _project(proj)
     args = ("--shard", "1/1", "--group", "g1") if grouped else ()
@@ -144,7 +145,7 @@ def test_a_malformed_row_is_refused_before_anything_is_written(proj: Proj, state
 
 
 @pytest.mark.slow
-def test_a_store_still_being_written_merges_from_one_snapshot(proj: Proj) -> None:
+def test_a_store_still_being_written_merges_from_one_snapshot(proj: Project) -> None:
     """Each merge sees the source as it was at one instant: never a slot without its attempt."""
     proj.write("app.py", 'import time\n\ndef reply(message: str) -> str:\n    time.sleep(0.002)\n'
                '    return "hello there"\n')

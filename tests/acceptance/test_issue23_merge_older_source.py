@@ -10,7 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 DATA = Path(__file__).resolve().parents[1] / "store" / "data"
 
@@ -48,7 +49,7 @@ def _digest(path: Path) -> str:
 
 
 @pytest.mark.parametrize(("dump", "version", "attempts"), [("schema2.sql", 2, 3), ("schema4.sql", 4, 3)])
-def test_merging_an_older_store_leaves_it_byte_identical(proj: Proj, tmp_path: Path, dump: str, version: int,
+def test_merging_an_older_store_leaves_it_byte_identical(proj: Project, tmp_path: Path, dump: str, version: int,
                                                          attempts: int) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/grow.py", GROW)
@@ -70,7 +71,7 @@ def test_merging_an_older_store_leaves_it_byte_identical(proj: Proj, tmp_path: P
     assert _digest(source) == before
 
 
-def test_attempts_stored_before_identities_pair_by_their_eval_id(proj: Proj) -> None:
+def test_attempts_stored_before_identities_pair_by_their_eval_id(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/grow.py", GROW)
     proj.write("evals/ds.py", DS)

@@ -14,7 +14,8 @@ import sys
 import time
 
 import pytest
-from outside import NICEEVAL, Proj, base_env
+
+from tests.support.project import NICEEVAL, Project, base_env
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def _peak_rss_mb_of(argv: list[str], cwd, env) -> tuple[subprocess.CompletedProc
     return done, int(report.read_text()) / 1024, took
 
 
-def test_a_command_adapter_flooding_stdout_is_capped_and_ends_at_the_adapter_timeout(proj: Proj):
+def test_a_command_adapter_flooding_stdout_is_capped_and_ends_at_the_adapter_timeout(proj: Project):
     proj.write("niceeval.toml", f"""
         [project]
         timeout_ms = 120000
@@ -67,7 +68,7 @@ def test_a_command_adapter_flooding_stdout_is_capped_and_ends_at_the_adapter_tim
     assert f"timeout_ms={FLOOD_S * 1000}" in attempt["error"]
 
 
-def test_t_sandbox_run_keeps_the_head_and_the_tail_and_says_how_much_was_left_out(proj: Proj, tmp_path):
+def test_t_sandbox_run_keeps_the_head_and_the_tail_and_says_how_much_was_left_out(proj: Project, tmp_path):
     proj.write("evals/e.py", """
         import json
         from pathlib import Path

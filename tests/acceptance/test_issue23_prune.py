@@ -14,7 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from outside import Proj, stop, wait_for
+
+from tests.support.project import Project, stop, wait_for
 
 
 def _alive(pid: int) -> bool:
@@ -32,7 +33,7 @@ def _env(tmp: Path) -> dict[str, str | None]:
     return {"TMPDIR": str(tmp), "NICEEVAL_DOCKER": str(tmp / "no-docker-here")}
 
 
-def _kept_project(proj: Proj, body: str) -> Proj:
+def _kept_project(proj: Project, body: str) -> Project:
     proj.write("app.py", 'def reply(message: str) -> str:\n    return "hello"\n')
     proj.write("template/README.md", "hello\n")
     proj.write("niceeval.toml", '[project]\n\n[experiments.local]\nadapter = "python"\n'
@@ -53,7 +54,7 @@ def _kept_project(proj: Proj, body: str) -> Proj:
     return proj
 
 
-def _listed(proj: Proj, tmp: Path) -> list[dict[str, object]]:
+def _listed(proj: Project, tmp: Path) -> list[dict[str, object]]:
     result = proj.cli("sandbox", "list", "--json", env=_env(tmp))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -66,7 +67,7 @@ def private_tmp(tmp_path: Path) -> Path:
     return tmp
 
 
-def test_a_shell_working_in_a_kept_workspace_is_never_killed(proj: Proj, private_tmp: Path) -> None:
+def test_a_shell_working_in_a_kept_workspace_is_never_killed(proj: Project, private_tmp: Path) -> None:
     _kept_project(proj, "")
     result = proj.run("--keep-sandbox", "all", env=_env(private_tmp))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -86,7 +87,7 @@ def test_a_shell_working_in_a_kept_workspace_is_never_killed(proj: Proj, private
     assert again.returncode == 0 and not Path(str(kept)).exists()
 
 
-def test_prune_run_from_inside_a_kept_workspace_finishes(proj: Proj, private_tmp: Path) -> None:
+def test_prune_run_from_inside_a_kept_workspace_finishes(proj: Project, private_tmp: Path) -> None:
     _kept_project(proj, "")
     assert proj.run("--keep-sandbox", "all", env=_env(private_tmp)).returncode == 0
     (kept,) = [row["location"] for row in _listed(proj, private_tmp)]
@@ -97,7 +98,7 @@ def test_prune_run_from_inside_a_kept_workspace_finishes(proj: Proj, private_tmp
     assert Path(str(kept)).is_dir()
 
 
-def test_an_escaped_daemon_of_an_orphaned_sandbox_is_killed_by_prune(proj: Proj, private_tmp: Path) -> None:
+def test_an_escaped_daemon_of_an_orphaned_sandbox_is_killed_by_prune(proj: Project, private_tmp: Path) -> None:
     pid_file = proj.root / "daemon.pid"
     # The command waits for the daemon's pid file: when it exits, what is left in its group is killed,
     # and the daemon must have left the group (setsid) by then.
@@ -128,12 +129,12 @@ def test_an_escaped_daemon_of_an_orphaned_sandbox_is_killed_by_prune(proj: Proj,
 
 
 def _cli() -> list[str]:
-    from outside import NICEEVAL
+    from tests.support.project import NICEEVAL
 
     return [f"'{part}'" for part in NICEEVAL]
 
 
 def _full_env(tmp: Path) -> dict[str, str]:
-    from outside import base_env
+    from tests.support.project import base_env
 
     return base_env(_env(tmp))

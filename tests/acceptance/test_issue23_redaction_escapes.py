@@ -14,7 +14,9 @@ import base64
 import json
 
 import pytest
-from outside import Loopback, Proj
+
+from tests.support.loopback import Loopback
+from tests.support.project import Project
 
 SECRET = "tok/Live+9f8e7d6c/5b4a3+2Qx"
 
@@ -56,7 +58,7 @@ def _answer(method: str, path: str, body: bytes) -> tuple[int, bytes, str]:
 
 @pytest.fixture(scope="module")
 def leaked(tmp_path_factory: pytest.TempPathFactory):
-    proj = Proj(tmp_path_factory.mktemp("escapes") / "proj")
+    proj = Project(tmp_path_factory.mktemp("escapes") / "proj")
     with Loopback(_answer) as server:
         proj.write("niceeval.toml", f"""
             [project]

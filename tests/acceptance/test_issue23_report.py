@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_support import chromium_context
-from outside import Proj
+
+from tests.support.browser import chromium_context
+from tests.support.project import Project
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -64,7 +65,7 @@ def _retag_group(store: Path, group: str) -> None:
     ([], {"NICEEVAL_RUN_GROUP": "/tmp/niceeval-issue23-absolute"}, "NICEEVAL_RUN_GROUP"),
 ])
 def test_a_path_like_group_id_is_refused_before_anything_runs(
-        proj: Proj, args: list[str], env: dict[str, str] | None, named: str) -> None:
+        proj: Project, args: list[str], env: dict[str, str] | None, named: str) -> None:
     proj.write("evals/app.py", EVALS)
     res = proj.run("--shard", "1/1", *args, env=env)
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
@@ -77,7 +78,7 @@ def test_a_path_like_group_id_is_refused_before_anything_runs(
 @pytest.mark.parametrize("hostile", ["../../../escaped", "ABSOLUTE"])
 def test_a_hostile_group_id_from_the_store_cannot_place_the_report_outside_the_reports_folder(
         tmp_path: Path, hostile: str) -> None:
-    proj = Proj(tmp_path / "deep" / "er" / "proj")
+    proj = Project(tmp_path / "deep" / "er" / "proj")
     proj.write("evals/app.py", EVALS)
     res = proj.run("--shard", "1/1", "--group", "ci-1")
     assert res.returncode == 1, res.stdout + res.stderr
@@ -98,7 +99,7 @@ def test_a_hostile_group_id_from_the_store_cannot_place_the_report_outside_the_r
     assert not [p for p in tmp_path.rglob("escaped.html")]
 
 
-def test_out_still_writes_wherever_it_is_told(proj: Proj, tmp_path: Path) -> None:
+def test_out_still_writes_wherever_it_is_told(proj: Project, tmp_path: Path) -> None:
     proj.write("evals/app.py", EVALS)
     assert proj.run().returncode == 1
     target = tmp_path / "elsewhere" / "mine.html"
@@ -111,7 +112,7 @@ def test_out_still_writes_wherever_it_is_told(proj: Proj, tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_bidi_controls_in_case_ids_and_labels_are_shown_escaped_in_the_page(proj: Proj, tmp_path: Path) -> None:
+def test_bidi_controls_in_case_ids_and_labels_are_shown_escaped_in_the_page(proj: Project, tmp_path: Path) -> None:
     proj.write("evals/app.py", EVALS)
     assert proj.run().returncode == 1
     view = proj.cli("view", env={"NO_COLOR": "1"})
@@ -193,10 +194,10 @@ def _huge_run(store: Path, attempts: int) -> str:
 
 
 @pytest.mark.slow
-def test_a_run_of_huge_texts_makes_a_bounded_report_that_points_to_the_rest(proj: Proj, tmp_path: Path) -> None:
+def test_a_run_of_huge_texts_makes_a_bounded_report_that_points_to_the_rest(proj: Project, tmp_path: Path) -> None:
     import subprocess
 
-    from outside import base_env
+    from tests.support.project import base_env
 
     proj.write("evals/app.py", EVALS)
     assert proj.run().returncode == 1  # a store made by NiceEval

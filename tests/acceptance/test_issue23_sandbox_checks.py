@@ -16,8 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-from outside import Proj, wait_for
-from sandbox_outside import KINDS, assertions, attempts, containers_of, env_for, kind_of, need_kind, sandbox_project
+
+from tests.support.project import Project, wait_for
+from tests.support.sandbox import (
+    KINDS,
+    assertions,
+    attempts,
+    containers_of,
+    env_for,
+    kind_of,
+    need_kind,
+    sandbox_project,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +47,7 @@ async def rewrite(t):
 """
 
 
-def test_a_4500_line_rewrite_is_checked_in_seconds(proj: Proj, kind: str, tmp_path):
+def test_a_4500_line_rewrite_is_checked_in_seconds(proj: Project, kind: str, tmp_path):
     # Every line repeated many times: the worst case of difflib (1 800 lines took 15 s, 4 500 > 275 s).
     template = {"values.py": "".join(f"x = {i % 10}\n" for i in range(4500))}
     agent = ("i=0; while [ $i -lt 4499 ]; do echo \"x = $((i % 7))\"; i=$((i+1)); done > values.py; "
@@ -65,7 +75,7 @@ async def sparse(t):
 """
 
 
-def test_a_sparse_40g_file_never_hangs_past_the_timeout(proj: Proj, kind: str, tmp_path):
+def test_a_sparse_40g_file_never_hangs_past_the_timeout(proj: Project, kind: str, tmp_path):
     sandbox_project(proj, kind, "truncate -s 40G huge.bin && echo done", SPARSE_EVAL, timeout_ms=4_000)
     started = time.monotonic()
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=120)
@@ -86,7 +96,7 @@ def test_a_sparse_40g_file_never_hangs_past_the_timeout(proj: Proj, kind: str, t
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Proj, tmp_path, sig):
+def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Project, tmp_path, sig):
     need_kind("docker")  # locally nothing is slow to read any more; docker must stream the file
     sandbox_project(proj, "docker", "truncate -s 200G huge.bin && echo done", SPARSE_EVAL, timeout_ms=600_000)
     proc = proj.popen("run", env=env_for(tmp_path / "tmp"))
@@ -121,7 +131,7 @@ def _copying(pid: int) -> bool:
     return False
 
 
-def _special_template(proj: Proj) -> list[str]:
+def _special_template(proj: Project) -> list[str]:
     os.mkfifo(proj.root / "repo" / "pipe")
     made = ["pipe"]
     if os.geteuid() == 0:  # a /dev/zero node: copied as a file, it never ends
@@ -130,7 +140,7 @@ def _special_template(proj: Proj) -> list[str]:
     return made
 
 
-def test_a_special_file_in_the_template_is_a_setup_error_naming_it(proj: Proj, kind: str, tmp_path):
+def test_a_special_file_in_the_template_is_a_setup_error_naming_it(proj: Project, kind: str, tmp_path):
     sandbox_project(proj, kind, "echo done", SPARSE_EVAL)
     made = _special_template(proj)
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=60)
@@ -152,7 +162,7 @@ async def fifo(t):
 """
 
 
-def test_a_fifo_made_by_the_agent_is_a_change_never_read(proj: Proj, kind: str, tmp_path):
+def test_a_fifo_made_by_the_agent_is_a_change_never_read(proj: Project, kind: str, tmp_path):
     sandbox_project(proj, kind, "mkfifo pipe && echo done", FIFO_EVAL, timeout_ms=20_000)
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -14,8 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
-from outside import Proj
-from sandbox_outside import KINDS, assertions, attempts, env_for, kind_of, sandbox_project
+
+from tests.support.project import Project
+from tests.support.sandbox import KINDS, assertions, attempts, env_for, kind_of, sandbox_project
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +48,7 @@ async def dot_cwd(t):
 """
 
 
-def test_dot_is_the_whole_workspace_never_a_vacuous_pass(proj: Proj, kind: str, tmp_path):
+def test_dot_is_the_whole_workspace_never_a_vacuous_pass(proj: Project, kind: str, tmp_path):
     sandbox_project(proj, kind, "echo hi > notes.txt && echo done", DOT_EVALS,
                     template={"a.txt": "a\n", "docs/b.txt": "b\n"})
     run = proj.run(env=env_for(tmp_path / "tmp"), timeout=120)
@@ -105,7 +106,7 @@ async def run_in_dir_link(t):
 """
 
 
-def _link_project(proj: Proj, kind: str, host: Path) -> None:
+def _link_project(proj: Project, kind: str, host: Path) -> None:
     # In a container the template's `host` link points nowhere: the agent points it at /etc there.
     agent = "ln -s /etc/hostname planted && " + ("ln -sfn /etc host && " if kind == "docker" else "") + "echo done"
     sandbox_project(proj, kind, agent, LINK_EVALS + HOST_EVALS, template={"real.txt": "real\n"})
@@ -114,7 +115,7 @@ def _link_project(proj: Proj, kind: str, host: Path) -> None:
     os.symlink(host, proj.root / "repo" / "host")
 
 
-def test_symlinks_never_lead_sandbox_paths_out_of_the_workspace(proj: Proj, kind: str, tmp_path):
+def test_symlinks_never_lead_sandbox_paths_out_of_the_workspace(proj: Project, kind: str, tmp_path):
     host = tmp_path / "host-folder"
     host.mkdir()
     (host / "secret.txt").write_text("host secret\n")

@@ -10,8 +10,9 @@ import subprocess
 import sys
 
 import pytest
-from outside import NICEEVAL, Proj, base_env
-from sandbox_outside import KINDS, attempts, env_for, kind_of, sandbox_project
+
+from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.sandbox import KINDS, attempts, env_for, kind_of, sandbox_project
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,7 @@ _MEASURED = ("import json, resource, subprocess, sys; done = subprocess.run(sys.
              "print(json.dumps([done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
 
 
-def test_reading_a_500mb_file_is_refused_without_holding_it(proj: Proj, kind: str, tmp_path):
+def test_reading_a_500mb_file_is_refused_without_holding_it(proj: Project, kind: str, tmp_path):
     agent = ("truncate -s 500M huge.txt && head -c 73400320 /dev/zero > medium.bin && echo small > small.txt"
              " && echo done")
     sandbox_project(proj, kind, agent, EVALS, timeout_ms=120_000)

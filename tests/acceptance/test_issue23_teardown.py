@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from outside import Proj, base_env, wait_for
+
+from tests.support.project import Project, base_env, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def _big_template(root: Path, files: int = 20_000) -> None:
             (folder / f"f{f}").write_text("x")
 
 
-def _interrupt_during_teardown(proj: Proj, env: dict[str, str]) -> tuple[int, list[dict], str]:
+def _interrupt_during_teardown(proj: Project, env: dict[str, str]) -> tuple[int, list[dict], str]:
     done = proj.root / "test.done"
     proc = proj.popen("run", "--json", env=env)
     try:
@@ -59,7 +60,7 @@ def _interrupt_during_teardown(proj: Proj, env: dict[str, str]) -> tuple[int, li
     return proc.returncode, events, err
 
 
-def _check_sealed_with_its_real_verdict(proj: Proj, code: int, events: list[dict], err: str) -> None:
+def _check_sealed_with_its_real_verdict(proj: Project, code: int, events: list[dict], err: str) -> None:
     assert code == 130, err
     kinds = [e["event"] for e in events]
     assert "attempt.started" in kinds
@@ -74,7 +75,7 @@ def _check_sealed_with_its_real_verdict(proj: Proj, code: int, events: list[dict
     assert "not run" not in shown.stdout and "PASSED" in shown.stdout.upper(), shown.stdout
 
 
-def test_ctrl_c_during_a_local_sandbox_teardown_seals_the_finished_attempt(proj: Proj, tmp_path: Path):
+def test_ctrl_c_during_a_local_sandbox_teardown_seals_the_finished_attempt(proj: Project, tmp_path: Path):
     _big_template(proj.root)
     proj.write("evals/e.py", EVAL.format(factory="local_sandbox", args='template="../repo"'))
     tmp = tmp_path / "tmp"
@@ -84,8 +85,8 @@ def test_ctrl_c_during_a_local_sandbox_teardown_seals_the_finished_attempt(proj:
     assert list(tmp.glob("niceeval-sandbox-*")) == []  # removed all the same
 
 
-def test_ctrl_c_during_a_docker_sandbox_teardown_seals_the_finished_attempt(proj: Proj):
-    from docker_support import SHELL_IMAGE, need_docker
+def test_ctrl_c_during_a_docker_sandbox_teardown_seals_the_finished_attempt(proj: Project):
+    from tests.support.docker import SHELL_IMAGE, need_docker
 
     need_docker(SHELL_IMAGE)
     proj.write("repo/README.md", "# r\n")

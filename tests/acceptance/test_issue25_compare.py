@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 
-from outside import Proj
-from pattern_app import APP
 from scipy import stats as sp
+
+from tests.support.pattern_app import APP
+from tests.support.project import Project
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -32,7 +33,7 @@ async def e2(t):
 """
 
 
-def _project(proj: Proj, attempts: int) -> Proj:
+def _project(proj: Project, attempts: int) -> Project:
     proj.write("app.py", APP)
     proj.write("evals/pattern.py", EVALS)
     proj.write("niceeval.toml", f'[project]\nattempts = {attempts}\npass_rule = 0.6\n\n[experiments.local]\n'
@@ -40,13 +41,13 @@ def _project(proj: Proj, attempts: int) -> Proj:
     return proj
 
 
-def _run(proj: Proj, e1: int, e2: int) -> str:
+def _run(proj: Project, e1: int, e2: int) -> str:
     result = proj.run("--rerun-all", env={"PASSES_e1": str(e1), "PASSES_e2": str(e2)})
     assert result.returncode in (0, 1), result.stdout + result.stderr
     return proj.sql("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")[0]["id"]
 
 
-def test_one_regression_among_two_tests_is_within_noise_and_the_gate_says_so(proj: Proj) -> None:
+def test_one_regression_among_two_tests_is_within_noise_and_the_gate_says_so(proj: Project) -> None:
     _project(proj, attempts=5)
     base, new = _run(proj, 5, 3), _run(proj, 1, 3)
 
@@ -76,7 +77,7 @@ def test_one_regression_among_two_tests_is_within_noise_and_the_gate_says_so(pro
     assert proj.cli("compare", base, new, "--fail-on", "regressed").returncode == 1
 
 
-def test_a_regression_with_enough_attempts_is_significant_and_fails_the_gate(proj: Proj) -> None:
+def test_a_regression_with_enough_attempts_is_significant_and_fails_the_gate(proj: Project) -> None:
     _project(proj, attempts=10)
     base, new = _run(proj, 10, 6), _run(proj, 0, 6)
     data = json.loads(proj.cli("compare", base, new, "--format", "json").stdout)
@@ -86,7 +87,7 @@ def test_a_regression_with_enough_attempts_is_significant_and_fails_the_gate(pro
     assert gate.returncode == 1, gate.stdout + gate.stderr
 
 
-def test_nothing_regressed_passes_the_gate_and_ndjson_carries_both_row_kinds(proj: Proj) -> None:
+def test_nothing_regressed_passes_the_gate_and_ndjson_carries_both_row_kinds(proj: Project) -> None:
     _project(proj, attempts=5)
     base, new = _run(proj, 5, 3), _run(proj, 5, 3)
     assert proj.cli("compare", base, new, "--fail-on", "significant-regression").returncode == 0
@@ -97,7 +98,7 @@ def test_nothing_regressed_passes_the_gate_and_ndjson_carries_both_row_kinds(pro
     assert experiment["difference"] == 0 and experiment["p_value"] == 1
 
 
-def test_alpha_and_confidence_flags_and_the_stats_table(proj: Proj) -> None:
+def test_alpha_and_confidence_flags_and_the_stats_table(proj: Project) -> None:
     _project(proj, attempts=5)
     base, new = _run(proj, 5, 3), _run(proj, 1, 3)
     loose = json.loads(proj.cli("compare", base, new, "--format", "json", "--alpha", "0.1").stdout)

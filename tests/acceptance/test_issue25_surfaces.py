@@ -12,8 +12,9 @@ import subprocess
 import sys
 from statistics import NormalDist
 
-from outside import Proj, base_env
 from scipy import stats as sp
+
+from tests.support.project import Project, base_env
 
 APP = """
 import os
@@ -119,7 +120,7 @@ def clustered(values: dict[str, float], clusters: dict[str, str], c: float = 0.9
     return mean, max(0.0, mean - z * se), min(1.0, mean + z * se)
 
 
-def _project(proj: Proj, toml: str = TOML) -> Proj:
+def _project(proj: Project, toml: str = TOML) -> Project:
     proj.write("app.py", APP)
     proj.write("evals/pattern.py", EVALS)
     proj.write("niceeval.toml", toml)
@@ -161,7 +162,7 @@ def _check(out: str, c: float = 0.95) -> None:
         assert _unit_line(out, key) == units[key], (key, out)
 
 
-def test_run_summary_and_view_give_each_rate_its_interval(proj: Proj) -> None:
+def test_run_summary_and_view_give_each_rate_its_interval(proj: Project) -> None:
     _project(proj)
     run = proj.run(env=PASSES)
     assert run.returncode == 1, run.stdout + run.stderr
@@ -180,7 +181,7 @@ def test_run_summary_and_view_give_each_rate_its_interval(proj: Proj) -> None:
     assert bad.returncode == 2 and "--confidence" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_the_projects_stats_confidence_sets_the_summarys_intervals(proj: Proj) -> None:
+def test_the_projects_stats_confidence_sets_the_summarys_intervals(proj: Project) -> None:
     _project(proj, TOML + "\n[stats]\nconfidence = 0.9\n")
     run = proj.run(env=PASSES)
     assert run.returncode == 1, run.stderr
@@ -188,7 +189,7 @@ def test_the_projects_stats_confidence_sets_the_summarys_intervals(proj: Proj) -
     _check(proj.cli("view").stdout, 0.9)
 
 
-def test_score_units_carry_a_t_interval_and_the_experiment_a_score_line(proj: Proj) -> None:
+def test_score_units_carry_a_t_interval_and_the_experiment_a_score_line(proj: Project) -> None:
     _project(proj)
     proj.write("evals/scores.py", SCORES)
     # sc1: scores 2, 2, 2, 1 of 2, then an error; sc2: 2 of 2 every time
@@ -204,7 +205,7 @@ def test_score_units_carry_a_t_interval_and_the_experiment_a_score_line(proj: Pr
     assert f"mean score {pct(e_mean)} [{pct(e_low)}, {pct(e_high)}] over 2 evals" in run.stdout, run.stdout
 
 
-def test_a_plain_run_imports_no_scipy(proj: Proj) -> None:
+def test_a_plain_run_imports_no_scipy(proj: Project) -> None:
     """statistics.md: `z` comes from the standard library; a plain run never loads scipy, even
     with several attempts per eval and every interval of its summary printed."""
     _project(proj)

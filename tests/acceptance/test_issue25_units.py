@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import math
 
-from outside import Proj
-from pattern_app import APP
 from scipy import stats as sp
+
+from tests.support.pattern_app import APP
+from tests.support.project import Project
 
 EVALS = """
 from niceeval_cli import Case, define_eval
@@ -39,7 +40,7 @@ async def cases(t, message):
 PASSES = {"PASSES_flaky": "3", "PASSES_steady": "5", "PASSES_ca": "1", "PASSES_cb": "0"}
 
 
-def _project(proj: Proj) -> Proj:
+def _project(proj: Project) -> Project:
     proj.write("app.py", APP)
     proj.write("evals/pattern.py", EVALS)
     proj.write("niceeval.toml", '[project]\nattempts = 5\n\n[experiments.local]\nadapter = "python"\n'
@@ -49,13 +50,13 @@ def _project(proj: Proj) -> Proj:
     return proj
 
 
-def _rows(proj: Proj, *args: str) -> list[dict]:
+def _rows(proj: Project, *args: str) -> list[dict]:
     out = proj.cli("query", *args, "--format", "json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
-def test_units_carry_wilson_intervals_pass_at_k_and_flakiness(proj: Proj) -> None:
+def test_units_carry_wilson_intervals_pass_at_k_and_flakiness(proj: Project) -> None:
     _project(proj)
     units = {u["eval_id"]: u for u in _rows(proj, "units", "--k", "2")}
     assert set(units) == {"pattern/flaky", "pattern/steady", "pattern/cases[a]", "pattern/cases[b]"}
@@ -73,7 +74,7 @@ def test_units_carry_wilson_intervals_pass_at_k_and_flakiness(proj: Proj) -> Non
     assert _rows(proj, "units", "--k", "6")[0]["pass_at_k"] is None  # k above the evidence
 
 
-def test_experiments_mean_over_units_with_the_cluster_term(proj: Proj) -> None:
+def test_experiments_mean_over_units_with_the_cluster_term(proj: Project) -> None:
     _project(proj)
     (row,) = _rows(proj, "experiments")
     x = {"flaky": 0.6, "steady": 1.0, "ca": 0.2, "cb": 0.0}
@@ -92,7 +93,7 @@ def test_experiments_mean_over_units_with_the_cluster_term(proj: Proj) -> None:
     assert round(narrow["high"], 4) == round(min(1.0, mean + sp.norm.ppf(0.9) * se), 4)
 
 
-def test_a_flag_that_does_not_apply_is_refused(proj: Proj) -> None:
+def test_a_flag_that_does_not_apply_is_refused(proj: Project) -> None:
     _project(proj)
     for args in (("attempts", "--k", "2"), ("units", "--state", "failed"), ("attempts", "--confidence", "0.9")):
         out = proj.cli("query", *args)

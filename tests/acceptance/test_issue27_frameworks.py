@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from outside import Proj
 
-FRAMEWORKS = Path(__file__).resolve().parents[1] / "integrations" / "frameworks.py"
+from tests.support.project import Project
+
+FRAMEWORKS = Path(__file__).resolve().parents[1] / "support" / "frameworks.py"
 
 APP = """
 import json, os
@@ -51,7 +52,7 @@ async def refund(t):
 
 
 @pytest.mark.slow
-def test_each_frameworks_result_is_stored_as_the_tools_logged_it(proj: Proj, tmp_path: Path) -> None:
+def test_each_frameworks_result_is_stored_as_the_tools_logged_it(proj: Project, tmp_path: Path) -> None:
     for module in ("pydantic_ai", "agents", "langgraph"):
         pytest.importorskip(module)
     proj.write("_frameworks.py", FRAMEWORKS.read_text(encoding="utf-8"))

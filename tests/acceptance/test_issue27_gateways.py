@@ -5,86 +5,15 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
-from outside import Proj
 
-EVALS = '''
-from niceeval_cli import define_eval
-from niceeval_cli.expect import includes
+from tests.support.loopback import GATEWAY_EVALS as EVALS
+from tests.support.loopback import Gateway
+from tests.support.project import Project
 
-
-@define_eval
-async def chat(t):
-    turn = await t.send("hello")
-    t.check(turn.message, includes("hi")).label("greets")
-'''
 KEY = "gw-key-for-tests-0001"
 HEADER_SECRET = "gwtok-Zq8xY2secretvalue77"
-
-
-class Gateway:
-    """Speaks /v1/models and /v1/chat/completions; chat answers come from `script` (FIFO), else OK."""
-
-    def __init__(self, listed: list[str] | None = None) -> None:
-        self.listed = listed
-        self.script: deque[tuple[int, dict[str, str], Any]] = deque()
-        self.seen: list[tuple[str, str, dict[str, str]]] = []
-        gateway = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _reply(self, status: int, headers: dict[str, str], body: Any) -> None:
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:
-                gateway.seen.append(("GET", self.path, {k.lower(): v for k, v in self.headers.items()}))
-                if gateway.listed is None:
-                    self._reply(404, {}, {"detail": "Not Found"})
-                else:
-                    self._reply(200, {}, {"object": "list", "data": [{"id": m} for m in gateway.listed]})
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                gateway.seen.append(("POST", self.path, {k.lower(): v for k, v in self.headers.items()}))
-                if gateway.script:
-                    self._reply(*gateway.script.popleft())
-                    return
-                self._reply(200, {"x-litellm-response-cost": "0.0125"}, {
-                    "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi there"},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def posts(self) -> int:
-        return sum(1 for method, path, _ in self.seen if method == "POST" and path.endswith("/chat/completions"))
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 @pytest.fixture
@@ -94,7 +23,7 @@ def gateway():
     server.stop()
 
 
-def _project(proj: Proj, url: str, model: str = "gw-model", extra: str = "") -> None:
+def _project(proj: Project, url: str, model: str = "gw-model", extra: str = "") -> None:
     proj.write("niceeval.toml", f'''
         [experiments.gw]
         adapter = "openai-chat"
@@ -111,7 +40,7 @@ def _project(proj: Proj, url: str, model: str = "gw-model", extra: str = "") -> 
 ENV = {"GW_KEY": KEY, "GW_TOKEN": HEADER_SECRET, "NO_COLOR": "1"}
 
 
-def test_cost_header_and_env_headers(proj: Proj, gateway: Gateway) -> None:
+def test_cost_header_and_env_headers(proj: Project, gateway: Gateway) -> None:
     _project(proj, gateway.url)
     res = proj.run(env=ENV)
     assert res.returncode == 0, (res.stdout[-1500:], res.stderr[-1500:])
@@ -125,7 +54,7 @@ def test_cost_header_and_env_headers(proj: Proj, gateway: Gateway) -> None:
     assert HEADER_SECRET not in shown.stdout + shown.stderr
 
 
-def test_a_model_the_gateway_does_not_list_is_a_setup_error(proj: Proj, gateway: Gateway) -> None:
+def test_a_model_the_gateway_does_not_list_is_a_setup_error(proj: Project, gateway: Gateway) -> None:
     _project(proj, gateway.url, model="gpt-typo")
     res = proj.run(env=ENV)
     out = res.stdout + res.stderr
@@ -135,7 +64,7 @@ def test_a_model_the_gateway_does_not_list_is_a_setup_error(proj: Proj, gateway:
     assert proj.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
 
 
-def test_invalid_model_name_without_models_route(proj: Proj) -> None:
+def test_invalid_model_name_without_models_route(proj: Project) -> None:
     server = Gateway(listed=None)
     server.script.append((400, {}, {"error": {"message": "{'error': '/chat/completions: Invalid model name passed "
                                                "in model=gpt-typo. Call `/v1/models` to view available models'}",
@@ -152,7 +81,7 @@ def test_invalid_model_name_without_models_route(proj: Proj) -> None:
     assert proj.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
 
 
-def test_429_with_retry_after_then_success_passes_with_the_retry_noted(proj: Proj, gateway: Gateway) -> None:
+def test_429_with_retry_after_then_success_passes_with_the_retry_noted(proj: Project, gateway: Gateway) -> None:
     gateway.script.append((429, {"Retry-After": "0.3"}, {"error": {"message": "rate limited"}}))
     _project(proj, gateway.url)
     res = proj.run(env=ENV)
@@ -165,7 +94,7 @@ def test_429_with_retry_after_then_success_passes_with_the_retry_noted(proj: Pro
 
 
 @pytest.mark.parametrize("adapter", ["openai-chat", "http"])
-def test_stream_true_is_refused_at_configuration_time(proj: Proj, adapter: str) -> None:
+def test_stream_true_is_refused_at_configuration_time(proj: Project, adapter: str) -> None:
     options = 'base_url = "http://127.0.0.1:9/v1"' if adapter == "openai-chat" else 'url = "http://127.0.0.1:9/x"'
     proj.write("niceeval.toml", f'''
         [experiments.gw]

@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from components import need_litellm
-from outside import Proj, free_port
-from test_issue27_gateways import EVALS, Gateway
+
+from tests.support.components import need_litellm
+from tests.support.loopback import GATEWAY_EVALS as EVALS
+from tests.support.loopback import Gateway, free_port
+from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 MASTER = "sk-litellm-master-for-tests-0001"
@@ -72,7 +74,7 @@ general_settings:
         upstream.stop()
 
 
-def _project(proj: Proj, base: str, model: str) -> None:
+def _project(proj: Project, base: str, model: str) -> None:
     proj.write("niceeval.toml", f'''
         [experiments.gw]
         adapter = "openai-chat"
@@ -84,7 +86,7 @@ def _project(proj: Proj, base: str, model: str) -> None:
     proj.write("evals/chat.py", EVALS)
 
 
-def test_litellm_cost_header_is_the_reported_cost(proj: Proj, proxy: tuple[str, Gateway]) -> None:
+def test_litellm_cost_header_is_the_reported_cost(proj: Project, proxy: tuple[str, Gateway]) -> None:
     base, upstream = proxy
     upstream.script.append((200, {}, {
         "id": "c", "object": "chat.completion", "created": 0, "model": "upstream-model",
@@ -99,7 +101,7 @@ def test_litellm_cost_header_is_the_reported_cost(proj: Proj, proxy: tuple[str, 
     assert MASTER not in res.stdout + res.stderr
 
 
-def test_litellm_unknown_model_is_one_setup_error(proj: Proj, proxy: tuple[str, Gateway]) -> None:
+def test_litellm_unknown_model_is_one_setup_error(proj: Project, proxy: tuple[str, Gateway]) -> None:
     base, upstream = proxy
     _project(proj, base, "gpt-typo")
     res = proj.run(env={"LITELLM_KEY": MASTER, "NO_COLOR": "1"})

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 APP = """
 import asyncio, json, os
@@ -80,7 +81,7 @@ async def refund(t, case):
 """
 
 
-def _project(proj: Proj, experiments: str) -> None:
+def _project(proj: Project, experiments: str) -> None:
     proj.write("app.py", APP)
     proj.write("evals/refund.py", EVAL)
     proj.write("niceeval.toml", "[project]\n" + experiments)
@@ -92,7 +93,7 @@ def _experiment(name: str, callable_: str, extra: str = "") -> str:
 
 
 @pytest.mark.slow
-def test_in_process_spans_are_the_turns_tool_calls(proj: Proj, tmp_path: Path) -> None:
+def test_in_process_spans_are_the_turns_tool_calls(proj: Project, tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.sdk")
     _project(proj, _experiment("asyncagent", "agent") + _experiment("syncagent", "sync_agent"))
     log_file = tmp_path / "tools.ndjson"
@@ -126,7 +127,7 @@ def test_in_process_spans_are_the_turns_tool_calls(proj: Proj, tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_a_span_left_open_makes_tool_assertions_trace_incomplete(proj: Proj) -> None:
+def test_a_span_left_open_makes_tool_assertions_trace_incomplete(proj: Project) -> None:
     pytest.importorskip("opentelemetry.sdk")
     _project(proj, _experiment("leaky", "leaky", "trace_flush_ms = 100\n"))
 
@@ -137,7 +138,7 @@ def test_a_span_left_open_makes_tool_assertions_trace_incomplete(proj: Proj) -> 
     assert [(r["state"], r["reason"]) for r in rows] == [("unavailable", "trace-incomplete")]
 
 
-def test_traces_without_the_sdk_is_a_configuration_error(proj: Proj, tmp_path: Path) -> None:
+def test_traces_without_the_sdk_is_a_configuration_error(proj: Project, tmp_path: Path) -> None:
     _project(proj, _experiment("asyncagent", "agent"))
     shadow = tmp_path / "shadow" / "opentelemetry"
     shadow.mkdir(parents=True)
@@ -149,7 +150,7 @@ def test_traces_without_the_sdk_is_a_configuration_error(proj: Proj, tmp_path: P
     assert "traces" in result.stderr and "niceeval-cli[otel]" in result.stderr
 
 
-def test_a_run_without_traces_never_imports_opentelemetry(proj: Proj) -> None:
+def test_a_run_without_traces_never_imports_opentelemetry(proj: Project) -> None:
     proj.write("app.py", "import sys\n\ndef reply(message):\n"
                          "    loaded = any(m.startswith('opentelemetry') for m in sys.modules)\n"
                          "    return 'loaded' if loaded else 'clean'\n")

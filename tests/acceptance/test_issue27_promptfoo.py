@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from outside import Proj
+from tests.support.project import Project
 
 SUITE = """
 from niceeval_cli import define_eval
@@ -41,7 +41,7 @@ TESTS = """
 """
 
 
-def _project(proj: Proj) -> Proj:
+def _project(proj: Project) -> Project:
     proj.write("app.py", 'def reply(message: str) -> str:\n'
                '    return "Hello there" if "hello" in message else "1 2 3"\n')
     proj.write("niceeval.toml", '[project]\n\n[experiments.local]\nadapter = "python"\n'
@@ -51,7 +51,7 @@ def _project(proj: Proj) -> Proj:
     return proj
 
 
-def test_a_promptfoo_suite_runs_and_an_unsupported_type_is_unavailable(proj: Proj) -> None:
+def test_a_promptfoo_suite_runs_and_an_unsupported_type_is_unavailable(proj: Project) -> None:
     result = _project(proj).run()
     assert result.returncode == 5, result.stdout + result.stderr
     rows = {(r["eval_id"], r["label"]): (r["state"], r["reason"])
@@ -64,7 +64,7 @@ def test_a_promptfoo_suite_runs_and_an_unsupported_type_is_unavailable(proj: Pro
     }
 
 
-def test_editing_an_assertion_reexecutes_that_case_only(proj: Proj) -> None:
+def test_editing_an_assertion_reexecutes_that_case_only(proj: Project) -> None:
     _project(proj)
     proj.run()
     proj.write("evals/tests.yaml", TESTS.replace("value: HELLO", "value: GOODBYE"))

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
-from outside import Loopback, Proj
+
+from tests.support.loopback import JudgeServer, Loopback, Reply
+from tests.support.project import Project
 
 HUGE = 10**30
 
@@ -84,7 +85,7 @@ async def http_surrogate(t):
 
 @dataclass
 class Outcome:
-    proj: Proj
+    proj: Project
     result: subprocess.CompletedProcess[str]
 
     def attempts(self) -> dict[str, dict[str, Any]]:
@@ -100,7 +101,7 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
                                                               "total_tokens": HUGE}))
     service = Loopback(lambda m, p, b: (200, b'{"message": "lone \\ud800 over http"}', "application/json"))
     try:
-        proj = Proj(tmp_path_factory.mktemp("unstorable") / "proj")
+        proj = Project(tmp_path_factory.mktemp("unstorable") / "proj")
         proj.write("niceeval.toml", f'''
             [project]
             max_concurrency = 2

@@ -5,7 +5,8 @@ seals every slot, ends `finished`, and the process exits with the run's real cod
 from __future__ import annotations
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 EVALS = '''
 import asyncio
@@ -28,13 +29,13 @@ async def bad(t):
 
 
 @pytest.fixture
-def big(proj: Proj) -> Proj:
+def big(proj: Project) -> Project:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 8\n")
     proj.write("evals/many.py", EVALS)
     return proj
 
 
-def _check_whole_run(proj: Proj, store: str, stderr: str) -> None:
+def _check_whole_run(proj: Project, store: str, stderr: str) -> None:
     assert "Traceback" not in stderr and "Task exception" not in stderr and "BrokenPipe" not in stderr, stderr
     runs = proj.sql("SELECT status, exit_code FROM runs", store=proj.root / store)
     assert runs == [{"status": "finished", "exit_code": 1}]
@@ -45,7 +46,7 @@ def _check_whole_run(proj: Proj, store: str, stderr: str) -> None:
 @pytest.mark.parametrize(("reader", "flags"), [("head -3", ""), ("head -1", "--json")],
                          ids=["head-3", "json-head-1"])
 def test_a_closed_stdout_never_stops_the_run_and_the_real_exit_code_comes_through_pipefail(
-        big: Proj, reader: str, flags: str) -> None:
+        big: Project, reader: str, flags: str) -> None:
     store = f"s-{reader.replace(' ', '')}{flags}.db"
     res = big.shell(f"set -o pipefail\nniceeval run {flags} --store {store} 2>err.txt | {reader}\n"
                     "echo \"pipeline=$? niceeval=${PIPESTATUS[0]}\"")
@@ -55,7 +56,7 @@ def test_a_closed_stdout_never_stops_the_run_and_the_real_exit_code_comes_throug
 
 
 @pytest.mark.slow
-def test_a_reader_that_closes_the_pipe_after_three_lines_gets_the_real_exit_code(big: Proj) -> None:
+def test_a_reader_that_closes_the_pipe_after_three_lines_gets_the_real_exit_code(big: Project) -> None:
     proc = big.popen("run", "--store", "closed.db")
     assert proc.stdout is not None and proc.stderr is not None
     lines = [proc.stdout.readline() for _ in range(3)]

@@ -5,7 +5,8 @@ no exit 2 and no run left `running`."""
 from __future__ import annotations
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -29,7 +30,7 @@ async def fresh(t):
 
 
 @pytest.mark.slow
-def test_two_runs_that_both_reuse_and_seal_on_one_store_both_finish(proj: Proj) -> None:
+def test_two_runs_that_both_reuse_and_seal_on_one_store_both_finish(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 16\n")
     proj.write("evals/seeded.py", EVALS)
     seed = proj.run("--junit", "seed.xml")

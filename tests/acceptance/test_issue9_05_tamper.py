@@ -8,8 +8,9 @@ import shutil
 import subprocess
 
 import pytest
-from components import need_command
-from outside import Proj
+
+from tests.support.components import need_command
+from tests.support.project import Project
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -45,8 +46,8 @@ TAMPERING = {
 
 
 @pytest.fixture(scope="module")
-def sealed(tmp_path_factory: pytest.TempPathFactory) -> Proj:
-    proj = Proj(tmp_path_factory.mktemp("tamper") / "proj")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    proj = Project(tmp_path_factory.mktemp("tamper") / "proj")
     proj.write("evals/wrong.py", EVALS)
     res = proj.run()
     assert res.returncode == 1, res.stdout + res.stderr
@@ -58,7 +59,7 @@ def _dump(path: str) -> str:
 
 
 @pytest.mark.parametrize("statement", list(TAMPERING.values()), ids=list(TAMPERING))
-def test_sealed_rows_and_finished_runs_refuse_rewrites_through_sqlite3(sealed: Proj, statement: str,
+def test_sealed_rows_and_finished_runs_refuse_rewrites_through_sqlite3(sealed: Project, statement: str,
                                                                       tmp_path) -> None:
     need_command("sqlite3")
     copy = tmp_path / "copy.db"

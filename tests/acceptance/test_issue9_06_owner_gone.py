@@ -9,7 +9,8 @@ import signal
 import time
 
 import pytest
-from outside import Proj, sealed_count, stop, wait_for
+
+from tests.support.project import Project, sealed_count, stop, wait_for
 
 SLOW = '''
 import asyncio
@@ -36,7 +37,7 @@ async def quick(t):
 
 
 @pytest.mark.slow
-def test_a_killed_run_reads_as_abandoned_and_the_next_run_records_it_interrupted(proj: Proj) -> None:
+def test_a_killed_run_reads_as_abandoned_and_the_next_run_records_it_interrupted(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
     proj.write("evals/slow.py", SLOW)
     proj.write("evals/quick.py", QUICK)
@@ -87,7 +88,7 @@ async def many(t):
 
 
 @pytest.mark.slow
-def test_sigint_or_sigterm_at_any_moment_of_start_up_or_reuse_gives_130_and_interrupted(proj: Proj) -> None:
+def test_sigint_or_sigterm_at_any_moment_of_start_up_or_reuse_gives_130_and_interrupted(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 32\n")
     proj.write("evals/many.py", MANY)
     seed = proj.run()

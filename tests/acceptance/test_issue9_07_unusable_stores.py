@@ -13,7 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from outside import NICEEVAL, Proj, base_env
+
+from tests.support.project import NICEEVAL, Project, base_env
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -41,12 +42,12 @@ def _foreign(path: Path, *tables: str) -> Path:
 
 
 @pytest.fixture
-def app(proj: Proj) -> Proj:
+def app(proj: Project) -> Project:
     proj.write("evals/fine.py", EVALS)
     return proj
 
 
-def _assert_refused_unchanged(proj: Proj, store: Path, what: str, *commands: list[str]) -> None:
+def _assert_refused_unchanged(proj: Project, store: Path, what: str, *commands: list[str]) -> None:
     before = _digest(store)
     for command in (["run"], *commands):
         res = proj.cli(*command, "--store", str(store))
@@ -57,17 +58,17 @@ def _assert_refused_unchanged(proj: Proj, store: Path, what: str, *commands: lis
         assert not Path(f"{store}-wal").exists() and not Path(f"{store}-shm").exists()
 
 
-def test_a_foreign_sqlite_file_is_refused_with_exit_2_and_left_byte_for_byte_unchanged(app: Proj) -> None:
+def test_a_foreign_sqlite_file_is_refused_with_exit_2_and_left_byte_for_byte_unchanged(app: Project) -> None:
     store = _foreign(app.root / "other-app.db", "customers")
     _assert_refused_unchanged(app, store, "not a niceeval results store", ["query", "runs"])
 
 
-def test_a_foreign_file_with_a_table_named_runs_is_refused_not_an_internal_error(app: Proj) -> None:
+def test_a_foreign_file_with_a_table_named_runs_is_refused_not_an_internal_error(app: Project) -> None:
     store = _foreign(app.root / "other-app.db", "runs", "attempts")
     _assert_refused_unchanged(app, store, "not a niceeval results store", ["view"])
 
 
-def test_a_store_of_a_newer_niceeval_is_refused_and_left_unchanged(app: Proj) -> None:
+def test_a_store_of_a_newer_niceeval_is_refused_and_left_unchanged(app: Project) -> None:
     assert app.run().returncode == 0
     store = app.root / "newer.db"
     subprocess.run(["sqlite3", str(app.store), f"VACUUM INTO '{store}'"], check=True)
@@ -92,7 +93,7 @@ async def big(t):
 '''
 
 
-def test_a_full_disk_is_exit_6_with_what_to_do_and_earlier_results_are_kept(app: Proj) -> None:
+def test_a_full_disk_is_exit_6_with_what_to_do_and_earlier_results_are_kept(app: Project) -> None:
     assert app.run().returncode == 0
     sealed = app.sql("SELECT id FROM attempts ORDER BY id")
     app.write("evals/big.py", BIG)
@@ -111,7 +112,7 @@ def test_a_full_disk_is_exit_6_with_what_to_do_and_earlier_results_are_kept(app:
 
 
 @pytest.mark.slow
-def test_a_store_locked_beyond_the_busy_timeout_is_exit_6_not_a_usage_error(app: Proj) -> None:
+def test_a_store_locked_beyond_the_busy_timeout_is_exit_6_not_a_usage_error(app: Project) -> None:
     assert app.run().returncode == 0
     holder = sqlite3.connect(app.store, isolation_level=None, timeout=1)
     holder.execute("BEGIN IMMEDIATE")  # another program holds the write lock and never lets go

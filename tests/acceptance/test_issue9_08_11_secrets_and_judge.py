@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from judge_server import JudgeServer, Reply
-from outside import Proj
+
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project
 
 QUOTED_KEY = 'sk-qa"quo\\te\'d-secret-8812'
 
@@ -76,7 +77,7 @@ def reply(message):
 
 
 @pytest.mark.slow
-def test_a_key_with_quotes_and_backslashes_never_appears_in_any_encoding(proj: Proj, judge: JudgeServer) -> None:
+def test_a_key_with_quotes_and_backslashes_never_appears_in_any_encoding(proj: Project, judge: JudgeServer) -> None:
     key = QUOTED_KEY
     judge.when("marker-echo", Reply.tool("N", f"I saw {key} and {json.dumps(key)} and {key!r}"))
     proj.write("niceeval.toml", _toml(judge, '''
@@ -109,7 +110,7 @@ def test_a_key_with_quotes_and_backslashes_never_appears_in_any_encoding(proj: P
                                               ("sk-first-line-1234\n", "trailing-newline"),
                                               ("sk-caf\u00e9-key-1234", "non-ascii")])
 def test_a_judge_key_that_cannot_be_a_header_is_a_setup_error_naming_the_variable(
-        proj: Proj, judge: JudgeServer, value: str, kind: str) -> None:
+        proj: Project, judge: JudgeServer, value: str, kind: str) -> None:
     proj.write("niceeval.toml", _toml(judge))
     proj.write("evals/j.py", '''
         from niceeval_cli import define_eval
@@ -131,7 +132,7 @@ def test_a_judge_key_that_cannot_be_a_header_is_a_setup_error_naming_the_variabl
     assert judge.grading_requests == []
 
 
-def test_an_http_adapter_header_key_with_a_newline_is_a_setup_error_naming_the_variable(proj: Proj,
+def test_an_http_adapter_header_key_with_a_newline_is_a_setup_error_naming_the_variable(proj: Project,
                                                                                        judge: JudgeServer) -> None:
     proj.write("niceeval.toml", f'''
         [experiments.web]
@@ -165,7 +166,7 @@ PASTED = "sk-proj-Abc123Def456Ghi789Jkl012"
     '[judge]\nmodle = "{key}"\n',
     '[experiments.x]\nadapter = "openai-chat"\nmodel = "m"\n[experiments.x.options]\napi_key_env = "{key}"\n',
 ], ids=["api_key_env", "misspelt-key", "openai-chat-option"])
-def test_a_config_error_never_echoes_a_pasted_key(proj: Proj, toml: str) -> None:
+def test_a_config_error_never_echoes_a_pasted_key(proj: Project, toml: str) -> None:
     proj.write("niceeval.toml", toml.format(key=PASTED))
     proj.write("evals/e.py", "from niceeval_cli import define_eval\n\n\n@define_eval()\nasync def e(t): ...\n")
     res = proj.run(env={"NO_COLOR": "1"})
@@ -189,7 +190,7 @@ DEEP_ARGUMENTS = '{"reasoning": ' + '{"a": ' * 10000 + '1' + '}' * 10000 + ', "c
 
 @pytest.mark.slow
 def test_hostile_judge_replies_are_bounded_valid_json_and_classified_as_invalid_responses(
-        proj: Proj, judge: JudgeServer) -> None:
+        proj: Project, judge: JudgeServer) -> None:
     judge.when("marker-huge", Reply.tool("Y", HUGE_REASONING))
     judge.when("marker-nan", Reply.raw(NON_FINITE))
     judge.when("marker-deep?", Reply.raw(DEEP))

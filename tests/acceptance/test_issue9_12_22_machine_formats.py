@@ -13,7 +13,8 @@ import select
 import subprocess
 
 import pytest
-from outside import NICEEVAL, Proj, base_env
+
+from tests.support.project import NICEEVAL, Project, base_env
 
 HOSTILE = "red\x1b[31mRED osc52\x1b]52;c;ZXZpbA==\x07 title\x1b]0;pwned\x07 c1\x9b2J bidi\u202eevil"
 RAW_FORMS = ["\x1b[31m", "\x1b]52", "\x1b]0;", "\x07", "\x9b", "\u202e"]
@@ -30,8 +31,8 @@ async def hostile(t):
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Proj, list[dict]]:
-    proj = Proj(tmp_path_factory.mktemp("formats") / "proj")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[dict]]:
+    proj = Project(tmp_path_factory.mktemp("formats") / "proj")
     proj.write("evals/hostile.py", EVALS)
     res = proj.run("--json")
     assert res.returncode == 1, res.stderr
@@ -39,7 +40,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Proj, list[dict]]:
     return proj, events
 
 
-def _on_a_tty(proj: Proj, *args: str) -> str:
+def _on_a_tty(proj: Project, *args: str) -> str:
     master, slave = pty.openpty()
     proc = subprocess.Popen([*NICEEVAL, *args], cwd=proj.root, env=base_env({"TERM": "xterm"}),
                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)

@@ -10,7 +10,8 @@ import signal
 import xml.etree.ElementTree as ET
 
 import pytest
-from outside import REPO, Proj, sealed_count, wait_for
+
+from tests.support.project import REPO, Project, sealed_count, wait_for
 
 FLAKY = '''
 from pathlib import Path
@@ -33,8 +34,8 @@ def _count_line(stdout: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def flaky(tmp_path_factory: pytest.TempPathFactory) -> tuple[Proj, str, str]:
-    proj = Proj(tmp_path_factory.mktemp("flaky") / "proj")
+def flaky(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, str, str]:
+    proj = Project(tmp_path_factory.mktemp("flaky") / "proj")
     proj.write("niceeval.toml", '''
         [project]
         max_concurrency = 1
@@ -80,7 +81,7 @@ def test_junit_has_one_testcase_per_eval_failing_exactly_when_the_eval_fails(fla
 
 
 def test_the_example_runs_count_line_names_the_gate_failures_that_cause_exit_1(tmp_path) -> None:
-    examples = Proj(REPO)
+    examples = Project(REPO)
     res = examples.run("--store", str(tmp_path / "examples.db"), env={"NO_COLOR": "1"})
     assert res.returncode == 1, res.stdout[-2000:] + res.stderr
     line = _count_line(res.stdout)
@@ -102,7 +103,7 @@ async def slow(t):
 
 
 @pytest.mark.slow
-def test_an_interrupted_run_says_how_many_planned_slots_never_ran_in_summary_view_and_query(proj: Proj) -> None:
+def test_an_interrupted_run_says_how_many_planned_slots_never_ran_in_summary_view_and_query(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
     proj.write("evals/slow.py", SLOW)
     proc = proj.popen("run", env={"NO_COLOR": "1"})
@@ -138,7 +139,7 @@ async def large(t):
 
 
 @pytest.mark.slow
-def test_score_lines_over_evals_of_different_maxima_are_normalised_and_say_so(proj: Proj) -> None:
+def test_score_lines_over_evals_of_different_maxima_are_normalised_and_say_so(proj: Project) -> None:
     proj.write("evals/scores.py", SCORES)
     res = proj.run(env={"NO_COLOR": "1"})
     assert res.returncode == 0, res.stdout

@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 HEADER = "from niceeval_cli import define_eval\nfrom niceeval_cli.expect import includes\n\n\n"
 
 
 @pytest.mark.parametrize(("options", "named"), [('tags="smoke"', "tags"), ('attempts="3"', "attempts")])
-def test_a_wrongly_typed_eval_option_is_an_authoring_error_naming_the_option(proj: Proj, options: str,
+def test_a_wrongly_typed_eval_option_is_an_authoring_error_naming_the_option(proj: Project, options: str,
                                                                             named: str) -> None:
     proj.write("evals/tagged.py", HEADER + f"@define_eval({options})\nasync def tagged(t):\n    pass\n")
     res = proj.cli("list", "--json")
@@ -39,7 +40,7 @@ def _reuse_line(stdout: str) -> str:
 
 
 @pytest.mark.slow
-def test_the_reuse_line_says_the_actual_reason_nothing_was_reused(proj: Proj) -> None:
+def test_the_reuse_line_says_the_actual_reason_nothing_was_reused(proj: Project) -> None:
     proj.write("evals/e.py", REUSE)
     first = proj.run(env={"NO_COLOR": "1"})
     assert "nothing sealed earlier had the same fingerprint" in _reuse_line(first.stdout)
@@ -51,7 +52,7 @@ def test_the_reuse_line_says_the_actual_reason_nothing_was_reused(proj: Proj) ->
     assert "--rerun-all" in line and "fingerprint" not in line, line
 
 
-def test_an_exception_is_located_at_the_deepest_project_frame_and_its_traceback_is_stored(proj: Proj) -> None:
+def test_an_exception_is_located_at_the_deepest_project_frame_and_its_traceback_is_stored(proj: Project) -> None:
     proj.write("helpers/parsing.py", "import json\n\n\ndef parse(text):\n    return json.loads(text)\n")
     proj.write("evals/broken.py", HEADER + '''
 import json
@@ -80,7 +81,7 @@ async def via_helper(t):
 
 
 @pytest.mark.slow
-def test_nothing_selected_names_the_filter_that_matched_nothing(proj: Proj) -> None:
+def test_nothing_selected_names_the_filter_that_matched_nothing(proj: Project) -> None:
     proj.write("evals/e.py", REUSE)
     prefix = proj.run("boom")
     assert prefix.returncode == 2 and '"boom"' in prefix.stderr and "e/boom" in prefix.stderr, prefix.stderr
@@ -99,7 +100,7 @@ STATES = ["passed", "failed", "errored", "scored", "unrankable", "gate-failed", 
 
 @pytest.fixture(scope="module")
 def helps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    proj = Proj(tmp_path_factory.mktemp("help"))
+    proj = Project(tmp_path_factory.mktemp("help"))
     out = {}
     for command in COMMANDS:
         res = proj.cli(*command, "--help")  # piped: rich's default 80 columns

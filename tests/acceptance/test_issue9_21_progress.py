@@ -12,8 +12,9 @@ import subprocess
 import termios
 
 import pytest
-from outside import NICEEVAL, Proj, base_env
 from rich.cells import cell_len
+
+from tests.support.project import NICEEVAL, Project, base_env
 
 EVALS = '''
 import asyncio
@@ -43,7 +44,7 @@ async def broken(t):
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 
 
-def _run_on_a_pty(proj: Proj, columns: int) -> tuple[int, str]:
+def _run_on_a_pty(proj: Project, columns: int) -> tuple[int, str]:
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen([*NICEEVAL, "run"], cwd=proj.root, env=base_env({"TERM": "xterm-256color"}),
@@ -69,7 +70,7 @@ def _run_on_a_pty(proj: Proj, columns: int) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-def test_live_progress_fits_80_columns_and_says_waiting_for_experiments_not_started(proj: Proj) -> None:
+def test_live_progress_fits_80_columns_and_says_waiting_for_experiments_not_started(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 1\n[experiments.first]\n[experiments.second]\n")
     proj.write("evals/mixed.py", EVALS)
     rc, raw = _run_on_a_pty(proj, 80)

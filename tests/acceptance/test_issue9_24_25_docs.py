@@ -8,7 +8,8 @@ import json
 import re
 
 import pytest
-from outside import REPO, Proj
+
+from tests.support.project import REPO, Project
 
 
 def _first_eval_blocks() -> tuple[dict[str, str], list[str]]:
@@ -26,7 +27,7 @@ def _first_eval_blocks() -> tuple[dict[str, str], list[str]]:
 
 
 @pytest.mark.slow
-def test_the_readme_first_eval_runs_as_written(proj: Proj) -> None:
+def test_the_readme_first_eval_runs_as_written(proj: Project) -> None:
     files, commands = _first_eval_blocks()
     assert set(files) == {"bot.py", "niceeval.toml", "evals/refunds.py"}, files
     for name, body in files.items():
@@ -58,7 +59,7 @@ def test_the_docs_agree_that_the_fingerprint_covers_the_project_modules_an_eval_
 
 
 @pytest.mark.slow
-def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(proj: Proj) -> None:
+def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(proj: Project) -> None:
     proj.write("support_bot.py", 'def answer():\n    return "30 days"\n')
     proj.write("evals/refunds.py", '''
         from niceeval_cli import define_eval

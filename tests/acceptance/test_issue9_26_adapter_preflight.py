@@ -6,7 +6,9 @@ experiment in the same run still runs."""
 from __future__ import annotations
 
 import pytest
-from outside import Loopback, Proj, free_port
+
+from tests.support.loopback import Loopback, free_port
+from tests.support.project import Project
 
 EVALS = '''
 from niceeval_cli import define_eval
@@ -34,7 +36,7 @@ def _dispatched(server: Loopback) -> int:
 
 
 @pytest.mark.parametrize("status", [None, 401, 404], ids=["refused", "401", "404"])
-def test_an_unreachable_http_system_is_a_setup_error_naming_experiment_and_url(proj: Proj, status) -> None:
+def test_an_unreachable_http_system_is_a_setup_error_naming_experiment_and_url(proj: Project, status) -> None:
     healthy = _answering(405)  # a route that exists but does not answer OPTIONS: passes the preflight
     broken = _answering(status) if status else None
     url = f"{broken.url}/chat" if broken else f"http://127.0.0.1:{free_port()}/chat"
@@ -69,7 +71,7 @@ def test_an_unreachable_http_system_is_a_setup_error_naming_experiment_and_url(p
     assert proj.sql("SELECT status FROM runs") == [{"status": "setup-error"}]
 
 
-def test_an_openai_chat_endpoint_refusing_the_key_is_a_setup_error(proj: Proj) -> None:
+def test_an_openai_chat_endpoint_refusing_the_key_is_a_setup_error(proj: Project) -> None:
     server = _answering(401)
     try:
         proj.write("niceeval.toml", f'''
@@ -91,7 +93,7 @@ def test_an_openai_chat_endpoint_refusing_the_key_is_a_setup_error(proj: Proj) -
     assert _dispatched(server) == 0 and proj.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
 
 
-def test_a_custom_adapter_preflight_cause_is_a_setup_error(proj: Proj) -> None:
+def test_a_custom_adapter_preflight_cause_is_a_setup_error(proj: Project) -> None:
     proj.write("my_adapter.py", '''
         from niceeval_cli import define_adapter
 

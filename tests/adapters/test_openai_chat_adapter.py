@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
 
 from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.authoring import AdapterContext, Usage
+from tests.support.loopback import JudgeServer, Reply
 
 KEY_ENV = "NICEEVAL_TEST_CHAT_KEY"
 KEY = "sk-test-chat-key-0123456789abcdef"

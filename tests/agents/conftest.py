@@ -1,20 +1,14 @@
-"""Agents tests: pure helpers on the path, and `run_one` (one eval module through the real CLI)."""
+"""Agents tests: `run_one` (one eval module through the real CLI); pure helpers in tests/support/agents.py."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.append(_HERE)
-
-from projects import Project, Result  # noqa: E402
+from tests.support.project import Project, Result
 
 Row = dict[str, Any]
 

@@ -117,7 +117,7 @@ async def usage(t):
 
 
 def test_judge_tokens_count_toward_the_budget_when_the_judge_model_has_a_price(project, judge_server, monkeypatch):
-    from judge_server import Reply
+    from tests.support.loopback import Reply
 
     monkeypatch.setenv("NICEEVAL_BUDGET_JUDGE_KEY", "budget-judge-key-1234")
     judge_server.default = Reply.tool("Y", usage={"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})

@@ -7,7 +7,8 @@ import json
 import sys
 
 import pytest
-from judge_server import JudgeServer, Reply
+
+from tests.support.loopback import JudgeServer, Reply
 
 KEY_ENV = "NICEEVAL_AGENTS_TEST_KEY"
 KEY = "sk-agents-test-key-0123456789abcdef"

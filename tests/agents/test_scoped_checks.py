@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from agent_helpers import call, turn
 
 from niceeval_cli.authoring._agent_checks import (
     MaxToolCalls,
@@ -15,6 +14,7 @@ from niceeval_cli.authoring._agent_checks import (
     tool_order_match,
 )
 from niceeval_cli.expect import Fact, at_least, between, define_value_match, tool_match
+from tests.support.agents import call, turn
 
 
 def judge(match, *turns):

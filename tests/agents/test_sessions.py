@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_helpers import as_json
+from tests.support.agents import as_json
 
 AGENT = '''
 from niceeval_cli import Message, ToolCall, Turn, define_adapter

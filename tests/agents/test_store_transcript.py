@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from agent_helpers import as_json
 
 from niceeval_cli.authoring._transcript import TEXT_LIMIT
+from tests.support.agents import as_json
 
 AGENT = '''
 from niceeval_cli import AgentError, Event, Message, ToolCall, Turn, Usage, define_adapter

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from agent_helpers import call
-
 from niceeval_cli import Fact, Material, ToolCall
 from niceeval_cli.expect import (
     at_least,
@@ -15,6 +13,7 @@ from niceeval_cli.expect import (
     not_,
     tool_match,
 )
+from tests.support.agents import call
 
 
 def state(match, candidate) -> str:

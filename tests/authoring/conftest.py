@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from projects import Project, Result
+
+from tests.support.project import Project, Result
 
 Row = dict[str, Any]
 

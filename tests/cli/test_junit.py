@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-sys.path.append(str(Path(__file__).resolve().parents[1] / "reports"))  # the store builders
-
-from view_builders import Runs, result
-
 from niceeval_cli._states import AttemptState, GateState, Role
 from niceeval_cli.app.run import read_sealed
 from niceeval_cli.reports import junit
 from niceeval_cli.store import Store
+from tests.support.view_builders import Runs, result
 
 
 @pytest.fixture

@@ -8,13 +8,12 @@ option, for `compare --experiments`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from projects import Project
+
+from tests.support.project import Project
 
 TOML = """
 [project]
@@ -110,17 +109,9 @@ class TwoRuns:
     new: str
 
 
-def _forget(root: Path) -> None:
-    resolved = str(root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != resolved]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(resolved):
-            del sys.modules[name]
-
-
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoRuns]:
-    project = Project(tmp_path_factory.mktemp("compare") / "proj")
+    project = Project(tmp_path_factory.mktemp("compare") / "proj", in_process=True)
     project.write("niceeval.toml", TOML)
     project.write("evals/suite.py", SUITE)
     project.write("evals/only_base.py", ONLY_BASE)
@@ -136,4 +127,4 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoRuns]:
     try:
         yield TwoRuns(project, base, new)
     finally:
-        _forget(project.root)
+        project.forget()

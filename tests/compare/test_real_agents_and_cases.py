@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from projects import Project
+
+from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +49,7 @@ def parity(t, case):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, str, str]]:
-    project = Project(tmp_path_factory.mktemp("agents") / "proj")
+    project = Project(tmp_path_factory.mktemp("agents") / "proj", in_process=True)
     project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
     project.write("evals/shop.py", EVALS)
     assert project.run(env={"NE_SIDE": "base"}).exit_code == 1
@@ -62,11 +63,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, st
     try:
         yield project, base, new
     finally:
-        root = str(project.root.resolve())
-        sys.path[:] = [p for p in sys.path if p != root]
-        for name, module in list(sys.modules.items()):
-            if (getattr(module, "__file__", None) or "").startswith(root):
-                del sys.modules[name]
+        project.forget()
 
 
 def test_cases_pair_by_case_id_across_real_runs(runs) -> None:

@@ -52,7 +52,7 @@ def test_ci_installs_then_lints_type_checks_and_tests(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("given", "seen"), [(None, "true"), ("true", "true"), ("false", "false")])
 def test_ci_runs_the_tests_with_ci_true_unless_told_otherwise(tmp_path: Path, given: str | None, seen: str) -> None:
-    """CI=true makes a test whose real component is missing fail instead of skip (tests/components.py)."""
+    """CI=true makes a test whose real component is missing fail instead of skip (tests/support/components.py)."""
     code, _calls = _run_ci(tmp_path, ci=given)
     assert code == 0
     assert (tmp_path / "calls.log.env").read_text().split() == [f"CI={seen}"]

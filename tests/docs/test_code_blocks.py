@@ -1,6 +1,6 @@
 """Every code block in README.md and docs/ runs as shown (issue 9, item 24).
 
-One throwaway project per page; the blocks are applied in page order (see code_blocks.py for
+One throwaway project per page; the blocks are applied in page order (see tests/support/code_blocks.py for
 the conventions). A failure names the page and line of the block.
 """
 
@@ -21,8 +21,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
+from tests.support.code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer
 from typer.testing import CliRunner
 
 from niceeval_cli.cli import app
+from tests.support.loopback import JudgeServer
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_ENV = "NICEEVAL_EXAMPLES_TEST_KEY"

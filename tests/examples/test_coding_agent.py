@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
+
+from tests.support.loopback import JudgeServer, Reply
 
 EVAL = "coding_agent/task"
 LEAKED = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
@@ -65,7 +66,7 @@ def test_each_attempt_sandbox_is_stored_and_nothing_is_left_behind(examples: Any
 
 
 def test_the_docker_experiment_runs_the_same_eval_in_a_container(examples: Any) -> None:
-    from docker_support import need_docker, niceeval_containers
+    from tests.support.docker import need_docker, niceeval_containers
 
     need_docker("niceeval-example/coding-agent")
     folder = examples.root / "examples" / "coding_agent"

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
+
+from tests.support.loopback import JudgeServer, Reply
 
 EXPRESSION = "Is all of A's formal speech natural, complete, and understandable in context?"
 INFORMATION = "Does the delivered conversation provide enough information to find the destination?"

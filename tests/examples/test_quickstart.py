@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_server import JudgeServer, Reply
+from tests.support.loopback import JudgeServer, Reply
 
 
 def _states(project: Any, experiment: str) -> dict[str, tuple[str, Any]]:

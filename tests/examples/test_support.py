@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from judge_server import JudgeServer, Reply
+
+from tests.support.loopback import JudgeServer, Reply
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from frameworks import langgraph_run, openai_agents_run, pydantic_ai_run
 
 from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
+from tests.support.frameworks import langgraph_run, openai_agents_run, pydantic_ai_run
 
 
 def _calls(turn) -> list[tuple[str, object, str]]:

@@ -6,10 +6,10 @@ import asyncio
 import time
 
 import httpx
-from judge_server import Reply
 
 from niceeval_cli._states import AssertionState
 from niceeval_cli.expect import closed_qa
+from tests.support.loopback import Reply
 
 QA = {"input": "q", "output": "a"}
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_server import Reply
 
 from niceeval_cli._states import AssertionState
 from niceeval_cli.expect import closed_qa
+from tests.support.loopback import Reply
 
 QA = {"input": "q", "output": "a"}
 SECRET = "hdr-secret-Qm27xLp0"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_server import Reply
 
 from niceeval_cli._states import AssertionState, ErroredReason, UnavailableReason
 from niceeval_cli.expect import Fact, Material, closed_qa, factuality, summarizes
+from tests.support.loopback import Reply
 
 QA = {"input": "How long is the refund window?", "output": "You have 30 days."}
 TRANSPORT_ERROR = (AssertionState.UNAVAILABLE, UnavailableReason.JUDGE_TRANSPORT_ERROR)

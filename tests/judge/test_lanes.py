@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from components import need_command
 
 from niceeval_cli._httpx import httpx
 from niceeval_cli.judge._lanes import LaneTransport
+from tests.support.components import need_command
 
 BODY = json.dumps({"ok": True}).encode()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-from judge_server import Reply
 
 from niceeval_cli.judge import JudgeService, PreflightFailure
+from tests.support.loopback import Reply
 
 
 async def test_a_working_endpoint_passes_with_one_minimal_request(judge_server, service, make_settings):

@@ -7,12 +7,12 @@ import time
 
 import httpx
 import pytest
-from judge_server import Reply
 
 from niceeval_cli._states import AssertionState, UnavailableReason
 from niceeval_cli.expect import closed_qa
 from niceeval_cli.judge import Backoff, JudgeService
 from niceeval_cli.judge._client import retry_after_s
+from tests.support.loopback import Reply
 
 QA = {"input": "q", "output": "a"}
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from judge_server import Reply
-
 from niceeval_cli.expect._judge import DEFAULT_MAX_AUDIT_BYTES
 from niceeval_cli.judge._grade import EXPLANATION_MAX_BYTES
+from tests.support.loopback import Reply
 
 ONE = """
     @define_eval(judge=True)

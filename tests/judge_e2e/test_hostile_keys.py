@@ -7,8 +7,9 @@ import json
 import urllib.parse
 
 import pytest
-from judge_e2e_support import KEY_ENV
-from judge_server import Reply
+
+from tests.support.judge_e2e import KEY_ENV
+from tests.support.loopback import Reply
 
 ECHO = """
     import json

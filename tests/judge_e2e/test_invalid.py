@@ -4,7 +4,8 @@ reason `judge-invalid-response`, measurement empty — never guessed, never clip
 from __future__ import annotations
 
 import pytest
-from judge_server import Reply
+
+from tests.support.loopback import Reply
 
 INVALID = {
     "not-json": Reply.raw("<html>upstream says hi</html>"),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from judge_e2e_support import KEY, KEY_ENV
-from judge_server import JudgeServer, RecordedRequest, Reply
+from tests.support.judge_e2e import KEY, KEY_ENV
+from tests.support.loopback import JudgeServer, RecordedRequest, Reply
 
 KEY2 = "sk-test-secondJudgeKeyValue555555"
 

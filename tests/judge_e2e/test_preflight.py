@@ -5,8 +5,9 @@ the setting is a setup error for exactly the evals that use it."""
 from __future__ import annotations
 
 import pytest
-from judge_e2e_support import JUDGE_MODEL, KEY, closed_port
-from judge_server import Reply
+
+from tests.support.judge_e2e import JUDGE_MODEL, KEY, closed_port
+from tests.support.loopback import Reply
 
 JUDGE_EVAL = """
     @define_eval(judge=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_e2e_support import KEY, KEY_ENV, user_message
-from judge_server import Reply
+
+from tests.support.judge_e2e import KEY, KEY_ENV, user_message
+from tests.support.loopback import Reply
 
 LEAKY = """
     import os

@@ -4,8 +4,9 @@ timeout, and one bounded client shared by every attempt of the run (judge.md: Re
 from __future__ import annotations
 
 import pytest
-from judge_e2e_support import wait_for_requests
-from judge_server import Reply
+
+from tests.support.judge_e2e import wait_for_requests
+from tests.support.loopback import Reply
 
 
 def _usage(total: int) -> dict[str, int]:

@@ -4,7 +4,8 @@ exactly like any ScoreMatch's (judge.md: Factories; outcomes.md) — seen throug
 from __future__ import annotations
 
 import pytest
-from judge_server import Reply
+
+from tests.support.loopback import Reply
 
 FACTUALITY = {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0}
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_e2e_support import line_of, user_message
+
+from tests.support.judge_e2e import line_of, user_message
 
 CHAT_APP = """
 from niceeval_cli import Material, define_adapter

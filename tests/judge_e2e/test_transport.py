@@ -5,8 +5,9 @@ fabricated grade."""
 from __future__ import annotations
 
 import pytest
-from judge_e2e_support import wait_for_requests
-from judge_server import Reply
+
+from tests.support.judge_e2e import wait_for_requests
+from tests.support.loopback import Reply
 
 OK = Reply.tool("Y", "meets it")
 

@@ -4,7 +4,8 @@ the failure table). Neither sends anything to the endpoint."""
 from __future__ import annotations
 
 import pytest
-from judge_e2e_support import KEY_ENV
+
+from tests.support.judge_e2e import KEY_ENV
 
 GATED = """
     @define_eval(judge=True)

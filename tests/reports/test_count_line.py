@@ -3,9 +3,8 @@ whose gate failed is itself unrankable (its word is "unrankable", its gate still
 
 from __future__ import annotations
 
-from view_builders import Runs, render
-
 from niceeval_cli._states import AttemptState, GateState
+from tests.support.view_builders import Runs, render
 
 
 def test_a_failed_gate_on_an_unrankable_attempt_is_named_as_the_cause_of_exit_1(runs: Runs) -> None:

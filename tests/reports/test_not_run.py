@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from view_builders import Runs
-
 from niceeval_cli._states import AttemptState, RunStatus
 from niceeval_cli.app.run import PlanTotals, RunReport, read_sealed
 from niceeval_cli.reports.run_output import summary_lines
@@ -11,6 +9,7 @@ from niceeval_cli.reports.terminal.lines import plain
 from niceeval_cli.reports.terminal.run import header_lines
 from niceeval_cli.reports.viewmodels.run import run_header
 from niceeval_cli.runner import RunOutcome
+from tests.support.view_builders import Runs
 
 
 def _interrupted(runs: Runs) -> str:

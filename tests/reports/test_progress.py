@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from view_builders import tty_console
-
 from niceeval_cli._states import AttemptState, GateState
 from niceeval_cli.reports.progress import REFRESH_PER_SECOND, LiveProgress
 from niceeval_cli.reports.run_output import LineEvents, _events_for
 from niceeval_cli.runner import RunOutcome, SetupFailure
+from tests.support.view_builders import tty_console
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def test_experiment_ids_are_not_read_as_rich_markup() -> None:
 def test_live_progress_only_in_a_terminal_else_one_line_per_attempt() -> None:
     tty, _ = tty_console()
     assert isinstance(_events_for(tty, json_out=False), LiveProgress)
-    from view_builders import plain_console
+    from tests.support.view_builders import plain_console
 
     piped, _ = plain_console()
     assert isinstance(_events_for(piped, json_out=False), LineEvents)

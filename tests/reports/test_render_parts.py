@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from view_builders import Runs, result
 
 from niceeval_cli._states import CLEAN_STATES, AttemptState, GateState
 from niceeval_cli.outcomes import is_clean
@@ -13,6 +12,7 @@ from niceeval_cli.reports._safe import visible
 from niceeval_cli.reports._tally import attempt_word
 from niceeval_cli.reports.viewmodels.attempt import measurement_text, score_text, scoring_text
 from niceeval_cli.reports.viewmodels.text import num
+from tests.support.view_builders import Runs, result
 
 
 @pytest.mark.parametrize(("value", "shown"), [(8.0, "8"), (6.666666, "6.67"), (0.5, "0.5"), (None, "—"),

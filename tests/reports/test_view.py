@@ -6,11 +6,20 @@ import re
 import threading
 
 import pytest
-import view_scenarios as scenarios
-from view_builders import Runs, judge_result, normalise, plain_console, render, result, show_view, tty_console
 
 from niceeval_cli._states import AssertionState, AttemptState, GateState, Role, RunStatus
 from niceeval_cli.store import Store, StoreError
+from tests.support import view_scenarios as scenarios
+from tests.support.view_builders import (
+    Runs,
+    judge_result,
+    normalise,
+    plain_console,
+    render,
+    result,
+    show_view,
+    tty_console,
+)
 
 
 def headings(text: str) -> list[str]:

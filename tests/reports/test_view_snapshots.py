@@ -10,8 +10,9 @@ fixed by the builders.
 from __future__ import annotations
 
 import pytest
-import view_scenarios as scenarios
-from view_builders import Runs, render
+
+from tests.support import view_scenarios as scenarios
+from tests.support.view_builders import Runs, render
 
 PASS_STYLE = """\
 Run <ID1>  finished · exit 1 (a definite failure: 1 eval failed)

@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from judge_server import Reply
-
-sys.path.append(str(Path(__file__).resolve().parent.parent / "judge_e2e"))
-
-from judge_e2e_support import Judged
+from tests.support.judge_e2e import Judged
+from tests.support.loopback import Reply
 
 
 def test_judge_reasoning_with_a_lone_surrogate_and_huge_usage_seal_and_the_run_goes_on(project, judge_server):

@@ -1,6 +1,6 @@
 """Sandbox tests: local workspaces always; docker ones only where a daemon and the test images are.
 
-Docker helpers live in tests/docker_support.py (skip outside CI, fail inside).
+Docker helpers live in tests/support/docker.py (skip outside CI, fail inside).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_support import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
 from niceeval_cli._states import EvalKind
 from niceeval_cli.authoring import AdapterContext, ExperimentInfo, TestContext, UsageMeter
 from niceeval_cli.authoring._sandbox_api import SandboxAPI
 from niceeval_cli.sandbox import SandboxSpec, Workspace, kind_for, local_sandbox
+from tests.support.docker import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from docker_support import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
+
+from tests.support.docker import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
 
 EVALS = """
 from niceeval_cli import define_eval

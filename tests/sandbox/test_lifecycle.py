@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-from docker_support import niceeval_containers
 
 from niceeval_cli.sandbox import (
     AttemptSandbox,
@@ -28,6 +27,7 @@ from niceeval_cli.sandbox import (
     should_keep,
 )
 from niceeval_cli.sandbox._local import PREFIX
+from tests.support.docker import niceeval_containers
 
 
 @pytest.fixture(params=["local", "docker"])

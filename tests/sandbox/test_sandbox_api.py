@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docker_support import need_docker, unique_seconds
 
 from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.authoring._sandbox_api import EVIDENCE_CHARS
 from niceeval_cli.expect import includes, pattern
 from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
 from niceeval_cli.sandbox._workspace import FileState, TextBudget
+from tests.support.docker import need_docker, unique_seconds
 
 #: Command lines of the processes running `sleep N` for this test's own N (a local workspace sees
 #: the whole machine's processes, another test run's sleeps included; the container idles on 3600).

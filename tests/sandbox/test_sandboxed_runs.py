@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from docker_support import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
+
+from tests.support.docker import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
 
 AGENT_EDITS = "read task; echo fixed > a.txt; rm b.txt; echo new > c.txt; echo done"
 

@@ -1,9 +1,10 @@
-"""Fixtures of the scale tests (helpers in tests/scale_project.py)."""
+"""Fixtures of the scale tests (helpers in tests/support/scale_project.py)."""
 
 from __future__ import annotations
 
 import pytest
-from scale_project import TOML, eval_source
+
+from tests.support.scale_project import TOML, eval_source
 
 
 @pytest.fixture

@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from scale_project import query
 
 from niceeval_cli._ids import new_id, utc_now_iso
 from niceeval_cli._shards import shard_of
 from niceeval_cli._states import RunStatus
 from niceeval_cli.app.view import RunPage, load_view
 from niceeval_cli.store import Store, groups
+from tests.support.scale_project import query
 
 
 def verdicts(path) -> list[tuple[object, ...]]:

@@ -13,9 +13,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from scale_project import comparable, query
 
 from niceeval_cli._shards import shard_of
+from tests.support.scale_project import comparable, query
 
 TABLES = ("runs", "run_plan", "attempts", "assertion_results", "run_slots", "turns", "events")
 

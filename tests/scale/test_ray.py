@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from components import need_ray
-from ray_cluster import Cluster, start_cluster
-from scale_project import TOML, comparable, eval_source
+
+from tests.support.components import need_ray
+from tests.support.ray_cluster import Cluster, start_cluster
+from tests.support.scale_project import TOML, comparable, eval_source
 
 pytestmark = pytest.mark.slow
 

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from components import need_ray
-from ray_cluster import ray_env
-from scale_project import TOML, comparable, eval_source
+
+from tests.support.components import need_ray
+from tests.support.ray_cluster import ray_env
+from tests.support.scale_project import TOML, comparable, eval_source
 
 
 def _raylets(marker: str) -> set[int]:

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 import pytest
-from projects import Project
+
+from tests.support.project import Project
 
 
 def forget(project: Project) -> None:
     """Module-scoped projects clean up the same way (the autouse fixture is per test)."""
-    root = str(project.root.resolve())
-    sys.path[:] = [entry for entry in sys.path if entry != root]
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(root):
-            del sys.modules[name]
+    project.forget()
 
 
 @pytest.fixture(scope="session")

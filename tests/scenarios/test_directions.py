@@ -115,9 +115,9 @@ COMPLETION = "Independent completion"
 
 @pytest.fixture(scope="module")
 def directions(tmp_path_factory, forget_project):
-    from projects import Project
+    from tests.support.project import Project
 
-    project = Project(tmp_path_factory.mktemp("directions") / "proj")
+    project = Project(tmp_path_factory.mktemp("directions") / "proj", in_process=True)
     project.write("niceeval.toml", "".join(
         f'[experiments."{v}".options]\nvariant = "{v}"\n' for v in VARIANTS
     ))

@@ -134,9 +134,9 @@ SITUATIONS = {
 def review(tmp_path_factory, forget_project):
     """One run over every situation; returns {situation: (attempt, {label: result})} and the run."""
 
-    from projects import Project
+    from tests.support.project import Project
 
-    project = Project(tmp_path_factory.mktemp("support") / "proj")
+    project = Project(tmp_path_factory.mktemp("support") / "proj", in_process=True)
     toml = "".join(
         f'[experiments."{name}".options]\nsituation = "{name}"\n{extra}\n' for name, extra in SITUATIONS.items()
     )

@@ -11,23 +11,22 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from niceeval_cli.store import Store
+from tests.support.project import base_env
 
 ROUNDS = 80
 
 _WRITER = textwrap.dedent("""
     import json, sys, time
-    sys.path.insert(0, sys.argv[3])
-    from conftest import make_attempt, make_result, origin_slot
+    from tests.support.records import make_attempt, make_result, origin_slot
     from niceeval_cli._ids import new_id
     from niceeval_cli._states import PlanReason, Relation, RunStatus
     from niceeval_cli.store import SlotRecord, Store
 
-    path, role, rounds, reused = sys.argv[1], sys.argv[2], int(sys.argv[4]), sys.argv[5]
+    path, role, rounds, reused = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     store = Store.open(path)
     done = []
     for n in range(rounds):
@@ -58,10 +57,9 @@ def test_a_sealing_run_and_a_reusing_run_on_one_store_both_finish(project):
     reused = project.seal(project.attempt(run_id))
     project.finish(run_id)
     project.store.close()
-    here = str(Path(__file__).parent)
     writers = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(project.path), role, here, str(rounds), reused.id],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(project.path), role, str(rounds), reused.id],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=base_env())
         for role, rounds in (("sealer", ROUNDS), ("reuser", ROUNDS), ("sealer", ROUNDS))
     ]
     outputs = [w.communicate(timeout=300) for w in writers]

@@ -10,8 +10,7 @@ import pytest
 
 from niceeval_cli._states import AssertionState, AttemptState
 from niceeval_cli.runner._sealer import Sealer
-
-from .conftest import Project
+from tests.support.records import SealedStore as Project
 
 
 def _commits(project: Project) -> list[str]:

@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from projects import Project as CliProject
 
 from niceeval_cli._errors import ExitCode
 from niceeval_cli.store import SCHEMA_VERSION, Store, StoreError, StoreUnavailable
+from tests.support.project import Project as CliProject
+from tests.support.project import base_env
 
 
 def _snapshot(path: Path) -> dict[str, bytes]:
@@ -73,7 +74,7 @@ def test_a_newer_store_is_refused_and_left_byte_for_byte_unchanged(tmp_path, rea
 
 
 def test_run_on_another_apps_database_exits_2_naming_it_and_changes_nothing(tmp_path):
-    project = CliProject(tmp_path / "project")
+    project = CliProject(tmp_path / "project", in_process=True)
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/ok.py", """
         from niceeval_cli import define_eval
@@ -96,8 +97,7 @@ def test_run_on_another_apps_database_exits_2_naming_it_and_changes_nothing(tmp_
 
 _FILL = textwrap.dedent("""
     import json, sys
-    sys.path.insert(0, sys.argv[2])
-    from conftest import make_attempt, make_result, origin_slot
+    from tests.support.records import make_attempt, make_result, origin_slot
     from niceeval_cli.store import Store, StoreError
     sealed = []
     try:
@@ -122,8 +122,8 @@ def _limit_file_size() -> None:
 def test_a_full_disk_is_store_unavailable_exit_6_and_keeps_what_was_sealed(tmp_path):
     path = tmp_path / "results.db"
     done = subprocess.run(
-        [sys.executable, "-c", _FILL, str(path), str(Path(__file__).parent)],
-        capture_output=True, text=True, preexec_fn=_limit_file_size, timeout=120,
+        [sys.executable, "-c", _FILL, str(path)],
+        capture_output=True, text=True, preexec_fn=_limit_file_size, timeout=120, env=base_env(),
     )
     assert done.returncode == 0 and done.stdout, done.stderr
     report = json.loads(done.stdout)

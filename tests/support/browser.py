@@ -1,8 +1,8 @@
 """Chromium for tests: Debian's package driven by Playwright (`executable_path`, no download).
 
 Without Chromium or Playwright a browser test skips saying why — except in CI (`CI=true`), where
-a missing browser fails it (reports.md, "Testing"; the rule lives in tests/components.py). Used by
-tests/report/ and the acceptance tests.
+a missing browser fails it (reports.md, "Testing"; the rule lives in tests/support/components.py). Used by
+tests/reports/ and the acceptance tests.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from components import need_chromium
+from tests.support.components import need_chromium
 
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

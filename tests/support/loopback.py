@@ -1,4 +1,10 @@
-"""A real loopback HTTP server speaking OpenAI chat completions, standing in for a judge.
+"""Real loopback HTTP servers on 127.0.0.1, each on a port of its own (bound to port 0).
+
+`Loopback(answer)`: any method, answered by a function of (method, path, body) — the system under
+test, a gateway, an endpoint a preflight asks. `JudgeServer`: OpenAI chat completions standing in
+for a judge (below). `free_port()`: a port nobody listens on.
+
+JudgeServer:
 
 Runs a ThreadingHTTPServer on 127.0.0.1 (ephemeral port) in a background thread: each
 connection gets its own thread, so many slow requests overlap instead of queueing. Replies are
@@ -21,6 +27,7 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -301,3 +308,120 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
         except OSError:
             pass
+
+
+# --- a loopback HTTP server with a scripted answer per request (the system under test) -----------
+#: What a Loopback's `answer` returns: (status, body, content type), optionally with extra headers.
+Answer = tuple[int, bytes, str] | tuple[int, bytes, str, dict[str, str]]
+
+
+class Loopback:
+    """A ThreadingHTTPServer on 127.0.0.1 answering every method with `answer(method, path, body)`
+    → (status, body bytes, content type[, headers]). `calls` lists (method, path) and `seen`
+    (method, path, lower-cased request headers) in arrival order. Stop it with `stop()` (or use it
+    as a context manager)."""
+
+    def __init__(self, answer: Callable[[str, str, bytes], Answer]) -> None:
+        calls: list[tuple[str, str]] = []
+        seen: list[tuple[str, str, dict[str, str]]] = []
+        self.calls = calls
+        self.seen = seen
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                calls.append((self.command, self.path))
+                seen.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
+                status, payload, kind, *extra = answer(self.command, self.path, body)
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_OPTIONS = do_HEAD = _any
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> Loopback:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- an OpenAI-compatible gateway (LiteLLM and the like) built on Loopback ----------------------
+#: The eval a gateway test runs: one chat turn that should answer "hi …".
+GATEWAY_EVALS = '''
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+
+@define_eval
+async def chat(t):
+    turn = await t.send("hello")
+    t.check(turn.message, includes("hi")).label("greets")
+'''
+
+
+class Gateway:
+    """Speaks /v1/models (404 when `listed` is None) and /v1/chat/completions; chat answers come
+    from `script` (FIFO of (status, headers, JSON body)), else an OK reply with LiteLLM's cost header."""
+
+    def __init__(self, listed: list[str] | None = None) -> None:
+        self.listed = listed
+        self.script: deque[tuple[int, dict[str, str], Any]] = deque()
+        self._loopback = Loopback(self._answer)
+        self.seen = self._loopback.seen
+
+    def _answer(self, method: str, path: str, body: bytes) -> Answer:
+        if method == "GET":
+            if self.listed is None:
+                return _json(404, {}, {"detail": "Not Found"})
+            return _json(200, {}, {"object": "list", "data": [{"id": m} for m in self.listed]})
+        if self.script:
+            return _json(*self.script.popleft())
+        return _json(200, {"x-litellm-response-cost": "0.0125"}, {
+            "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi there"},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
+
+    @property
+    def url(self) -> str:
+        return f"{self._loopback.url}/v1"
+
+    def posts(self) -> int:
+        return sum(1 for method, path, _ in self.seen if method == "POST" and path.endswith("/chat/completions"))
+
+    def stop(self) -> None:
+        self._loopback.stop()
+
+
+def _json(status: int, headers: dict[str, str], body: Any) -> Answer:
+    return status, json.dumps(body).encode(), "application/json", headers

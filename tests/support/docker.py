@@ -1,6 +1,6 @@
 """Docker for tests: the locally built test images, and containers scoped to what a test made.
 
-Whether Docker is usable (skip outside CI, fail inside) is decided in tests/components.py with
+Whether Docker is usable (skip outside CI, fail inside) is decided in tests/support/components.py with
 every other real component. The images are built by `.ci/docker.sh` (never pulled).
 """
 
@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from components import PYTHON_IMAGE, SHELL_IMAGE, need_docker
+from tests.support.components import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
 __all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "need_docker", "niceeval_containers", "processes_running",
            "unique_seconds"]

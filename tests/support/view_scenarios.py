@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from view_builders import Runs, judge_result, result
-
 from niceeval_cli._states import AssertionState, AttemptState, GateState, Role
+from tests.support.view_builders import Runs, judge_result, result
 
 
 def pass_style(runs: Runs) -> str:

@@ -1,7 +1,11 @@
-"""Drive NiceEval from the outside, as the hidden checks of issue 9 do: the real console script in
-a subprocess (this worktree first on PYTHONPATH), a real store file read with sqlite3, real pipes.
+"""The one project driver: a throwaway NiceEval project on disk, driven through the real CLI.
 
-`from outside import Proj` works in the acceptance tests: their conftest puts this folder on sys.path.
+`Project(root)` starts the real console script in a subprocess (this checkout first on
+PYTHONPATH), as the hidden outside-in checks do: real pipes, exit codes, signals, a store file read
+with sqlite3. `Project(root, in_process=True)` invokes the same CLI in this interpreter through
+typer's CliRunner instead (fast; the `project` fixture of tests/conftest.py): its results have the
+same `returncode`/`stdout`/`stderr` (plus `exit_code`). Everything else — `write`, `store`, `sql`,
+`query_json` — is the same in both ways.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +45,25 @@ def base_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
     return env
 
 
-class Proj:
-    """A project folder on disk; `run`/`cli` start the real `niceeval` in it."""
+@dataclass(frozen=True)
+class Result:
+    """What one in-process CLI call gave back (the same names as `subprocess.CompletedProcess`)."""
 
-    def __init__(self, root: Path) -> None:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def returncode(self) -> int:
+        return self.exit_code
+
+
+class Project:
+    """A project folder on disk; `run`/`cli` start the real `niceeval` in it (see the module doc)."""
+
+    def __init__(self, root: Path, *, in_process: bool = False) -> None:
         self.root = root
+        self.in_process = in_process
         root.mkdir(parents=True, exist_ok=True)
 
     def write(self, rel: str, text: str) -> Path:
@@ -54,10 +73,30 @@ class Proj:
         return path
 
     def cli(self, *args: str, env: Mapping[str, str | None] | None = None, timeout: float = 120,
-            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+            stdin: str | None = None) -> Any:
+        """`niceeval ARGS` in the project folder, output captured separately.
+
+        A `subprocess.CompletedProcess`, or (in process) a `Result`: both have `returncode`."""
+        if self.in_process:
+            return self.invoke(*args, env=env, stdin=stdin)
         return subprocess.run([*NICEEVAL, *args], cwd=self.root, env=base_env(env), capture_output=True,
                               text=True, encoding="utf-8", errors="backslashreplace", timeout=timeout,
                               input=stdin)
+
+    def invoke(self, *args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None) -> Result:
+        """`niceeval ARGS` in this interpreter (typer's CliRunner), in the project folder."""
+        from typer.testing import CliRunner
+
+        from niceeval_cli.cli import app
+
+        runner = CliRunner()
+        old = Path.cwd()
+        os.chdir(self.root)
+        try:
+            result = runner.invoke(app, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        return Result(result.exit_code, result.stdout, result.stderr)
 
     def shell(self, script: str, env: Mapping[str, str | None] | None = None,
               timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -94,6 +133,31 @@ class Proj:
         assert res.returncode == 0, res.stderr
         return json.loads(res.stdout)
 
+    def query(self, target: str = "attempts", *args: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.query_json(target, *args)
+        return rows
+
+    def attempts(self, *args: str) -> list[dict[str, Any]]:
+        return self.query("attempts", *args)
+
+    def assertions(self, *args: str) -> list[dict[str, Any]]:
+        return self.query("assertions", *args)
+
+    def forget(self) -> None:
+        """Undo what an in-process run leaves in this interpreter: discovery puts the project's
+        root on sys.path and imports its modules; afterwards the root leaves sys.path and those
+        modules are forgotten, so a later test's `app.py` is never served from this one's cache."""
+        forget_project(self.root)
+
+
+def forget_project(root: Path) -> None:
+    """See `Project.forget` (also for projects that are not driven through `Project`)."""
+    resolved = str(root.resolve())
+    sys.path[:] = [entry for entry in sys.path if entry != resolved]
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(resolved):
+            del sys.modules[name]
+
 
 def _quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\\''") + "'"
@@ -107,7 +171,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 60, every: float = 
         time.sleep(every)
 
 
-def sealed_count(proj: Proj) -> int:
+def sealed_count(proj: Project) -> int:
     if not proj.store.exists():
         return 0
     try:
@@ -121,62 +185,3 @@ def stop(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> None:
     if proc.poll() is None:
         os.kill(proc.pid, sig)
     proc.communicate(timeout=60)
-
-
-# --- a loopback HTTP server with a scripted answer per request (the system under test) -----------
-class Loopback:
-    """A ThreadingHTTPServer on 127.0.0.1 answering every method with `answer(method, path, body)`
-    → (status, body bytes, content type). Stop it with `stop()` (or use it as a context manager)."""
-
-    def __init__(self, answer: Callable[[str, str, bytes], tuple[int, bytes, str]]) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        calls: list[tuple[str, str]] = []
-        self.calls = calls
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                calls.append((self.command, self.path))
-                status, payload, kind = answer(self.command, self.path, body)
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            do_GET = do_POST = do_OPTIONS = do_HEAD = _any
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> Loopback:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from judge_server import JudgeServer, RecordedRequest
-from projects import Project, Result
+from tests.support.loopback import JudgeServer, RecordedRequest
+from tests.support.project import Project, Result
 
 KEY_ENV = "JK"
 KEY = "sk-test-e2eJudgeKey0123456789abcdef"

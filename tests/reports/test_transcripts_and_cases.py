@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from projects import Project
+
+from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 
 
 def cli(sealed, *args: str):
-    return Project(sealed.store.parent.parent).cli(*args, "--store", str(sealed.store))
+    return Project(sealed.store.parent.parent, in_process=True).cli(*args, "--store", str(sealed.store))
 
 
 def test_compare_pairs_dataset_cases_by_case_id(sealed) -> None:

@@ -2,7 +2,7 @@
 is the "agent", a template, the real `niceeval` in a subprocess, local and docker variants.
 
 Docker variants skip with the reason where no daemon (or test image) is present; CI fails instead
-(tests/docker_support.py). Leftovers are looked up by this test's own run ids and temp folder
+(tests/support/docker.py). Leftovers are looked up by this test's own run ids and temp folder
 only, so another process using the same daemon cannot fail them.
 """
 
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 KINDS = ["local", "docker"]
 
@@ -23,15 +24,15 @@ KINDS = ["local", "docker"]
 def need_kind(kind: str) -> None:
     """Skip (outside CI) a docker variant without a daemon or the test image."""
     if kind == "docker":
-        from docker_support import SHELL_IMAGE, need_docker
+        from tests.support.docker import SHELL_IMAGE, need_docker
 
         need_docker(SHELL_IMAGE)
 
 
-def sandbox_project(proj: Proj, kind: str, agent: str, evals: str, *, timeout_ms: int = 60_000,
-                    template: dict[str, str] | None = None) -> Proj:
+def sandbox_project(proj: Project, kind: str, agent: str, evals: str, *, timeout_ms: int = 60_000,
+                    template: dict[str, str] | None = None) -> Project:
     """A project whose experiment runs the shell script `agent` inside the sandbox."""
-    from docker_support import SHELL_IMAGE
+    from tests.support.docker import SHELL_IMAGE
 
     for rel, text in (template or {"README.md": "# demo\n"}).items():
         proj.write(f"repo/{rel}", text)
@@ -51,17 +52,17 @@ def env_for(tmp: Path) -> dict[str, str | None]:
     return {"TMPDIR": str(tmp)}
 
 
-def assertions(proj: Proj) -> dict[str, dict[str, Any]]:
+def assertions(proj: Project) -> dict[str, dict[str, Any]]:
     """Sealed assertion rows by label, read with sqlite3."""
     rows = proj.sql("SELECT label, state, reason, explanation, evidence FROM assertion_results")
     return {r["label"]: r for r in rows}
 
 
-def attempts(proj: Proj) -> list[dict[str, Any]]:
+def attempts(proj: Project) -> list[dict[str, Any]]:
     return proj.sql("SELECT id, run_id, eval_id, state, reason, error FROM attempts ORDER BY eval_id")
 
 
-def containers_of(proj: Proj) -> list[str]:
+def containers_of(proj: Project) -> list[str]:
     """Containers (running or not) of this project's runs, found by their run label."""
     try:
         runs = proj.sql("SELECT id FROM runs") if proj.store.exists() else []
