@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import tomllib
-from outside import NICEEVAL, REPO, Proj, base_env
+
+from tests.support.project import NICEEVAL, REPO, Project, base_env
 
 PACKAGE = REPO / "niceeval_cli"
 
@@ -62,7 +63,7 @@ def test_the_command_line_reads_output_formats_through_their_public_module() -> 
 
 
 def test_an_unknown_query_format_lists_the_registered_ones(tmp_path: Path) -> None:
-    proj = Proj(tmp_path)
+    proj = Project(tmp_path)
     proj.write("niceeval.toml", "[project]\n")
     done = proj.cli("query", "runs", "--format", "yaml")
     assert done.returncode == 2
@@ -83,7 +84,7 @@ def test_importing_the_command_line_leaves_typer_as_it_is() -> None:
 
 
 def test_help_rows_show_metavars_and_no_type_labels(tmp_path: Path) -> None:
-    proj = Proj(tmp_path)
+    proj = Project(tmp_path)
     for command in ([], ["run"], ["view"], ["query"], ["merge"], ["compare"], ["report"], ["sandbox"],
                     ["sandbox", "list"]):
         done = proj.cli(*command, "--help", env={"COLUMNS": "120", "TERM": "dumb"})
@@ -97,7 +98,7 @@ def test_help_rows_show_metavars_and_no_type_labels(tmp_path: Path) -> None:
 
 
 def test_a_bad_option_value_is_still_typers_usage_error(tmp_path: Path) -> None:
-    proj = Proj(tmp_path)
+    proj = Project(tmp_path)
     proj.write("niceeval.toml", "[project]\n")
     done = proj.run("--attempts", "0")
     assert done.returncode == 2
