@@ -20,10 +20,11 @@ import time
 from pathlib import Path
 
 import pytest
-from components import need_ray
-from docker_support import SHELL_IMAGE, need_docker, niceeval_containers, processes_running, unique_seconds
-from outside import Proj, wait_for
-from ray_cluster import Cluster, start_cluster
+
+from tests.support.components import need_ray
+from tests.support.docker import SHELL_IMAGE, need_docker, niceeval_containers, processes_running, unique_seconds
+from tests.support.project import Project, wait_for
+from tests.support.ray_cluster import Cluster, start_cluster
 
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
@@ -88,7 +89,7 @@ def _gone(seconds: str) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "docker"])
-def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Proj, cluster: Cluster, kind: str) -> None:
+def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Project, cluster: Cluster, kind: str) -> None:
     if kind == "docker":
         need_docker(SHELL_IMAGE)
         factory, args = "docker_sandbox", f'image="{SHELL_IMAGE}"'
@@ -125,7 +126,7 @@ def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Proj, clus
 
 
 def test_an_agent_daemon_that_left_its_group_and_the_workspace_does_not_outlive_a_run(
-        proj: Proj, tmp_path: Path) -> None:
+        proj: Project, tmp_path: Path) -> None:
     seconds = unique_seconds()
     # the agent (a `command` adapter in the attempt's local sandbox) daemonises a helper and answers
     told = proj.root / "daemon.pid"

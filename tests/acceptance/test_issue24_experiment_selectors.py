@@ -8,7 +8,7 @@ with it (docs/cli.md, "Selecting experiments"). Before, `run -e models` also ran
 
 from __future__ import annotations
 
-from outside import Proj
+from tests.support.project import Project
 
 EVAL = '''
 from niceeval_cli import define_eval
@@ -30,14 +30,14 @@ CONFIG = '''
 '''
 
 
-def _experiments_of_latest_run(proj: Proj) -> list[str]:
+def _experiments_of_latest_run(proj: Project) -> list[str]:
     """What the latest run planned (its slots, run or reused), read straight from the file."""
     rows = proj.sql("SELECT DISTINCT experiment_id FROM run_slots "
                     "WHERE run_id = (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY 1")
     return [row["experiment_id"] for row in rows]
 
 
-def test_run_and_the_readers_select_the_same_experiments(proj: Proj) -> None:
+def test_run_and_the_readers_select_the_same_experiments(proj: Project) -> None:
     proj.write("niceeval.toml", CONFIG)
     proj.write("evals/hello.py", EVAL)
 
@@ -66,7 +66,7 @@ def test_run_and_the_readers_select_the_same_experiments(proj: Proj) -> None:
     assert len(runs) == 2  # the `-e models/` run and the run of every experiment, not the `-e models` one
 
 
-def test_a_selector_that_selects_nothing_is_a_clear_error(proj: Proj) -> None:
+def test_a_selector_that_selects_nothing_is_a_clear_error(proj: Project) -> None:
     proj.write("niceeval.toml", CONFIG.replace("[experiments.models]\n", ""))
     proj.write("evals/hello.py", EVAL)
 

@@ -17,9 +17,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from components import need_ray
-from outside import Proj
-from ray_cluster import Cluster, start_cluster
+
+from tests.support.components import need_ray
+from tests.support.project import Project
+from tests.support.ray_cluster import Cluster, start_cluster
 
 PACKAGE = Path(__file__).resolve().parents[2] / "niceeval_cli"
 STATE_WORDS = {"passed", "failed", "errored", "scored", "unrankable"}
@@ -123,7 +124,7 @@ def cluster() -> Cluster:
 
 @pytest.mark.slow
 def test_on_ray_an_eval_module_imports_relatively_and_its_case_test_gets_the_datasets_value(
-    proj: Proj, cluster: Cluster
+    proj: Project, cluster: Cluster
 ) -> None:
     proj.write("evals/pairs.py", RELATIVE)
     proj.write("evals/_shared.py", SHARED)

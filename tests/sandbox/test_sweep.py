@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from docker_support import processes_running, unique_seconds
-
 from niceeval_cli.sandbox import sweep_run
+from tests.support.docker import processes_running, unique_seconds
 
 MAKER = """
 import asyncio, sys
