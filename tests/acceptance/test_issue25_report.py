@@ -16,9 +16,10 @@ from statistics import NormalDist
 from typing import Any
 
 import pytest
-from browser_support import chromium_context
-from outside import Proj
-from pattern_app import APP
+
+from tests.support.browser import chromium_context
+from tests.support.pattern_app import APP
+from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +56,7 @@ def pct(x: float) -> str:
 
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    proj = Proj(tmp_path_factory.mktemp("issue25-report") / "proj")
+    proj = Project(tmp_path_factory.mktemp("issue25-report") / "proj")
     proj.write("app.py", APP)
     proj.write("evals/pattern.py", EVALS)
     proj.write("niceeval.toml", '[project]\nattempts = 5\npass_rule = 0.6\n\n[experiments.local]\n'
