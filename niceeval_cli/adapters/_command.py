@@ -32,6 +32,7 @@ from pydantic import Field, field_validator
 
 from .._capture import json_lines_around_cut, run_captured
 from ..authoring import Adapter, AdapterContext, Turn
+from ..traces import current_turn_trace
 from ._events import OBSERVES_EVENTS, turn_from_ndjson
 from ._in_sandbox import host_argv, run_in_sandbox
 from ._options import AdapterOptions, load_error, parse_options, tail
@@ -113,7 +114,9 @@ class CommandAdapter(Adapter):
         """Its own process group (a timeout also ends its children); stdout and stderr capped
         (their first and last 2 MiB kept, the cut marked); killed at `timeout_ms`, and the step
         ends then even if an escaped child holds the pipes."""
-        done = await run_captured(self.options.argv, cwd=self.options.cwd, input=message.encode("utf-8"),
+        trace = current_turn_trace()  # traces = "otlp": the exporter's settings and the turn's TRACEPARENT
+        env = {**os.environ, **trace.environment()} if trace is not None else None
+        done = await run_captured(self.options.argv, cwd=self.options.cwd, env=env, input=message.encode("utf-8"),
                                   timeout_s=self.options.timeout_ms / 1000, new_session=_POSIX)
         if done.timed_out:
             raise self._timed_out()
@@ -121,8 +124,9 @@ class CommandAdapter(Adapter):
 
     async def _in_sandbox(self, sandbox: Any, message: str) -> tuple[int | None, str, str]:
         """In the attempt's workspace (docs/sandbox.md): cwd = workdir, docker through `docker exec`."""
+        trace = current_turn_trace()
         result = await run_in_sandbox(sandbox, self.options.argv, message=message, timeout_ms=self.options.timeout_ms,
-                                      resolved=self._host_argv)
+                                      resolved=self._host_argv, env=trace.environment() if trace is not None else None)
         if result.timed_out:
             raise self._timed_out()
         return result.exit_code, result.stdout, result.stderr

@@ -36,6 +36,7 @@ from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
+from ..traces import with_traceparent
 from ._events import OBSERVES_EVENTS, events_from_list, turn_from_chat_reply
 from ._gateway_http import DEFAULT_RETRIES, post_with_retries
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
@@ -167,7 +168,7 @@ class HttpAdapter(Adapter):
         url = self.options.url
         body = fill_template(self.options.request_template, message)
         try:
-            response = await post_with_retries(self._http(), url, body, self._headers, ctx=ctx,
+            response = await post_with_retries(self._http(), url, body, with_traceparent(self._headers), ctx=ctx,
                                                retries=self.options.retries, timeout_ms=self.options.timeout_ms)
         except httpx.HTTPError as exc:
             raise ConnectionError(self._redact(f"POST {url} failed: {type(exc).__name__}: {exc}")) from None

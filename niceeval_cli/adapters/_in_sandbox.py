@@ -9,7 +9,7 @@ project's script from the workspace; in a container the program must be in the i
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,8 @@ def host_argv(argv: Sequence[str], base: Path | None = None) -> list[str]:
 
 
 async def run_in_sandbox(sandbox: Any, argv: Sequence[str], *, message: str, timeout_ms: int,
-                         resolved: Sequence[str]) -> Any:
+                         resolved: Sequence[str], env: Mapping[str, str] | None = None) -> Any:
     """Run the adapter's command in `sandbox` (a `ctx.sandbox`), the message on stdin; the
     CommandResult (a timeout kills the command's whole process group, in the container too)."""
     words = list(resolved) if sandbox.kind == "local" else list(argv)
-    return await sandbox.run(words, input=message, timeout_ms=timeout_ms)
+    return await sandbox.run(words, input=message, timeout_ms=timeout_ms, env=env)

@@ -40,6 +40,7 @@ from .._httpx import httpx
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
+from ..traces import with_traceparent
 from ._events import OBSERVES_EVENTS, EventProtocolError
 from ._gateway_http import DEFAULT_RETRIES, check_chat_model, post_with_retries
 from ._options import (
@@ -198,7 +199,7 @@ class OpenAIChatAdapter(Adapter):
 
     async def _post(self, body: dict[str, Any], ctx: AdapterContext | None = None) -> Posted:
         try:
-            response = await post_with_retries(self._http(), self.url, body, self._headers(), ctx=ctx,
+            response = await post_with_retries(self._http(), self.url, body, with_traceparent(self._headers()), ctx=ctx,
                                                retries=self.options.retries, timeout_ms=self.options.timeout_ms)
         except httpx.HTTPError as exc:
             detail = redact(f"POST {self.url} failed: {type(exc).__name__}: {exc}", self.secrets)

@@ -96,11 +96,9 @@ Text = Annotated[str, Field(min_length=1)]
 
 def _check_traces(value: str) -> str:
     """`traces = "otel" | "otlp"` needs the `otel` extra: said at configuration time (exit 2)."""
-    if value == "otlp":
-        raise ValueError('"otlp" (an OTLP/HTTP receiver) is not available in this version; use "otel" (spans '
-                         "started in NiceEval's process, e.g. by a python adapter's callable)")
-    if value != "otel":
-        raise ValueError(f'expected "otel" (in-process spans), got {value!r}')
+    if value not in ("otel", "otlp"):
+        raise ValueError(f'expected "otel" (spans started in NiceEval\'s process) or "otlp" (spans received '
+                         f"over OTLP/HTTP from another process), got {value!r}")
     from importlib.util import find_spec
 
     try:

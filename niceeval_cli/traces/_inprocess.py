@@ -27,10 +27,8 @@ from opentelemetry.trace import StatusCode
 
 from .._errors import NiceEvalError
 from ..authoring import Turn
-from ._merge import merge_trace
+from ._merge import MAX_SPANS, merge_trace
 from ._spans import SpanData
-
-MAX_SPANS = 10_000  # per turn; beyond it spans are dropped and the trace is incomplete
 
 _CURRENT: ContextVar[_Collector | None] = ContextVar("niceeval_otel_turn", default=None)
 

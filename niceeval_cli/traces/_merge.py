@@ -21,6 +21,7 @@ from ..authoring import Event, ToolCall, Turn
 from ._spans import SpanData, convert
 
 TRACE_INCOMPLETE = "trace-incomplete"
+MAX_SPANS = 10_000  # per turn (either mode); beyond it spans are dropped and the trace is incomplete
 
 
 def merge_trace(turn: Turn, declared: Iterable[str], spans: list[SpanData], problem: str | None,
@@ -52,4 +53,4 @@ def merge_trace(turn: Turn, declared: Iterable[str], spans: list[SpanData], prob
     return merged
 
 
-__all__ = ["TRACE_INCOMPLETE", "merge_trace"]
+__all__ = ["MAX_SPANS", "TRACE_INCOMPLETE", "merge_trace"]

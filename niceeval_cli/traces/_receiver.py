@@ -1,0 +1,155 @@
+"""The OTLP/HTTP receiver of `traces = "otlp"`: `POST /v1/traces` on 127.0.0.1, one per process.
+
+Why the standard library's `ThreadingHTTPServer` on its own thread: the receiver must answer
+while the run's event loop is busy (or blocked in a plain-`def` test), live as long as the process
+that runs attempts (one per Ray worker too), and the fixed dependencies reserve starlette + uvicorn
+for `niceeval review`. OTLP exporters send few, large requests (a batch is hundreds of spans), so
+a thread per connection is plenty (benchmarks/otlp.py measures it).
+
+Spans are handed to the turn that registered their trace id; spans of an unknown trace (a turn
+already finished, or not ours) are counted and dropped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gzip
+import os
+import threading
+import zlib
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ._otlp_decode import BadRequest, decode_json, decode_protobuf
+from ._propagation import TurnTrace
+from ._spans import SpanData
+
+_EXPORTER_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+MAX_BODY = 64 * 1024 * 1024  # one export request; larger ones are refused (413)
+
+
+class Receiver:
+    """Routes arriving spans by trace id to the sink each turn registered."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sinks: dict[str, Callable[[list[SpanData]], None]] = {}
+        self.unattributed = 0
+        self.received = 0
+        receiver = self
+
+        class Handler(_Handler):
+            owner = receiver
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="niceeval-otlp-receiver", daemon=True)
+        self._thread.start()
+
+    def register(self, trace_id: str, sink: Callable[[list[SpanData]], None]) -> None:
+        with self._lock:
+            self._sinks[trace_id] = sink
+
+    def unregister(self, trace_id: str) -> None:
+        with self._lock:
+            self._sinks.pop(trace_id, None)
+
+    def deliver(self, spans: list[SpanData]) -> None:
+        by_trace: dict[str, list[SpanData]] = {}
+        for span in spans:
+            by_trace.setdefault(span.trace_id, []).append(span)
+        with self._lock:
+            self.received += len(spans)
+            routed = [(self._sinks.get(trace_id), group) for trace_id, group in by_trace.items()]
+        for sink, group in routed:
+            if sink is None:
+                with self._lock:
+                    self.unattributed += len(group)
+            else:
+                sink(group)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: Receiver
+    protocol_version = "HTTP/1.1"  # keep-alive: an exporter reuses its connection
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None  # a receiver that prints would scribble over the run's progress
+
+    def _reply(self, code: int, body: bytes, content_type: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self.close_connection = True
+            self._reply(413, b"request too large", "text/plain")
+            return
+        body = self.rfile.read(length) if length else b""
+        if path != "/v1/traces":
+            self._reply(404, b"only /v1/traces is served", "text/plain")
+            return
+        is_json = "json" in (self.headers.get("Content-Type") or "").lower()
+        try:
+            encoding = (self.headers.get("Content-Encoding") or "").lower()
+            if encoding == "gzip":
+                body = gzip.decompress(body)
+            elif encoding == "deflate":
+                body = zlib.decompress(body)
+            spans = decode_json(body) if is_json else decode_protobuf(body)
+        except (BadRequest, OSError, zlib.error, EOFError) as exc:
+            self._reply(400, str(exc).encode("utf-8", "replace"), "text/plain")
+            return
+        self.owner.deliver(spans)
+        if is_json:
+            self._reply(200, b"{}", "application/json")
+        else:  # an empty ExportTraceServiceResponse
+            self._reply(200, b"", "application/x-protobuf")
+
+
+_RECEIVER: Receiver | None = None
+_START_LOCK = threading.Lock()
+
+
+def receiver() -> Receiver:
+    """This process's receiver, started on first use and stopped when the process exits.
+
+    Its address also goes into this process's environment (`OTEL_EXPORTER_OTLP_*`, restored when
+    it stops), so an exporter a python adapter's callable makes, or a process it starts, reaches
+    it; the per-turn `TRACEPARENT` cannot be process-wide and is handed over per send instead."""
+    global _RECEIVER
+    with _START_LOCK:
+        if _RECEIVER is None:
+            started = Receiver()
+            saved = {name: os.environ.get(name) for name in _EXPORTER_ENV}
+            for name, value in TurnTrace("0" * 32, "0" * 16, started.endpoint).environment().items():
+                if name in _EXPORTER_ENV:
+                    os.environ[name] = value
+
+            def stop() -> None:
+                started.close()
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+
+            atexit.register(stop)
+            _RECEIVER = started
+        return _RECEIVER
+
+
+__all__ = ["Receiver", "receiver"]

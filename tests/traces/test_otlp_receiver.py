@@ -1,0 +1,95 @@
+"""The OTLP/HTTP receiver: both encodings decode to the same spans, routed by trace id."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("opentelemetry.proto")
+
+from niceeval_cli.traces._otlp_decode import BadRequest, decode_json, decode_protobuf
+from niceeval_cli.traces._receiver import receiver
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+SPAN = "b7ad6b7169203331"
+
+
+def _json_body(ids_in_base64: bool = False) -> dict:
+    def ident(value: str) -> str:
+        return base64.b64encode(bytes.fromhex(value)).decode() if ids_in_base64 else value
+
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": ident(TRACE), "spanId": ident(SPAN), "name": "execute_tool lookup",
+        "startTimeUnixNano": "1000000", "endTimeUnixNano": 3000000,
+        "status": {"code": 2, "message": "boom"},
+        "attributes": [
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}},
+            {"key": "n", "value": {"intValue": "7"}},
+            {"key": "list", "value": {"arrayValue": {"values": [{"boolValue": True}, {"doubleValue": 0.5}]}}},
+        ]}]}]}]}
+
+
+def _protobuf_body() -> bytes:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
+
+    span = Span(trace_id=bytes.fromhex(TRACE), span_id=bytes.fromhex(SPAN), name="execute_tool lookup",
+                start_time_unix_nano=1_000_000, end_time_unix_nano=3_000_000,
+                status=Status(code=Status.STATUS_CODE_ERROR, message="boom"),
+                attributes=[KeyValue(key="gen_ai.tool.name", value=AnyValue(string_value="lookup")),
+                            KeyValue(key="n", value=AnyValue(int_value=7)),
+                            KeyValue(key="list", value=AnyValue(array_value=ArrayValue(values=[
+                                AnyValue(bool_value=True), AnyValue(double_value=0.5)])))])
+    request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[span])])])
+    return request.SerializeToString()
+
+
+def test_json_and_protobuf_bodies_decode_to_the_same_span() -> None:
+    from_proto = decode_protobuf(_protobuf_body())
+    assert from_proto == decode_json(json.dumps(_json_body()).encode())
+    assert from_proto == decode_json(json.dumps(_json_body(ids_in_base64=True)).encode())
+    span = from_proto[0]
+    assert (span.trace_id, span.span_id, span.parent_span_id) == (TRACE, SPAN, None)
+    assert (span.error, span.status_message, span.start_ns, span.end_ns) == (True, "boom", 1_000_000, 3_000_000)
+    assert span.attributes == {"gen_ai.tool.name": "lookup", "n": 7, "list": [True, 0.5]}
+
+
+def test_a_body_that_is_not_otlp_is_refused_with_the_reason() -> None:
+    with pytest.raises(BadRequest, match="not an OTLP JSON"):
+        decode_json(b"[1, 2]")
+    with pytest.raises(BadRequest, match="not a 8-byte id"):
+        decode_json(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": TRACE,
+                                                                                "spanId": "xyz"}]}]}]}).encode())
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_the_receiver_hands_spans_to_the_turn_owning_their_trace_id() -> None:
+    live = receiver()
+    got: list = []
+    live.register(TRACE, got.extend)
+    try:
+        url = f"{live.endpoint}/v1/traces"
+        assert _post(url, _protobuf_body(), {"Content-Type": "application/x-protobuf"}) == (200, b"")
+        gz = gzip.compress(json.dumps(_json_body()).encode())
+        assert _post(url, gz, {"Content-Type": "application/json", "Content-Encoding": "gzip"}) == (200, b"{}")
+        assert _post(url, b"\xff\xfe", {"Content-Type": "application/x-protobuf"})[0] == 400
+        assert _post(f"{live.endpoint}/v1/metrics", b"", {"Content-Type": "application/x-protobuf"})[0] == 404
+    finally:
+        live.unregister(TRACE)
+    assert [s.name for s in got] == ["execute_tool lookup"] * 2
+    before = live.unattributed
+    _post(f"{live.endpoint}/v1/traces", _protobuf_body(), {"Content-Type": "application/x-protobuf"})
+    assert live.unattributed == before + 1 and len(got) == 2  # no turn owns it any more
