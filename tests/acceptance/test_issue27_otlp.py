@@ -16,7 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from outside import Proj
+
+from tests.support.project import Project
 
 EXPORTERS = """
 import base64, json, os, urllib.request
@@ -158,7 +159,7 @@ def _python(name: str, callable_: str) -> str:
             f'[experiments.{name}.options]\ncallable = "app:{callable_}"\n')
 
 
-def _project(proj: Proj, experiments: str) -> None:
+def _project(proj: Project, experiments: str) -> None:
     proj.write("exporters.py", EXPORTERS)
     proj.write("agent.py", AGENT)
     proj.write("app.py", APP)
@@ -167,7 +168,7 @@ def _project(proj: Proj, experiments: str) -> None:
 
 
 @pytest.mark.slow
-def test_spans_exported_over_otlp_are_the_turns_tool_calls(proj: Proj, tmp_path: Path) -> None:
+def test_spans_exported_over_otlp_are_the_turns_tool_calls(proj: Project, tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
     experiments = {"cmdproto": "agent-protobuf", "cmdjson": "agent-json", "pyproto": "app-protobuf",
                    "pyjson": "app-json"}
@@ -202,7 +203,7 @@ def test_spans_exported_over_otlp_are_the_turns_tool_calls(proj: Proj, tmp_path:
 
 
 @pytest.mark.slow
-def test_an_agent_dying_before_its_root_span_ended_leaves_the_trace_incomplete(proj: Proj, tmp_path: Path) -> None:
+def test_an_agent_dying_before_its_root_span_ended_leaves_the_trace_incomplete(proj: Project, tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
     _project(proj, _command("dies", "protobuf", "trace_flush_ms = 300\n"))
 
@@ -241,7 +242,7 @@ class _EchoTraceparent(BaseHTTPRequestHandler):
 
 
 @pytest.mark.slow
-def test_the_http_adapter_sends_each_turn_its_traceparent(proj: Proj) -> None:
+def test_the_http_adapter_sends_each_turn_its_traceparent(proj: Project) -> None:
     pytest.importorskip("opentelemetry.proto")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoTraceparent)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
