@@ -1,6 +1,6 @@
 """`Registry[T]`: implementations of one pluggable kind, by name (low module: anything may import it).
 
-Each seam (adapters, sandboxes, executors, output formats) owns one registry instance; an
+Each seam (adapters, sandboxes, executors, graders, output formats) owns one registry instance; an
 implementation registers itself under a name, and configuration asks the registry which names
 exist instead of keeping its own list.
 """
@@ -13,9 +13,13 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .authoring._adapter import AdapterFactory
+    from .judge._grader import GraderFactory
+    from .runner._executor import ExecutorKind
     from .sandbox._workspace import SandboxKind
 
-__all__ = ["ADAPTERS", "EXECUTORS", "OUTPUT_FORMATS", "SANDBOXES", "Registry", "UnknownName"]
+__all__ = [
+    "ADAPTERS", "DEFAULT_GRADER", "EXECUTORS", "GRADERS", "OUTPUT_FORMATS", "SANDBOXES", "Registry", "UnknownName",
+]
 
 T = TypeVar("T")
 
@@ -86,7 +90,11 @@ class Registry(Generic[T]):
 ADAPTERS: Registry[AdapterFactory] = Registry("adapter")
 #: Where an attempt runs (`sandbox = "<name>"`).
 SANDBOXES: Registry[SandboxKind] = Registry("sandbox")
-#: How slots are dispatched (the in-process asyncio executor is the default).
-EXECUTORS: Registry[Callable[..., object]] = Registry("executor")
+#: How slots are dispatched, each kind with its check (the in-process asyncio executor is the default).
+EXECUTORS: Registry[ExecutorKind] = Registry("executor")
+#: What grades judge assertions. The default, the OpenAI-compatible HTTP judge, is named here so
+#: the runner can name it without importing the judge package (httpx) for a run with no judge.
+GRADERS: Registry[GraderFactory] = Registry("grader")
+DEFAULT_GRADER = "openai-compatible"
 #: `--format` values of the readers (query, report).
 OUTPUT_FORMATS: Registry[Callable[..., object]] = Registry("output format")

@@ -1,23 +1,38 @@
 """The Judge engine (judge.md): prompts, the OpenAI-compatible client, preflight and grading.
 
 The factories that build judge matches live in `niceeval_cli.expect` (pure); this package does
-the I/O. The runner owns one `JudgeService` per run.
+the I/O. The runner is handed a grader name and makes one `Grader` per run from the registry
+(`create_grader`); the default one is the HTTP `JudgeService`.
 """
 
 from ..expect._judge import JUDGE_CHOICES, JUDGE_SCALE_VERSION, JudgeMatch
 from ._client import Backoff
-from ._grade import EVIDENCE_MAX_BYTES, JudgeGrade, JudgeService, PreflightFailure
+from ._grade import EVIDENCE_MAX_BYTES, JudgeService
+from ._grader import (
+    DEFAULT_GRADER,
+    Grader,
+    GraderFactory,
+    JudgeGrade,
+    PreflightFailure,
+    create_grader,
+    register_grader,
+)
 from ._prompts import PROMPT_VERSION, render_messages
 
 __all__ = [
+    "DEFAULT_GRADER",
     "EVIDENCE_MAX_BYTES",
     "JUDGE_CHOICES",
     "JUDGE_SCALE_VERSION",
     "PROMPT_VERSION",
     "Backoff",
+    "Grader",
+    "GraderFactory",
     "JudgeGrade",
     "JudgeMatch",
     "JudgeService",
     "PreflightFailure",
+    "create_grader",
+    "register_grader",
     "render_messages",
 ]

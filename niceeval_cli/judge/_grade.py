@@ -1,4 +1,5 @@
-"""The JudgeService: one per run; grades JudgeMatches and preflights judge endpoints.
+"""The JudgeService: the default grader (`openai-compatible`); grades JudgeMatches and
+preflights judge endpoints, one per run.
 
 It never raises for a grading problem: every outcome is a JudgeGrade whose state is
 `measured`, `unavailable` (the evidence could not be obtained) or `errored` (the judge answered
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._gateway import ResolvedHeaders, resolve_headers
@@ -22,6 +22,7 @@ from ..expect._facts import Fact, Material, NumericMaterial, unavailable_reason
 from ..expect._json import canonical_json, to_jsonable
 from ..expect._judge import JudgeMatch
 from ._client import Backoff, CallOutcome, Endpoint, call, open_endpoint, probe
+from ._grader import DEFAULT_GRADER, JudgeGrade, PreflightFailure, register_grader
 from ._parse import InvalidResponse, parse_grade, usage_tokens
 from ._prompts import request_body
 
@@ -34,35 +35,12 @@ EVIDENCE_MAX_BYTES = 64 * 1024
 EXPLANATION_MAX_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True)
-class JudgeGrade:
-    """What one judge assertion settled to (the runner turns it into an AssertionResult)."""
-
-    state: AssertionState  # MEASURED, UNAVAILABLE or ERRORED only
-    measurement: float | None
-    reason: str | None  # an UnavailableReason / ErroredReason value
-    explanation: str  # the judge's reasoning, or the failure detail (with the HTTP status)
-    audit: str | None  # JSON {"request": ..., "response": ...}, redacted, within max_audit_bytes
-    tokens: int  # judge total tokens (0 when no call was made or the judge reported no usable usage)
-    evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
-    replaced: int = 0  # lone surrogates in the judge's text, stored replaced with U+FFFD (the runner notes it)
-    cost_usd: float | None = None  # what the judge endpoint reported the call cost (body or gateway header)
-
-
-@dataclass(frozen=True)
-class PreflightFailure:
-    """A judge setting the endpoint refused before dispatch: a setup error for its evals."""
-
-    settings: JudgeSettings
-    endpoint: str
-    cause: str  # e.g. "401 Unauthorized: invalid api key"
-
-
 _PreflightKey = tuple[Any, str, str, tuple[tuple[str, str], ...]]
 
 
 class JudgeService:
-    """Grades judge assertions for a whole run through bounded, shared endpoint clients."""
+    """Grades judge assertions for a whole run through bounded, shared endpoint clients
+    (a `Grader`, registered as the default one)."""
 
     def __init__(
         self, *, transport: httpx.AsyncBaseTransport | None = None, backoff: Backoff | None = None,
@@ -250,3 +228,6 @@ def _settle(match: JudgeMatch, outcome: CallOutcome, audit: str, evidence: str, 
     return JudgeGrade(AssertionState.MEASURED, measurement, None,
                       _bounded(f"{parsed.choice}: {reasoning}", secret), audit, tokens, evidence, replaced,
                       outcome.cost_usd)
+
+
+register_grader(DEFAULT_GRADER, JudgeService)

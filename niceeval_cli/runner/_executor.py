@@ -4,14 +4,15 @@ An executor takes a serialisable `SlotSpec` and returns a serialisable `SealedAt
 writes the store and never tells the audience: sealing, events, progress and the concurrency
 bounds stay in the driver (`_run.py`), as pytest-xdist workers return reports to one driver.
 
-Executors are registered by name; `inprocess` (asyncio, in this process) is the default. A new
-one registers a factory::
+Executors are registered by name as an `ExecutorKind` (its factory and its check, together);
+`inprocess` (asyncio, in this process) is the default. A new one registers itself::
 
-    register_executor("ray", lambda context: RayExecutor(context))
+    register_executor("ray", RayExecutor, check_ray_installed)
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, Protocol, cast
 
 from .._errors import UsageError
 from .._records import AssertionResult, AttemptRecord
-from .._registry import EXECUTORS, UnknownName
+from .._registry import DEFAULT_GRADER, EXECUTORS, UnknownName
 from ._spec import LiveHandles, SlotSpec
 
 
@@ -49,6 +50,8 @@ class ExecutorContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: Attempts the driver keeps in flight at most (across a cluster too).
     max_concurrency: int = 1
+    #: The registered grader the run grades judges with; a remote worker makes its own from it.
+    grader: str = DEFAULT_GRADER
 
 
 class Executor(Protocol):
@@ -65,16 +68,29 @@ ExecutorFactory = Callable[[ExecutorContext], Executor]
 ExecutorCheck = Callable[[Mapping[str, Any]], None]
 
 DEFAULT_EXECUTOR = "inprocess"
-_CHECKS: dict[str, ExecutorCheck] = {}
+#: The built-in executors by name, and the module that registers each when first asked for (the
+#: Ray one is imported only when a run names another executor than the default: its module is
+#: cheap, Ray itself is imported only when it runs).
+_BUILTINS = {DEFAULT_EXECUTOR: "._inprocess", "ray": "._ray"}
+
+
+def _usable(options: Mapping[str, Any]) -> None:
+    """The check of an executor that can always be used."""
+
+
+@dataclass(frozen=True)
+class ExecutorKind:
+    """One registered executor: how to make it for a run, and why it cannot be used (`check`
+    raises a NiceEvalError before the run is recorded: Ray not installed, ...)."""
+
+    factory: ExecutorFactory
+    check: ExecutorCheck = _usable
 
 
 def register_executor(name: str, factory: ExecutorFactory, check: ExecutorCheck | None = None) -> None:
-    """Make an executor available by name in the registry of pluggable kinds (`_registry.EXECUTORS`);
-    a later registration of the same name replaces it. `check(options)` runs before the run is
-    recorded and raises when the executor cannot be used (Ray not installed, ...)."""
-    EXECUTORS.register(name, factory, replace=True)
-    if check is not None:
-        _CHECKS[name] = check
+    """Make an executor available by name in the registry of pluggable kinds (`_registry.EXECUTORS`),
+    with its check; a later registration of the same name replaces both."""
+    EXECUTORS.register(name, ExecutorKind(factory, check or _usable), replace=True)
 
 
 def executor_names() -> tuple[str, ...]:
@@ -89,24 +105,27 @@ def check_executor(name: str, options: Mapping[str, Any]) -> None:
         raise UsageError(
             f"--executor {name!r}: {EXECUTORS.unknown(name)} (or set [run] executor in niceeval.toml)"
         )
-    check = _CHECKS.get(name)
-    if check is not None:
-        check(options)
+    _kind(name).check(options)
 
 
 def create_executor(name: str, context: ExecutorContext) -> Executor:
     _load_builtins(name)
     try:
-        factory = cast(ExecutorFactory, EXECUTORS.get(name))
+        kind = _kind(name)
     except UnknownName as exc:
         raise LookupError(str(exc)) from None
-    return factory(context)
+    return kind.factory(context)
+
+
+def _kind(name: str) -> ExecutorKind:
+    return cast(ExecutorKind, EXECUTORS.get(name))
 
 
 def _load_builtins(name: str | None = None) -> None:
-    """Register the built-in executors: the Ray one only when a run asks for another executor
-    than the default (to run it, or to name it beside an unknown name)."""
-    if DEFAULT_EXECUTOR not in EXECUTORS:
-        from . import _inprocess  # noqa: F401 - registers itself
-    if name != DEFAULT_EXECUTOR and "ray" not in EXECUTORS:
-        from . import _ray  # noqa: F401 - registers itself (imports Ray only when used)
+    """Register the built-in executors a caller may name: the default always, and every other one
+    when a run asks for another executor than the default (to run it, or to list the known names
+    beside an unknown one)."""
+    wanted = [DEFAULT_EXECUTOR] if name == DEFAULT_EXECUTOR else list(_BUILTINS)
+    for builtin in wanted:
+        if builtin not in EXECUTORS:
+            importlib.import_module(_BUILTINS[builtin], __package__)  # registers itself

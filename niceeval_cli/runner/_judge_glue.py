@@ -1,9 +1,9 @@
-"""Judge glue: a grader that settles a registration with the judge service's verdict."""
+"""Judge glue: a slot's grading function, settling a registration with the run's Grader's grade."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._states import AssertionState
 from ..authoring import Registration
@@ -11,16 +11,19 @@ from ..config import JudgeSettings
 from ..expect._core import MatchResult, ThresholdedScoreMatch
 from ._spec import JudgeGrader
 
+if TYPE_CHECKING:
+    from ..judge import Grader, JudgeMatch
 
-def judge_grader(judge: Any, settings: JudgeSettings | None) -> JudgeGrader | None:
-    """None when the slot declares no judge (or no judge service runs)."""
+
+def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeGrader | None:
+    """None when the slot declares no judge (or the run has no grader)."""
     if settings is None or judge is None:
         return None
 
     async def grade(reg: Registration, match: Any, material: Any) -> None:
         inner = match.inner if isinstance(match, ThresholdedScoreMatch) else match
         try:
-            graded = await judge.grade(inner, material, settings)
+            graded = await judge.grade(cast("JudgeMatch", inner), material, settings)  # a judge registration's
             result = MatchResult(graded.state, graded.explanation, graded.reason, graded.measurement)
             reg.judge_audit, reg.judge_tokens, reg.judge_evidence = (
                 graded.audit, graded.tokens, graded.evidence,

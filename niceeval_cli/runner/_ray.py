@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._errors import SetupError, UsageError
+from .._registry import DEFAULT_GRADER
 from .._states import AttemptReason
 from ._attempt import errored_attempt
 from ._executor import ExecutorContext, SealedAttempt, register_executor
@@ -90,8 +91,10 @@ def _rebased(spec: SlotSpec) -> SlotSpec:
     return dataclasses.replace(spec, project_root=str(here), eval_file=str(here / relative))
 
 
-async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleCache) -> SealedAttempt:
-    """A worker's job: the attempt, with a judge service of its own when the slot uses one."""
+async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleCache,
+                          grader: str = DEFAULT_GRADER) -> SealedAttempt:
+    """A worker's job: the attempt, with a grader of its own (of the run's kind) when the slot
+    uses a judge."""
     from ._attempt import execute_attempt
     from ._judge_glue import judge_grader
 
@@ -99,9 +102,9 @@ async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleC
     settings = spec.slot_settings().judge
     judge = None
     if settings is not None:
-        from ..judge import JudgeService
+        from ..judge import create_grader
 
-        judge = JudgeService()
+        judge = create_grader(grader)
     try:
         live = resolve_handles(spec, judge_grader(judge, settings), cache)
         return await execute_attempt(spec, live, project_root=Path(spec.project_root), secrets=secrets)
@@ -114,7 +117,8 @@ class _Worker:
     """The actor body (made a Ray actor class lazily, so importing this module never imports Ray)."""
 
     def __init__(self, python_path: Sequence[str], cwd: str | None, max_concurrency: int = 32,
-                 ledger: Any = None, token: str | None = None) -> None:
+                 ledger: Any = None, token: str | None = None, grader: str = DEFAULT_GRADER) -> None:
+        self._grader = grader
         self._threads = max(32, max_concurrency + 4)  # plain-function adapters run in threads, as in-process
         self._pool: Any = None
         for entry in reversed(python_path):
@@ -141,7 +145,7 @@ class _Worker:
             ledger, token = self._ledger, self._token
             self._watch = LoopWatch(threading.get_ident(), _body.__code__,
                                     lambda attempt: ledger.holding.remote(token, attempt))
-        return await _execute_remote(spec, secrets, self._cache)
+        return await _execute_remote(spec, secrets, self._cache, self._grader)
 
     def node(self) -> str:
         import ray
@@ -228,7 +232,7 @@ class RayExecutor:
             max_concurrency=max(1, self.context.max_concurrency),
             max_restarts=0,  # a lost worker is replaced by the driver, its attempts sealed executor-lost
             scheduling_strategy=strategy,
-        ).remote(*self._args, self._ledger, token)
+        ).remote(*self._args, self._ledger, token, self.context.grader)
         return worker, token
 
     def _replace(self, index: int, lost: Any) -> None:

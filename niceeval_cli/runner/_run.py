@@ -8,13 +8,14 @@ import functools
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .. import outcomes
 from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
+from .._registry import DEFAULT_GRADER
 from .._states import AttemptReason, PlanReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
@@ -38,6 +39,9 @@ from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
 from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
+
+if TYPE_CHECKING:
+    from ..judge import Grader
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
 #: judge) together, its replies come back in one burst, and every next request waits for the
@@ -397,7 +401,7 @@ async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure
     return failures
 
 
-async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
+async def _preflight(judge: Grader, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
     distinct: dict[tuple[Any, ...], JudgeSettings] = {}
     for slot in slots:
         settings = slot.settings.judge
@@ -421,20 +425,22 @@ async def _preflight(judge: Any, slots: Sequence[PlannedSlot]) -> list[SetupFail
 
 
 async def run_async(
-    request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR
+    request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR,
+    grader: str = DEFAULT_GRADER,
 ) -> RunOutcome:
-    """Plan, preflight, dispatch and seal one run; returns its outcome (exit code included)."""
+    """Plan, preflight, dispatch and seal one run; returns its outcome (exit code included).
+    `executor` and `grader` name the registered kinds that run the attempts and grade judges."""
     events = events or NullEvents()
     stop = _Stop()
     stop.install()  # before the first store write: opening may create the schema
     try:
-        return await _run(request, events, stop, executor)
+        return await _run(request, events, stop, executor, grader)
     finally:
         stop.uninstall()
         cleanup_all()  # the last line: a sandbox whose attempt never reached its teardown
 
 
-async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str) -> RunOutcome:
+async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_name: str, grader: str) -> RunOutcome:
     executor_name = request.executor or executor_name
     check_executor(executor_name, request.executor_options)  # before anything is written
     store_path = request.store_path or request.project.store
@@ -458,13 +464,13 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         run_id = new_id()
         reused = [s for s in slots if not s.execute]
         executing = [s for s in slots if s.execute] if reused else slots
-        judge = None
+        judge: Grader | None = None
         failures: list[SetupFailure] = []
         dispatcher: _Dispatcher | None = None
         if any(s.settings.judge is not None for s in executing):
-            from ..judge import JudgeService
+            from ..judge import create_grader  # the judge's I/O (httpx) only for a run that grades
 
-            judge = JudgeService()
+            judge = create_grader(grader)
         try:
             if not await stop.settle():
                 failures = await _preflight(judge, executing) if judge is not None else []
@@ -482,6 +488,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 project_root=root, secrets=secrets, handles=handles,
                 options={**request.executor_options, "dispatchable": len(dispatchable)},
                 max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
+                grader=grader,
             )
             # Made before the run is recorded: an executor that cannot start (Ray not installed,
             # no cluster at the address) records no run at all.
@@ -571,7 +578,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         store.close()
 
 
-def run(request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR) -> RunOutcome:
+def run(
+    request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR,
+    grader: str = DEFAULT_GRADER,
+) -> RunOutcome:
     """Synchronous entry point (the CLI's).
 
     Plain-function adapters run in worker threads. Unlike `asyncio.run`, this does not
@@ -583,7 +593,7 @@ def run(request: RunRequest, events: RunEvents | None = None, *, executor: str =
     loop = asyncio.new_event_loop()
     loop.set_default_executor(threads)
     try:
-        return loop.run_until_complete(run_async(request, events, executor=executor))
+        return loop.run_until_complete(run_async(request, events, executor=executor, grader=grader))
     finally:
         try:
             for task in asyncio.all_tasks(loop):

@@ -23,8 +23,9 @@ def test_the_seams_named_on_the_map_import_under_those_names() -> None:
     seams = {
         "niceeval_cli.runner._executor": ("Executor", "register_executor", "create_executor"),
         "niceeval_cli.runner._spec": ("SlotSpec", "LiveHandles"),
+        "niceeval_cli.judge._grader": ("Grader", "register_grader", "create_grader", "JudgeGrade"),
         "niceeval_cli.runner._inprocess": ("execute_spec",),
-        "niceeval_cli._registry": ("Registry", "ADAPTERS", "EXECUTORS", "SANDBOXES", "OUTPUT_FORMATS"),
+        "niceeval_cli._registry": ("Registry", "ADAPTERS", "EXECUTORS", "GRADERS", "SANDBOXES", "OUTPUT_FORMATS"),
         "niceeval_cli.outcomes": ("decide_run", "decide_attempt"),
         "niceeval_cli._errors": ("ExitCode", "NiceEvalError", "EXIT_MEANING"),
         "niceeval_cli.store": ("Store",),
