@@ -38,6 +38,10 @@ class AssertionResult:
     # Per-measurement extras (JSON object text) that are not judge-specific: e.g. the tool calls
     # an agent assertion pointed at ({"calls": [[turn_ordinal, seq], ...]}), sandbox diff stats.
     extras: str | None = None
+    # Judge-trust (schema 6): with judge.samples > 1, the share of the measured samples at the
+    # median, and how many samples were measured; None for one sample and non-judge assertions.
+    agreement: float | None = None
+    judge_samples: int | None = None
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,7 @@ class UnavailableReason(_Name):
     JUDGE_TIMEOUT = "judge-timeout"
     JUDGE_RATE_LIMITED = "judge-rate-limited"
     JUDGE_TRANSPORT_ERROR = "judge-transport-error"
+    JUDGE_INCONSISTENT = "judge-inconsistent"  # the samples agree less than judge.min_agreement
     MATERIAL_CAPACITY_EXCEEDED = "material-capacity-exceeded"
     DIFF_UNAVAILABLE = "diff-unavailable"  # a sandbox file whose content could not be read and diffed
 

@@ -53,6 +53,8 @@ class Registration:
     seal_notes: list[str] = field(default_factory=list)  # what sealing must say it changed (attempts.notes)
     judge_tokens: int | None = None
     judge_evidence: str | None = None
+    judge_agreement: float | None = None  # judge.samples > 1: the samples' agreement (judge-trust.md)
+    judge_samples: int | None = None  # ... over this many measured samples
     threshold: float | None = None  # the required value of a thresholded measurement, shown even when unknown
 
     @property

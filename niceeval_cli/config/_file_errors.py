@@ -18,6 +18,8 @@ _EXPECTED = {
     "max_concurrency": "an integer ≥ 1",
     "timeout_ms": "a positive integer (milliseconds)",
     "max_retries": "an integer ≥ 0",
+    "samples": "an integer ≥ 1",
+    "min_agreement": "a number in (0, 1], such as 0.8",
     "pass_rule": PASS_RULE_EXPECTED,
     "evals": "a non-empty list of strings",
     "tags": "a list of strings",

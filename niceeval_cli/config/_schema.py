@@ -150,6 +150,7 @@ def _dump_headers(value: Any, info: Any) -> Any:
 Headers = Annotated[tuple[tuple[str, str], ...], PlainValidator(_check_headers),
                     PlainSerializer(_dump_headers)]
 Temperature = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Agreement = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 InputGlob = Annotated[str, Field(min_length=1), AfterValidator(_check_input_glob)]
 
 
@@ -178,6 +179,8 @@ class JudgeOverrides(StrictTable):
     headers: Headers | None = None
     temperature: Temperature | None = None
     seed: int | None = None
+    samples: AtLeastOne | None = None
+    min_agreement: Agreement | None = None
 
     def given(self) -> dict[str, object]:
         """Only the fields this table sets."""
@@ -196,17 +199,22 @@ class JudgeSettings(FrozenModel):
     headers: Headers = ()
     temperature: Temperature | None = None
     seed: int | None = None
+    samples: AtLeastOne = 1  # grading requests per judge assertion (judge-trust.md)
+    min_agreement: Agreement | None = None  # below it, a sampled assertion is `judge-inconsistent`
 
     def fingerprint_view(self) -> dict[str, object]:
         """What can change a judged result; concurrency cannot, and no secret is held here:
-        header values are kept as written (`env:NAME`), never as read. Unset newer fields are
-        left out, so settings that do not use them keep their earlier fingerprint."""
-        view = self.model_dump(exclude={"max_concurrency", "headers", "temperature", "seed"})
+        header values are kept as written (`env:NAME`), never as read. Unset newer fields (and
+        `samples = 1`) are left out, so settings that do not use them keep their earlier fingerprint."""
+        view = self.model_dump(exclude={"max_concurrency", "headers", "temperature", "seed", "samples",
+                                        "min_agreement"})
         if self.headers:
             view["headers"] = dict(self.headers)
-        for name in ("temperature", "seed"):
+        for name in ("temperature", "seed", "min_agreement"):
             if getattr(self, name) is not None:
                 view[name] = getattr(self, name)
+        if self.samples != 1:
+            view["samples"] = self.samples
         return view
 
     def read_key(self, environ: Mapping[str, str] | None = None) -> str | None:

@@ -18,6 +18,7 @@ from ._grader import (
     register_grader,
 )
 from ._prompts import PROMPT_VERSION, render_messages
+from ._samples import Sampled, fold
 
 __all__ = [
     "DEFAULT_GRADER",
@@ -32,7 +33,9 @@ __all__ = [
     "JudgeMatch",
     "JudgeService",
     "PreflightFailure",
+    "Sampled",
     "create_grader",
+    "fold",
     "register_grader",
     "render_messages",
 ]

@@ -37,6 +37,10 @@ class JudgeGrade:
     evidence: str | None  # the grading material as JSON, redacted, within EVIDENCE_MAX_BYTES
     replaced: int = 0  # lone surrogates in the judge's text, stored replaced with U+FFFD (the runner notes it)
     cost_usd: float | None = None  # what the judge endpoint reported the call cost (body or gateway header)
+    #: With `judge.samples` > 1 (judge-trust.md): the share of the measured samples at the median,
+    #: and how many samples were measured (the agreement's denominator); None for one sample.
+    agreement: float | None = None
+    samples: int | None = None
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,12 @@ def register_grader(name: str, factory: GraderFactory) -> None:
 
 
 def create_grader(name: str = DEFAULT_GRADER) -> Grader:
-    """A new grader of the kind registered as `name` (LookupError naming the known ones)."""
+    """A new grader of the kind registered as `name` (LookupError naming the known ones), grading
+    each assertion `judge.samples` times (`_samples.Sampled`; one sample hands its grade back as is)."""
+    from ._samples import Sampled
+
     try:
         factory = GRADERS.get(name)
     except UnknownName as exc:
         raise LookupError(str(exc)) from None
-    return factory()
+    return Sampled(factory())

@@ -461,5 +461,7 @@ def _seal_results(
             judge_audit=reg.judge_audit,
             judge_tokens=reg.judge_tokens,
             extras=_extras(reg, secrets, notes),
+            agreement=reg.judge_agreement,
+            judge_samples=reg.judge_samples,
         ))
     return results

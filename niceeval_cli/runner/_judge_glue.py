@@ -28,6 +28,7 @@ def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeG
             reg.judge_audit, reg.judge_tokens, reg.judge_evidence = (
                 graded.audit, graded.tokens, graded.evidence,
             )
+            reg.judge_agreement, reg.judge_samples = graded.agreement, graded.samples
             if graded.replaced:
                 reg.seal_notes.append(f"judge reasoning of {reg.label or f'#{reg.ordinal}'}: {graded.replaced} "
                                       "code point(s) that cannot be stored as UTF-8 replaced with U+FFFD")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -141,6 +141,9 @@ ASSERTION_COLUMNS: Mapping[str, type] = {
     "judge_audit": str,  # JSON
     "judge_tokens": int,
     "extras": str,  # JSON object (schema 3)
+    # Schema 6 (judge-trust.md): a sampled judge's agreement and its measured samples; NULL otherwise.
+    "agreement": float,
+    "judge_samples": int,
 }
 
 TURN_COLUMNS: Mapping[str, type] = {
@@ -460,8 +463,14 @@ def _to_5(db: Database) -> None:
     _to_newest(db)
 
 
+def _to_6(db: Database) -> None:
+    """Schema 6: `assertion_results.agreement` and `judge_samples` (judge.samples, judge-trust.md).
+    Every earlier row is kept; its results read NULL there, as one sample's do."""
+    _to_newest(db)
+
+
 # version → the step that upgrades a store of that version to version + 1.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6}
 
 
 def migrate(db: Database, from_version: int) -> None:

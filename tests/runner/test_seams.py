@@ -15,7 +15,7 @@ from niceeval_cli._errors import UsageError
 from niceeval_cli._registry import DEFAULT_GRADER, EXECUTORS, GRADERS
 from niceeval_cli.config import RunOverrides, load_config
 from niceeval_cli.discovery import discover
-from niceeval_cli.judge import Grader, JudgeGrade, JudgeService, create_grader, register_grader
+from niceeval_cli.judge import Grader, JudgeGrade, JudgeService, Sampled, create_grader, register_grader
 from niceeval_cli.runner import ExecutorKind, RunRequest, check_executor, register_executor, run
 
 JUDGED = """
@@ -94,10 +94,10 @@ def test_a_run_without_a_judge_makes_no_grader(
     assert outcome.exit_code == 0 and _Counting.made == []
 
 
-def test_the_default_grader_is_the_http_judge() -> None:
+def test_the_default_grader_is_the_http_judge_asked_judge_samples_times() -> None:
     assert DEFAULT_GRADER in GRADERS
     grader: Grader = create_grader()
-    assert isinstance(grader, JudgeService)
+    assert isinstance(grader, Sampled) and isinstance(grader.inner, JudgeService)
 
 
 def test_an_unknown_grader_names_the_known_ones() -> None:

@@ -68,13 +68,30 @@ def result_name(result: AssertionResult) -> str:
 
 
 def measurement_text(result: AssertionResult) -> str | None:
-    """`0.62 < 0.80 required` (thresholded), `0.62` (recorded), or the missing value with its threshold."""
+    """`0.62 < 0.80 required` (thresholded), `0.62` (recorded), or the missing value with its
+    threshold; a sampled judge adds how many of its samples agree (`· 3 of 5 samples agree`)."""
+    shown = _measured_text(result)
+    agreeing = agreement_text(result)
+    if agreeing is None:
+        return shown
+    return agreeing if shown is None else f"{shown} · {agreeing}"
+
+
+def _measured_text(result: AssertionResult) -> str | None:
     m, t = result.measurement, result.threshold
     if m is None:
         return None if t is None else f"— ({t:.2f} required)"
     if t is None:
         return f"{m:.2f}"
     return f"{m:.2f} {'≥' if m >= t else '<'} {t:.2f} required"
+
+
+def agreement_text(result: AssertionResult) -> str | None:
+    """`3 of 5 samples agree` (judge.samples > 1: of the samples that yielded a measurement)."""
+    agreement, samples = result.agreement, result.judge_samples
+    if not isinstance(agreement, (int, float)) or not isinstance(samples, int) or samples < 1:
+        return None
+    return f"{round(agreement * samples)} of {samples} samples agree"
 
 
 def scoring_text(result: AssertionResult) -> str | None:
@@ -98,7 +115,7 @@ def _explanation(result: AssertionResult) -> str | None:
     text = result.explanation
     if not text:
         return None
-    shown = measurement_text(result)
+    shown = _measured_text(result)
     if shown and text.startswith(shown):
         text = text[len(shown):].lstrip("; ").strip()
     if not text or _restates(text, result.reason):
