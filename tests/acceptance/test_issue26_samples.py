@@ -163,3 +163,27 @@ def test_a_bad_samples_setting_is_a_usage_error_naming_the_key(proj: Proj, judge
     done = proj.run(env=ENV)
     assert done.returncode == 2 and line.split()[0] in done.stderr and expected in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_on_ray_each_worker_grades_through_the_same_seam_with_its_samples(proj: Proj, judge: JudgeServer):
+    """The Ray worker makes its grader from the run's grader name: samples work there too."""
+    import shutil
+    import tempfile
+
+    from components import need_ray
+
+    need_ray()
+    _project(proj, judge, "samples = 3")
+    _script(judge, *(Reply.tool(c) for c in "YNN"))
+    own = tempfile.mkdtemp(prefix="nsr", dir="/tmp")  # this test's own Ray session folder
+    try:
+        done = proj.run("--executor", "ray", env={**ENV, "RAY_TMPDIR": own, "RAY_AUTH_MODE": "disabled",
+                                                  "RAY_USAGE_STATS_ENABLED": "0"}, timeout=300)
+        assert done.returncode == 1, done.stdout + done.stderr
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
+    assert len(judge.grading_requests) == 3
+    row = _result(proj)
+    assert (row["state"], row["measurement"], row["agreement"], row["judge_samples"]) == ("below", 0.0,
+                                                                                         pytest.approx(2 / 3), 3)
