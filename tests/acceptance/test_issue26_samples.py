@@ -10,8 +10,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from judge_server import JudgeServer, Reply
-from outside import Proj
+
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project as Proj
 
 ENV = {"JK": "sk-test-samplesKey0123456789abcdef"}
 
@@ -171,7 +172,7 @@ def test_on_ray_each_worker_grades_through_the_same_seam_with_its_samples(proj: 
     import shutil
     import tempfile
 
-    from components import need_ray
+    from tests.support.components import need_ray
 
     need_ray()
     _project(proj, judge, "samples = 3")

@@ -8,8 +8,6 @@ import textwrap
 from typing import Any, ClassVar
 
 import pytest
-from judge_server import JudgeServer, Reply
-from projects import Project
 
 from niceeval_cli._errors import UsageError
 from niceeval_cli._registry import DEFAULT_GRADER, EXECUTORS, GRADERS
@@ -17,6 +15,8 @@ from niceeval_cli.config import RunOverrides, load_config
 from niceeval_cli.discovery import discover
 from niceeval_cli.judge import Grader, JudgeGrade, JudgeService, Sampled, create_grader, register_grader
 from niceeval_cli.runner import ExecutorKind, RunRequest, check_executor, register_executor, run
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project
 
 JUDGED = """
 from niceeval_cli import define_eval
