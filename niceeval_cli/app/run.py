@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,36 +20,11 @@ from .._states import PROBLEM_STATES, AttemptState, EvalKind, UnavailableReason
 from .project import load_project
 
 if TYPE_CHECKING:
-    from .._records import AssertionResult, AttemptRecord
-    from ..runner import PlannedSlot, RerunMode, RunEvents, RunOutcome, RunRequest, SetupFailure
+    from ..runner import PlanTotals, RunEvents, RunOutcome, RunRequest
     from ..store import OutcomeGroup, PassedEvals, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
-
-
-@dataclass(frozen=True)
-class PlanTotals:
-    """What the plan decided, for the reuse line: slots, reused, and executed slots by reason."""
-
-    slots: int
-    reused: int
-    reasons: dict[str, int]  # PlanReason value → executed slots
-    mode: str  # RerunMode value: "default", "rerun" or "all"
-    #: Experiments whose reused results are identified by their configuration only (a network
-    #: adapter without `inputs` / `version` / `version_command`): the summary says so once.
-    config_only_reused: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, slots: Sequence[PlannedSlot], mode: RerunMode) -> PlanTotals:
-        reasons: dict[str, int] = {}
-        config_only: dict[str, None] = {}
-        for slot in slots:
-            if slot.execute:
-                reasons[str(slot.reason)] = reasons.get(str(slot.reason), 0) + 1
-            elif slot.shape.config_only:
-                config_only[slot.experiment.id] = None
-        return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value), tuple(config_only))
 
 
 @dataclass(frozen=True)
@@ -72,10 +47,14 @@ class SealedRun:
 @dataclass(frozen=True)
 class RunReport:
     outcome: RunOutcome
-    plan: PlanTotals | None  # None: the run stopped before planning finished
     sealed: SealedRun | None  # None: nothing was recorded (no run id)
     not_run: int | None  # planned slots with no sealed attempt (interrupted, setup error)
     confidence: float = 0.95  # the project's [stats] confidence: the summary's intervals
+
+    @property
+    def plan(self) -> PlanTotals | None:
+        """What the plan decided (the runner counted it once); None: the run was not planned."""
+        return self.outcome.plan
 
 
 def build_request(
@@ -136,64 +115,23 @@ def build_request(
     )
 
 
-class _Recording:
-    """Forwards the runner's events; keeps the plan; a reader that went away stops only the output.
-
-    `niceeval run | head -3`: the first write after `head` exits raises BrokenPipeError inside
-    the runner's event loop. The events stop (stdout is pointed at /dev/null); the run goes on,
-    seals everything and exits with its own code.
-    """
-
-    def __init__(self, events: RunEvents, mode: RerunMode) -> None:
-        self.events = events
-        self.mode = mode
-        self.plan: PlanTotals | None = None  # the plan's totals, not its slots (20 000 of them)
-        self.closed = False
-
-    def _guarded(self, emit: Callable[[], None]) -> None:
-        if self.closed:
-            return
-        try:
-            emit()
-        except BrokenPipeError:
-            self.closed = True
-            silence_stdout()
-
-    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
-        self.plan = PlanTotals.of(slots, self.mode)
-        self._guarded(lambda: self.events.planned(run_id, slots))
-
-    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
-        self._guarded(lambda: self.events.setup_failed(run_id, failures))
-
-    def started(self, run_id: str, slot: PlannedSlot) -> None:
-        self._guarded(lambda: self.events.started(run_id, slot))
-
-    def sealed(
-        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
-    ) -> None:
-        self._guarded(lambda: self.events.sealed(run_id, slot, attempt, results))
-
-    def finished(self, outcome: RunOutcome) -> None:
-        self._guarded(lambda: self.events.finished(outcome))
-
-
 SUMMARY_CACHE_KIB = 256
 
 
 def execute(
-    request: RunRequest, events: RunEvents, *, summary: bool = True, junit: bool = False,
+    request: RunRequest, listeners: Sequence[RunEvents] = (), *, summary: bool = True, junit: bool = False,
     limit: int = SUMMARY_LIMIT,
 ) -> RunReport:
-    """Run, then read back what the summary (`summary`) and the JUnit report (`junit`) need."""
-    from ..runner import run
+    """Run with the caller's listeners (through one relay: a listener whose reader went away is
+    dropped, the run goes on), then read back what the summary (`summary`) and the JUnit report
+    (`junit`) need."""
+    from ..runner import EventRelay, run
     from ..store import Store
 
-    recording = _Recording(events, request.mode)
-    outcome = run(request, recording)
-    plan = recording.plan
+    outcome = run(request, EventRelay(*listeners))
+    plan = outcome.plan
     if outcome.run_id is None or not (summary or junit):
-        return RunReport(outcome, plan, None, None)
+        return RunReport(outcome, None, None)
     # The summary reads a few rows (what the runner read is handed over): a reader's full page
     # cache would fill with the run's slots while `resolve_run` counts them (~1 MiB at the peak).
     with Store.open(request.store_path or request.project.store, readonly=True, cache_kib=SUMMARY_CACHE_KIB) as store:
@@ -205,7 +143,7 @@ def execute(
             sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
     sealed_count = sum(g.total for g in sealed.groups) + sum(p.attempts for p in sealed.passed_evals)
     not_run = max(0, plan.slots - sealed_count) if plan is not None else None
-    return RunReport(outcome, plan, sealed, not_run, request.project.stats.confidence)
+    return RunReport(outcome, sealed, not_run, request.project.stats.confidence)
 
 
 def kept_sandboxes(attempts: Sequence[AttemptRow]) -> list[tuple[str, str]]:
@@ -317,16 +255,4 @@ def _shown(
     return shown, more, key_problem
 
 
-def silence_stdout() -> None:
-    """Point stdout at /dev/null after a broken pipe, so later writes and the final flush at exit
-    do not raise again (the Python docs' recipe for SIGPIPE)."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-__all__ = ["PlanTotals", "RunReport", "SealedRun", "build_request", "execute", "read_sealed"]
+__all__ = ["RunReport", "SealedRun", "build_request", "execute", "read_sealed"]

@@ -15,6 +15,7 @@ import importlib
 import signal
 import sys
 
+from .. import _collector
 from . import _common
 from ._common import app
 
@@ -34,23 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     # SIGTERM during start-up (config, discovery, planning: before the run loop installs its own
     # handlers) ends the command like Ctrl-C does: exit 130, never rc 143 halfway through a write.
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
-    _tune_gc()
+    _collector.start()
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
-
-
-#: The cyclic collector's first threshold for a command (CPython's default is 700). A run makes
-#: millions of short-lived objects and few cycles; collecting every 700 allocations cost a tenth
-#: of a re-run of 20 000 reused evals (benchmarks/floors.py reuse), for ~1 MiB it saves.
-GC_THRESHOLD = 20_000
-
-
-def _tune_gc() -> None:
-    """What is loaded at start-up lives for the whole command: keep the collector off it."""
-    import gc
-
-    gc.freeze()
-    _, second, third = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, second, third)
 
 
 __all__ = ["app", "main"]

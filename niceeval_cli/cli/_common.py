@@ -16,6 +16,7 @@ import typer.core
 
 from .. import __version__
 from .._errors import COMMAND_EXIT_CODES, ExitCode, NiceEvalError
+from .._stdout import reader_went_away
 
 
 def _metavar_only(param: Any) -> Any:
@@ -89,9 +90,7 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
             typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         except BrokenPipeError:  # `niceeval query ... | head`: the reader has what it wanted
-            from ..app.run import silence_stdout
-
-            silence_stdout()
+            reader_went_away()
             raise typer.Exit(ExitCode.OK) from None
         except NiceEvalError as error:
             typer.echo(f"niceeval: {error}", err=True)

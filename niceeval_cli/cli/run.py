@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from .. import __version__
 from .._errors import ExitCode
-from . import _common
 from ._common import (
     _SCALE,
     _SELECT,
@@ -91,7 +90,6 @@ def run(
     from ..app import run as run_app
     from ..reports import run_output
 
-    collector = _Collector.pause()  # until the run is recorded (see _Collector)
     request = run_app.build_request(
         config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
@@ -106,10 +104,8 @@ def run(
         raise typer.Exit(ExitCode.OK)
     events = run_output.events_for(console, json_out)
     try:
-        report = run_app.execute(request, _ReleasingEvents(events, request.evals, collector), summary=not json_out,
-                                 junit=junit is not None)
+        report = run_app.execute(request, [events], summary=not json_out, junit=junit is not None)
     finally:
-        collector.resume()
         close = getattr(events, "close", None)
         if close is not None:
             close()  # a live display must give the terminal back even when the run raised
@@ -121,74 +117,3 @@ def run(
         run_output.print_summary(console, report)
     _exit_now_if_threads_linger(report.outcome.exit_code)
     raise typer.Exit(report.outcome.exit_code)
-
-
-class _ReleasingEvents:
-    """The run's events, forwarded; once the run is planned and recorded, the command's list of
-    discovered evals is emptied. The command runs this one request, whose planned slots now hold
-    the evals it uses: the discovery records (20 000, say) then go with the slots, not after the
-    run's end, where they sat under the peak of deciding and summarising it."""
-
-    def __init__(self, events: Any, evals: object, collector: _Collector) -> None:
-        self._events = events
-        self._evals = evals
-        self._collector = collector
-
-    def planned(self, run_id: str | None, slots: Any) -> None:
-        self._events.planned(run_id, slots)
-        if run_id is not None and isinstance(self._evals, list):
-            self._evals.clear()
-        self._collector.resume(freeze=True)
-
-    def setup_failed(self, run_id: str | None, failures: Any) -> None:
-        self._events.setup_failed(run_id, failures)
-
-    def started(self, run_id: str, slot: Any) -> None:
-        self._events.started(run_id, slot)
-
-    def sealed(self, run_id: str, slot: Any, attempt: Any, results: Any) -> None:
-        self._events.sealed(run_id, slot, attempt, results)
-
-    def finished(self, outcome: Any) -> None:
-        self._events.finished(outcome)
-
-
-#: The collector's first threshold while attempts run (CPython's default). Each attempt leaves a
-#: few cycles (its context's closures); with everything planned frozen, collecting them often is
-#: cheap, and 20 000 objects of them held ~2 MiB at the peak of a 20 000-attempt run.
-ATTEMPTS_GC_THRESHOLD = 700
-
-
-class _Collector:
-    """The cyclic collector, paused while a run defines, discovers, plans and records its evals.
-
-    Those phases build what the whole run keeps (definitions, plan slots: 20 000 of each, say)
-    and almost no cyclic garbage, yet each collection walks everything built so far: ~50 ms of
-    a re-run that reuses 20 000 results. Once the run is recorded, what exists is frozen (never
-    walked again) and collection resumes for the attempts, at `ATTEMPTS_GC_THRESHOLD`. Only for
-    the console script: a library or test caller's collector is left as it is."""
-
-    def __init__(self, paused: bool) -> None:
-        self._paused = paused
-
-    @classmethod
-    def pause(cls) -> _Collector:
-        import gc
-
-        paused = _common._console_script and gc.isenabled()
-        if paused:
-            gc.disable()
-        return cls(paused)
-
-    def resume(self, *, freeze: bool = False) -> None:
-        if not self._paused:
-            return
-        import gc
-
-        self._paused = False
-        if freeze:
-            gc.freeze()
-            _, second, third = gc.get_threshold()
-            gc.set_threshold(ATTEMPTS_GC_THRESHOLD, second, third)
-        gc.enable()
-

@@ -13,7 +13,8 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.console import Console
 
 from .._states import PlanReason
-from ..app.run import RunReport, silence_stdout
+from .._stdout import reader_went_away
+from ..app.run import RunReport
 from ._safe import visible
 from ._tally import attempt_word, tally
 from .json_columns import decoded
@@ -64,19 +65,12 @@ class NdjsonEvents:
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
-        self.closed = False
 
     def _emit(self, event: str, run_id: str | None, **fields: Any) -> None:
-        if self.closed:
-            return
-        try:
-            self.out.write(json.dumps({"event": event, "run_id": run_id, **fields}, ensure_ascii=False) + "\n")
-            self.out.flush()
-        except BrokenPipeError:
-            # The reader went away (`niceeval run --json | head`): the run goes on and seals
-            # everything; only the events stop.
-            self.closed = True
-            silence_stdout()
+        # A reader that went away (`niceeval run --json | head`) raises BrokenPipeError here: the
+        # run's relay drops this listener and the run goes on (`runner.EventRelay`).
+        self.out.write(json.dumps({"event": event, "run_id": run_id, **fields}, ensure_ascii=False) + "\n")
+        self.out.flush()
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         self._emit("run.planned", run_id, slots=[_slot_json(s) for s in slots])
@@ -232,7 +226,7 @@ def print_summary(console: Console, report: RunReport) -> None:
     try:
         out.emit(console, summary_lines(report))
     except BrokenPipeError:
-        out.reader_went_away()
+        reader_went_away()
 
 
 def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool) -> None:

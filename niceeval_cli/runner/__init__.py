@@ -1,6 +1,6 @@
 """The runner: planning, reuse, dispatch (through an executor), sealing, the run's decision."""
 
-from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
+from ._events import EventRelay, NullEvents, PlanTotals, RunEvents, RunListener, RunOutcome, SetupFailure
 from ._executor import (
     DEFAULT_EXECUTOR,
     Executor,
@@ -20,6 +20,7 @@ from ._spec import LiveHandles, SlotSpec, resolve_handles
 
 __all__ = [
     "DEFAULT_EXECUTOR",
+    "EventRelay",
     "Executor",
     "ExecutorContext",
     "ExecutorKind",
@@ -27,9 +28,11 @@ __all__ = [
     "InProcessExecutor",
     "LiveHandles",
     "NullEvents",
+    "PlanTotals",
     "PlannedSlot",
     "RerunMode",
     "RunEvents",
+    "RunListener",
     "RunOutcome",
     "RunRequest",
     "SealedAttempt",

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .._stdout import reader_went_away
+
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
     from ..outcomes import RunDecision
     from ..store import OutcomeGroup, PassedEvals
-    from ._plan import PlannedSlot
+    from ._plan import PlannedSlot, RerunMode
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,31 @@ class SetupFailure:
 
 
 @dataclass(frozen=True)
+class PlanTotals:
+    """What the plan decided, for the reuse line: slots, reused, and executed slots by reason."""
+
+    slots: int
+    reused: int
+    reasons: dict[str, int]  # PlanReason value → executed slots
+    mode: str  # RerunMode value: "default", "rerun" or "all"
+    #: Experiments whose reused results are identified by their configuration only (a network
+    #: adapter without `inputs` / `version` / `version_command`): the summary says so once.
+    config_only_reused: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, slots: Sequence[PlannedSlot], mode: RerunMode) -> PlanTotals:
+        reasons: dict[str, int] = {}
+        config_only: dict[str, None] = {}
+        for slot in slots:
+            if slot.execute:
+                reasons[str(slot.reason)] = reasons.get(str(slot.reason), 0) + 1
+            elif slot.shape.config_only:
+                config_only[slot.experiment.id] = None
+        return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value), tuple(config_only))
+
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     run_id: str | None
     status: str
@@ -37,7 +64,7 @@ class RunOutcome:
     dry: bool = False
     planned: int | None = None  # slots the run planned (executed, reused and not run)
     not_run: int = 0  # planned slots that never started (interrupted, blocked by a preflight)
-    plan_reasons: dict[str, int] = field(default_factory=dict)  # PlanReason → slots (why not reused)
+    plan: PlanTotals | None = None  # what the plan decided (None: an outcome made by hand)
     usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
     replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
     decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows (no per-eval `evals`)
@@ -50,6 +77,8 @@ class RunOutcome:
 
 
 class RunEvents(Protocol):
+    """The hooks a run calls, in order: planned, setup_failed, started/sealed per attempt, finished."""
+
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None: ...
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None: ...
     def started(self, run_id: str, slot: PlannedSlot) -> None: ...
@@ -59,8 +88,8 @@ class RunEvents(Protocol):
     def finished(self, outcome: RunOutcome) -> None: ...
 
 
-class NullEvents:
-    """Tells no one (library use and tests)."""
+class RunListener:
+    """A listener that hears nothing: subclass it and implement only the hooks you need."""
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         pass
@@ -78,3 +107,43 @@ class NullEvents:
 
     def finished(self, outcome: RunOutcome) -> None:
         pass
+
+
+NullEvents = RunListener  # tells no one (library use and tests)
+
+
+class EventRelay:
+    """The run's one audience: each event goes to every listener in turn (progress, NDJSON, plain
+    lines, whatever the caller adds), as pytest calls a hook on each plugin.
+
+    A listener whose reader went away (BrokenPipeError: `niceeval run | head -3`) is dropped,
+    stdout is pointed at /dev/null (`_stdout.reader_went_away`, the one broken-pipe policy), and
+    the run goes on for the others: it seals everything and exits with its own code."""
+
+    def __init__(self, *listeners: RunEvents) -> None:
+        self.listeners = list(listeners)
+
+    def _tell(self, hook: str, *args: Any) -> None:
+        for listener in list(self.listeners):
+            try:
+                getattr(listener, hook)(*args)
+            except BrokenPipeError:
+                self.listeners.remove(listener)
+                reader_went_away()
+
+    def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
+        self._tell("planned", run_id, slots)
+
+    def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
+        self._tell("setup_failed", run_id, failures)
+
+    def started(self, run_id: str, slot: PlannedSlot) -> None:
+        self._tell("started", run_id, slot)
+
+    def sealed(
+        self, run_id: str, slot: PlannedSlot, attempt: AttemptRecord, results: Sequence[AssertionResult]
+    ) -> None:
+        self._tell("sealed", run_id, slot, attempt, results)
+
+    def finished(self, outcome: RunOutcome) -> None:
+        self._tell("finished", outcome)

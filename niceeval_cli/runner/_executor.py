@@ -52,6 +52,8 @@ class ExecutorContext:
     max_concurrency: int = 1
     #: The registered grader the run grades judges with; a remote worker makes its own from it.
     grader: str = DEFAULT_GRADER
+    #: Slots the run will submit (0: everything was reused or held back; no worker is needed).
+    dispatchable: int = 1
 
 
 class Executor(Protocol):

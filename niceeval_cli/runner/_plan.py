@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -241,11 +240,6 @@ def changed_parts_of(previous_parts_json: str | None, parts_json: str) -> tuple[
     from .._fingerprint import changed_parts
 
     return tuple(changed_parts(json.loads(previous_parts_json or "{}"), json.loads(parts_json)))
-
-
-def count_by_reason(slots: Sequence[PlannedSlot]) -> dict[str, int]:
-    """Slots per plan reason, in the order the reasons first occur."""
-    return {str(reason): n for reason, n in Counter(slot.reason for slot in slots).items()}
 
 
 @dataclass(frozen=True)

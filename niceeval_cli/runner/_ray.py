@@ -171,7 +171,7 @@ class RayExecutor:
         self._actor: Any = None
         self._args: tuple[Any, ...] = ()
         self._started_ray = False
-        if context.options.get("dispatchable", 1):  # nothing to execute (all reused): no cluster needed
+        if context.dispatchable:  # nothing to execute (all reused): no cluster needed
             self._connect()
 
     # ── connecting ───────────────────────────────────────────────────────────────────────

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .. import outcomes
+from .._collector import release as release_collector
 from .._errors import ExitCode, NiceEvalError, UsageError
 from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
@@ -22,7 +23,7 @@ from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import PlanSlot, SlotRecord, Store
 from ._attempt import errored_attempt
-from ._events import NullEvents, RunEvents, RunOutcome, SetupFailure
+from ._events import NullEvents, PlanTotals, RunEvents, RunOutcome, SetupFailure
 from ._executor import (
     DEFAULT_EXECUTOR,
     Executor,
@@ -33,7 +34,7 @@ from ._executor import (
 )
 from ._frames import project_traceback
 from ._judge_glue import judge_grader
-from ._plan import PlannedSlot, RunRequest, count_by_reason, plan
+from ._plan import PlannedSlot, RunRequest, plan
 from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
@@ -453,12 +454,11 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         slots: Sequence[PlannedSlot] = layout.slots  # not copied: 20 000 slots are 160 KiB a list
         if not request.dry:
             store.record_abandoned()  # runs whose process died: recorded by the next writer, never by readers
-        reasons = count_by_reason(slots)
+        totals = PlanTotals.of(slots, request.mode)
         if request.dry:
             events.planned(None, slots)
-            outcome = RunOutcome(None, "dry", 0, executed=sum(s.execute for s in slots),
-                                 reused=sum(not s.execute for s in slots), dry=True,
-                                 planned=len(slots), not_run=0, plan_reasons=reasons)
+            outcome = RunOutcome(None, "dry", 0, executed=totals.slots - totals.reused, reused=totals.reused,
+                                 dry=True, planned=totals.slots, not_run=0, plan=totals)
             events.finished(outcome)
             return outcome
         run_id = new_id()
@@ -486,7 +486,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             handles: dict[tuple[str, str, int], LiveHandles] = {}
             context = ExecutorContext(
                 project_root=root, secrets=secrets, handles=handles,
-                options={**request.executor_options, "dispatchable": len(dispatchable)},
+                options=request.executor_options, dispatchable=len(dispatchable),
                 max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
                 grader=grader,
             )
@@ -518,9 +518,12 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     plan=_Rows(functools.partial(_plan_slots, planned_slots,
                                                  reused if request.shard is not None else None)),
                 )
-                # Recorded: the full plan (every shard's slots) and its id keys (one tuple per
-                # slot, in the layout) must not sit under the whole run; this shard's are `slots`.
+                # The release point: the run is planned and recorded. The full plan (every shard's
+                # slots) and its id keys (one tuple per slot, in the layout) must not sit under the
+                # whole run (this shard's are `slots`), and what the run keeps is frozen for the
+                # collector, which now collects the attempts' cycles (`_collector`).
                 del planned_slots, layout
+                release_collector()
                 events.planned(run_id, slots)
                 if failures:
                     events.setup_failed(run_id, failures)
@@ -561,7 +564,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         outcome = RunOutcome(
             run_id, str(status), int(code), executed=executed, reused=reused_count,
             counts=dict(decision.counts), setup_failures=tuple(failures),
-            planned=planned, not_run=decision.not_run or 0, plan_reasons=reasons,
+            planned=planned, not_run=decision.not_run or 0, plan=totals,
             usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
             decision=decision,

@@ -103,3 +103,62 @@ def test_a_bad_option_value_is_still_typers_usage_error(tmp_path: Path) -> None:
     done = proj.run("--attempts", "0")
     assert done.returncode == 2
     assert "Invalid value for '--attempts'" in done.stderr
+
+
+# ── item 5: one relay, one broken-pipe policy ───────────────────────────────────────────────
+
+_MANY = '''
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval(attempts=40)
+def good(t):
+    t.check(1, equals(1)).label("one")
+
+
+@define_eval(attempts=10)
+def bad(t):
+    t.check(1, equals(2)).label("two")
+'''
+
+
+def test_a_reader_gone_from_the_events_stops_only_them_the_junit_file_and_the_store_get_everything(
+    tmp_path: Path,
+) -> None:
+    proj = Proj(tmp_path)
+    proj.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
+    proj.write("evals/many.py", _MANY)
+    done = proj.shell("set -o pipefail; niceeval run --json --junit report.xml | head -1; echo \"rc=${PIPESTATUS[0]}\"")
+    assert "rc=1" in done.stdout, done.stdout + done.stderr  # the run's own code: `bad` failed
+    assert done.stdout.splitlines()[0].startswith('{"event": "run.planned"')
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    [run] = proj.sql("SELECT status, exit_code FROM runs")
+    assert (run["status"], run["exit_code"]) == ("finished", 1)
+    assert proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"] == 50
+    junit = (tmp_path / "report.xml").read_text()
+    assert junit.count("<testcase") == 2 and "<failure" in junit
+
+
+def test_a_reader_gone_from_the_summary_keeps_the_exit_code_and_a_reader_gone_from_query_is_exit_0(
+    tmp_path: Path,
+) -> None:
+    proj = Proj(tmp_path)
+    proj.write("niceeval.toml", "[project]\n")
+    proj.write("evals/many.py", _MANY)
+    done = proj.shell("set -o pipefail; niceeval run | head -1; echo \"rc=${PIPESTATUS[0]}\"")
+    assert "rc=1" in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
+    done = proj.shell("niceeval query attempts --format ndjson | head -1; echo \"rc=${PIPESTATUS[0]}\"")
+    assert "rc=0" in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
+
+
+def test_one_module_holds_the_broken_pipe_policy() -> None:
+    holders = sorted(
+        str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+        if "os.dup2(" in path.read_text(encoding="utf-8")
+    )
+    assert holders == ["_stdout.py"], holders
+    forwarding = [path.name for path in PACKAGE.rglob("*.py")
+                  if "class _Recording" in (text := path.read_text(encoding="utf-8"))
+                  or "class _ReleasingEvents" in text]
+    assert not forwarding, forwarding

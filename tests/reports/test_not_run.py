@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from niceeval_cli._states import AttemptState, RunStatus
-from niceeval_cli.app.run import PlanTotals, RunReport, read_sealed
+from niceeval_cli.app.run import RunReport, read_sealed
 from niceeval_cli.reports.run_output import summary_lines
 from niceeval_cli.reports.terminal.lines import plain
 from niceeval_cli.reports.terminal.run import header_lines
 from niceeval_cli.reports.viewmodels.run import run_header
-from niceeval_cli.runner import RunOutcome
+from niceeval_cli.runner import PlanTotals, RunOutcome
 from tests.support.view_builders import Runs
 
 
@@ -23,7 +23,7 @@ def _interrupted(runs: Runs) -> str:
 def test_the_summary_of_an_interrupted_run_says_how_many_planned_slots_were_not_run(runs: Runs) -> None:
     run = _interrupted(runs)
     sealed = read_sealed(runs.store, run)
-    report = RunReport(RunOutcome(run, "interrupted", 130), PlanTotals(20, 0, {"new": 20}, "default"), sealed, 16)
+    report = RunReport(RunOutcome(run, "interrupted", 130, plan=PlanTotals(20, 0, {"new": 20}, "default")), sealed, 16)
     text = plain(summary_lines(report))
     assert "exit 130 (interrupted)" in text
     assert "16 of 20 planned slots were not run" in text

@@ -124,12 +124,12 @@ def test_the_outcome_says_why_nothing_was_reused(project, run_library):
             raise RuntimeError("flaky")
     """)
     first, _ = run_library()
-    assert first.plan_reasons == {"new": 2}
+    assert first.plan is not None and (first.plan.reasons, first.plan.reused) == ({"new": 2}, 0)
     again, _ = run_library()
-    assert again.plan_reasons == {"reused": 1, "previous-errored": 1}
+    assert again.plan is not None and (again.plan.reasons, again.plan.reused) == ({"previous-errored": 1}, 1)
     assert again.reused == 1
     everything, _ = run_library(mode=RerunMode.ALL)
-    assert everything.plan_reasons == {"rerun": 2}
+    assert everything.plan is not None and (everything.plan.reasons, everything.plan.mode) == ({"rerun": 2}, "all")
     assert everything.reused == 0
 
 

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 
 from rich import box
@@ -39,12 +37,10 @@ def emit(console: Console, lines: Sequence[Line]) -> None:
         text = "".join((" " * line.indent + line.text.plain).rstrip() + "\n" for line in lines)
         with console:  # joins any buffered rich output first, in order
             pass
-        try:
-            console.file.write(text)
-            console.file.flush()
-        except BrokenPipeError:
-            reader_went_away()
-            raise
+        # A reader that went away raises BrokenPipeError: the caller applies the one policy
+        # (`_stdout.reader_went_away`) and decides whether the command ends or goes on.
+        console.file.write(text)
+        console.file.flush()
         return
     plain = console.no_color
     for line in lines:
@@ -66,14 +62,3 @@ def section(console: Console, title: str) -> None:
         emit(console, [Line(Text(title))])
         return
     console.rule(Text(title, style="bold"), align="left", style="dim")
-
-
-def reader_went_away() -> None:
-    """`niceeval view | head`: the reader closed the pipe. Point stdout at /dev/null so later
-    writes and the interpreter's final flush do not fail too; the caller decides whether to stop
-    (`view`: exit 0 like other Unix tools) or go on (`run`: the run's own exit code)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

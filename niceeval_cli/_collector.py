@@ -1,0 +1,44 @@
+"""The cyclic garbage collector's one policy for the `niceeval` process.
+
+A command builds what it keeps for its whole length (modules, definitions, 20 000 plan slots)
+and makes few cycles while it does, yet each full collection walks everything built so far.
+So the console script starts the collector at a high threshold over a frozen start-up
+(`start`); a run's release point (`runner/_run.py`: planned and recorded) freezes what the run
+keeps and collects its attempts' cycles at CPython's usual pace (`release`). A library or test
+caller that never called `start` keeps its collector as it is.
+"""
+
+from __future__ import annotations
+
+import gc
+
+#: The first threshold while a command builds what it keeps (CPython's default is 700).
+BUILD_THRESHOLD = 20_000
+#: The first threshold while a run's attempts go: each leaves a few cycles (its context's closures).
+ATTEMPTS_THRESHOLD = 700
+
+_started = False
+
+
+def start() -> None:
+    """The console script's start: what is loaded lives for the whole command."""
+    global _started
+    _started = True
+    gc.freeze()
+    _set_first_threshold(BUILD_THRESHOLD)
+
+
+def release() -> None:
+    """A run's release point: what exists stays for the run (frozen); attempts are collected often."""
+    if not _started:
+        return
+    gc.freeze()
+    _set_first_threshold(ATTEMPTS_THRESHOLD)
+
+
+def _set_first_threshold(first: int) -> None:
+    _, second, third = gc.get_threshold()
+    gc.set_threshold(first, second, third)
+
+
+__all__ = ["ATTEMPTS_THRESHOLD", "BUILD_THRESHOLD", "release", "start"]
