@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ExitCode, UsageError
 from .._states import AssertionState, AttemptState, EvalKind, GateState
-from ..comparison import AttemptFacts, Comparison, ExperimentTotals, PairClass, compare, experiment_totals
+from ..comparison import AttemptFacts, PairClass, compare, experiment_totals
 from ..outcomes import assertion_severity_sql
+from ..reports.data import CompareResult, Results
 from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, Significance
 from ..store.rows import RunRow
 
@@ -40,32 +41,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CompareResult:
-    """The two sides read, and what comparing them found."""
-
-    base_run: RunRow
-    new_run: RunRow
-    comparison: Comparison
-    experiments: tuple[str, str] | None = None  # (A, B) when two experiments of one run were compared
-    totals: tuple[ExperimentTotals, ExperimentTotals] | None = None
-
-
 _ASSERTION_STATE = {s.value: s for s in AssertionState}
 _ATTEMPT_STATE = {s.value: s for s in AttemptState}
 _GATE = {g.value: g for g in GateState}
 _KIND = {k.value: k for k in EvalKind}
-
-
-@dataclass(frozen=True)
-class Results:
-    """A run's assertion results as column names and tuples, grouped by attempt (severity order inside)."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-
-    def index(self, name: str) -> int | None:
-        return self.columns.index(name) if name in self.columns else None
 
 
 def run_results(store: Store, run: RunRow) -> Results:

@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import UsageError
+from ..reports.data import InitEntry, InitFile, InitReport
 from ._templates import CONFIG_TEMPLATE, EXAMPLE_TEMPLATE
-
-
-@dataclass(frozen=True)
-class InitFile:
-    path: Path
-    content: str
-
-
-@dataclass(frozen=True)
-class InitEntry:
-    path: str  # relative to the folder `init` ran in
-    written: bool  # False: it already existed and was left unchanged
-
-
-@dataclass(frozen=True)
-class InitReport:
-    entries: list[InitEntry] = field(default_factory=list)  # in the order they were considered
-
-    @property
-    def written(self) -> list[str]:
-        return [e.path for e in self.entries if e.written]
 
 
 def init_files(root: Path) -> list[InitFile]:

@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..reports.data import ProjectListing
 
 if TYPE_CHECKING:
     from ..config import ProjectConfig
     from ..discovery import DiscoveredEval
-
-
-@dataclass(frozen=True)
-class ProjectListing:
-    """What `list --json` prints (`evals`, `experiments`, `warnings`), plus where evals were
-    looked for. One record per eval (with its number of cases), or per case with `--cases`."""
-
-    evals: list[dict[str, Any]]
-    experiments: list[dict[str, Any]]
-    where: str  # the eval roots, relative to the project
-    warnings: list[str] = field(default_factory=list)  # evals whose case ids are row positions
-    cases: bool = False  # one record per case (`list --cases`)
-
-    def as_json(self) -> dict[str, list[Any]]:
-        return {"evals": self.evals, "experiments": self.experiments, "warnings": self.warnings}
 
 
 @dataclass(frozen=True)

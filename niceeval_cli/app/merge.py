@@ -8,29 +8,12 @@ group — what `--junit` and `--exit-code` report on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import ExitCode, UsageError
-from ..store import MergeResult, PlanSlot, RunRow, Store
-from .run import SealedRun, read_sealed
-
-
-@dataclass(frozen=True)
-class MergeReport:
-    target: Path
-    sources: tuple[Path, ...]
-    result: MergeResult
-    merged: RunRow | None  # the merged logical run (a group for shards); None: the sources had no runs
-    not_run: tuple[PlanSlot, ...]  # its planned slots that no attempt filled (a missing shard's)
-    sealed: SealedRun | None = None  # its sealed rows, read for JUnit (`junit=True`)
-
-    @property
-    def exit_code(self) -> int:
-        """The merged run's decided exit code (a group's from its sealed rows), for `--exit-code`."""
-        if self.merged is None or self.merged.exit_code is None:
-            return int(ExitCode.OK) if self.merged is None else int(ExitCode.UNDECIDED)
-        return int(self.merged.exit_code)
+from .._errors import UsageError
+from ..reports.data import MergeReport
+from ..store import PlanSlot, Store
+from .run import read_sealed
 
 
 def merge_stores(target: Path, sources: Sequence[Path], *, junit: bool = False) -> MergeReport:

@@ -10,50 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._errors import UsageError
-from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
+from ..reports.data import CompareResult, ReportData, Results
 from ..store.report_reads import AttemptTexts, attempt_rows, attempt_texts, result_states
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
-    from ..store import OutcomeGroup, Store
-from .compare import CompareResult, Results, attempt_facts, experiments_result
+    from ..store import Store
+from .compare import attempt_facts, experiments_result
 
 __all__ = ["AttemptTexts", "ReportData", "default_path", "load_report", "read_report", "report_file_name",
            "save_report"]
 
 REPORTS_DIR = "reports"
-
-
-@dataclass(frozen=True)
-class ReportData:
-    """Everything the report shows, as read from the store (rows keep the store's column names).
-
-    The short rows are read at once; each attempt's long texts (results, transcript, error, ...)
-    only when the page is written, one attempt at a time (`details`), so a run of huge texts
-    never sits in memory whole (issue 23, item 17).
-    """
-
-    store_path: Path
-    run: RunRow
-    attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order), long texts left out
-    results: Results  # every assertion result's attempt_id, key and state (what comparing reads)
-    facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
-    baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
-    experiments: CompareResult | None = None  # two experiments of this run, A against B
-    groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
-    costs: list[dict[str, Any]] = field(default_factory=list)  # per experiment, as `Store.costs` sums them
-    #: text limit → a reader of one attempt's texts cut to it (attempt id → AttemptTexts), open for
-    #: the `with` block: the page asks only for the attempts it embeds, one at a time.
-    details: Callable[[int], AbstractContextManager[Callable[[str], AttemptTexts]]] | None = None
 
 
 def load_report(

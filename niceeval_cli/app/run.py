@@ -10,51 +10,21 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import outcomes
 from .._errors import UsageError
 from .._states import PROBLEM_STATES, AttemptState, EvalKind, UnavailableReason
+from ..reports.data import RunReport, SealedRun
 from .project import load_project
 
 if TYPE_CHECKING:
-    from ..runner import PlanTotals, RunEvents, RunOutcome, RunRequest
+    from ..runner import RunEvents, RunRequest
     from ..store import OutcomeGroup, PassedEvals, Store
-    from ..store.rows import AssertionRow, AttemptRow, RunRow
+    from ..store.rows import AssertionRow, AttemptRow
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
-
-
-@dataclass(frozen=True)
-class SealedRun:
-    """A run's sealed rows as the summary and JUnit read them (from the store, after the run)."""
-
-    run: RunRow
-    groups: Sequence[OutcomeGroup]
-    shown: list[tuple[AttemptRow, list[AssertionRow]]]  # the attempts the summary expands
-    more: int = 0  # attempts the summary would expand beyond its limit (`view` shows them)
-    attempts: list[AttemptRow] = field(default_factory=list)  # all of them (JUnit only)
-    results: dict[str, list[AssertionRow]] = field(default_factory=dict)  # attempt id → results (JUnit)
-    key_problem: bool = False  # some judge item is unavailable for want of an API key
-    unobserved: bool = False  # some tool assertion is unavailable: the adapter did not observe tool calls
-    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
-    kept_sandboxes: list[tuple[str, str]] = field(default_factory=list)  # (experiment · eval#n, where) kept
-    passed_evals: tuple[PassedEvals, ...] = ()  # evals whose every attempt passed: counted, not in `groups`
-
-
-@dataclass(frozen=True)
-class RunReport:
-    outcome: RunOutcome
-    sealed: SealedRun | None  # None: nothing was recorded (no run id)
-    not_run: int | None  # planned slots with no sealed attempt (interrupted, setup error)
-    confidence: float = 0.95  # the project's [stats] confidence: the summary's intervals
-
-    @property
-    def plan(self) -> PlanTotals | None:
-        """What the plan decided (the runner counted it once); None: the run was not planned."""
-        return self.outcome.plan
 
 
 def build_request(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,9 +13,9 @@ from .. import outcomes
 from .._selectors import selects_any_experiment
 from .._states import STATE_FILTERS as STATE_FILTERS  # `view --state` values, read by the CLI from here
 from .._states import AttemptState, Derived, GateState
+from ..reports.data import AttemptDetail, RunPage, ViewFilters
 
 if TYPE_CHECKING:
-    from .._records import TurnRecord
     from ..store import GroupOutcome, OutcomeGroup, PlanSlot, RunRead, Store
     from ..store.rows import AssertionRow, AttemptRow, RunRow
 
@@ -25,42 +24,6 @@ DEFAULT_PAGE = 100  # attempts listed by default; the header always counts all o
 _GATE_FILTERS: dict[str, GateState] = {
     Derived.GATE_FAILED: GateState.FAILED, Derived.GATE_UNAVAILABLE: GateState.UNAVAILABLE,
 }
-
-
-@dataclass(frozen=True)
-class ViewFilters:
-    experiments: Sequence[str] = ()
-    eval_prefixes: Sequence[str] = ()
-    states: Sequence[str] = ()
-
-
-@dataclass(frozen=True)
-class RunPage:
-    """What `view` shows for a run: the grouped outcomes for the header, the listed attempts."""
-
-    run: RunRow
-    groups: list[OutcomeGroup]
-    experiments: list[str]  # the run's experiments the filters keep, in run order
-    expanded: list[tuple[AttemptRow, list[AssertionRow]]]
-    collapsed: list[AttemptRow]
-    matching: int  # attempts matching the filters (the page shows at most `limit` of them)
-    filters: ViewFilters
-    not_run: int | None  # planned slots never run; None while the store does not record the plan
-    costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
-    not_run_slots: tuple[PlanSlot, ...] = ()  # a shard group's slots no shard filled (listed as "not run")
-
-    @property
-    def shown(self) -> int:
-        return len(self.expanded) + len(self.collapsed)
-
-
-@dataclass(frozen=True)
-class AttemptDetail:
-    """`view @ATTEMPT_ID`: one attempt and all its results."""
-
-    attempt: AttemptRow
-    results: list[AssertionRow]
-    turns: list[TurnRecord] = field(default_factory=list)  # the transcript (agents.md)
 
 
 def load_view(

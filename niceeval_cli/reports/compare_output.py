@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.text import Text
 
 from .._states import Derived, GateState
-from ..app.compare import CompareResult
 from ..comparison import (
     EXPERIMENT_COLUMNS,
     ROW_COLUMNS,
@@ -30,6 +29,7 @@ from ..comparison import (
 )
 from ..stats import Significance
 from ._safe import visible
+from .data import CompareResult
 from .formats import write_rows
 
 __all__ = ["MACHINE_FORMATS", "change_line", "print_comparison", "rate_changes", "side_text", "write_comparison"]

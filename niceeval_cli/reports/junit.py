@@ -26,10 +26,10 @@ from .. import outcomes
 from .._errors import UsageError
 from .._records import AssertionResult
 from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation
-from ..app.run import SealedRun
 from ..store.rows import AttemptRow, RunRow
 from ._safe import visible
 from ._tally import attempt_word
+from .data import SealedRun
 from .terminal.attempt import block_lines
 from .terminal.lines import plain
 from .viewmodels.attempt import attempt_block, score_text

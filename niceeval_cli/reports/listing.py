@@ -11,8 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..app.init import InitReport
-from ..app.listing import ProjectListing
+from .data import InitReport, ProjectListing
 from .terminal import emit as _out
 from .terminal.lines import Line, blank, line, pad
 from .viewmodels.text import name, plural

@@ -14,8 +14,8 @@ from .._errors import EXIT_MEANING, ExitCode, UsageError
 from ._safe import visible
 
 if TYPE_CHECKING:
-    from ..app.merge import MergeReport
     from ..store import PlanSlot, RunRow
+    from .data import MergeReport
 
 NOT_RUN_SHOWN = 20
 _TABLE_WORDS = {

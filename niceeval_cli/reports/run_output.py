@@ -14,9 +14,9 @@ from rich.console import Console
 
 from .._states import PlanReason
 from .._stdout import reader_went_away
-from ..app.run import RunReport
 from ._safe import visible
 from ._tally import attempt_word, tally
+from .data import RunReport
 from .json_columns import decoded
 from .terminal import emit as out
 from .terminal.attempt import block_lines

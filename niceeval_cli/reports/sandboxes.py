@@ -7,7 +7,7 @@ import sys
 
 from rich.console import Console
 
-from ..app.sandbox import SandboxListing
+from .data import SandboxListing
 from .terminal import emit as _out
 from .terminal.lines import Line, line
 from .viewmodels.text import name

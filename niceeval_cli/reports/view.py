@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from .._states import AttemptState
-from ..app.view import AttemptDetail, RunPage, ViewFilters
 from ..stats import DEFAULT_CONFIDENCE
 from ._tally import RunTally, tally
+from .data import AttemptDetail, RunPage, ViewFilters
 from .terminal import emit as out
 from .terminal.attempt import block_lines, collapsed_lines, detail_lines
 from .terminal.cost import cost_lines

@@ -162,3 +162,4 @@ def test_one_module_holds_the_broken_pipe_policy() -> None:
                   if "class _Recording" in (text := path.read_text(encoding="utf-8"))
                   or "class _ReleasingEvents" in text]
     assert not forwarding, forwarding
+

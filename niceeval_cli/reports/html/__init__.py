@@ -19,8 +19,8 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
-from ...app.report import ReportData
 from .._safe import visible
+from ..data import ReportData
 from . import _json
 from ._model import Page, build_page
 from ._words import MARKS, slug

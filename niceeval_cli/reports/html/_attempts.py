@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...app.report import ReportData
 from ...comparison import shown_eval_id
+from ..data import ReportData
 from ..viewmodels.standing import score_standing
 from ..viewmodels.text import duration
 from ._words import MARKS, OK_WORDS, attempt_word, eval_tags, score_text, slug

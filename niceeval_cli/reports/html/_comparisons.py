@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ...app.compare import CompareResult
 from ...comparison import (
     AttemptFacts,
     Pair,
@@ -13,6 +12,7 @@ from ...comparison import (
     shown_eval_id,
 )
 from ..compare_output import LISTED, change_line, side_text, significance_text
+from ..data import CompareResult
 from ..viewmodels.cost import ExperimentCost
 from ..viewmodels.text import when
 from ._summary import ExperimentColumn, experiment_column

@@ -17,7 +17,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from ...app.report import AttemptTexts, ReportData
+from ...store.report_reads import AttemptTexts
+from ..data import ReportData
 from . import _json
 from ._words import score_text
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from ... import outcomes
 from ..._states import AttemptState, Derived, EvalKind, GateState
-from ...app.report import ReportData
 from ...comparison import (
     AttemptFacts,
     Side,
@@ -15,6 +14,7 @@ from ...comparison import (
     fold_side,
 )
 from ..compare_output import side_text
+from ..data import ReportData
 from ..viewmodels.standing import score_standing
 from ..viewmodels.stats import counts_text
 from ._words import MARKS, eval_tags

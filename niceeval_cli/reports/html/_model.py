@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..._states import ATTEMPT_WORDS
-from ...app.report import ReportData
 from .._safe import NAMED_ESCAPES, UNSAFE_RANGES
+from ..data import ReportData
 from . import _charts
 from ._attempts import AttemptItem, attempt_items
 from ._charts import Chart

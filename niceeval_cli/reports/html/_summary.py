@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..._states import ATTEMPT_WORDS
-from ...app.report import ReportData
 from ...comparison import (
     AttemptFacts,
     ExperimentTotals,
@@ -15,6 +14,7 @@ from ...comparison import (
 )
 from .. import _tally
 from .._safe import visible
+from ..data import ReportData
 from ..viewmodels.cost import ExperimentCost, experiment_costs
 from ..viewmodels.run import ExperimentSummary, run_header
 from ..viewmodels.stats import ExperimentStats
