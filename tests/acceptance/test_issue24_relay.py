@@ -163,3 +163,13 @@ def test_one_module_holds_the_broken_pipe_policy() -> None:
                   or "class _ReleasingEvents" in text]
     assert not forwarding, forwarding
 
+
+# ── item 4: the run's result flows one way ──────────────────────────────────────────────────
+
+def test_no_report_module_climbs_back_into_the_app() -> None:
+    climbing = {
+        str(path.relative_to(PACKAGE)): sorted(
+            n for n in _imported(path) if n.split(".")[:2] == ["niceeval_cli", "app"])
+        for path in (PACKAGE / "reports").rglob("*.py")
+    }
+    assert {module: names for module, names in climbing.items() if names} == {}

@@ -46,6 +46,11 @@ def test_reports_only_turn_data_into_output() -> None:
             assert not name.startswith(forbidden), (module, name)
 
 
+def test_reports_never_climb_back_into_the_app() -> None:
+    for module, names in _imports("reports").items():
+        assert not any(n == "niceeval_cli.app" or n.startswith("niceeval_cli.app.") for n in names), module
+
+
 def test_the_app_layer_neither_prints_nor_imports_reports_beyond_their_records() -> None:
     for module, names in _imports("app").items():
         beyond = [n for n in names
