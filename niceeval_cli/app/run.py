@@ -89,16 +89,25 @@ SUMMARY_CACHE_KIB = 256
 
 
 def execute(
-    request: RunRequest, listeners: Sequence[RunEvents] = (), *, summary: bool = True, junit: bool = False,
+    request: RunRequest, listeners: Sequence[object] = (), *, summary: bool = True, junit: bool = False,
     limit: int = SUMMARY_LIMIT,
 ) -> RunReport:
     """Run with the caller's listeners (through one relay: a listener whose reader went away is
     dropped, the run goes on), then read back what the summary (`summary`) and the JUnit report
-    (`junit`) need."""
-    from ..runner import EventRelay, run
+    (`junit`) need, and hand that `RunReport` to the listeners (`reported`: the summary, JUnit)."""
+    from ..runner import EventRelay
+
+    relay = EventRelay(*listeners)
+    report = _run_and_read(request, relay, summary=summary, junit=junit, limit=limit)
+    relay.reported(report)
+    return report
+
+
+def _run_and_read(request: RunRequest, relay: RunEvents, *, summary: bool, junit: bool, limit: int) -> RunReport:
+    from ..runner import run
     from ..store import Store
 
-    outcome = run(request, EventRelay(*listeners))
+    outcome = run(request, relay)
     plan = outcome.plan
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, None, None)

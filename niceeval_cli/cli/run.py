@@ -103,17 +103,18 @@ def run(
         run_output.print_plan(console, plan_run(request), json_out=json_out)
         raise typer.Exit(ExitCode.OK)
     events = run_output.events_for(console, json_out)
+    listeners: list[object] = [events]
+    if junit is not None:
+        from ..reports.junit import JunitFile
+
+        listeners.append(JunitFile(junit))
+    if not json_out:
+        listeners.append(run_output.Summary(console))
     try:
-        report = run_app.execute(request, [events], summary=not json_out, junit=junit is not None)
+        report = run_app.execute(request, listeners, summary=not json_out, junit=junit is not None)
     finally:
         close = getattr(events, "close", None)
         if close is not None:
             close()  # a live display must give the terminal back even when the run raised
-    if junit is not None and report.sealed is not None:
-        from ..reports.junit import write_junit
-
-        write_junit(report.sealed, junit)
-    if not json_out:
-        run_output.print_summary(console, report)
     _exit_now_if_threads_linger(report.outcome.exit_code)
     raise typer.Exit(report.outcome.exit_code)

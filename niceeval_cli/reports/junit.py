@@ -29,7 +29,7 @@ from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState
 from ..store.rows import AttemptRow, RunRow
 from ._safe import visible
 from ._tally import attempt_word
-from .data import SealedRun
+from .data import RunReport, SealedRun
 from .terminal.attempt import block_lines
 from .terminal.lines import plain
 from .viewmodels.attempt import attempt_block, score_text
@@ -232,3 +232,15 @@ def write_junit(sealed: SealedRun, path: Path | str) -> Path:
             f"the results are sealed in run {sealed.run.id}"
         ) from error
     return target
+
+
+class JunitFile:
+    """`run --junit FILE`: a listener of the run's relay that hears only `reported`, and writes the
+    file once the app has read the run back."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def reported(self, report: RunReport) -> None:
+        if report.sealed is not None:
+            write_junit(report.sealed, self.path)

@@ -13,7 +13,6 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.console import Console
 
 from .._states import PlanReason
-from .._stdout import reader_went_away
 from ._safe import visible
 from ._tally import attempt_word, tally
 from .data import RunReport
@@ -222,11 +221,19 @@ def summary_lines(report: RunReport) -> list[Line]:
 
 
 def print_summary(console: Console, report: RunReport) -> None:
-    """The summary; a reader that went away (`run | head`) stops only the output, not the exit code."""
-    try:
-        out.emit(console, summary_lines(report))
-    except BrokenPipeError:
-        reader_went_away()
+    """The summary (a reader that went away: the run's relay drops this listener, `Summary`)."""
+    out.emit(console, summary_lines(report))
+
+
+class Summary:
+    """A listener of the run's relay that hears only `reported`: the summary, once the app has
+    read the run back."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def reported(self, report: RunReport) -> None:
+        print_summary(self.console, report)
 
 
 def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool) -> None:

@@ -108,25 +108,34 @@ class RunListener:
     def finished(self, outcome: RunOutcome) -> None:
         pass
 
+    def reported(self, report: Any) -> None:
+        """After the run, what its caller read back for it (`app.run`: a `RunReport`): the
+        summary and the JUnit file are written here. The runner itself never calls it."""
+
 
 NullEvents = RunListener  # tells no one (library use and tests)
 
 
 class EventRelay:
-    """The run's one audience: each event goes to every listener in turn (progress, NDJSON, plain
-    lines, whatever the caller adds), as pytest calls a hook on each plugin.
+    """The run's one audience: each event goes to every listener in turn (progress, NDJSON or
+    plain lines, the JUnit file, the summary, whatever the caller adds), as pytest calls a hook
+    on each plugin. A listener implements the hooks it wants (`RunListener` has them all, doing
+    nothing); one it leaves out is not called.
 
     A listener whose reader went away (BrokenPipeError: `niceeval run | head -3`) is dropped,
     stdout is pointed at /dev/null (`_stdout.reader_went_away`, the one broken-pipe policy), and
     the run goes on for the others: it seals everything and exits with its own code."""
 
-    def __init__(self, *listeners: RunEvents) -> None:
+    def __init__(self, *listeners: object) -> None:
         self.listeners = list(listeners)
 
     def _tell(self, hook: str, *args: Any) -> None:
         for listener in list(self.listeners):
+            call = getattr(listener, hook, None)
+            if call is None:
+                continue
             try:
-                getattr(listener, hook)(*args)
+                call(*args)
             except BrokenPipeError:
                 self.listeners.remove(listener)
                 reader_went_away()
@@ -147,3 +156,6 @@ class EventRelay:
 
     def finished(self, outcome: RunOutcome) -> None:
         self._tell("finished", outcome)
+
+    def reported(self, report: Any) -> None:
+        self._tell("reported", report)

@@ -48,3 +48,18 @@ def test_a_listener_whose_reader_went_away_is_dropped_and_the_others_go_on(monke
     assert log == [("b", "started"), ("b", "started"), ("b", "finished")]
     assert silenced == [True]  # stdout pointed at /dev/null once, when the reader went away
     assert gone not in relay.listeners
+
+
+def test_a_listener_implements_only_the_hooks_it_wants() -> None:
+    got: list[object] = []
+
+    class OnlyReported:  # the summary and the JUnit file hear nothing but the app's read of the run
+        def reported(self, report):
+            got.append(report)
+
+    relay = EventRelay(OnlyReported(), RunListener())
+    relay.planned("run", [])
+    relay.started("run", None)  # type: ignore[arg-type]
+    relay.finished(None)  # type: ignore[arg-type]
+    relay.reported("the report")
+    assert got == ["the report"]
