@@ -126,7 +126,7 @@ def bad(t):
 def test_a_reader_gone_from_the_events_stops_only_them_the_junit_file_and_the_store_get_everything(
     tmp_path: Path,
 ) -> None:
-    proj = Proj(tmp_path)
+    proj = Project(tmp_path)
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
     proj.write("evals/many.py", _MANY)
     done = proj.shell("set -o pipefail; niceeval run --json --junit report.xml | head -1; echo \"rc=${PIPESTATUS[0]}\"")
@@ -143,7 +143,7 @@ def test_a_reader_gone_from_the_events_stops_only_them_the_junit_file_and_the_st
 def test_a_reader_gone_from_the_summary_keeps_the_exit_code_and_a_reader_gone_from_query_is_exit_0(
     tmp_path: Path,
 ) -> None:
-    proj = Proj(tmp_path)
+    proj = Project(tmp_path)
     proj.write("niceeval.toml", "[project]\n")
     proj.write("evals/many.py", _MANY)
     done = proj.shell("set -o pipefail; niceeval run | head -1; echo \"rc=${PIPESTATUS[0]}\"")
