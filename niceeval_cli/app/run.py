@@ -114,10 +114,10 @@ def _run_and_read(request: RunRequest, relay: RunEvents, *, summary: bool, junit
     # The summary reads a few rows (what the runner read is handed over): a reader's full page
     # cache would fill with the run's slots while `resolve_run` counts them (~1 MiB at the peak).
     with Store.open(request.store_path or request.project.store, readonly=True, cache_kib=SUMMARY_CACHE_KIB) as store:
-        read = outcome.decision is not None  # the runner read the run's outcome to decide it
+        read = outcome.read  # the rows the runner decided the run from: not read again
         sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit,
-                             groups=outcome.groups if read else None, passed_evals=outcome.passed_evals,
-                             costs=outcome.costs if read else None)
+                             groups=read.groups if read else None, passed_evals=read.passed_evals if read else (),
+                             costs=read.costs if read else None)
         if request.keep_sandbox is not None:
             sealed = dataclasses.replace(sealed, kept_sandboxes=kept_sandboxes(store.attempts_for_run(outcome.run_id)))
     sealed_count = sum(g.total for g in sealed.groups) + sum(p.attempts for p in sealed.passed_evals)

@@ -10,8 +10,7 @@ from .._stdout import reader_went_away
 
 if TYPE_CHECKING:
     from .._records import AssertionResult, AttemptRecord
-    from ..outcomes import RunDecision
-    from ..store import OutcomeGroup, PassedEvals
+    from ..store import RunOutcomeRows
     from ._plan import PlannedSlot, RerunMode
 
 
@@ -54,6 +53,10 @@ class PlanTotals:
 
 @dataclass(frozen=True)
 class RunOutcome:
+    """What the runner hands back: the run's verdict (`decide_run` over its sealed rows: exit code,
+    counts, slots not run), what only the runner knows (executed, plan, spend, warnings), and the
+    rows it decided from (`read`), where the app's one summary read starts."""
+
     run_id: str | None
     status: str
     exit_code: int
@@ -67,13 +70,12 @@ class RunOutcome:
     plan: PlanTotals | None = None  # what the plan decided (None: an outcome made by hand)
     usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
     replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
-    decision: RunDecision | None = None  # outcomes.decide_run over the run's sealed rows (no per-eval `evals`)
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
-    groups: tuple[OutcomeGroup, ...] = ()  # the sealed rows it was decided from (the summary reuses them) ...
-    passed_evals: tuple[PassedEvals, ...] = ()  # ... but for the evals whose every attempt passed: counted
-    costs: list[dict[str, Any]] = field(default_factory=list)  # read with them: cost per experiment (Store.costs)
+    #: The sealed rows the run was decided from (`Store.run_outcome_rows`: the groups, the evals
+    #: counted as passed, the costs); None when it was not decided (dry). Not read a second time.
+    read: RunOutcomeRows | None = None
 
 
 class RunEvents(Protocol):

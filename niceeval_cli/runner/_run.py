@@ -554,10 +554,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
         del slots, executing, reused, dispatchable
         read = store.run_outcome_rows(run_id)
-        groups, passed_evals = tuple(read.groups), read.passed_evals
         decision = outcomes.decide_run(
-            groups, counts=[g.total for g in groups], planned=planned, setup_error=bool(failures),
-            interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False, passed_evals=passed_evals,
+            read.groups, counts=[g.total for g in read.groups], planned=planned, setup_error=bool(failures),
+            interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False, passed_evals=read.passed_evals,
         )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))
@@ -567,13 +566,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             planned=planned, not_run=decision.not_run or 0, plan=totals,
             usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
-            decision=decision,
             spent_usd=dispatcher.spent_usd if dispatcher else None,
             budget_usd=request.budget_usd,
             unstarted=unstarted,
-            groups=groups,
-            passed_evals=tuple(passed_evals),
-            costs=read.costs,
+            read=read,
         )
         events.finished(outcome)
         return outcome
