@@ -105,6 +105,38 @@ def test_a_bad_option_value_is_still_typers_usage_error(tmp_path: Path) -> None:
     assert "Invalid value for '--attempts'" in done.stderr
 
 
+_GC_PROBE = """
+import gc
+from pathlib import Path
+from niceeval_cli import define_eval
+
+Path("defined.txt").write_text(f"{gc.isenabled()} {gc.get_threshold()[0]}")
+
+
+def probe(t):
+    Path("attempt.txt").write_text(f"{gc.isenabled()} {gc.get_threshold()[0]} {gc.get_freeze_count() > 0}")
+
+
+probe_eval = define_eval(test=probe, name="probe")
+"""
+
+
+def test_one_collector_policy_applied_at_the_run_s_release_point(tmp_path: Path) -> None:
+    touching = sorted(
+        str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+        if any(f"gc.{call}(" in path.read_text(encoding="utf-8")
+               for call in ("freeze", "set_threshold", "disable", "enable"))
+    )
+    assert touching == ["_collector.py"], touching
+    proj = Project(tmp_path)
+    proj.write("niceeval.toml", "[project]\n")
+    proj.write("evals/probe.py", _GC_PROBE)
+    done = proj.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "defined.txt").read_text() == "True 20000"  # building: a high threshold
+    assert (tmp_path / "attempt.txt").read_text() == "True 700 True"  # after the release point
+
+
 # ── item 5: one relay, one broken-pipe policy ───────────────────────────────────────────────
 
 _MANY = '''
