@@ -22,13 +22,14 @@ from .._selectors import selects_any_experiment
 from .._shards import shard_of
 from .._states import Relation, RunStatus
 from ..outcomes import RunDecision, assertion_severity_sql
+from . import references
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
+from .db import Db
 from .errors import StoreError, translated
 from .experiments import check_experiments_present
 from .groups import (
     GROUP_KIND,
     GROUP_STATUS_FILTERS,
-    RUN_KIND,
     VERDICT_EXISTS_SQL,
     VERDICT_SQL,
     GroupVerdict,
@@ -36,7 +37,6 @@ from .groups import (
     group_row,
     members_sql,
     not_run_sql,
-    scope_sql,
     verdict_key,
     verdict_params,
     verdict_row,
@@ -110,7 +110,6 @@ QueryTarget = Literal["runs", "attempts", "assertions", "turns", "events"]
 QUERY_TARGETS: tuple[str, ...] = ("runs", "attempts", "assertions", "turns", "events")
 ALL_RUNS = "all"
 
-_AMBIGUOUS_SHOWN = 5
 _ATTEMPT_NOT_NULL = frozenset({"ordinal", "judge_tokens"})
 _ASSERTION_NOT_NULL = frozenset({"ordinal", "or_stop"})
 _TURN_NOT_NULL = frozenset({"ordinal"})
@@ -183,6 +182,7 @@ class Store:
         self.path = path
         self.readonly = readonly
         self._conn = conn
+        self._db = Db(conn, path)
         self._beats = Heartbeats(self._beat)  # the runs this process began and has not finished
 
     # ── opening ──────────────────────────────────────────────────────────────────────────
@@ -416,14 +416,6 @@ class Store:
 
     # ── typed reads ──────────────────────────────────────────────────────────────────────
 
-    def _rows(
-        self, doing: str, sql: str, params: Sequence[Any] | dict[str, Any] = ()
-    ) -> list[dict[str, Any]]:
-        with translated(self.path, doing):
-            cursor = self._conn.execute(sql, params)
-            keys = [column[0] for column in cursor.description]
-            return [dict(zip(keys, row, strict=True)) for row in cursor]
-
     def latest_attempts(
         self, experiment_id: str, evals: Sequence[EvalRef | str] | None = None
     ) -> dict[tuple[str, int], LatestAttempt]:
@@ -443,12 +435,7 @@ class Store:
 
     def latest_run_id(self) -> str | None:
         """The most recent run, or its group when it is a shard (a group counts as one run)."""
-        rows = self._rows(
-            "Finding the latest run",
-            "SELECT id, CASE WHEN shard_count IS NOT NULL THEN group_id END AS grp FROM runs "
-            "ORDER BY started_at DESC, id DESC LIMIT 1",
-        )
-        return (rows[0]["grp"] or rows[0]["id"]) if rows else None
+        return references.latest_run_id(self._db)
 
     def resolve_run(self, ref: str | None) -> RunRow:
         """`None` → the latest run (or group); otherwise an exact run id, an exact shard group id,
@@ -468,67 +455,22 @@ class Store:
         kind, ident = self.resolve_ref(ref)
         if kind == GROUP_KIND:
             return self._read_group(ident, outcome)
-        rows = self._rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
+        rows = self._db.rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
         return RunRead(run_row(rows[0]), None, None)
 
     def resolve_ref(self, ref: str | None) -> tuple[str, str]:
         """What `ref` names — ("run", run id) or ("group", group id); None: the latest run or
         group — without reading a group's verdict. The errors are `resolve_run`'s."""
-        if ref is None:
-            ref = self.latest_run_id()
-            if ref is None:
-                raise StoreError(f"No runs yet in {self.path}; run `niceeval run` first.")
-        return self._resolve_run_or_group(ref)
+        return references.resolve_ref(self._db, ref)
 
     def _resolve_id(self, ref: str | None) -> str:
         """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
-        return self.resolve_ref(ref)[1]
-
-    def _resolve_run_or_group(self, ref: str) -> tuple[str, str]:
-        ref = ref.strip()
-        if not ref:
-            raise StoreError("Give the run id or group id (or the start of one).")
-        if self._rows("Finding run", "SELECT id FROM runs WHERE id = ?", [ref]):
-            return RUN_KIND, ref
-        if self._is_group(ref):
-            return GROUP_KIND, ref
-        matches = [(RUN_KIND, row["id"]) for row in self._rows(
-            f"Finding run {ref}",
-            f"SELECT id FROM runs WHERE upper(substr(id, 1, length(:ref))) = upper(:ref) "
-            f"ORDER BY id LIMIT {_AMBIGUOUS_SHOWN + 1}", {"ref": ref},
-        )] + [(GROUP_KIND, row["group_id"]) for row in self._rows(
-            f"Finding group {ref}",
-            "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
-            f"AND substr(group_id, 1, length(:ref)) = :ref ORDER BY group_id LIMIT {_AMBIGUOUS_SHOWN + 1}",
-            {"ref": ref},
-        )]
-        if not matches:
-            raise StoreError(
-                f"No run with id {ref!r} in {self.path} (nor a shard group); `niceeval query runs` lists them."
-            )
-        if len(matches) > 1:
-            more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
-            shown = ", ".join(f"{kind} {ident}" for kind, ident in matches[:_AMBIGUOUS_SHOWN]) + more
-            raise StoreError(
-                f"The id prefix {ref!r} is ambiguous in {self.path}: it matches {shown}; give more characters."
-            )
-        return matches[0]
-
-    def _is_group(self, group_id: str) -> bool:
-        return bool(self._rows(
-            "Finding a group", "SELECT 1 FROM runs WHERE group_id = ? AND shard_count IS NOT NULL LIMIT 1",
-            [group_id],
-        ))
+        return references.resolve_ref(self._db, ref)[1]
 
     def run_scope(self, ref_id: str) -> list[str]:
         """The run ids an exact run or group id stands for: the run itself, or the group's
         member shard runs (newest first)."""
-        rows = self._rows(
-            "Reading a group's runs",
-            f"SELECT runs.id FROM runs WHERE runs.id IN ({scope_sql(':ref')}) ORDER BY {RUN_ORDER}",
-            {"ref": ref_id},
-        )
-        return [row["id"] for row in rows] or [ref_id]
+        return references.run_scope(self._db, ref_id)
 
     def group(self, group_id: str) -> RunRow:
         """A shard group as one run: exact denominators, shards merged, its decided exit code."""
@@ -582,7 +524,7 @@ class Store:
     def _group_members(self, group_id: str) -> list[dict[str, Any]]:
         columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
             f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
-        return self._rows(
+        return self._db.rows(
             "Reading a group's runs",
             f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
             {"g": group_id},
@@ -629,7 +571,7 @@ class Store:
 
     def group_plans(self, group_id: str) -> set[tuple[str | None, int]]:
         """(plan digest, shard count) of a group's shard runs: one pair when they are consistent."""
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading a group's plans", "SELECT DISTINCT plan_digest, shard_count FROM runs WHERE group_id = ? "
             "AND shard_count IS NOT NULL", [group_id],
         )
@@ -637,42 +579,14 @@ class Store:
 
     def resolve_attempt(self, prefix: str) -> AttemptRow:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""
-        attempt_id = self._resolve_prefix("attempts", "attempt", prefix.removeprefix("@"))
-        rows = self._rows("Reading an attempt", "SELECT * FROM attempts WHERE id = ?", [attempt_id])
+        attempt_id = references.resolve_prefix(self._db, "attempts", "attempt", prefix.removeprefix("@"))
+        rows = self._db.rows("Reading an attempt", "SELECT * FROM attempts WHERE id = ?", [attempt_id])
         return attempt_row(rows[0])
-
-    def _resolve_prefix(self, table: str, what: str, ref: str) -> str:
-        ref = ref.strip()
-        if not ref:
-            raise StoreError(f"Give the {what} id (or the start of one).")
-        if self._rows(f"Finding {what} {ref}", f"SELECT id FROM {table} WHERE id = ?", [ref]):
-            return ref
-        # Ids are upper-case Crockford base32; people type them in any case.
-        matches = [
-            row["id"]
-            for row in self._rows(
-                f"Finding {what} {ref}",
-                f"SELECT id FROM {table} WHERE upper(substr(id, 1, length(:ref))) = upper(:ref) "
-                f"ORDER BY id LIMIT {_AMBIGUOUS_SHOWN + 1}",
-                {"ref": ref},
-            )
-        ]
-        if not matches:
-            listing = "niceeval query runs" if table == "runs" else "niceeval query attempts --run all"
-            raise StoreError(f"No {what} with id {ref!r} in {self.path}; `{listing}` lists them.")
-        if len(matches) > 1:
-            more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
-            shown = ", ".join(matches[:_AMBIGUOUS_SHOWN]) + more
-            raise StoreError(
-                f"The {what} id prefix {ref!r} is ambiguous in {self.path}: it matches {shown}; "
-                "give more characters."
-            )
-        return str(matches[0])
 
     def run_slots(self, run_id: str) -> list[SlotRow]:
         """A run's (or a group's) slots, by experiment, eval and ordinal."""
         ids = self.run_scope(run_id)
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading a run's slots",
             f"SELECT * FROM run_slots WHERE run_id IN ({', '.join('?' * len(ids))}) "
             "ORDER BY experiment_id, eval_id, ordinal",
@@ -694,19 +608,19 @@ class Store:
             self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit,
             slot_columns=("relation", "plan_reason"),
         )
-        return [attempt_row(row) for row in self._rows("Reading a run's attempts", sql, params)]
+        return [attempt_row(row) for row in self._db.rows("Reading a run's attempts", sql, params)]
 
     def costs(self, run_id: str, *, experiment: Names = None, eval_prefix: Names = None) -> list[dict[str, Any]]:
         """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
         sql, params = costs_select(self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix)
-        return self._rows("Reading a run's cost", sql, params)
+        return self._db.rows("Reading a run's cost", sql, params)
 
     def turns(self, attempt_id: str) -> list[TurnRecord]:
         """An attempt's transcript: its turns in ordinal order, each with its events in seq order."""
         by_turn: dict[int, list[EventRecord]] = {}
         for event in self.events(attempt_id):
             by_turn.setdefault(event.turn_ordinal, []).append(event)
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading an attempt's turns", "SELECT * FROM turns WHERE attempt_id = ? ORDER BY ordinal",
             [attempt_id],
         )
@@ -714,7 +628,7 @@ class Store:
 
     def events(self, attempt_id: str) -> list[EventRecord]:
         """An attempt's events, by turn ordinal then seq."""
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading an attempt's events",
             "SELECT * FROM events WHERE attempt_id = ? ORDER BY turn_ordinal, seq", [attempt_id],
         )
@@ -723,7 +637,7 @@ class Store:
     def run_plan(self, run_id: str) -> list[PlanSlot]:
         """The run's (or group's) full planned slot list: its `run_plan` rows and, since schema 4
         does not repeat them there, the slots it adopted when it began (empty if neither)."""
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading a run's plan",
             "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = :run "
             "UNION SELECT s.experiment_id, s.eval_id, s.ordinal, a.case_id FROM run_slots s "
@@ -740,14 +654,14 @@ class Store:
         ids = self.run_scope(run_id)
         shard = None
         if ids == [run_id]:
-            row = self._rows("Reading a run", "SELECT shard_index, shard_count FROM runs WHERE id = ?", [run_id])
+            row = self._db.rows("Reading a run", "SELECT shard_index, shard_count FROM runs WHERE id = ?", [run_id])
             if row and row[0]["shard_count"] is not None:
                 shard = (row[0]["shard_index"], row[0]["shard_count"])
         return self._not_run(ids, ids[0], shard)
 
     def _not_run(self, members: Sequence[str], plan_run: str, shard: tuple[int, int] | None) -> list[PlanSlot]:
         sql, params = not_run_sql(members, plan_run)
-        rows = self._rows("Reading a run's plan", sql, params)
+        rows = self._db.rows("Reading a run's plan", sql, params)
         slots = [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
         if shard is not None:
             slots = [p for p in slots if shard_of(p.experiment_id, p.eval_id, p.ordinal, shard[1]) == shard[0]]
@@ -774,7 +688,7 @@ class Store:
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""
-        rows = self._rows(
+        rows = self._db.rows(
             "Reading an attempt's results",
             f"SELECT * FROM assertion_results r WHERE attempt_id = ? "
             f"ORDER BY {assertion_severity_sql('r.state')}, r.ordinal",
@@ -841,13 +755,13 @@ class Store:
         group_rows: list[dict[str, Any]] = []
         if run in (None, ALL_RUNS):
             if not (run_states and not group_states):
-                ids = [row["group_id"] for row in self._rows(
+                ids = [row["group_id"] for row in self._db.rows(
                     "Listing groups", "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
                     "AND group_id IS NOT NULL",
                 )]
                 group_rows = [read[0] for read in map(self._group_row, ids) if read is not None]
         else:
-            kind, ident = self._resolve_run_or_group(run)
+            kind, ident = references.resolve_run_or_group(self._db, run)
             scope = [ident]
             if kind == GROUP_KIND:  # the group row (decided once) and its member runs
                 read = self._group_row(ident)
