@@ -11,12 +11,13 @@ integers), `owner` (who runs a `running` run), `history` (an eval's latest attem
 from __future__ import annotations
 
 from .errors import StoreError, StoreUnavailable
+from .groups import GroupOutcome, RunRead
 from .history import EvalRef, LatestAttempt
 from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
-from .store import ALL_RUNS, QUERY_TARGETS, GroupOutcome, QueryTarget, RunRead, Store
+from .store import ALL_RUNS, QUERY_TARGETS, QueryTarget, Store
 from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows
 
 __all__ = [

@@ -11,27 +11,50 @@ verdict can change only when the members change (a shard retried, a shard merged
 that settles it (`merge`, the last shard run finishing) stores it in `group_verdicts`, keyed by
 the exact members and their statuses (`verdict_key`) and the deciding NiceEval's version; a
 reader whose current members match reads it instead of deciding again (4 000 outcome groups:
-~7 ms, and the not-run count), any other reader decides as before. Pure: SQL text and the
-building of a group's row; `Store` runs it.
+~7 ms, and the not-run count), any other reader decides as before. The SQL text and the
+building of a group's row are pure; the readers below run them over a `Db` for `Store`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import __version__
+from .._ids import utc_now_iso
+from .._shards import shard_of
 from .._states import RunStatus
 from ..outcomes import RunDecision, decide_run
-from .schema import RUN_COLUMNS
-from .summary import OutcomeGroup
+from .db import Db
+from .errors import StoreError, translated
+from .queries import RUN_ORDER, RUN_STATUS_SQL
+from .rows import PlanSlot, RunRow, run_row
+from .schema import INSERT_GROUP_VERDICT, RUN_COLUMNS
+from .summary import OutcomeGroup, outcome_groups
 
 GROUP_KIND = "group"
 RUN_KIND = "run"
 COMPLETE = "complete"
 INCOMPLETE = "incomplete"
 GROUP_STATUS_FILTERS = (COMPLETE, INCOMPLETE)
+
+
+class RunRead(NamedTuple):
+    """A resolved run and what resolving it read (`Store.read_run`)."""
+
+    run: RunRow
+    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run (or a stored verdict used)
+    not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
+
+
+class GroupOutcome(NamedTuple):
+    """What `Store.group_outcome` read and decided of a shard group."""
+
+    members: list[dict[str, Any]]  # the member runs' rows, newest first
+    groups: list[OutcomeGroup]  # their outcome groups, unfiltered
+    decision: RunDecision | None  # None: a verdict is stored for these members (not decided again)
 
 
 class GroupVerdict(NamedTuple):
@@ -170,3 +193,124 @@ def ordered_union(lists: Iterable[Sequence[str]]) -> list[str]:
                 after += 1
                 merged.insert(after, item)
     return merged
+
+
+# ── reading and settling a group (over a Db; Store calls these) ─────────────────────────────
+
+
+def read_group(db: Db, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None) -> RunRead:
+    """A shard group as one run (`RunRow.kind == "group"`), with what deciding it read."""
+    read = group_row_read(db, group_id, outcome)
+    if read is None:
+        raise StoreError(f"No group with id {group_id!r} in {db.path}; `niceeval query runs` lists them.")
+    row, groups, not_run = read
+    members, run_status, status = row.pop("member_run_ids"), row.pop("run_status"), row["status"]
+    row["status"] = run_status
+    run = dataclasses.replace(
+        run_row(row), kind=GROUP_KIND, shards_merged=row["shards_merged"], member_run_ids=members,
+        group_status=status,
+    )
+    return RunRead(run, groups, not_run)
+
+
+def group_row_read(
+    db: Db, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
+) -> tuple[dict[str, Any], list[OutcomeGroup] | None, list[PlanSlot]] | None:
+    """The group's row (`group_row`) and the outcome groups and not-run slots it was decided
+    from. The verdict stored for exactly these members is used when there is one (then the
+    outcome groups are read only for a caller that passed `outcome`, and the not-run slots only
+    if there are some); else it is decided here. `outcome`: what `group_outcome` read meanwhile
+    on another connection; used when it saw the same members, else the outcome is read here."""
+    members = group_members(db, group_id)
+    if not members:
+        return None
+    ids = [m["id"] for m in members]
+    stored = stored_verdict(db, group_id, members)
+    not_run = not_run_slots(db, ids, ids[0]) if stored is None or stored.not_run else []
+    known = outcome() if outcome is not None else None
+    if known is not None and known.members != members:
+        known = None
+    groups = known.groups if known is not None else None
+    if stored is not None:
+        if groups is None and outcome is not None:  # the caller wants them (view's header)
+            groups = outcome_groups(db, ids)
+        return group_row(group_id, members, stored), groups, not_run
+    if groups is None:
+        groups = outcome_groups(db, ids)
+    decision = known.decision if known is not None else None
+    if decision is None:
+        decision = decide_group(members, groups)
+    return group_row(group_id, members, GroupVerdict(int(decision.exit_code), len(not_run))), groups, not_run
+
+
+def group_members(db: Db, group_id: str) -> list[dict[str, Any]]:
+    """The group's member runs' rows (`members_sql`), newest first, each with its read status."""
+    columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
+        f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
+    return db.rows(
+        "Reading a group's runs",
+        f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
+        {"g": group_id},
+    )
+
+
+def stored_verdict(db: Db, group_id: str, members: Sequence[Mapping[str, Any]]) -> GroupVerdict | None:
+    """The verdict stored for exactly these members (and their statuses), if any."""
+    key = verdict_key(members)
+    if key is None:
+        return None
+    with translated(db.path, "Reading a group's verdict"):
+        row = db.conn.execute(VERDICT_SQL, verdict_params(group_id, key)).fetchone()
+    return None if row is None else GroupVerdict(int(row[0]), int(row[1]))
+
+
+def store_verdicts(db: Db, group_ids: Iterable[str], *, complete_only: bool = False) -> None:
+    """Inside the caller's write transaction: decide and store the verdict of each group whose
+    members are all settled and that has none stored for them (`complete_only`: only when every
+    shard index has a member). Derived data: a reader that finds none decides alike."""
+    conn = db.conn
+    decided_at = utc_now_iso()
+    for group_id in dict.fromkeys(group_ids):
+        members = group_members(db, group_id)
+        key = verdict_key(members) if members else None
+        if key is None or (complete_only and len({m["shard_index"] for m in members}) != members[0]["shard_count"]):
+            continue
+        if conn.execute(VERDICT_EXISTS_SQL, verdict_params(group_id, key)).fetchone() is not None:
+            continue
+        ids = [m["id"] for m in members]
+        not_run = len(not_run_slots(db, ids, ids[0]))
+        verdict = GroupVerdict(int(decide_group(members, outcome_groups(db, ids)).exit_code), not_run)
+        conn.execute(INSERT_GROUP_VERDICT, verdict_row(group_id, key, verdict, decided_at))
+
+
+def group_outcome(db: Db, group_id: str) -> GroupOutcome | None:
+    """A group's members, outcome groups and the verdict decided from them (None when one is
+    stored for these members); None: no such group. See `Store.group_outcome`."""
+    members = group_members(db, group_id)
+    if not members:
+        return None
+    groups = outcome_groups(db, [m["id"] for m in members])
+    stored = stored_verdict(db, group_id, members)
+    return GroupOutcome(members, groups, None if stored is not None else decide_group(members, groups))
+
+
+def group_plans(db: Db, group_id: str) -> set[tuple[str | None, int]]:
+    """(plan digest, shard count) of a group's shard runs: one pair when they are consistent."""
+    rows = db.rows(
+        "Reading a group's plans", "SELECT DISTINCT plan_digest, shard_count FROM runs WHERE group_id = ? "
+        "AND shard_count IS NOT NULL", [group_id],
+    )
+    return {(row["plan_digest"], row["shard_count"]) for row in rows}
+
+
+def not_run_slots(
+    db: Db, members: Sequence[str], plan_run: str, shard: tuple[int, int] | None = None
+) -> list[PlanSlot]:
+    """Slots of `plan_run`'s plan no member filled (`not_run_sql`); `shard` (index, count): only
+    that shard's."""
+    sql, params = not_run_sql(members, plan_run)
+    rows = db.rows("Reading a run's plan", sql, params)
+    slots = [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+    if shard is not None:
+        slots = [p for p in slots if shard_of(p.experiment_id, p.eval_id, p.ordinal, shard[1]) == shard[0]]
+    return slots

@@ -8,21 +8,21 @@ summary and JUnit; column-named dicts for `query`; a read-only door for `query -
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._selectors import selects_any_experiment
-from .._shards import shard_of
 from .._states import Relation, RunStatus
-from ..outcomes import RunDecision, assertion_severity_sql
-from . import references
+from ..outcomes import assertion_severity_sql
+from . import groups, references, summary
 from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
 from .db import Db
 from .errors import StoreError, translated
@@ -30,16 +30,8 @@ from .experiments import check_experiments_present
 from .groups import (
     GROUP_KIND,
     GROUP_STATUS_FILTERS,
-    VERDICT_EXISTS_SQL,
-    VERDICT_SQL,
-    GroupVerdict,
-    decide_group,
-    group_row,
-    members_sql,
-    not_run_sql,
-    verdict_key,
-    verdict_params,
-    verdict_row,
+    GroupOutcome,
+    RunRead,
 )
 from .heartbeat import BEAT_SQL, Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
@@ -47,7 +39,6 @@ from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
 from .owner import current_owner
 from .queries import (
-    RUN_ORDER,
     RUN_SELECT,
     RUN_STATUS_FILTERS,
     RUN_STATUS_SQL,
@@ -87,7 +78,6 @@ from .schema import (
     INSERT_ASSERTIONS,
     INSERT_ATTEMPTS,
     INSERT_EVENTS,
-    INSERT_GROUP_VERDICT,
     INSERT_PLANS,
     INSERT_RUN,
     INSERT_SLOTS,
@@ -100,10 +90,6 @@ from .schema import (
 from .summary import (
     OutcomeGroup,
     RunOutcomeRows,
-    outcome_groups_from,
-    outcome_groups_select,
-    outcome_split_from,
-    outcome_split_select,
 )
 
 QueryTarget = Literal["runs", "attempts", "assertions", "turns", "events"]
@@ -316,7 +302,8 @@ class Store:
         self._writable("Merging stores")
         paths = [Path(s) for s in sources]
         with readable_sources(paths) as read_from:  # an older source is read from an upgraded copy
-            return merge_stores(self._conn, self.path, paths, settle=self._store_verdicts, read_from=read_from)
+            settle = functools.partial(groups.store_verdicts, self._db)
+            return merge_stores(self._conn, self.path, paths, settle=settle, read_from=read_from)
 
     def finish_run(self, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
@@ -336,7 +323,7 @@ class Store:
                 [RunStatus(status).value, ended_at, exit_code, run_id],
             )
             if row[2] is not None and row[1] is not None:  # a shard: the last one to finish stores the verdict
-                self._store_verdicts([row[1]], complete_only=True)
+                groups.store_verdicts(self._db, [row[1]], complete_only=True)
 
     def record_abandoned(self, *, ended_at: str | None = None) -> list[str]:
         """Close the `running` runs whose owner process is gone; return their ids.
@@ -454,7 +441,7 @@ class Store:
         """
         kind, ident = self.resolve_ref(ref)
         if kind == GROUP_KIND:
-            return self._read_group(ident, outcome)
+            return groups.read_group(self._db, ident, outcome)
         rows = self._db.rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
         return RunRead(run_row(rows[0]), None, None)
 
@@ -472,110 +459,16 @@ class Store:
         member shard runs (newest first)."""
         return references.run_scope(self._db, ref_id)
 
-    def group(self, group_id: str) -> RunRow:
-        """A shard group as one run: exact denominators, shards merged, its decided exit code."""
-        return self._read_group(group_id).run
-
-    def _read_group(
-        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
-    ) -> RunRead:
-        read = self._group_row(group_id, outcome)
-        if read is None:
-            raise StoreError(f"No group with id {group_id!r} in {self.path}; `niceeval query runs` lists them.")
-        row, groups, not_run = read
-        members, run_status, status = row.pop("member_run_ids"), row.pop("run_status"), row["status"]
-        row["status"] = run_status
-        run = dataclasses.replace(
-            run_row(row), kind=GROUP_KIND, shards_merged=row["shards_merged"], member_run_ids=members,
-            group_status=status,
-        )
-        return RunRead(run, groups, not_run)
-
-    def _group_row(
-        self, group_id: str, outcome: Callable[[], GroupOutcome | None] | None = None
-    ) -> tuple[dict[str, Any], list[OutcomeGroup] | None, list[PlanSlot]] | None:
-        """The group's row (groups.group_row) and the outcome groups and not-run slots it was
-        decided from. The verdict stored for exactly these members is used when there is one
-        (then the outcome groups are read only for a caller that passed `outcome`, and the
-        not-run slots only if there are some); else it is decided here. `outcome`: what
-        `group_outcome` read meanwhile on another connection; used when it saw the same
-        members, else the outcome is read here."""
-        members = self._group_members(group_id)
-        if not members:
-            return None
-        ids = [m["id"] for m in members]
-        stored = self._stored_verdict(group_id, members)
-        not_run = self._not_run(ids, ids[0], None) if stored is None or stored.not_run else []
-        known = outcome() if outcome is not None else None
-        if known is not None and known.members != members:
-            known = None
-        groups = known.groups if known is not None else None
-        if stored is not None:
-            if groups is None and outcome is not None:  # the caller wants them (view's header)
-                groups = self.outcome_rows(ids)
-            return group_row(group_id, members, stored), groups, not_run
-        if groups is None:
-            groups = self.outcome_rows(ids)
-        decision = known.decision if known is not None else None
-        if decision is None:
-            decision = decide_group(members, groups)
-        return group_row(group_id, members, GroupVerdict(int(decision.exit_code), len(not_run))), groups, not_run
-
-    def _group_members(self, group_id: str) -> list[dict[str, Any]]:
-        columns = ", ".join(  # the members' own not_run is not needed: the group's is counted apart
-            f"{RUN_STATUS_SQL} AS status" if c == "status" else f"runs.{c}" for c in RUN_COLUMNS)
-        return self._db.rows(
-            "Reading a group's runs",
-            f"SELECT {columns} FROM runs WHERE runs.id IN ({members_sql(':g')}) ORDER BY {RUN_ORDER}",
-            {"g": group_id},
-        )
-
-    def _stored_verdict(self, group_id: str, members: Sequence[dict[str, Any]]) -> GroupVerdict | None:
-        """The verdict stored for exactly these members (and their statuses), if any."""
-        key = verdict_key(members)
-        if key is None:
-            return None
-        with translated(self.path, "Reading a group's verdict"):
-            row = self._conn.execute(VERDICT_SQL, verdict_params(group_id, key)).fetchone()
-        return None if row is None else GroupVerdict(int(row[0]), int(row[1]))
-
-    def _store_verdicts(self, group_ids: Iterable[str], *, complete_only: bool = False) -> None:
-        """Inside the caller's write transaction: decide and store the verdict of each group whose
-        members are all settled and that has none stored for them (`complete_only`: only when
-        every shard index has a member). Derived data: a reader that finds none decides alike."""
-        conn = self._conn
-        decided_at = utc_now_iso()
-        for group_id in dict.fromkeys(group_ids):
-            members = self._group_members(group_id)
-            key = verdict_key(members) if members else None
-            if key is None or (complete_only and len({m["shard_index"] for m in members}) != members[0]["shard_count"]):
-                continue
-            if conn.execute(VERDICT_EXISTS_SQL, verdict_params(group_id, key)).fetchone() is not None:
-                continue
-            ids = [m["id"] for m in members]
-            not_run = len(self._not_run(ids, ids[0], None))
-            verdict = GroupVerdict(int(decide_group(members, self.outcome_rows(ids)).exit_code), not_run)
-            conn.execute(INSERT_GROUP_VERDICT, verdict_row(group_id, key, verdict, decided_at))
-
     def group_outcome(self, group_id: str) -> GroupOutcome | None:
         """A group's members, outcome groups and the verdict decided from them (None when one is
         stored for these members: the reader uses that): the part of reading a group that needs
         no other read, for a reader to run on a connection of its own while it reads the rest
         (`view`), then hand to `read_run(outcome=)`. None: no such group."""
-        members = self._group_members(group_id)
-        if not members:
-            return None
-        groups = self.outcome_rows([m["id"] for m in members])
-        stored = self._stored_verdict(group_id, members)
-        return GroupOutcome(members, groups, None if stored is not None else decide_group(members, groups))
+        return groups.group_outcome(self._db, group_id)
 
     def group_plans(self, group_id: str) -> set[tuple[str | None, int]]:
         """(plan digest, shard count) of a group's shard runs: one pair when they are consistent."""
-        rows = self._db.rows(
-            "Reading a group's plans", "SELECT DISTINCT plan_digest, shard_count FROM runs WHERE group_id = ? "
-            "AND shard_count IS NOT NULL", [group_id],
-        )
-        return {(row["plan_digest"], row["shard_count"]) for row in rows}
+        return groups.group_plans(self._db, group_id)
 
     def resolve_attempt(self, prefix: str) -> AttemptRow:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""
@@ -657,15 +550,7 @@ class Store:
             row = self._db.rows("Reading a run", "SELECT shard_index, shard_count FROM runs WHERE id = ?", [run_id])
             if row and row[0]["shard_count"] is not None:
                 shard = (row[0]["shard_index"], row[0]["shard_count"])
-        return self._not_run(ids, ids[0], shard)
-
-    def _not_run(self, members: Sequence[str], plan_run: str, shard: tuple[int, int] | None) -> list[PlanSlot]:
-        sql, params = not_run_sql(members, plan_run)
-        rows = self._db.rows("Reading a run's plan", sql, params)
-        slots = [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
-        if shard is not None:
-            slots = [p for p in slots if shard_of(p.experiment_id, p.eval_id, p.ordinal, shard[1]) == shard[0]]
-        return slots
+        return groups.not_run_slots(self._db, ids, ids[0], shard)
 
     def outcome_rows(
         self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
@@ -673,18 +558,14 @@ class Store:
         """The attempts filling the slots of one or several runs (reused ones included), grouped
         by outcome: what the run decision, `view`'s header and the summary count."""
         ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
-        sql, params, grouped = outcome_groups_select(ids, experiment=experiment, eval_prefix=eval_prefix)
-        with translated(self.path, "Counting a run's attempts"):
-            return outcome_groups_from(self._conn.execute(sql, params), grouped=grouped)
+        return summary.outcome_groups(self._db, ids, experiment=experiment, eval_prefix=eval_prefix)
 
     def run_outcome_rows(self, run_id: str) -> RunOutcomeRows:
         """One run's outcome for its verdict and summary: the evals whose every attempt passed,
         counted (`PassedEvals`), the outcome groups of every other eval, and the cost per
         experiment (`costs`). Read in one pass over the run's slots (20 000 passing evals: no
         group built for any of them)."""
-        sql, params = outcome_split_select(run_id)
-        with translated(self.path, "Counting a run's attempts"):
-            return outcome_split_from(self._conn.execute(sql, params))
+        return summary.run_outcome(self._db, run_id)
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""
@@ -759,12 +640,12 @@ class Store:
                     "Listing groups", "SELECT DISTINCT group_id FROM runs WHERE shard_count IS NOT NULL "
                     "AND group_id IS NOT NULL",
                 )]
-                group_rows = [read[0] for read in map(self._group_row, ids) if read is not None]
+                group_rows = [read[0] for read in (groups.group_row_read(self._db, i) for i in ids) if read is not None]
         else:
             kind, ident = references.resolve_run_or_group(self._db, run)
             scope = [ident]
             if kind == GROUP_KIND:  # the group row (decided once) and its member runs
-                read = self._group_row(ident)
+                read = groups.group_row_read(self._db, ident)
                 if read is None:
                     raise StoreError(f"No group with id {ident!r} in {self.path}; `niceeval query runs` lists them.")
                 scope = list(read[0]["member_run_ids"])
@@ -813,22 +694,6 @@ def _with_groups(
                   len(rows))
         rows.insert(at, group)
     return rows
-class RunRead(NamedTuple):
-    """A resolved run and what resolving it read (`Store.read_run`)."""
-
-    run: RunRow
-    groups: list[OutcomeGroup] | None  # a group's outcome groups, unfiltered; None for a run (or a stored verdict used)
-    not_run: list[PlanSlot] | None  # a group's planned slots no member filled; None for a run
-
-
-class GroupOutcome(NamedTuple):
-    """What `Store.group_outcome` read and decided of a shard group."""
-
-    members: list[dict[str, Any]]  # the member runs' rows, newest first
-    groups: list[OutcomeGroup]  # their outcome groups, unfiltered
-    decision: RunDecision | None  # None: a verdict is stored for these members (not decided again)
-
-
 def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:
     for _slot in _checked_reference_slots(slots):
         pass

@@ -3,8 +3,8 @@
 One GROUP BY query instead of one typed row per attempt, so the header of a run with 100 000
 attempts costs a few hundred milliseconds (benchmarks/view_large.py). Attempts with the same
 experiment, eval, case, state, gate and score columns collapse into one group with a count; the
-readers expand them where `outcomes` needs one item per attempt. Pure: builds SQL and typed rows;
-`Store.outcome_rows` runs it.
+readers expand them where `outcomes` needs one item per attempt. The SQL and the typed rows are
+built purely; `outcome_groups` and `run_outcome` run them over a `Db` for `Store`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from .._states import AttemptState, EvalKind, GateState, Relation
+from .db import Db
+from .errors import translated
 from .queries import Names, Where, filter_evals, filter_experiments
 
 _KIND = {k.value: k for k in EvalKind}
@@ -218,3 +220,19 @@ def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True
                            rule if rule is None else one(rule, rule), n, case))
         for e, v, k, st, g, sc, ms, uw, ps, rel, rule, case, n in rows
     ]
+
+
+def outcome_groups(
+    db: Db, run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
+) -> list[OutcomeGroup]:
+    """The outcome groups of these exact runs' slots (`outcome_groups_select`), read."""
+    sql, params, grouped = outcome_groups_select(run_ids, experiment=experiment, eval_prefix=eval_prefix)
+    with translated(db.path, "Counting a run's attempts"):
+        return outcome_groups_from(db.conn.execute(sql, params), grouped=grouped)
+
+
+def run_outcome(db: Db, run_id: str) -> RunOutcomeRows:
+    """One run's outcome for its verdict and summary (`outcome_split_select`), read in one pass."""
+    sql, params = outcome_split_select(run_id)
+    with translated(db.path, "Counting a run's attempts"):
+        return outcome_split_from(db.conn.execute(sql, params))

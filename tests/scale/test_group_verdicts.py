@@ -30,7 +30,7 @@ def verdicts(path) -> list[tuple[object, ...]]:
 
 def member_rows(path, group: str) -> list[tuple[str, str]]:
     with Store.open(path, readonly=True) as store:
-        ids = store.group(group).member_run_ids
+        ids = store.resolve_run(group).member_run_ids
     with sqlite3.connect(path) as conn:
         return sorted(conn.execute(
             f"SELECT id, status FROM runs WHERE id IN ({', '.join('?' * len(ids))})", list(ids)).fetchall())
@@ -62,7 +62,7 @@ def test_merge_stores_the_verdict_of_exactly_the_merged_members(merged):
     assert (group, decided_by) == ("ci-7", groups.__version__)
     assert [tuple(m) for m in json.loads(str(members))] == [(i, s) for i, s in member_rows(merged, "ci-7")]
     with Store.open(merged, readonly=True) as store:
-        run = store.group("ci-7")
+        run = store.resolve_run("ci-7")
     assert (exit_code, not_run) == (run.exit_code, run.not_run)
 
 
@@ -83,11 +83,11 @@ def test_readers_use_the_stored_verdict_instead_of_deciding_again(merged, monkey
 
     monkeypatch.setattr(groups, "decide_run", refuse)
     with Store.open(merged, readonly=True) as store:
-        assert store.group("ci-7") == expected.run
+        assert store.resolve_run("ci-7") == expected.run
     assert load_view(merged, "ci-7") == expected
     decided_on_read(monkeypatch)
     with Store.open(merged, readonly=True) as store, pytest.raises(AssertionError, match="decided again"):
-        store.group("ci-7")
+        store.resolve_run("ci-7")
 
 
 def test_merging_again_adds_no_verdict(suite, merged):
@@ -100,11 +100,11 @@ def test_merging_again_adds_no_verdict(suite, merged):
 def test_a_store_holding_verdicts_merges_into_another_which_decides_its_own(suite, merged):
     result = suite.cli("merge", "merged.db", "--into", "again.db", "--exit-code")
     with Store.open(merged, readonly=True) as store:
-        expected = store.group("ci-7")
+        expected = store.resolve_run("ci-7")
     assert result.exit_code == expected.exit_code, result.stdout + result.stderr
     assert verdicts(suite.root / "again.db") == verdicts(merged)  # the same members: the same verdict
     with Store.open(suite.root / "again.db", readonly=True) as store:
-        assert store.group("ci-7") == expected
+        assert store.resolve_run("ci-7") == expected
     assert suite.cli("merge", "merged.db", "--into", "again.db").exit_code == 0
     assert verdicts(suite.root / "again.db") == verdicts(merged)
 
