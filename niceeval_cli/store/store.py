@@ -7,23 +7,20 @@ summary and JUnit; column-named dicts for `query`; a read-only door for `query -
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import itertools
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._selectors import selects_any_experiment
-from .._states import Relation, RunStatus
+from .._states import RunStatus
 from ..outcomes import assertion_severity_sql
-from . import groups, references, summary
-from .connect import BUSY_TIMEOUT_MS, open_database, write_transaction
+from . import groups, references, sealing, summary
+from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
 from .errors import StoreError, translated
 from .experiments import check_experiments_present
@@ -33,15 +30,13 @@ from .groups import (
     GroupOutcome,
     RunRead,
 )
-from .heartbeat import BEAT_SQL, Heartbeats
+from .heartbeat import Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
 from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
-from .owner import current_owner
 from .queries import (
     RUN_SELECT,
     RUN_STATUS_FILTERS,
-    RUN_STATUS_SQL,
     Names,
     as_tuple,
     assertions_select,
@@ -59,33 +54,11 @@ from .rows import (
     SlotRecord,
     SlotRow,
     assertion_row,
-    assertion_values,
     attempt_row,
-    attempt_values,
     event_row,
-    event_values,
     run_row,
     slot_row,
-    slot_values,
     turn_row,
-    turn_values,
-)
-from .sanitize import clean_text, clean_values, with_notes
-from .schema import (
-    ASSERTION_COLUMNS,
-    ATTEMPT_COLUMNS,
-    EVENT_COLUMNS,
-    INSERT_ASSERTIONS,
-    INSERT_ATTEMPTS,
-    INSERT_EVENTS,
-    INSERT_PLANS,
-    INSERT_RUN,
-    INSERT_SLOTS,
-    INSERT_TURNS,
-    RUN_COLUMNS,
-    SLOT_COLUMNS,
-    TURN_COLUMNS,
-    MultiRowInsert,
 )
 from .summary import (
     OutcomeGroup,
@@ -95,67 +68,6 @@ from .summary import (
 QueryTarget = Literal["runs", "attempts", "assertions", "turns", "events"]
 QUERY_TARGETS: tuple[str, ...] = ("runs", "attempts", "assertions", "turns", "events")
 ALL_RUNS = "all"
-
-_ATTEMPT_NOT_NULL = frozenset({"ordinal", "judge_tokens"})
-_ASSERTION_NOT_NULL = frozenset({"ordinal", "or_stop"})
-_TURN_NOT_NULL = frozenset({"ordinal"})
-_EVENT_NOT_NULL = frozenset({"turn_ordinal", "seq"})
-_SLOT_NOT_NULL = frozenset({"ordinal"})
-
-
-@dataclasses.dataclass(frozen=True)
-class _Seal:
-    """The rows of one attempt's seal transaction, as value tuples in column order."""
-
-    attempt: tuple[Any, ...]
-    results: list[tuple[Any, ...]]
-    turns: list[tuple[Any, ...]]
-    events: list[tuple[Any, ...]]
-    slot: tuple[Any, ...]
-
-
-def _checked_seal(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
-    """An attempt's rows, once its results, turns and events are known to belong to it."""
-    slot = _origin_slot(attempt, slot)
-    for result in results:
-        if result.attempt_id != attempt.id:
-            raise ValueError(f"result {result.id} belongs to {result.attempt_id}, not {attempt.id}")
-    for turn in attempt.turns:
-        if turn.attempt_id != attempt.id or any(e.attempt_id != attempt.id for e in turn.events):
-            raise ValueError(f"turn {turn.ordinal} does not belong to attempt {attempt.id}")
-        if any(e.turn_ordinal != turn.ordinal for e in turn.events):
-            raise ValueError(f"an event of turn {turn.ordinal} names another turn")
-    return _seal_rows(attempt, results, slot)
-
-
-def _seal_rows(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
-    return _Seal(
-        attempt_values(attempt),
-        [assertion_values(r) for r in results],
-        [turn_values(t) for t in attempt.turns],
-        [event_values(e) for t in attempt.turns for e in t.events],
-        slot_values(slot),
-    )
-
-
-def _cleaned_seal(rows: _Seal) -> _Seal:
-    """The same rows made storable (sanitize.py), the changes appended to the attempt's notes."""
-    notes: list[str] = []
-    attempt = clean_values(rows.attempt, ATTEMPT_COLUMNS, "attempts", notes, _ATTEMPT_NOT_NULL)
-    results = [
-        clean_values(r, ASSERTION_COLUMNS, f"assertion_results[{i}]", notes, _ASSERTION_NOT_NULL)
-        for i, r in enumerate(rows.results)
-    ]
-    turns = [clean_values(t, TURN_COLUMNS, f"turns[{i}]", notes, _TURN_NOT_NULL) for i, t in enumerate(rows.turns)]
-    events = [
-        clean_values(e, EVENT_COLUMNS, f"events[{i}]", notes, _EVENT_NOT_NULL) for i, e in enumerate(rows.events)
-    ]
-    slot = clean_values(rows.slot, SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL)  # same changes as the attempt
-    notes_at = list(ATTEMPT_COLUMNS).index("notes")
-    merged = with_notes(attempt[notes_at], notes)
-    attempt = (*attempt[:notes_at], None if merged is None else clean_text(merged)[0], *attempt[notes_at + 1:])
-    return _Seal(attempt, results, turns, events, slot)
-
 
 class Store:
     """One open results store. Use from one thread at a time; open one per process.
@@ -233,68 +145,23 @@ class Store:
         starts over), not a one-shot generator.
         """
         self._writable("Starting a run")
-        owner = current_owner()
-        record = {
-            "id": run_id,
-            "started_at": started_at,
-            "ended_at": None,
-            "status": RunStatus.RUNNING.value,
-            "argv": json.dumps(list(argv), ensure_ascii=False),
-            "niceeval_version": version,
-            "exit_code": None,
-            "config_file": config_file,
-            "experiments": json.dumps(list(experiments), ensure_ascii=False),
-            "owner_pid": owner.pid,
-            "owner_host": owner.host,
-            "owner_started_at": owner.started_at,
-            "planned_total": planned_total,
-            "shard_index": shard_index,
-            "shard_count": shard_count,
-            "group_id": group_id,
-            "plan_digest": plan_digest,
-            "executor": executor,
-            "budget_usd": budget_usd,
-        }
-        values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
-        # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
-        # re-run reusing 20 000 results must not clean 40 000 rows value by value.
-        slots = _checked_reference_slots(reference_slots)  # SlotRecords are rows in column order
-        planned = _plan_rows(run_id, plan) if plan is not None else None
-        try:
-            self._write_begin(run_id, values, slots, planned)
-        except (UnicodeEncodeError, OverflowError):
-            self._write_begin(run_id, values, _clean_slots(reference_slots),
-                              _plan_values(run_id, plan) if plan is not None else None)
-
-    def _write_begin(self, run_id: str, values: Sequence[Any], slots: Iterable[Sequence[Any]],
-                     planned: Iterable[Sequence[Any]] | None) -> None:
-        conn = self._conn
-        with write_transaction(conn, self.path, f"Recording run {run_id}"):
-            conn.execute(INSERT_RUN, values)
-            conn.execute(BEAT_SQL, [run_id, utc_now_iso()])
-            _insert_rows(conn, INSERT_SLOTS, slots)
-            if planned is not None:
-                _insert_rows(conn, INSERT_PLANS, planned)
+        sealing.begin_run(
+            self._db, run_id, started_at=started_at, argv=argv, version=version, config_file=config_file,
+            experiments=experiments, planned_total=planned_total, shard_index=shard_index,
+            shard_count=shard_count, group_id=group_id, plan_digest=plan_digest, executor=executor,
+            budget_usd=budget_usd, reference_slots=reference_slots, plan=plan,
+        )
         self._beats.start(run_id)
 
     def _beat(self, run_id: str) -> None:
         """One heartbeat (heartbeat.py), waiting at most 0.2 s for another writer's lock."""
-        conn = self._conn
-        waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-        conn.execute("PRAGMA busy_timeout = 200")
-        try:
-            with write_transaction(conn, self.path, "Recording a heartbeat"):
-                conn.execute(BEAT_SQL, [run_id, utc_now_iso()])
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(waited)}")
+        sealing.beat(self._db, run_id)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
         """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
         readers can name the slots that never ran (`not_run`). Written once per run."""
         self._writable("Recording a run's plan")
-        conn = self._conn
-        with write_transaction(conn, self.path, f"Recording the plan of run {run_id}"):
-            _insert_rows(conn, INSERT_PLANS, _plan_values(run_id, slots))
+        sealing.record_plan(self._db, run_id, slots)
 
     def merge(self, sources: Sequence[Path]) -> MergeResult:
         """Copy the sealed rows of other stores into this one in one transaction (merge.py):
@@ -309,21 +176,7 @@ class Store:
         """Set a running run's final status (a finished run is immutable: the file refuses)."""
         self._writable("Finishing a run")
         self._beats.stop(run_id)
-        conn = self._conn
-        with write_transaction(conn, self.path, f"Finishing run {run_id}"):
-            row = conn.execute("SELECT status, group_id, shard_count FROM runs WHERE id = ?", [run_id]).fetchone()
-            if row is None:
-                raise StoreError(f"Run {run_id} is not in the results store {self.path}.")
-            if row[0] != RunStatus.RUNNING:
-                raise StoreError(
-                    f"Run {run_id} in {self.path} is already {row[0]}; a finished run is never changed."
-                )
-            conn.execute(
-                "UPDATE runs SET status = ?, ended_at = ?, exit_code = ? WHERE id = ?",
-                [RunStatus(status).value, ended_at, exit_code, run_id],
-            )
-            if row[2] is not None and row[1] is not None:  # a shard: the last one to finish stores the verdict
-                groups.store_verdicts(self._db, [row[1]], complete_only=True)
+        sealing.finish_run(self._db, run_id, status=status, ended_at=ended_at, exit_code=exit_code)
 
     def record_abandoned(self, *, ended_at: str | None = None) -> list[str]:
         """Close the `running` runs whose owner process is gone; return their ids.
@@ -333,28 +186,12 @@ class Store:
         one; an interrupt it saw itself stores 130), `ended_at` the time it was noticed.
         """
         self._writable("Recording abandoned runs")
-        conn = self._conn
-        ended_at = ended_at or utc_now_iso()
-        with write_transaction(conn, self.path, "Recording abandoned runs"):
-            ids = [row[0] for row in conn.execute(
-                f"SELECT id FROM runs WHERE status = '{RunStatus.RUNNING}' AND {RUN_STATUS_SQL} = "
-                f"'{RunStatus.ABANDONED}' ORDER BY id"
-            )]
-            conn.executemany(
-                "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = ?",
-                [(RunStatus.INTERRUPTED.value, ended_at, run_id, RunStatus.RUNNING.value) for run_id in ids],
-            )
-        return ids
+        return sealing.record_abandoned(self._db, ended_at=ended_at)
 
     def add_reference_slots(self, slots: Sequence[SlotRecord]) -> None:
         """Record, at plan time, the slots a run fills by reusing earlier sealed attempts."""
         self._writable("Recording reused attempts")
-        _check_reference_slots(slots)
-        if not slots:
-            return
-        conn = self._conn
-        with write_transaction(conn, self.path, "Recording reused attempts"):
-            _insert_rows(conn, INSERT_SLOTS, _clean_slots(slots))
+        sealing.add_reference_slots(self._db, slots)
 
     def seal_attempt(
         self, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord
@@ -366,12 +203,7 @@ class Store:
         stored replaced (U+FFFD) or as NULL, and `attempts.notes` says so (sanitize.py).
         """
         self._writable("Sealing an attempt")
-        rows = _checked_seal(attempt, results, slot)
-        try:
-            self._write_seals(attempt.id, [rows])
-        except (UnicodeEncodeError, OverflowError):
-            # Only now pay for cleaning: the first try costs nothing on the normal path.
-            self._write_seals(attempt.id, [_cleaned_seal(rows)])
+        sealing.seal_attempt(self._db, attempt, results, slot)
 
     def seal_attempts(
         self, sealed: Sequence[tuple[AttemptRecord, Sequence[AssertionResult], SlotRecord]]
@@ -381,25 +213,7 @@ class Store:
         given, nothing is, and the caller seals them one by one (`seal_attempt`), which is where
         values are cleaned or an attempt is sealed errored."""
         self._writable("Sealing attempts")
-        if not sealed:
-            return
-        rows = [_checked_seal(attempt, results, slot) for attempt, results, slot in sealed]
-        self._write_seals(sealed[0][0].id if len(sealed) == 1 else f"{sealed[0][0].id} and {len(sealed) - 1} more",
-                          rows)
-
-    def _write_seals(self, which: str, seals: Sequence[_Seal]) -> None:
-        # Prepared statements, not insert_all: sealing is the runner's hot path, and sqlite-utils'
-        # per-value conversion and per-call savepoints halve throughput (benchmarks/store_seal.py).
-        # Table by table, many rows a statement (schema.MultiRowInsert): a batch of attempts with
-        # ten tool calls each is a few statements, not one per row. Attempts go first, so every
-        # row that refers to one finds it.
-        conn = self._conn
-        with write_transaction(conn, self.path, f"Sealing attempt {which}"):
-            _insert_rows(conn, INSERT_ATTEMPTS, [rows.attempt for rows in seals])
-            _insert_rows(conn, INSERT_ASSERTIONS, [r for rows in seals for r in rows.results])
-            _insert_rows(conn, INSERT_TURNS, [t for rows in seals for t in rows.turns])
-            _insert_rows(conn, INSERT_EVENTS, [e for rows in seals for e in rows.events])
-            _insert_rows(conn, INSERT_SLOTS, [rows.slot for rows in seals])
+        sealing.seal_attempts(self._db, sealed)
 
     # ── typed reads ──────────────────────────────────────────────────────────────────────
 
@@ -694,56 +508,3 @@ def _with_groups(
                   len(rows))
         rows.insert(at, group)
     return rows
-def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:
-    for _slot in _checked_reference_slots(slots):
-        pass
-
-
-def _insert_rows(conn: sqlite3.Connection, insert: MultiRowInsert, rows: Iterable[Sequence[Any]]) -> None:
-    """`rows` as `insert.rows`-row statements (schema.MultiRowInsert), inside the caller's
-    transaction: a refused row rolls back the whole write."""
-    full = insert.sql(insert.rows)
-    it = iter(rows)
-    while chunk := list(itertools.islice(it, insert.rows)):
-        conn.execute(full if len(chunk) == insert.rows else insert.sql(len(chunk)),
-                     [value for row in chunk for value in row])
-
-
-def _checked_reference_slots(slots: Iterable[SlotRecord]) -> Iterator[SlotRecord]:
-    for slot in slots:
-        if slot.relation is not Relation.REFERENCE or slot.attempt_id is None:
-            raise ValueError(f"not a reference slot with an attempt: {slot!r}")
-        yield slot
-
-
-def _clean_slots(slots: Iterable[SlotRecord]) -> Iterator[tuple[Any, ...]]:
-    return (clean_values(slot_values(s), SLOT_COLUMNS, "run_slots", [], _SLOT_NOT_NULL)
-            for s in _checked_reference_slots(slots))
-
-
-def _plan_rows(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """Plan rows as given (experiment, eval, ordinal, case; case may be left out)."""
-    for slot in slots:
-        experiment_id, eval_id, ordinal, *rest = slot
-        yield (run_id, experiment_id, eval_id, ordinal, rest[0] if rest else None)
-
-
-def _plan_values(run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    for slot in slots:
-        experiment_id, eval_id, ordinal, *rest = slot
-        case_id = rest[0] if rest else None
-        yield clean_text(run_id)[0:1] + tuple(
-            clean_text(v)[0] if isinstance(v, str) else v for v in (experiment_id, eval_id, ordinal, case_id)
-        )
-
-
-def _origin_slot(attempt: AttemptRecord, slot: SlotRecord) -> SlotRecord:
-    """The slot row sealed with an attempt: it must describe that attempt in that run."""
-    if slot.attempt_id is None:
-        slot = slot._replace(attempt_id=attempt.id)
-    same = (slot.attempt_id, slot.run_id, slot.experiment_id, slot.eval_id, slot.ordinal) == (
-        attempt.id, attempt.run_id, attempt.experiment_id, attempt.eval_id, attempt.ordinal,
-    )
-    if not same or slot.relation is not Relation.ORIGIN:
-        raise ValueError(f"slot {slot!r} is not the origin slot of attempt {attempt.id}")
-    return slot
