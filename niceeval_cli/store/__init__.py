@@ -17,8 +17,9 @@ from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
-from .store import ALL_RUNS, QUERY_TARGETS, QueryTarget, Store
+from .store import Store
 from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows
+from .targets import ALL_RUNS, QUERY_TARGETS, QueryTarget
 
 __all__ = [
     "ALL_RUNS",
