@@ -1,11 +1,14 @@
 """The results store (cli.md, "Store"): SQLite through sqlite-utils; all reads and writes.
 
 The one door: everything outside this package imports from `niceeval_cli.store` only, and
-reads and writes through `Store`'s public methods. The modules inside are small: `schema`
-(tables, triggers, migrations), `connect` (opening, locking), `store` (the Store class),
-`queries` and `summary` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
-integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by identity),
-`views` (plain-SQL views for SQLite tools), `errors`.
+reads and writes through `Store`'s public methods. `Store` (store.py) is thin and hands each call,
+over a `Db` (db.py), to the module of its job: `sealing` (every write, the seal rows),
+`references` (run, group and attempt ids and prefixes), `groups` (shard groups: rows, verdicts),
+`summary` (outcome groups, counted passed evals), `targets` (`query`'s rows), `reads` (a run's
+and an attempt's typed rows). Beside them: `schema` (tables, triggers, migrations), `connect`
+(opening, locking), `queries` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
+integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by
+identity), `merge` (other stores merged in), `views` (plain-SQL views for SQLite tools), `errors`.
 """
 
 from __future__ import annotations

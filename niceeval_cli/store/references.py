@@ -8,10 +8,13 @@ ambiguous one, a few of the candidates.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .db import Db
 from .errors import StoreError
-from .groups import GROUP_KIND, RUN_KIND, scope_sql
-from .queries import RUN_ORDER
+from .groups import GROUP_KIND, RUN_KIND, GroupOutcome, RunRead, read_group, scope_sql
+from .queries import RUN_ORDER, RUN_SELECT
+from .rows import run_row
 
 #: Candidates named in an "ambiguous prefix" message at most.
 AMBIGUOUS_SHOWN = 5
@@ -25,6 +28,16 @@ def latest_run_id(db: Db) -> str | None:
         "ORDER BY started_at DESC, id DESC LIMIT 1",
     )
     return (rows[0]["grp"] or rows[0]["id"]) if rows else None
+
+
+def read_run(db: Db, ref: str | None, outcome: Callable[[], GroupOutcome | None] | None = None) -> RunRead:
+    """The run (or group, as one run) `ref` names, and what deciding a group read on the way
+    (`Store.read_run`)."""
+    kind, ident = resolve_ref(db, ref)
+    if kind == GROUP_KIND:
+        return read_group(db, ident, outcome)
+    rows = db.rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
+    return RunRead(run_row(rows[0]), None, None)
 
 
 def resolve_ref(db: Db, ref: str | None) -> tuple[str, str]:

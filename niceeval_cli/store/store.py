@@ -1,8 +1,16 @@
 """`Store`: every read and write of the results database; the CLI calls nothing else.
 
-Writes: the runner records a run, its reused (reference) slots, and seals each attempt with all
-its assertion results and its slot in one transaction. Reads: typed rows for `view`, the run
-summary and JUnit; column-named dicts for `query`; a read-only door for `query --sql`.
+The one entry point, kept thin: it opens and closes the file, keeps the heartbeats of the runs
+it began, refuses writes on a read-only open, and hands each call to the module whose job it
+is, over a `Db` (db.py: the connection and the path):
+
+- sealing.py — every write: a run begun with its reused slots and plan, attempts sealed (one
+  or a group commit), a run finished or recorded abandoned; the seal rows built and cleaned;
+- references.py — what a run, group or attempt id (or prefix) names, `None` the latest run;
+- groups.py — a shard group read as one run, its verdict decided or read, stored when settled;
+- summary.py — a run's attempts grouped by outcome, and its counted `PassedEvals`;
+- targets.py — the rows of `query`; reads.py — a run's and an attempt's typed rows;
+- history.py — the latest attempts per slot, for planning; merge.py — other stores merged in.
 """
 
 from __future__ import annotations
@@ -16,45 +24,19 @@ from typing import Any
 
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._states import RunStatus
-from ..outcomes import assertion_severity_sql
-from . import groups, references, sealing, summary, targets
+from . import groups, reads, references, sealing, summary, targets
 from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
 from .errors import StoreError, translated
-from .groups import (
-    GROUP_KIND,
-    GroupOutcome,
-    RunRead,
-)
+from .groups import GroupOutcome, RunRead
 from .heartbeat import Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
 from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
-from .queries import (
-    RUN_SELECT,
-    Names,
-    attempts_select,
-    costs_select,
-)
+from .queries import Names
 from .readonly_sql import run_readonly
-from .rows import (
-    AssertionRow,
-    AttemptRow,
-    PlanSlot,
-    RunRow,
-    SlotRecord,
-    SlotRow,
-    assertion_row,
-    attempt_row,
-    event_row,
-    run_row,
-    slot_row,
-    turn_row,
-)
-from .summary import (
-    OutcomeGroup,
-    RunOutcomeRows,
-)
+from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
+from .summary import OutcomeGroup, RunOutcomeRows
 from .targets import QueryTarget
 
 
@@ -219,9 +201,7 @@ class Store:
     def fingerprint_parts_of(self, attempt_id: str) -> str | None:
         """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
         from it; a 20 000-slot plan must not read 20 000 of them to find none changed)."""
-        with translated(self.path, "Reading an attempt's fingerprint"):
-            row = self._conn.execute("SELECT fingerprint_parts FROM attempts WHERE id = ?", [attempt_id]).fetchone()
-        return row[0] if row is not None else None
+        return reads.fingerprint_parts_of(self._db, attempt_id)
 
     def latest_run_id(self) -> str | None:
         """The most recent run, or its group when it is a shard (a group counts as one run)."""
@@ -242,20 +222,12 @@ class Store:
         connection while this one reads the rest; called once the members and the not-run slots
         are read. Ignored for a run (its verdict is stored).
         """
-        kind, ident = self.resolve_ref(ref)
-        if kind == GROUP_KIND:
-            return groups.read_group(self._db, ident, outcome)
-        rows = self._db.rows("Reading a run", f"SELECT {RUN_SELECT} FROM runs WHERE id = ?", [ident])
-        return RunRead(run_row(rows[0]), None, None)
+        return references.read_run(self._db, ref, outcome)
 
     def resolve_ref(self, ref: str | None) -> tuple[str, str]:
         """What `ref` names — ("run", run id) or ("group", group id); None: the latest run or
         group — without reading a group's verdict. The errors are `resolve_run`'s."""
         return references.resolve_ref(self._db, ref)
-
-    def _resolve_id(self, ref: str | None) -> str:
-        """The exact run or group id `ref` names (None: the latest), without reading the group's verdict."""
-        return references.resolve_ref(self._db, ref)[1]
 
     def run_scope(self, ref_id: str) -> list[str]:
         """The run ids an exact run or group id stands for: the run itself, or the group's
@@ -275,20 +247,11 @@ class Store:
 
     def resolve_attempt(self, prefix: str) -> AttemptRow:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""
-        attempt_id = references.resolve_prefix(self._db, "attempts", "attempt", prefix.removeprefix("@"))
-        rows = self._db.rows("Reading an attempt", "SELECT * FROM attempts WHERE id = ?", [attempt_id])
-        return attempt_row(rows[0])
+        return reads.resolve_attempt(self._db, prefix)
 
     def run_slots(self, run_id: str) -> list[SlotRow]:
         """A run's (or a group's) slots, by experiment, eval and ordinal."""
-        ids = self.run_scope(run_id)
-        rows = self._db.rows(
-            "Reading a run's slots",
-            f"SELECT * FROM run_slots WHERE run_id IN ({', '.join('?' * len(ids))}) "
-            "ORDER BY experiment_id, eval_id, ordinal",
-            ids,
-        )
-        return [slot_row(row) for row in rows]
+        return reads.run_slots(self._db, run_id)
 
     def attempts_for_run(
         self,
@@ -300,60 +263,31 @@ class Store:
         limit: int | None = None,
     ) -> list[AttemptRow]:
         """A run's attempts, reused ones included (relation `reference`), worst first."""
-        sql, params = attempts_select(
-            self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit,
-            slot_columns=("relation", "plan_reason"),
-        )
-        return [attempt_row(row) for row in self._db.rows("Reading a run's attempts", sql, params)]
+        return reads.attempts_for_run(self._db, run_id, experiment=experiment, eval_prefix=eval_prefix,
+                                      states=states, limit=limit)
 
     def costs(self, run_id: str, *, experiment: Names = None, eval_prefix: Names = None) -> list[dict[str, Any]]:
         """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
-        sql, params = costs_select(self.run_scope(run_id), experiment=experiment, eval_prefix=eval_prefix)
-        return self._db.rows("Reading a run's cost", sql, params)
+        return reads.costs(self._db, run_id, experiment=experiment, eval_prefix=eval_prefix)
 
     def turns(self, attempt_id: str) -> list[TurnRecord]:
         """An attempt's transcript: its turns in ordinal order, each with its events in seq order."""
-        by_turn: dict[int, list[EventRecord]] = {}
-        for event in self.events(attempt_id):
-            by_turn.setdefault(event.turn_ordinal, []).append(event)
-        rows = self._db.rows(
-            "Reading an attempt's turns", "SELECT * FROM turns WHERE attempt_id = ? ORDER BY ordinal",
-            [attempt_id],
-        )
-        return [turn_row(row, tuple(by_turn.get(row["ordinal"], ()))) for row in rows]
+        return reads.turns(self._db, attempt_id)
 
     def events(self, attempt_id: str) -> list[EventRecord]:
         """An attempt's events, by turn ordinal then seq."""
-        rows = self._db.rows(
-            "Reading an attempt's events",
-            "SELECT * FROM events WHERE attempt_id = ? ORDER BY turn_ordinal, seq", [attempt_id],
-        )
-        return [event_row(row) for row in rows]
+        return reads.events(self._db, attempt_id)
 
     def run_plan(self, run_id: str) -> list[PlanSlot]:
         """The run's (or group's) full planned slot list: its `run_plan` rows and, since schema 4
         does not repeat them there, the slots it adopted when it began (empty if neither)."""
-        rows = self._db.rows(
-            "Reading a run's plan",
-            "SELECT experiment_id, eval_id, ordinal, case_id FROM run_plan WHERE run_id = :run "
-            "UNION SELECT s.experiment_id, s.eval_id, s.ordinal, a.case_id FROM run_slots s "
-            "JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id = :run AND s.relation = 'reference' "
-            "AND (SELECT planned_total FROM runs WHERE id = :run) IS NOT NULL "  # it recorded a plan
-            "ORDER BY 1, 2, 3", {"run": self.run_scope(run_id)[0]},
-        )
-        return [PlanSlot(r["experiment_id"], r["eval_id"], r["ordinal"], r["case_id"]) for r in rows]
+        return reads.run_plan(self._db, run_id)
 
     def not_run(self, run_id: str) -> list[PlanSlot]:
         """Planned slots of the run that no attempt filled (never started, or the run stopped);
         of a shard run, only its own shard's; of a group, every slot its members did not fill
         (a missing shard's slots included)."""
-        ids = self.run_scope(run_id)
-        shard = None
-        if ids == [run_id]:
-            row = self._db.rows("Reading a run", "SELECT shard_index, shard_count FROM runs WHERE id = ?", [run_id])
-            if row and row[0]["shard_count"] is not None:
-                shard = (row[0]["shard_index"], row[0]["shard_count"])
-        return groups.not_run_slots(self._db, ids, ids[0], shard)
+        return reads.not_run(self._db, run_id)
 
     def outcome_rows(
         self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
@@ -372,13 +306,7 @@ class Store:
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""
-        rows = self._db.rows(
-            "Reading an attempt's results",
-            f"SELECT * FROM assertion_results r WHERE attempt_id = ? "
-            f"ORDER BY {assertion_severity_sql('r.state')}, r.ordinal",
-            [attempt_id],
-        )
-        return [assertion_row(row) for row in rows]
+        return reads.assertions_for_attempt(self._db, attempt_id)
 
     # ── rows for output formats ──────────────────────────────────────────────────────────
 
