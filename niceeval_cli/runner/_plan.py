@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -139,20 +139,16 @@ class ExecutingSlot(PlannedSlot):
         self.changed = changed
 
 
-#: (run id, state, gate, the attempt ids of a block of slots or None): what a ReusedSlot shares.
-_Prior = tuple[str, str, str | None, str | None]
-#: Attempt ids are 26 characters (`_ids.new_id`); a block holds the ids of this many reused slots
-#: as one text, and each slot its place in it (below 256: an int CPython shares).
-_ID_WIDTH, _ID_BLOCK = 26, 256
+#: (run id, state, gate) of a reused attempt: the slots reusing attempts of one run and outcome
+#: share one tuple (`_Shapes.priors`), as they share their shape.
+_Prior = tuple[str, str, str | None]
 
 
 class ReusedSlot(PlannedSlot):
-    """A slot that reuses an earlier attempt (PlanReason.REUSED): that attempt's id, run, state
-    and gate. A re-run of 20 000 holds 20 000, so the run, state and gate are one tuple the
-    slots reusing alike attempts share, and the ids of a block of slots are one text in it (26 B
-    an id, not an 80-B string): the slot keeps its place in the block (`pack`)."""
+    """A slot that reuses an earlier attempt (PlanReason.REUSED): that attempt's id, and its run,
+    state and gate."""
 
-    __slots__ = ("_at", "_prior")
+    __slots__ = ("_prior", "attempt_id")
 
     execute = False
     reason = PlanReason.REUSED
@@ -164,29 +160,12 @@ class ReusedSlot(PlannedSlot):
         self.eval = eval
         self.ordinal = ordinal
         self.shape = shape
-        self._at: str | int = attempt_id  # until packed: then its place in the block
+        self.attempt_id = attempt_id
         self._prior = prior
-
-    @staticmethod
-    def pack(block: Sequence[ReusedSlot], share: Callable[[_Prior, _Prior], _Prior]) -> None:
-        """Hold the attempt ids of `block` (up to _ID_BLOCK slots, not packed yet) as one text;
-        left as they are if one is not _ID_WIDTH long (a store written by something else)."""
-        ids = [slot._at for slot in block]
-        if not all(isinstance(i, str) and len(i) == _ID_WIDTH for i in ids):
-            return
-        text = "".join(ids)  # type: ignore[arg-type]  # all str, checked above
-        for at, slot in enumerate(block):
-            run_id, state, gate, _ = slot._prior
-            packed = (run_id, state, gate, text)
-            slot._prior = share(packed, packed)
-            slot._at = at
 
     @property
     def reuse_attempt_id(self) -> str:
-        at, ids = self._at, self._prior[3]
-        if isinstance(at, str) or ids is None:
-            return str(at)
-        return ids[at * _ID_WIDTH:(at + 1) * _ID_WIDTH]
+        return self.attempt_id
 
     @property
     def reuse_run_id(self) -> str:
@@ -201,15 +180,8 @@ class ReusedSlot(PlannedSlot):
         return self._prior[2]
 
 
-# Enum members read as class attributes cost ~90 ns each on Python 3.11, and planning reads a
-# handful per slot of a 20 000-slot plan: they are read once, here.
-_NEW, _RERUN, _CHANGED, _REUSED = PlanReason.NEW, PlanReason.RERUN, PlanReason.FINGERPRINT_CHANGED, PlanReason.REUSED
-_ERRORED_BEFORE, _UNRANKABLE_BEFORE = PlanReason.PREVIOUS_ERRORED, PlanReason.PREVIOUS_UNRANKABLE
-_TIMEOUT_CHANGED, _KEEP_SANDBOX = PlanReason.TIMEOUT_CHANGED, PlanReason.KEEP_SANDBOX
-_ERRORED, _UNRANKABLE, _PASSED, _SCORED = (
-    AttemptState.ERRORED, AttemptState.UNRANKABLE, AttemptState.PASSED, AttemptState.SCORED)
-_GATE_UNAVAILABLE, _GATES_ADOPTED_ON_RERUN = GateState.UNAVAILABLE, (GateState.PASSED, GateState.NONE)
-_MODE_ALL, _MODE_RERUN = RerunMode.ALL, RerunMode.RERUN
+#: A scored attempt's gates a `--rerun` adopts (it runs again what did not pass).
+_GATES_ADOPTED_ON_RERUN = (GateState.PASSED, GateState.NONE)
 
 
 def decide(
@@ -218,21 +190,23 @@ def decide(
     """Why a slot executes, or PlanReason.REUSED (config.md, "Reuse"); `previous` is the slot's
     latest sealed attempt. For FINGERPRINT_CHANGED, `changed_parts_of` names what changed."""
     if previous is None:
-        return _NEW
-    if mode is _MODE_ALL:
-        return _RERUN
+        return PlanReason.NEW
+    if mode is RerunMode.ALL:
+        return PlanReason.RERUN
     if previous.fingerprint != fingerprint:
-        return _CHANGED
+        return PlanReason.FINGERPRINT_CHANGED
     state, gate = previous.state, previous.gate
-    if state == _ERRORED:
-        return _ERRORED_BEFORE
-    if state == _UNRANKABLE or gate == _GATE_UNAVAILABLE:
-        return _UNRANKABLE_BEFORE
+    if state == AttemptState.ERRORED:
+        return PlanReason.PREVIOUS_ERRORED
+    if state == AttemptState.UNRANKABLE or gate == GateState.UNAVAILABLE:
+        return PlanReason.PREVIOUS_UNRANKABLE
     if timeout_ms is not None and previous.duration_ms > timeout_ms:
-        return _TIMEOUT_CHANGED
-    if mode is _MODE_RERUN and not (state == _PASSED or (state == _SCORED and gate in _GATES_ADOPTED_ON_RERUN)):
-        return _RERUN
-    return _REUSED
+        return PlanReason.TIMEOUT_CHANGED
+    if mode is RerunMode.RERUN and not (
+        state == AttemptState.PASSED or (state == AttemptState.SCORED and gate in _GATES_ADOPTED_ON_RERUN)
+    ):
+        return PlanReason.RERUN
+    return PlanReason.REUSED
 
 
 def changed_parts_of(previous_parts_json: str | None, parts_json: str) -> tuple[str, ...]:
@@ -368,7 +342,6 @@ def _plan_batch(
     previous attempts are `latest`)."""
     priors = shapes.priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
     keep = shapes.request.keep_sandbox  # `--keep-sandbox`: what it would keep is run again, not reused
-    block: list[ReusedSlot] = []  # reused slots whose ids are not packed yet
     for discovered, eval_id in zip(batch, ids, strict=True):
         shape = shapes.of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
@@ -377,28 +350,21 @@ def _plan_batch(
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)
             if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed
-                slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, _NEW))
+                slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, PlanReason.NEW))
                 continue
             parts_json = parts.render(eval_id=discovered.identity_id, ordinal=ordinal, case_json=case_json)
             reason = decide(previous, digest(parts_json), timeout_ms, mode)
-            if reason is _REUSED and keep is not None and shape.settings.sandbox is not None \
+            if reason is PlanReason.REUSED and keep is not None and shape.settings.sandbox is not None \
                     and should_keep(keep, previous.state):
-                reason = _KEEP_SANDBOX  # a reused attempt has no workspace to keep: make one
-            if reason is _REUSED:
-                prior: _Prior = (previous.run_id, previous.state, previous.gate, None)
-                reused = ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior))
-                slots.append(reused)
-                block.append(reused)
-                if len(block) == _ID_BLOCK:
-                    ReusedSlot.pack(block, priors)
-                    block = []
+                reason = PlanReason.KEEP_SANDBOX  # a reused attempt has no workspace to keep: make one
+            if reason is PlanReason.REUSED:
+                prior: _Prior = (previous.run_id, previous.state, previous.gate)
+                slots.append(ReusedSlot(experiment, discovered, ordinal, shape, previous.id, priors(prior, prior)))
                 continue
             changed: tuple[str, ...] = ()
-            if store is not None and reason is _CHANGED:
+            if store is not None and reason is PlanReason.FINGERPRINT_CHANGED:
                 changed = changed_parts_of(store.fingerprint_parts_of(previous.id), parts_json)
             slots.append(ExecutingSlot(experiment, discovered, ordinal, shape, reason, changed))
-    if block:
-        ReusedSlot.pack(block, priors)
 
 
 class _Shapes:

@@ -430,18 +430,11 @@ def test_a_re_run_of_many_reused_slots_names_each_ones_attempt(project):
     assert {s["from_run_id"] for s in event["slots"]} == {first_run}
 
 
-def test_reused_ids_of_another_length_are_kept_as_they_are():
+def test_a_reused_slot_reads_back_the_attempt_it_reuses_whatever_its_id_looks_like():
     from niceeval_cli.runner._plan import ReusedSlot
 
-    shared: dict = {}
-    slots = [ReusedSlot(None, None, i, None, f"old-{i}", ("run", "passed", None, None))  # type: ignore[arg-type]
-             for i in range(3)]
-    ReusedSlot.pack(slots, shared.setdefault)
-    assert [s.reuse_attempt_id for s in slots] == ["old-0", "old-1", "old-2"]
-    ids = [f"{i:026d}" for i in range(3)]
-    slots = [ReusedSlot(None, None, i, None, ids[i], ("run", "passed", None, None))  # type: ignore[arg-type]
-             for i in range(3)]
-    ReusedSlot.pack(slots, shared.setdefault)
+    prior = ("run", "passed", None)
+    ids = ["old-0", f"{1:026d}", "a-much-longer-id-than-any-niceeval-makes-0123456789"]
+    slots = [ReusedSlot(None, None, i, None, ids[i], prior) for i in range(3)]  # type: ignore[arg-type]
     assert [(s.reuse_attempt_id, s.reuse_run_id, s.reuse_state, s.reuse_gate) for s in slots] == [
         (i, "run", "passed", None) for i in ids]
-    assert len({id(s._prior) for s in slots}) == 1  # one shared tuple holds the block's ids
