@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FunctionType
 from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
@@ -39,154 +38,23 @@ TestFunction: TypeAlias = Callable[[TestContext], object] | Callable[[TestContex
 
 
 @dataclass(frozen=True, slots=True)
-class _Rare:
-    """The options most evals leave out, held apart so that an eval that sets none of them
-    holds one None instead of eight slots (20 000 evals: ~1 MiB less for the whole run)."""
+class EvalDefinition:
+    """One eval: its test function and options. Module-level instances are discovered."""
 
+    test: Callable[..., object]  # arity checked at definition: (t), or (t, case) with cases
+    kind: EvalKind
+    name: str
     description: str | None = None
+    tags: tuple[str, ...] = ()
     judge: bool | Mapping[str, object] | None = None
     timeout_ms: int | None = None
     attempts: int | None = None
     pass_rule: PassRule | None = None
-    sandbox: SandboxSpec | None = None
-    cases: tuple[Case, ...] | None = None
-    positional_case_ids: bool = False
-
-
-@dataclass(frozen=True)
-class _Common:
-    """What the evals defined at one call site (a loop, a decorator) share, held once for them
-    all: ~24 B less for each of 20 000 evals made in one loop."""
-
-    __slots__ = ("__weakref__", "adapter", "defined_at", "kind", "tags")  # weakly referenced: `_COMMONS`
-    kind: EvalKind
-    tags: tuple[str, ...]
-    adapter: Adapter | None
-    defined_at: SourceLocation
-
-
-#: Each distinct `_Common` in use: an entry goes when its last eval does (and `_last` lets it go),
-#: so no adapter is kept alive by it.
-_COMMONS: weakref.WeakValueDictionary[tuple[Any, ...], _Common] = weakref.WeakValueDictionary()
-
-
-#: The `_Common` made or found last: evals defined in a loop ask for it 20 000 times in a row.
-_last: list[_Common | None] = [None]
-
-
-def _common(kind: EvalKind, tags: tuple[str, ...], adapter: Adapter | None, defined_at: SourceLocation) -> _Common:
-    last = _last[0]
-    if (last is not None and last.defined_at is defined_at and last.kind is kind and last.adapter is adapter
-            and last.tags == tags):
-        return last
-    # By identity for the adapter and the location: an entry lives only while its `_Common`
-    # holds both, so an id in a key is never another object's.
-    key = (kind, tags, id(adapter), id(defined_at))
-    found = _COMMONS.get(key)
-    if found is None or found.adapter is not adapter or found.defined_at is not defined_at:
-        found = _Common(kind, tags, adapter, defined_at)
-        _COMMONS[key] = found
-    _last[0] = found
-    return found
-
-
-@dataclass(frozen=True, slots=True, init=False, repr=False)
-class EvalDefinition:
-    """One eval: its test function and options. Module-level instances are discovered.
-
-    Slotted, its rarely set options in one shared-None slot: a project may define tens of
-    thousands, each kept for the whole run. Constructed, read and compared like a dataclass of
-    every option (test, kind, name, description, tags, judge, timeout_ms, attempts, pass_rule,
-    adapter, sandbox, defined_at, cases, positional_case_ids)."""
-
-    test: Callable[..., object]  # arity checked at definition: (t), or (t, case) with cases
-    name: str
-    _common: _Common  # kind, tags, adapter, defined_at: shared by the evals of one call site
-    _rare: _Rare | None  # None: every rare option left at its default
-
-    def __init__(
-        self,
-        test: Callable[..., object],
-        kind: EvalKind,
-        name: str,
-        description: str | None = None,
-        tags: tuple[str, ...] = (),
-        judge: bool | Mapping[str, object] | None = None,
-        timeout_ms: int | None = None,
-        attempts: int | None = None,
-        pass_rule: PassRule | None = None,
-        adapter: Adapter | None = None,
-        sandbox: SandboxSpec | None = None,  # local_sandbox(...) / docker_sandbox(...) (docs/sandbox.md)
-        defined_at: SourceLocation = NOWHERE,
-        cases: tuple[Case, ...] | None = None,  # None: an eval without cases
-        positional_case_ids: bool = False,  # the case ids are row positions (`niceeval list` warns)
-    ) -> None:
-        rare = None
-        if (description is not None or judge is not None or timeout_ms is not None or attempts is not None
-                or pass_rule is not None or sandbox is not None or cases is not None or positional_case_ids):
-            rare = _Rare(description, judge, timeout_ms, attempts, pass_rule, sandbox, cases, positional_case_ids)
-        put = object.__setattr__
-        put(self, "test", test)
-        put(self, "name", name)
-        put(self, "_common", _common(kind, tags, adapter, defined_at))
-        put(self, "_rare", rare)
-
-    @property
-    def kind(self) -> EvalKind:
-        return self._common.kind
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self._common.tags
-
-    @property
-    def adapter(self) -> Adapter | None:
-        return self._common.adapter
-
-    @property
-    def defined_at(self) -> SourceLocation:
-        return self._common.defined_at
-
-    @property
-    def description(self) -> str | None:
-        return None if self._rare is None else self._rare.description
-
-    @property
-    def judge(self) -> bool | Mapping[str, object] | None:
-        return None if self._rare is None else self._rare.judge
-
-    @property
-    def timeout_ms(self) -> int | None:
-        return None if self._rare is None else self._rare.timeout_ms
-
-    @property
-    def attempts(self) -> int | None:
-        return None if self._rare is None else self._rare.attempts
-
-    @property
-    def pass_rule(self) -> PassRule | None:
-        return None if self._rare is None else self._rare.pass_rule
-
-    @property
-    def sandbox(self) -> SandboxSpec | None:
-        return None if self._rare is None else self._rare.sandbox
-
-    @property
-    def cases(self) -> tuple[Case, ...] | None:
-        return None if self._rare is None else self._rare.cases
-
-    @property
-    def positional_case_ids(self) -> bool:
-        return False if self._rare is None else self._rare.positional_case_ids
-
-    def __repr__(self) -> str:  # what the dataclass of every option showed (cases left out)
-        return (
-            f"EvalDefinition(test={self.test!r}, kind={self.kind!r}, name={self.name!r}, "
-            f"description={self.description!r}, tags={self.tags!r}, judge={self.judge!r}, "
-            f"timeout_ms={self.timeout_ms!r}, attempts={self.attempts!r}, pass_rule={self.pass_rule!r}, "
-            f"adapter={self.adapter!r}, sandbox={self.sandbox!r}, defined_at={self.defined_at!r}, "
-            f"positional_case_ids={self.positional_case_ids!r})"
-        )
+    adapter: Adapter | None = None
+    sandbox: SandboxSpec | None = None  # local_sandbox(...) / docker_sandbox(...) (docs/sandbox.md)
+    defined_at: SourceLocation = NOWHERE
+    cases: tuple[Case, ...] | None = field(default=None, repr=False)  # None: an eval without cases
+    positional_case_ids: bool = False  # the case ids are row positions (`niceeval list` warns)
 
     def __call__(self, *args: Any, **kwargs: Any) -> object:
         return self.test(*args, **kwargs)
