@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from json.encoder import encode_basestring as _encode_text  # the C encoder json.dumps uses
 
 from ._errors import UsageError
 
@@ -42,17 +41,14 @@ def parse_shard(text: str) -> ShardSpec:
     return ShardSpec(index, count)
 
 
-def _key_text(experiment_id: str, eval_id: str, ordinal: int) -> str:
-    """`json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))`,
-    built from json's own string encoder (a plan digest encodes every slot)."""
-    if type(ordinal) is not int:
-        return json.dumps([experiment_id, eval_id, ordinal], ensure_ascii=False, separators=(",", ":"))
-    return f"[{_encode_text(experiment_id)},{_encode_text(eval_id)},{ordinal}]"
+#: A slot's key as canonical JSON, `[experiment_id, eval_id, ordinal]`: no whitespace, not
+#: ASCII-escaped (the encoder made once: `json.dumps` with options makes one a call).
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _key(experiment_id: str, eval_id: str, ordinal: int) -> bytes:
-    """The hashed key: `_key_text` as UTF-8 (lone surrogates kept, as json would write them)."""
-    return _key_text(experiment_id, eval_id, ordinal).encode("utf-8", "surrogatepass")
+    """The hashed key: its JSON as UTF-8 (lone surrogates kept, as json writes them)."""
+    return _KEY_JSON([experiment_id, eval_id, ordinal]).encode("utf-8", "surrogatepass")
 
 
 def slot_hash(experiment_id: str, eval_id: str, ordinal: int) -> int:
@@ -65,22 +61,11 @@ def shard_of(experiment_id: str, eval_id: str, ordinal: int, count: int) -> int:
 
 
 def plan_digest(slots: Iterable[tuple[str, str, int]]) -> str:
-    """sha256 over the sorted full slot list: shards of one group must share it.
-
-    The keys are joined as text and encoded a batch at a time (UTF-8 encodes code point by code
-    point, lone surrogates too, so that is the same bytes as encoding each key), so a plan of
-    20 000 slots is never held as one text besides its keys."""
+    """sha256 over the sorted full slot list, one key's JSON a line: shards of one group must share it."""
     digest = hashlib.sha256()
-    keys = sorted(slots)
-    for start in range(0, len(keys), _DIGEST_BATCH):
-        digest.update("".join([
-            f"[{_encode_text(e)},{_encode_text(v)},{o}]\n" if type(o) is int else _key_text(e, v, o) + "\n"
-            for e, v, o in keys[start:start + _DIGEST_BATCH]
-        ]).encode("utf-8", "surrogatepass"))
+    for experiment_id, eval_id, ordinal in sorted(slots):
+        digest.update(_key(experiment_id, eval_id, ordinal) + b"\n")
     return digest.hexdigest()
-
-
-_DIGEST_BATCH = 1024
 
 
 def sql_shard_of(experiment_id: object, eval_id: object, ordinal: object, count: object) -> int | None:
