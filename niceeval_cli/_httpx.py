@@ -1,6 +1,6 @@
 """httpx, imported without httpcore's optional trio backend (see `_imports`).
 
-Every module that speaks HTTP imports `httpx` from here, so the ~50 ms trio import is skipped
+Every module that speaks HTTP imports `httpx` from here, so the slow trio import is skipped
 wherever HTTP is first used (httpx imports httpcore lazily, on its first transport).
 """
 

@@ -3,7 +3,7 @@
 sqlite-utils imports numpy and pandas (when installed) to adapt their values on insert; httpcore
 imports trio (when installed) to offer a trio backend. NiceEval stores no numpy or pandas values
 (it inserts through its own prepared statements) and runs on asyncio only, and those imports
-cost ~60 ms (numpy) and ~50 ms (trio) of start-up, pandas (which imports numpy) far more.
+are a large part of start-up (benchmarks/README.md).
 Hiding them while the dependency is first imported changes nothing else: the user's own code
 can still import them.
 """

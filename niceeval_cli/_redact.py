@@ -70,8 +70,8 @@ def _xml_escape(text: str, entities: Mapping[str, str] | None = None) -> str:
 
 
 def _html_escape(text: str, quote: bool = True) -> str:
-    """`html.escape`, imported on first use: `html` loads its 2 000-entity table (~0.4 MiB of
-    every run's memory) and most runs have no secret to encode."""
+    """`html.escape`, imported on first use: `html` loads its 2 000-entity table into
+    every run's memory, and most runs have no secret to encode."""
     import html
 
     return html.escape(text, quote=quote)

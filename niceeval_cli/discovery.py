@@ -52,8 +52,8 @@ class DiscoveredEval:
     """One eval to plan: an eval, or one case of an eval with cases (datasets.md).
 
     The run keeps one per eval (or case) from discovery to the end, so it holds three references
-    and nothing it can work out: an eval's id is its module's id and its name (made when read:
-    20 000 ids are ~1.4 MiB held), its file and source digest are its module's, its tags its
+    and nothing it can work out: an eval's id is its module's id and its name (made when read,
+    not held), its file and source digest are its module's, its tags its
     definition's. Only a case eval holds more (`CaseEval`)."""
 
     definition: EvalDefinition
@@ -252,7 +252,7 @@ def discover(eval_roots: Sequence[Path], project_root: Path) -> list[DiscoveredE
     # in when that module is an eval module that holds it, else the first that holds it (an
     # imported eval is not a second eval). A module's own definitions (nearly all of them) go
     # to it as it is scanned; only the others wait for the scan to end. Discovery is the peak of
-    # a run's memory (a module of 20 000 evals is itself ~10 MiB), so nothing here is one entry
+    # a run's memory (the eval modules themselves are most of it), so nothing here is one entry
     # per eval but the lists of definitions and the evals returned: no table by id, no ids made.
     scanned: list[_Scanned] = []
     foreign: dict[int, tuple[EvalDefinition, list[int]]] = {}  # held, defined elsewhere: by whom

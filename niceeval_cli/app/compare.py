@@ -50,7 +50,7 @@ _KIND = {k.value: k for k in EvalKind}
 def run_results(store: Store, run: RunRow) -> Results:
     """Every assertion result of a run's attempts (reused ones included), in one read-only query.
 
-    Through `Store.sql` (tuples, no per-row dicts): 100 000 results read in a few tenths of a second.
+    Through `Store.sql` (tuples, no per-row dicts): a run's every result is read at once.
     Ordered by attempt, then severity (outcomes.md), then registration order.
     """
     # A shard group reads as its member runs (scale.md).

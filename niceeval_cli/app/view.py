@@ -71,8 +71,8 @@ def build_page(
 
     The grouped counts (the longest read: one GROUP BY over every attempt of the run) come from a
     second read-only connection in a thread while this one reads the page and the costs; SQLite
-    runs a statement without the GIL, so on two cores the reads overlap (100 000 attempts: ≈ 0.3 s
-    of the ≈ 0.45 s). Each statement reads its own snapshot either way, as before.
+    runs a statement without the GIL, so on two cores the reads overlap (benchmarks/view_large.py).
+    Each statement reads its own snapshot either way, as before.
     """
     from ..store import RunRead
 

@@ -96,7 +96,8 @@ def _positional_params(fn: Callable[..., object]) -> tuple[int, int | None] | No
     """(required, most) positional parameters of `fn` (most None with *args); None if unknown.
 
     A plain function's counts come from its code object, as `inspect.signature` computes them
-    (which costs ~7 µs and leaves an `__annotations__` dict on every test function); anything
+    (which is slow for tens of thousands of evals and leaves an `__annotations__` dict on every
+    test function); anything
     else (partials, wrapped functions, methods, callable objects, builtins) goes through
     `inspect.signature`."""
     if type(fn) is FunctionType and not (  # the attributes inspect.signature looks through first

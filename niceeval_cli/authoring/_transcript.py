@@ -29,7 +29,7 @@ def _not_json(value: object) -> None:
 def _compact_encoder() -> Callable[[Any], str]:
     """Compact JSON as `json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
     allow_nan=False).encode` writes it, through json's C encoder made once: the encoder class
-    makes one per call, ~0.7 µs of each of a turn's tool-call inputs and outputs. (No circular
+    makes one per call, for each of a turn's tool-call inputs and outputs. (No circular
     check: a cycle ends in RecursionError, which callers take as "not plain JSON" too.)"""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # a Python without json's C accelerator

@@ -49,7 +49,7 @@ class Endpoint:
         self._url = httpx.URL(self.url)
         # By key: the raw header lines httpx would send (Host first, as its `Request` puts it),
         # built once; a request adds its Content-Length. Giving httpx the body as a stream with
-        # its headers complete skips re-encoding and re-validating them per request (20 µs → 5).
+        # its headers complete skips re-encoding and re-validating them per request.
         self._headers: dict[tuple[str, Extra], list[tuple[bytes, bytes]]] = {}
 
     async def send(self, body: Mapping[str, Any], key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:

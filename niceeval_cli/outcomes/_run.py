@@ -86,7 +86,7 @@ class EvalDecision(NamedTuple):
     `result`: pass-style → the pass_rule fold (passed | failed | errored); score-style → `failed`
     when a gate failed, `errored` when something could not be decided, else `scored`. A
     NamedTuple, not a dataclass (like `store.OutcomeGroup`): a run of 20 000 evals builds 20 000
-    of them, and a frozen dataclass's `__init__` cost a shard group's read 6 ms of its 15.
+    of them, and a frozen dataclass's `__init__` was a third of a shard group's read.
     """
 
     experiment_id: str
@@ -146,7 +146,7 @@ def decide_run(
 
     `per_eval=False`: `evals` is left empty, everything else decided the same. The runner reads
     only the verdict and the counts, and keeps the decision to the end of the run: 20 000
-    `EvalDecision`s held 2.6 MiB there for nobody.
+    `EvalDecision`s were held there for nobody.
 
     `passed_evals`: evals counted, not named (other evals than the rows'), each folded as its
     `attempts_each` passed attempts under its rule: deciding a run of 20 000 passing evals folds

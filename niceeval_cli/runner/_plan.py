@@ -56,7 +56,7 @@ class PlannedSlot:
     """One slot of the plan: an `ExecutingSlot` or a `ReusedSlot`. Nothing changes it after
     planning. Two slots are equal only when they are the same slot object.
 
-    A run keeps one per slot for its whole length, so each holds six references (80 B) and
+    A run keeps one per slot for its whole length, so each holds its few references and
     nothing it can work out again: its fingerprint is rendered and hashed from the shape's
     template when asked (once per executed slot, by its spec)."""
 

@@ -34,7 +34,7 @@ from ._words import model_of
 #: Open attempts rendered before the page shows; the rest follow in idle slices.
 FIRST_SLICE = 60
 #: Summary rows in the list when the page shows; the others wait in inert <template>s, moved in
-#: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once takes over a second).
+#: LATER_CHUNK at a time after it shows (laying out 10 000 rows at once holds the page for a long time).
 SERVER_ROWS = 1000
 LATER_CHUNK = 500
 #: How much of the run's texts the page embeds (docs/reports.md, "Size").

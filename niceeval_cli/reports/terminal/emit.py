@@ -33,7 +33,7 @@ def _renderable(line: Line, plain: bool) -> RenderableType:
 def emit(console: Console, lines: Sequence[Line]) -> None:
     if not console.is_terminal:
         # Plain text, written in one go: rich's per-line layout is wasted on unwrapped output and
-        # costs ~0.1 ms a line (a 100-attempt page has ~1500 lines).
+        # is paid per line (a 100-attempt page has ~1500 lines).
         text = "".join((" " * line.indent + line.text.plain).rstrip() + "\n" for line in lines)
         with console:  # joins any buffered rich output first, in order
             pass
