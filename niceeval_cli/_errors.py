@@ -116,6 +116,23 @@ COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
         _D: "with --exit-code: nothing failed for certain, but something is undecided or a shard is missing",
         _X: _STORE_BUSY, _C: _STOPPED,
     },
+    "label": {
+        _O: "the label was recorded",
+        _U: "usage error: unknown or ambiguous attempt, unknown key, a value not on the assertion's scale, "
+            "no store yet",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "label import": {
+        _O: "every row was recorded",
+        _U: "nothing written: a bad row (not JSON, a missing field, an unknown attempt or key, a value off the "
+            "scale; the message names file and line), a file that cannot be read",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
+    "label export": {
+        _O: "labels printed",
+        _U: "usage error: unknown or ambiguous run id, no store yet",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
     "sandbox list": {_O: "listed", _I: _BUG, _C: _STOPPED},
     "sandbox prune": {_O: "removed what could be removed (a sandbox in use is left, with a note)", _I: _BUG,
                       _C: _STOPPED},

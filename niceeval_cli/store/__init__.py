@@ -8,7 +8,8 @@ over a `Db` (db.py), to the module of its job: `sealing` (every write, the seal 
 and an attempt's typed rows). Beside them: `schema` (tables, triggers, migrations), `connect`
 (opening, locking), `queries` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
 integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by
-identity), `merge` (other stores merged in), `views` (plain-SQL views for SQLite tools), `errors`.
+identity), `merge` (other stores merged in), `labels` (human labels), `views` (plain-SQL views
+for SQLite tools), `errors`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from .errors import StoreError, StoreUnavailable
 from .groups import GroupOutcome, RunRead
 from .history import EvalRef, LatestAttempt
+from .labels import PASS_FAIL_SCALE, LabelInput, LabelTarget
 from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
@@ -28,6 +30,7 @@ __all__ = [
     "ALL_RUNS",
     "ASSERTION_STATE_FILTERS",
     "ATTEMPT_STATE_FILTERS",
+    "PASS_FAIL_SCALE",
     "QUERY_TARGETS",
     "RUN_STATUS_FILTERS",
     "SCHEMA_VERSION",
@@ -35,6 +38,8 @@ __all__ = [
     "AttemptRow",
     "EvalRef",
     "GroupOutcome",
+    "LabelInput",
+    "LabelTarget",
     "LatestAttempt",
     "MergeConflict",
     "MergeResult",

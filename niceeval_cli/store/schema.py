@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -194,6 +194,19 @@ GROUP_VERDICT_KEY = ("group_id", "members", "decided_by")
 # sealed (a beat is rewritten), not copied by `merge` (a source's beats are of its own processes).
 HEARTBEAT_COLUMNS: Mapping[str, type] = {"run_id": str, "beat_at": str}
 
+# Schema 7 (judge-trust.md, "Human labels"): what a person says an assertion (or, with a NULL
+# `assertion_key`, a whole attempt) should have been. Insert-only like the sealed tables: a
+# correction is a later row by the same author, which supersedes the earlier one when computing.
+LABEL_COLUMNS: Mapping[str, type] = {
+    "id": str,
+    "attempt_id": str,
+    "assertion_key": str,  # NULL: the whole attempt
+    "value": float,  # on the assertion's scale; 1 = correct / pass, 0 = wrong / fail otherwise
+    "author": str,
+    "comment": str,
+    "created_at": str,
+}
+
 
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
     """A one-row prepared INSERT (sqlite3 caches the compiled statement); many rows go in as
@@ -235,6 +248,7 @@ INSERT_ATTEMPTS = MultiRowInsert("attempts", tuple(ATTEMPT_COLUMNS))
 INSERT_ASSERTIONS = MultiRowInsert("assertion_results", tuple(ASSERTION_COLUMNS))
 INSERT_TURNS = MultiRowInsert("turns", tuple(TURN_COLUMNS))
 INSERT_EVENTS = MultiRowInsert("events", tuple(EVENT_COLUMNS))
+INSERT_LABELS = MultiRowInsert("labels", tuple(LABEL_COLUMNS))
 
 # Insert-only tables and their keys (an INSERT whose key exists is refused, even OR REPLACE).
 SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -245,10 +259,11 @@ SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
     "run_slots": SLOT_KEY,
     "run_plan": PLAN_KEY,
     "group_verdicts": GROUP_VERDICT_KEY,
+    "labels": ("id",),
 }
 SEALED_TABLES = tuple(SEALED_KEYS)
 TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts",
-          "run_heartbeats")
+          "run_heartbeats", "labels")
 
 _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("run_id",), "attempts_by_run"),
@@ -263,6 +278,7 @@ _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("run_slots", ("run_id",), "run_slots_by_run"),
     ("run_slots", ("attempt_id",), "run_slots_by_attempt"),
     ("runs", ("group_id",), "runs_by_group"),
+    ("labels", ("attempt_id", "assertion_key", "author"), "labels_by_assertion"),
 )
 
 
@@ -359,6 +375,8 @@ _SCHEMA_TABLES: tuple[_Table, ...] = (
         frozenset({"group_id", "members", "decided_by", "exit_code", "not_run", "decided_at"}),
     ),
     _Table("run_heartbeats", HEARTBEAT_COLUMNS, "run_id", frozenset({"run_id", "beat_at"}), {"run_id": "runs"}),
+    _Table("labels", LABEL_COLUMNS, "id", frozenset({"id", "attempt_id", "value", "author", "created_at"}),
+           {"attempt_id": "attempts"}),
 )
 
 _SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -469,8 +487,14 @@ def _to_6(db: Database) -> None:
     _to_newest(db)
 
 
+def _to_7(db: Database) -> None:
+    """Schema 7: table `labels` (human labels, judge-trust.md), its index and its insert-only
+    triggers. Nothing else changes: every earlier row is kept as it is."""
+    _to_newest(db)
+
+
 # version → the step that upgrades a store of that version to version + 1.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6}
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7}
 
 
 def migrate(db: Database, from_version: int) -> None:

@@ -10,14 +10,15 @@ is, over a `Db` (db.py: the connection and the path):
 - groups.py — a shard group read as one run, its verdict decided or read, stored when settled;
 - summary.py — a run's attempts grouped by outcome, and its counted `PassedEvals`;
 - targets.py — the rows of `query`; reads.py — a run's and an attempt's typed rows;
-- history.py — the latest attempts per slot, for planning; merge.py — other stores merged in.
+- history.py — the latest attempts per slot, for planning; merge.py — other stores merged in;
+- labels.py — human labels checked against what they name, inserted, read back.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +32,7 @@ from .errors import StoreError, translated
 from .groups import GroupOutcome, RunRead
 from .heartbeat import Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
+from .labels import LabelInput, LabelTarget, find_target, insert_labels, read_labels
 from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
 from .queries import Names
@@ -330,3 +332,23 @@ class Store:
     def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""
         return run_readonly(self.path, statement)
+
+    # ── human labels (labels.py) ─────────────────────────────────────────────────────────
+
+    def label_target(self, attempt_ref: str, key: str | None) -> LabelTarget:
+        """The attempt (exact id or unique prefix, with or without `@`) and key a label names."""
+        attempt_id = references.resolve_prefix(self._db, "attempts", "attempt", attempt_ref.removeprefix("@"))
+        return find_target(self._db, attempt_id, key)
+
+    def exact_label_target(self, attempt_id: str, key: str | None) -> LabelTarget:
+        """As `label_target`, for a file's rows: the attempt id exactly as stored."""
+        return find_target(self._db, attempt_id, key)
+
+    def add_labels(self, labels: Sequence[LabelInput]) -> list[str]:
+        """Insert labels (their values checked against `label_target`) in one transaction."""
+        self._writable("Recording labels")
+        return insert_labels(self._db, labels)
+
+    def labels(self, run_ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+        """Stored labels, oldest first, superseded ones too; with `run_ids`, of those runs' attempts."""
+        return read_labels(self._db, run_ids)

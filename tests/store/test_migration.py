@@ -1,4 +1,4 @@
-"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3 → 4 → 5 → 6)."""
+"""Older stores are upgraded in place when opened, keeping every row (schema 2 → 3 → 4 → 5 → 6 → 7)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def test_a_schema_5_store_gains_the_agreement_columns_keeping_every_row(tmp_path
     before = {t: _rows(path, t, columns) for t, columns in old.items()}
     Store.open(path).close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert {"agreement", "judge_samples"} <= set(_columns(conn, "assertion_results"))
         read = conn.execute("SELECT match_name, agreement, judge_samples FROM assertion_results "
                             "ORDER BY ordinal").fetchall()
