@@ -43,7 +43,7 @@ def _builtin(module: str) -> AdapterFactory:
 
 
 for _name, _module in (("python", "_python"), ("command", "_command"), ("http", "_http"),
-                       ("openai-chat", "_openai_chat")):
+                       ("openai-chat", "_openai_chat"), ("claude-code", "_claude_code"), ("codex", "_codex")):
     ADAPTERS.register(_name, _builtin(_module))
 
 

@@ -79,3 +79,23 @@ def test_the_docker_experiment_runs_the_same_eval_in_a_container(examples: Any) 
     assert {k: states[k] for k in ("Tests pass", "No secrets written", "NOTES.md written")} == {
         "Tests pass": "matched", "No secrets written": "matched", "NOTES.md written": "matched"}
     assert niceeval_containers(store=examples.store) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("experiment", "cli", "shell"),
+                         [("claude-code", "claude", "Bash"), ("codex", "codex", "shell")])
+def test_the_real_cli_experiments_run_offline_against_the_scripted_model(
+        examples: Any, experiment: str, cli: str, shell: str) -> None:
+    from tests.support.components import need_npm_cli
+
+    need_npm_cli(cli)
+    folder = examples.root / "examples" / "coding_agent"
+    run = examples.run("-e", experiment, cwd=folder)
+    assert run.exit_code == 5, run.output  # no judge key: the two gated judges are unavailable
+    states = _states(examples, experiment)
+    assert {k: states[k] for k in ("calc.py edited", "Tests pass", "No secrets written", "NOTES.md written")} == {
+        "calc.py edited": "matched", "Tests pass": "matched", "No secrets written": "matched",
+        "NOTES.md written": "matched"}
+    calls = [e for e in examples.query("events", "--experiment", experiment) if e["kind"] == "tool_call"]
+    assert [(c["name"], c["status"]) for c in calls] == [(shell, "completed"), (shell, "completed")]
+    assert "sed -i" in json.dumps(calls[0]["input"]) and "NOTES.md" in json.dumps(calls[1]["input"])

@@ -1,0 +1,178 @@
+"""What the `claude-code` and `codex` adapters share: a coding-agent CLI run once per `t.send`.
+
+The CLI runs non-interactively in the attempt's sandbox workspace (docs/sandbox.md; without a
+sandbox, in the directory niceeval runs in), its JSON event stream on stdout. Each CLI's module
+says how to call it (`argv`) and how to read its stream (`read`); this one runs it, keeps each
+session's id for the follow-up turn's resume, and refuses to call a turn observed unless the
+stream ended with its final event (a crashed, killed or cut-off CLI leaves the turn unobserved).
+
+Options (`[experiments.<id>.options]`): `binary` (path or name on PATH), `model`, `args` (extra
+arguments), `env` (names of variables handed to the CLI: in a docker sandbox nothing else is),
+`timeout_ms`. The preflight runs `<binary> --version`: missing or broken is a setup error (exit 3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from .._capture import run_captured
+from ..authoring import Adapter, AdapterContext, Turn
+from ..traces import current_turn_trace
+from ._options import AdapterOptions, tail
+
+OBSERVES = ("messages", "tool_calls")
+_SESSION_KEY = "cli_session_id"  # where a session's CLI session (thread) id is kept for resume
+_POSIX = os.name == "posix"
+
+
+class AgentCliOptions(AdapterOptions):
+    binary: str | None = None
+    model: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list)
+    timeout_ms: int = Field(default=600_000, gt=0)
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or "=" in name or not name.replace("_", "a").isalnum():
+                raise ValueError(f"expected names of environment variables (e.g. ANTHROPIC_API_KEY), got {name!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Read:
+    """What a CLI's stream said: the turn, whether the final event arrived, the session id."""
+
+    turn: Turn
+    complete: bool
+    session_id: str | None
+
+
+class AgentCliFailed(RuntimeError):
+    """The CLI could not run, or ended without a stream at all (an `adapter-error`)."""
+
+
+class AgentCliAdapter(Adapter):
+    """Runs one coding-agent CLI per `t.send`; subclasses say how to call it and read it."""
+
+    default_binary: str
+
+    def __init__(self, name: str, options: AgentCliOptions, version: str) -> None:
+        super().__init__(name, send=self._send_message, version=version, observes=OBSERVES)
+        self.options = options
+        self.binary = _resolved(options.binary or self.default_binary)
+        self.secrets: list[str] = []
+
+    @abstractmethod
+    def argv(self, message: str, resume: str | None, model: str | None) -> list[str]:
+        """The command line of one turn (`resume`: the session id of the turn before, if any)."""
+
+    @abstractmethod
+    def read(self, message: str, lines: Sequence[str], state: dict[str, Any]) -> Read:
+        """The turn the CLI's stdout lines describe (`state`: the session's, kept between its turns)."""
+
+    def environment(self) -> dict[str, str]:
+        """The named variables (those set) and, under `traces = "otlp"`, the turn's trace settings."""
+        env = {name: os.environ[name] for name in self.options.env if os.environ.get(name)}
+        trace = current_turn_trace()
+        if trace is not None:
+            env.update(trace.environment())
+        return env
+
+    async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
+        if send_options:
+            raise TypeError(f"the {self.name} adapter takes no t.send options, got {', '.join(sorted(send_options))}")
+        state = ctx.session.state if ctx.session is not None else {}
+        argv = self.argv(message, state.get(_SESSION_KEY), self.options.model or ctx.experiment.model)
+        code, out, err = await self._run(ctx, argv)
+        lines = [line for line in out.splitlines() if line.strip()]
+        read = self.read(message, lines, state)
+        if read.session_id:
+            state[_SESSION_KEY] = read.session_id
+        if not read.complete:
+            how = "was killed by signal" if code is not None and code < 0 else "exited with code"
+            detail = f"{how} {abs(code) if code is not None and code < 0 else code}"
+            if not lines:  # nothing to keep: the CLI did not run as an agent at all
+                raise AgentCliFailed(f"`{shlex.join(argv[:2])}` {detail} before writing its event stream; "
+                                     f"stderr tail: {tail(err, self.secrets) or '(empty)'}")
+            note = f"{self.name}: the event stream ended without its final event ({detail}); the turn is unobserved"
+            ctx.note(note)
+        elif code not in (0, None):
+            ctx.note(f"{self.name}: the CLI exited with code {code} after its final event")
+        return read.turn
+
+    async def _run(self, ctx: AdapterContext, argv: list[str]) -> tuple[int | None, str, str]:
+        env = self.environment()
+        timeout_ms = self.options.timeout_ms
+        if ctx.sandbox is not None:
+            result = await ctx.sandbox.run(argv, env=env or None, timeout_ms=timeout_ms)
+            code, out, err, timed_out = result.exit_code, result.stdout, result.stderr, result.timed_out
+            code = code if isinstance(code, int) else None
+        else:
+            done = await run_captured(argv, env={**os.environ, **env}, timeout_s=timeout_ms / 1000, new_session=_POSIX)
+            code, out, err, timed_out = done.exit_code, done.stdout.text(), done.stderr.text(), done.timed_out
+        if timed_out:
+            ctx.note(f"{self.name}: killed after timeout_ms={timeout_ms}; the turn is unobserved")
+        return code, out, err
+
+    async def preflight(self) -> str | None:
+        """`<binary> --version` runs: else the cause (the run stops with a setup error, exit 3)."""
+        found = shutil.which(self.binary) if os.sep not in self.binary else self.binary
+        if found is None or not os.path.exists(found):
+            return (f"the {self.name} adapter's binary {self.binary!r} was not found"
+                    f"{' on PATH' if os.sep not in self.binary else ''}; install it ({self.install_hint}) "
+                    "or set `binary` in the experiment's options")
+        try:
+            done = await run_captured([found, "--version"], timeout_s=30, new_session=_POSIX)
+        except OSError as exc:
+            return f"`{self.binary} --version` could not start: {exc}"
+        if done.timed_out or done.exit_code != 0:
+            why = "timed out" if done.timed_out else f"exited with code {done.exit_code}"
+            return f"`{self.binary} --version` {why}: {tail(done.stderr.text(), self.secrets, 300) or '(no output)'}"
+        return None
+
+    install_hint: str = ""
+
+
+def _resolved(binary: str) -> str:
+    """A relative path to a project file made absolute (the CLI runs in the sandbox's workdir)."""
+    if os.sep in binary and not os.path.isabs(binary) and Path(binary).exists():
+        return str(Path(binary).resolve())
+    return binary
+
+
+def parse_lines(lines: Sequence[str]) -> list[dict[str, Any]]:
+    """The stream's JSON objects; a line that is not one (a CLI's stray warning) is skipped."""
+    events = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events
+
+
+def text_of(content: Any) -> str:
+    """A tool result's or message's content as text (a string, or a list of text blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return "" if content is None else str(content)
+
+
+__all__ = ["OBSERVES", "AgentCliAdapter", "AgentCliFailed", "AgentCliOptions", "Read", "parse_lines", "text_of"]
