@@ -156,7 +156,8 @@ ExperimentsOpt = Annotated[Names, typer.Option(
     "-e", "--experiment", metavar="ID", help="Experiment id, or a group prefix like `models/` (repeatable).",
     rich_help_panel=_SELECT)]
 ExperimentFilter = Annotated[Names, typer.Option(
-    "--experiment", metavar="ID", help="Only this experiment (repeatable).", rich_help_panel=_SELECT)]
+    "--experiment", metavar="ID", help="Only this experiment id, or a group prefix like `models/` (repeatable).",
+    rich_help_panel=_SELECT)]
 EvalFilter = Annotated[Names, typer.Option(
     "--eval", metavar="PREFIX", help="Only evals whose id starts with PREFIX (repeatable).", rich_help_panel=_SELECT)]
 
