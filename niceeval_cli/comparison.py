@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from . import outcomes
@@ -101,7 +103,7 @@ class Verdict(str, Enum):
     UNDECIDED = "undecided"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per attempt, and a report holds every attempt's
 class AttemptFacts:
     """What comparing reads of one sealed attempt (built by the app layer from store rows)."""
 
@@ -220,9 +222,16 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
         passed=passed,
         attempts=len(attempts),
         verdict=verdict,
-        key_states={k: tuple(sorted(v)) for k, v in by_key.items()},
+        key_states=_shared_states(tuple((k, tuple(sorted(v))) for k, v in by_key.items())),
         errored=states.count(AttemptState.ERRORED),
     )
+
+
+@lru_cache(maxsize=4096)
+def _shared_states(items: tuple[tuple[str, tuple[str, ...]], ...]) -> Mapping[str, tuple[str, ...]]:
+    """One read-only mapping for every side whose keys fared alike: a report pairing many evals
+    holds a few of them, not a dict per side."""
+    return MappingProxyType(dict(items))
 
 
 def _mean(values: Sequence[float]) -> float:

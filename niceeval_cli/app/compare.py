@@ -7,9 +7,10 @@ turns chosen classes into exit 1, so CI can gate a change on "nothing regressed"
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ExitCode, UsageError
@@ -29,6 +30,7 @@ __all__ = [
     "FailOn",
     "GateDecision",
     "Results",
+    "assertion_states",
     "attempt_facts",
     "compare_experiments",
     "compare_runs",
@@ -65,27 +67,62 @@ def run_results(store: Store, run: RunRow) -> Results:
 def attempt_facts(
     store: Store,
     run: RunRow,
-    rows: Sequence[dict[str, Any]] | None = None,
-    results: Results | None = None,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    results: Results | Iterable[tuple[str, str, str]] | None = None,
 ) -> list[AttemptFacts]:
     """Every attempt of a run (reused ones included) with its assertion states by key.
 
     Three queries whatever the size of the run: attempts, their results, the run's slots.
-    `rows` / `results` are the run's attempt and assertion rows when the caller has read them.
+    `rows` / `results` are the run's attempt and assertion rows when the caller has read them
+    (`results` may be a stream of (attempt_id, key, state), grouped by attempt).
     """
     if rows is None:
         _, rows = store.query("attempts", run=run.id)
     if results is None:
         results = run_results(store, run)
+    if isinstance(results, Results):
+        at, key, state = (results.columns.index(c) for c in ("attempt_id", "key", "state"))
+        results = ((r[at], r[key], r[state]) for r in results.rows)
     rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run.id)}
-    states: dict[str, dict[str, AssertionState]] = {}
-    at, key, state = (results.columns.index(c) for c in ("attempt_id", "key", "state"))
-    for r in results.rows:
-        states.setdefault(r[at], {})[r[key]] = _ASSERTION_STATE[r[state]]
-    return [_facts(row, rules.get((row["experiment_id"], row["eval_id"])), states.get(row["id"], {})) for row in rows]
+    states = assertion_states(results)
+    return [_facts(row, rules.get((row["experiment_id"], row["eval_id"])), states.get(row["id"], _NO_STATES))
+            for row in rows]
 
 
-def _facts(row: dict[str, Any], rule: str | None, states: dict[str, AssertionState]) -> AttemptFacts:
+_NO_STATES: Mapping[str, AssertionState] = MappingProxyType({})
+
+
+def assertion_states(results: Iterable[tuple[str, str, str]]) -> dict[str, Mapping[str, AssertionState]]:
+    """attempt id → its assertion states by key (a later result of a key wins), from results grouped
+    by attempt. Attempts whose states are alike share one read-only mapping: a run of many
+    attempts holds a handful of them, not an entry per assertion result."""
+    shared: dict[tuple[tuple[str, AssertionState], ...], Mapping[str, AssertionState]] = {}
+    keys: dict[str, str] = {}
+    found: dict[str, Mapping[str, AssertionState]] = {}
+    current: str | None = None
+    pairs: list[tuple[str, AssertionState]] = []
+
+    def settle() -> None:
+        if current is None:
+            return
+        if current in found:  # not grouped after all: merge with what was seen of it
+            pairs[:0] = list(found[current].items())
+        both = tuple(pairs)
+        mapping = shared.get(both)
+        if mapping is None:
+            mapping = shared[both] = MappingProxyType(dict(both))
+        found[current] = mapping
+
+    for attempt_id, key, state in results:
+        if attempt_id != current:
+            settle()
+            current, pairs = attempt_id, []
+        pairs.append((keys.setdefault(key, key), _ASSERTION_STATE[state]))
+    settle()
+    return found
+
+
+def _facts(row: Mapping[str, Any], rule: str | None, states: Mapping[str, AssertionState]) -> AttemptFacts:
     gate = row.get("gate")
     return AttemptFacts(
         experiment_id=row["experiment_id"],

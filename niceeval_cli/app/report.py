@@ -13,12 +13,13 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .._errors import UsageError
+from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
-from ..reports.data import CompareResult, ReportData, Results
-from ..store.report_reads import AttemptTexts, attempt_rows, attempt_texts, result_states
+from ..reports.data import CompareResult, ReportData
+from ..store.report_reads import AttemptTexts, ReportRow, attempt_rows, attempt_texts, result_states
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
@@ -41,11 +42,12 @@ def load_report(
         return read_report(store, run_ref, baseline=baseline, experiments=experiments)
 
 
-def _short(store: Store, run: RunRow) -> tuple[list[dict[str, Any]], Results]:
-    """A run's attempts without their long texts, and its results' states: all the totals need."""
+def _short(store: Store, run: RunRow) -> tuple[list[ReportRow], list[AttemptFacts]]:
+    """A run's attempts without their long texts, and what the totals read of each (its
+    assertion states streamed into shared mappings: no result row is kept)."""
     scope = store.run_scope(run.id)
-    columns, rows = result_states(store.path, scope)
-    return attempt_rows(store.path, scope), Results(columns, rows)
+    rows = attempt_rows(store.path, scope)
+    return rows, attempt_facts(store, run, rows, result_states(store.path, scope))
 
 
 def read_report(
@@ -57,15 +59,14 @@ def read_report(
 ) -> ReportData:
     """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B."""
     run = store.resolve_run(run_ref)
-    attempts, results = _short(store, run)
-    facts = attempt_facts(store, run, attempts, results)
+    attempts, facts = _short(store, run)
 
     against: CompareResult | None = None
     if baseline is not None:
         base_run = store.resolve_run(baseline)
         if base_run.id == run.id:
             raise UsageError(f"--baseline {baseline}: that is the reported run itself; give an earlier run.")
-        base_facts = attempt_facts(store, base_run, *_short(store, base_run))
+        _, base_facts = _short(store, base_run)
         against = CompareResult(base_run, run, compare_facts(base_facts, facts))
 
     pair: CompareResult | None = None
@@ -80,7 +81,6 @@ def read_report(
         store_path=store.path,
         run=run,
         attempts=attempts,
-        results=results,
         facts=facts,
         baseline=against,
         experiments=pair,

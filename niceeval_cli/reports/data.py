@@ -7,7 +7,7 @@ prints or imports rich.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,8 +132,7 @@ class ReportData:
 
     store_path: Path
     run: RunRow
-    attempts: list[dict[str, Any]]  # the run's attempts, worst first (the store's order), long texts left out
-    results: Results  # every assertion result's attempt_id, key and state (what comparing reads)
+    attempts: Sequence[Mapping[str, Any]]  # the run's attempts, worst first (the store's order), no long texts
     facts: list[AttemptFacts]  # what comparing and the totals read, one per attempt (same order)
     baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
     experiments: CompareResult | None = None  # two experiments of this run, A against B

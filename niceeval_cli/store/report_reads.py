@@ -10,11 +10,11 @@ characters and marked `… [+N chars]` before Python sees it. The caller keeps o
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..outcomes import assertion_severity_sql
 from .connect import connect
@@ -22,7 +22,7 @@ from .errors import translated
 from .queries import ATTEMPT_ORDER, Where, attempts_source
 from .schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, EVENT_COLUMNS, TURN_COLUMNS
 
-__all__ = ["LONG_ATTEMPT_COLUMNS", "AttemptTexts", "attempt_rows", "attempt_texts", "result_states"]
+__all__ = ["LONG_ATTEMPT_COLUMNS", "AttemptTexts", "ReportRow", "attempt_rows", "attempt_texts", "result_states"]
 
 #: Attempt columns that may hold long text (JSON or prose): read only, cut, by `attempt_texts`.
 LONG_ATTEMPT_COLUMNS = ("error", "traceback", "case_value", "case_metadata", "sandbox", "notes")
@@ -51,7 +51,38 @@ def _open(path: Path) -> sqlite3.Connection:
     return connect(Path(path), readonly=True)
 
 
-def attempt_rows(path: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+class ReportRow(Mapping[str, Any]):
+    """One attempt's short columns as SQLite gave them (a tuple), read by column name.
+
+    The report holds one per attempt of the run: a dict each would cost several times the tuple
+    and one slot this costs, and the repeated texts (eval, experiment, state, ...) are shared.
+    """
+
+    __slots__ = ("_values",)
+    _index: ClassVar[dict[str, int]] = {}
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[self._index[key]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __repr__(self) -> str:
+        return f"ReportRow({dict(self)!r})"
+
+
+#: Short columns whose values repeat from attempt to attempt: one text object shared by every row.
+_REPEATED = frozenset({"run_id", "experiment_id", "eval_id", "kind", "state", "gate", "reason", "fingerprint_parts",
+                       "eval_module", "eval_name", "case_id", "stop_cause", "relation"})
+
+
+def attempt_rows(path: Path, run_ids: Sequence[str]) -> list[ReportRow]:
     """The run's attempts worst first (the store's order), without their long texts (nor the
     fingerprint hash, which no part of the report shows)."""
     short = [c for c in ATTEMPT_COLUMNS if c not in LONG_ATTEMPT_COLUMNS and c != "fingerprint"]
@@ -63,27 +94,31 @@ def attempt_rows(path: Path, run_ids: Sequence[str]) -> list[dict[str, Any]]:
         with translated(Path(path), "Reading the run's attempts"):
             cursor = conn.execute(sql, where.params)
             columns = [d[0] for d in cursor.description]
-            parts = columns.index("fingerprint_parts")
-            shared: dict[Any, Any] = {}  # the attempts of one eval and experiment share their parts' text
-            rows = []
+            row_type = type("ReportRow", (ReportRow,), {"__slots__": (), "_index": {c: i for i, c in
+                                                                                     enumerate(columns)}})
+            repeated = [i for i, c in enumerate(columns) if c in _REPEATED]
+            shared: dict[Any, Any] = {}
+            rows: list[ReportRow] = []
             for row in cursor:
-                item = dict(zip(columns, row, strict=True))
-                item["fingerprint_parts"] = shared.setdefault(row[parts], row[parts])
-                rows.append(item)
+                values = list(row)
+                for i in repeated:
+                    values[i] = shared.setdefault(values[i], values[i])
+                rows.append(row_type(tuple(values)))
             return rows
     finally:
         conn.close()
 
 
-def result_states(path: Path, run_ids: Sequence[str]) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Every assertion result's (attempt_id, key, state): what comparing and the totals read."""
+def result_states(path: Path, run_ids: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    """Every assertion result's (attempt_id, key, state), grouped by attempt in registration order,
+    streamed: the caller keeps what it folds them into, never the rows (there are many an attempt)."""
     source, where = _scope(run_ids)
     sql = (f"SELECT r.attempt_id, r.key, r.state FROM {source} JOIN assertion_results r ON r.attempt_id = a.id"
            f"{where.sql()} ORDER BY r.attempt_id, r.ordinal")
     conn = _open(path)
     try:
         with translated(Path(path), "Reading the run's assertion states"):
-            return ["attempt_id", "key", "state"], conn.execute(sql, where.params).fetchall()
+            yield from conn.execute(sql, where.params)
     finally:
         conn.close()
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from niceeval_cli._states import AttemptState, EvalKind, GateState, RunStatus
-from niceeval_cli.app.compare import Results
 from niceeval_cli.app.report import AttemptTexts, ReportData
 from niceeval_cli.comparison import AttemptFacts
 from niceeval_cli.reports.html import render_page
@@ -45,13 +44,12 @@ def data(rows: list[dict], results: dict[str, list[list[Any]]] | None = None) ->
     if results is None:
         results = {r["id"]: [["k", "a label", "matched" if r["state"] == "passed" else "mismatched", "gate", None,
                               None, None, None]] for r in rows}
-    states = Results(["attempt_id", "key", "state"], [(a, r[0], r[2]) for a, rs in results.items() for r in rs])
 
     @contextmanager
     def details(limit: int) -> Iterator[Any]:
         yield lambda attempt_id: AttemptTexts(attempt_id, {}, RESULT_COLUMNS, results.get(attempt_id, []))
 
-    return ReportData(store_path=Path("results.db"), run=RUN, attempts=rows, facts=facts, results=states,
+    return ReportData(store_path=Path("results.db"), run=RUN, attempts=rows, facts=facts,
                       details=details)
 
 
@@ -146,3 +144,15 @@ def test_the_page_embeds_details_worst_first_until_its_budget_is_spent() -> None
     kept = [a for a in sent["attempts"] if not a.get("omitted")]
     assert [a["id"] for a in kept] == ["A0", "A1", "A2"]  # the rows' order: worst first
     assert sent["omitted"] == 7 and len(sent["attempts"]) == 10
+
+
+def test_a_run_past_the_list_and_matrix_limits_counts_every_attempt_and_lists_the_worst() -> None:
+    rows = [attempt(1, "bad", "failed"), *(attempt(n, f"ok{n}", "passed") for n in range(2, 6))]
+    page = build_page(data(rows), listed=2, matrix_max=3)
+    assert [a.eval_id for a in page.attempts] == ["bad", "ok2"] and page.unlisted == 3
+    assert len(payload(page)["attempts"]) == 2  # the details of the listed attempts only
+    assert [r.eval_id for r in page.matrix][:1] == ["bad"] and len(page.matrix) == 3 and page.matrix_left_out == 2
+    html = render_page(page)
+    assert "the first 2 of 5 attempts" in html and "the other 3 (the last passed ones)" in html
+    assert "2 more eval rows" in html and f"niceeval view {RUN.id}" in html
+    assert "<dt>attempts</dt><dd>5" in html  # the header counts every attempt

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ...comparison import shown_eval_id
@@ -43,11 +44,12 @@ class AttemptItem:
         return " ".join(self.tags)
 
 
-def attempt_items(data: ReportData) -> list[AttemptItem]:
-    """One summary row per attempt, worst first (their details: `_details.payload_chunks`)."""
+def attempt_items(data: ReportData, limit: int | None = None) -> list[AttemptItem]:
+    """One summary row per attempt, worst first, the first `limit` of them (their details:
+    `_details.payload_chunks`)."""
     tag_cache: dict[tuple[str, str], tuple[str, ...]] = {}
     items: list[AttemptItem] = []
-    for i, row in enumerate(data.attempts):
+    for i, row in enumerate(itertools.islice(data.attempts, limit)):
         word = attempt_word(row["state"], row.get("gate"))
         standing = score_standing(row.get("score"), row.get("max_score")) if word == "scored" else None
         items.append(AttemptItem(

@@ -12,6 +12,7 @@ left out are the last passed ones, and their rows stay in the list with a pointe
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -137,14 +138,15 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, str) else 8
 
 
-def payload_chunks(data: ReportData, head: Mapping[str, Any], limits: Limits) -> Iterable[str]:
-    """The page's data as JSON text, in pieces: `head`, the attempts one by one, then the table of
-    distinct values they refer to and what was left out."""
+def payload_chunks(data: ReportData, head: Mapping[str, Any], limits: Limits,
+                   listed: int | None = None) -> Iterable[str]:
+    """The page's data as JSON text, in pieces: `head`, the attempts one by one (the first `listed`:
+    those the list holds), then the table of distinct values they refer to and what was left out."""
     writer = _Writer(limits)
     yield _json.embed(dict(head))[:-1]  # the object stays open
     yield ',"columns":' + _json.embed(list(RESULT_COLUMNS)) + ',"attempts":['
     with data.details(limits.text) if data.details is not None else nullcontext(None) as read:
-        for n, row in enumerate(data.attempts):
+        for n, row in enumerate(itertools.islice(data.attempts, listed)):
             texts = read(row["id"]) if read is not None and writer.left > 0 else None
             yield ("," if n else "") + _json.embed(writer.attempt(row, texts))
     values = list(writer.codes)[1:]

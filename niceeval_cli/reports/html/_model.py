@@ -39,6 +39,11 @@ SERVER_ROWS = 1000
 LATER_CHUNK = 500
 #: How much of the run's texts the page embeds (docs/reports.md, "Size").
 LIMITS = Limits()
+#: Attempts the list holds (worst first): the others are counted by the header, experiments, matrix
+#: and charts, not listed — a run of a million attempts still makes a page a browser opens.
+LISTED_ROWS = 20_000
+#: Matrix rows (worst first, then where the experiments differ): the others are counted under it.
+MATRIX_ROWS = 5_000
 #: What the page script escapes in the details it builds, exactly as the terminal does (one home: _safe).
 SAFE_TEXT = {"ranges": UNSAFE_RANGES, "named": NAMED_ESCAPES}
 
@@ -49,7 +54,7 @@ class Page:
     experiments: list[ExperimentColumn]
     matrix: list[MatrixRow]
     charts: list[Chart]
-    attempts: list[AttemptItem]  # every attempt; the HTML holds the first `server_rows` of them
+    attempts: list[AttemptItem]  # the listed attempts; the HTML shows the first `server_rows` at once
     states: list[str]  # state words present, for the filter
     tags: list[str]
     baseline: ComparisonView | None
@@ -57,6 +62,8 @@ class Page:
     payload: Callable[[], Iterable[str]]  # the page's data as JSON text, in pieces (read as it is written)
     server_rows: int = SERVER_ROWS
     baseline_run: str | None = None  # --baseline: the run this one is compared with, named in the header
+    unlisted: int = 0  # attempts past LISTED_ROWS: counted everywhere, not in the list
+    matrix_left_out: int = 0  # matrix rows past MATRIX_ROWS
 
     @property
     def written_rows(self) -> list[AttemptItem]:
@@ -69,7 +76,8 @@ class Page:
         return [rest[i:i + LATER_CHUNK] for i in range(0, len(rest), LATER_CHUNK)]
 
 
-def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limits = LIMITS) -> Page:
+def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limits = LIMITS,
+               listed: int = LISTED_ROWS, matrix_max: int = MATRIX_ROWS) -> Page:
     experiments = experiment_ids(data)
     models: dict[str, str | None] = {}
     for row in data.attempts:
@@ -79,7 +87,8 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limi
     costs = experiment_costs_by_id(data)
     columns = [experiment_column(e, data.facts, models.get(e), header.summaries.get(e), costs.get(e))
                for e in experiments]
-    items = attempt_items(data)
+    items = attempt_items(data, listed)
+    matrix = matrix_rows(data, experiments)
     words = {i.word for i in items}
     baseline = versus = None
     if data.baseline is not None:
@@ -90,7 +99,7 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limi
     return Page(
         header=header,
         experiments=columns,
-        matrix=matrix_rows(data, experiments),
+        matrix=matrix[:matrix_max],
         charts=_charts.charts(columns, data.facts, experiments),
         attempts=items,
         states=[w for w in ATTEMPT_WORDS if w in words],
@@ -98,7 +107,9 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limi
         baseline=baseline,
         versus=versus,
         payload=partial(payload_chunks, data, {"run": data.run.id, "first_slice": FIRST_SLICE, "safe": SAFE_TEXT,
-                                               "text_limit": limits.text}, limits),
+                                               "text_limit": limits.text}, limits, listed),
         server_rows=server_rows,
         baseline_run=data.baseline.base_run.id if data.baseline is not None else None,
+        unlisted=max(0, len(data.attempts) - listed),
+        matrix_left_out=max(0, len(matrix) - matrix_max),
     )

@@ -1,0 +1,123 @@
+"""Issue 23, item 17 (the report's memory and page with many attempts): a run of 40 000 attempts,
+ten assertion results and a turn each, made a report process peaking at ~430 MiB (and growing ~7 KB
+an attempt: every row a dict, every result a tuple) and a 46 MB page listing every attempt. Now
+the results' states are folded as they stream, rows are compact, and the page lists the first
+20 000 attempts (worst first) while the header, experiments and matrix count every one.
+
+The store is made by NiceEval (`niceeval run`), then a run sealed elsewhere is added in bulk (as
+`merge` would); `niceeval report` runs as a real subprocess whose peak RSS is read with
+`getrusage(RUSAGE_CHILDREN)` in a wrapper process of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import NICEEVAL, Project, base_env
+
+pytestmark = pytest.mark.slow
+
+ATTEMPTS = 40_000
+RESULTS = 10
+#: Generous: the fixed cost (interpreter, modules) is ~60 MiB and the rest ~2 KB an attempt;
+#: before the bound this run peaked at ~430 MiB.
+BUDGET_KIB = 330 * 1024
+
+_MEASURED = ("import json, resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True); "
+             "print(json.dumps([done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "
+             "done.stderr.decode(errors='replace')[-2000:]]))")
+
+EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+
+@define_eval()
+async def greets(t):
+    t.check("hello", includes("hello")).label("Greets")
+"""
+
+
+def _many_attempts(store: Path, attempts: int) -> str:
+    """One run of `attempts` attempts over two experiments (a failed one in every 50), each with
+    RESULTS assertion results and one turn, every text short and distinct."""
+    from niceeval_cli.store.schema import (
+        ASSERTION_COLUMNS,
+        ATTEMPT_COLUMNS,
+        INSERT_ASSERTION,
+        INSERT_ATTEMPT,
+        INSERT_SLOT,
+        TURN_COLUMNS,
+        insert_sql,
+    )
+
+    run_id = "01MANY000000000000000RUN00"
+    con = sqlite3.connect(store)
+    con.execute("PRAGMA synchronous = OFF")
+    blank_attempt = dict.fromkeys(ATTEMPT_COLUMNS)
+    blank_result = dict.fromkeys(ASSERTION_COLUMNS)
+    with con:
+        con.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, "
+                    "config_file, experiments) VALUES (?, '2026-01-01T00:00:00.000Z', NULL, 'running', '[\"run\"]', "
+                    "'test', NULL, NULL, '[\"a\", \"b\"]')", [run_id])
+        for start in range(0, attempts, 2_000):
+            rows, results, turns, slots = [], [], [], []
+            for n in range(start, min(attempts, start + 2_000)):
+                attempt_id = f"01MANY{n:020d}"
+                experiment, eval_id = "ab"[n % 2], f"many/e{n // 2:06d}"
+                failed = n % 50 == 0
+                rows.append(tuple((blank_attempt | {
+                    "id": attempt_id, "run_id": run_id, "experiment_id": experiment, "eval_id": eval_id,
+                    "ordinal": 0, "kind": "pass", "state": "failed" if failed else "passed", "fingerprint": "f" * 64,
+                    "fingerprint_parts": '{"model":"m"}', "started_at": "2026-01-01T00:00:00.000Z",
+                    "ended_at": "2026-01-01T00:00:01.000Z", "duration_ms": 1000.0 + n, "judge_tokens": 0,
+                    "error": f"error {n}" if failed else None}).values()))
+                for i in range(RESULTS):
+                    results.append(tuple((blank_result | {
+                        "id": f"{attempt_id}R{i}", "attempt_id": attempt_id, "ordinal": i, "key": f"k{i}",
+                        "label": f"check {i}", "role": "gate",
+                        "state": "mismatched" if failed and i == 0 else "matched",
+                        "match_name": "includes", "match_config": "{}", "source_file": "evals/many.py",
+                        "source_line": i, "evidence": f'"evidence {n}-{i}"', "or_stop": 0,
+                        "match_kind": "boolean"}).values()))
+                turns.append((attempt_id, "s0", 0, f"question {n}", f"reply {n}", "completed", '["messages"]', 1, 1,
+                              None, 1.0, None))
+                slots.append((run_id, experiment, eval_id, 0, attempt_id, "origin", "new", "any"))
+            con.executemany(INSERT_ATTEMPT, rows)
+            con.executemany(INSERT_ASSERTION, results)
+            con.executemany(insert_sql("turns", TURN_COLUMNS), turns)
+            con.executemany(INSERT_SLOT, slots)
+        con.execute("UPDATE runs SET status = 'finished', ended_at = '2026-01-01T00:10:00.000Z', exit_code = 1 "
+                    "WHERE id = ?", [run_id])
+    con.close()
+    return run_id
+
+
+def test_a_run_of_many_attempts_makes_a_report_in_bounded_memory_and_a_bounded_page(
+        proj: Project, tmp_path: Path) -> None:
+    proj.write("evals/app.py", EVALS)
+    assert proj.run().returncode == 0  # a store made by NiceEval
+    run_id = _many_attempts(proj.store, ATTEMPTS)
+    out = tmp_path / "many.html"
+    measured = subprocess.run([sys.executable, "-c", _MEASURED, *NICEEVAL, "report", run_id, "--out", str(out)],
+                              cwd=proj.root, env=base_env(), capture_output=True, text=True, timeout=900)
+    code, peak_kib, err = json.loads(measured.stdout.strip().splitlines()[-1])
+    assert code == 0, err
+    assert peak_kib < BUDGET_KIB, f"report peaked at {peak_kib // 1024} MiB for {ATTEMPTS} attempts"
+
+    page = out.read_text(encoding="utf-8")
+    assert len(page.encode()) < 40 * 2**20, len(page)  # it was 46 MB: every attempt listed
+    listed = len(re.findall(r'<li class="attempt ', page))
+    assert listed == 20_000, listed
+    assert f"the first 20000 of {ATTEMPTS} attempts" in page and "the other 20000" in page
+    assert f"niceeval view {run_id}" in page
+    assert f"<dt>attempts</dt><dd>{ATTEMPTS}" in page  # the header counts every attempt
+    failed = len(re.findall(r'<li class="attempt s-failed"', page))
+    assert failed == ATTEMPTS // 50  # worst first: every failed attempt is listed
