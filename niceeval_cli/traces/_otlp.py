@@ -24,8 +24,9 @@ from opentelemetry import trace
 
 from ..authoring import Turn
 from ._merge import MAX_SPANS, merge_trace
+from ._otlp_decode import span_data
 from ._propagation import _CURRENT, TurnTrace
-from ._receiver import Receiver, receiver
+from ._receiver import Received, Receiver, receiver
 from ._spans import SpanData
 
 
@@ -34,17 +35,17 @@ class _Spans:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.spans: list[SpanData] = []
+        self.spans: list[Received] = []
         self.dropped = 0
 
-    def add(self, spans: list[SpanData]) -> None:
+    def add(self, spans: list[Received]) -> None:
         with self.lock:
             room = MAX_SPANS - len(self.spans)
             self.spans.extend(spans[:max(room, 0)])
             self.dropped += max(len(spans) - max(room, 0), 0)
 
 
-def _problem(spans: list[SpanData], dropped: int, parent_id: str) -> str | None:
+def _problem(spans: list[Received], dropped: int, parent_id: str) -> str | None:
     """Why the trace is not complete yet (None: it is)."""
     if dropped:
         return f"{dropped} span(s) dropped (more than {MAX_SPANS} in one turn)"
@@ -57,6 +58,10 @@ def _problem(spans: list[SpanData], dropped: int, parent_id: str) -> str | None:
     if lost:
         return f"{len(lost)} parent span(s) of arrived spans never arrived"
     return None
+
+
+def _read_all(spans: list[Received]) -> list[SpanData]:
+    return [span_data(s) for s in spans]
 
 
 class OtlpCapture:
@@ -103,7 +108,11 @@ class OtlpCapture:
         self._receiver.unregister(trace_id)
         if problem is not None and not dropped:
             problem = f"{problem} within trace_flush_ms={self._flush_ms} after the turn"
-        return merge_trace(turn, declared, spans, problem, trace_id)
+        if len(spans) > 200:  # reading thousands of spans' attributes takes a while: off the event loop
+            read = await asyncio.to_thread(_read_all, spans)
+        else:
+            read = _read_all(spans)
+        return merge_trace(turn, declared, read, problem, trace_id)
 
 
 class OtlpTracer:

@@ -26,6 +26,8 @@ class BadRequest(ValueError):
 def _any_value(value: Any) -> Any:
     """An OTLP AnyValue (protobuf message) as plain data."""
     which = value.WhichOneof("value")
+    if which == "string_value":
+        return value.string_value
     if which is None:
         return None
     if which == "array_value":
@@ -37,27 +39,41 @@ def _any_value(value: Any) -> Any:
     return getattr(value, which)
 
 
-def decode_protobuf(body: bytes) -> list[SpanData]:
+class RawSpan:
+    """A decoded protobuf span whose attributes are not read yet: reading them costs most of the
+    decoding, so the receiver only takes the ids it routes and checks by, and the turn reads the
+    rest once, when it finishes (`data()`)."""
+
+    __slots__ = ("_span", "parent_span_id", "span_id", "trace_id")
+
+    def __init__(self, span: Any) -> None:
+        self._span = span
+        self.trace_id: str = span.trace_id.hex()
+        self.span_id: str = span.span_id.hex()
+        self.parent_span_id: str | None = span.parent_span_id.hex() or None
+
+    def data(self) -> SpanData:
+        span = self._span
+        return SpanData(
+            name=span.name, trace_id=self.trace_id, span_id=self.span_id, parent_span_id=self.parent_span_id,
+            start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano or span.start_time_unix_nano,
+            error=span.status.code == _STATUS_ERROR, status_message=span.status.message or None,
+            attributes={kv.key: _any_value(kv.value) for kv in span.attributes},
+        )
+
+
+def decode_protobuf(body: bytes) -> list[RawSpan]:
     try:
         request = ExportTraceServiceRequest.FromString(body)
     except Exception as exc:  # google.protobuf.message.DecodeError
         raise BadRequest(f"not an OTLP protobuf trace request: {exc}") from None
-    spans = []
-    for resource_spans in request.resource_spans:
-        for scope_spans in resource_spans.scope_spans:
-            for span in scope_spans.spans:
-                spans.append(SpanData(
-                    name=span.name,
-                    trace_id=span.trace_id.hex(),
-                    span_id=span.span_id.hex(),
-                    parent_span_id=span.parent_span_id.hex() or None,
-                    start_ns=span.start_time_unix_nano,
-                    end_ns=span.end_time_unix_nano or span.start_time_unix_nano,
-                    error=span.status.code == _STATUS_ERROR,
-                    status_message=span.status.message or None,
-                    attributes={kv.key: _any_value(kv.value) for kv in span.attributes},
-                ))
-    return spans
+    return [RawSpan(span) for resource_spans in request.resource_spans
+            for scope_spans in resource_spans.scope_spans for span in scope_spans.spans]
+
+
+def span_data(span: RawSpan | SpanData) -> SpanData:
+    """A received span in the one form the conversion reads."""
+    return span.data() if isinstance(span, RawSpan) else span
 
 
 def _hex_id(value: Any, size: int) -> str:
@@ -130,4 +146,4 @@ def decode_json(body: bytes) -> list[SpanData]:
         raise BadRequest(f"not an OTLP JSON trace request: {type(exc).__name__}: {exc}") from None
 
 
-__all__ = ["BadRequest", "decode_json", "decode_protobuf"]
+__all__ = ["BadRequest", "RawSpan", "decode_json", "decode_protobuf", "span_data"]

@@ -17,16 +17,17 @@ import gzip
 import os
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ._otlp_decode import BadRequest, decode_json, decode_protobuf
+from ._otlp_decode import BadRequest, RawSpan, decode_json, decode_protobuf
 from ._propagation import TurnTrace
 from ._spans import SpanData
 
 _EXPORTER_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
                  "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+Received = RawSpan | SpanData  # a protobuf span is read whole only when its turn finishes
 MAX_BODY = 64 * 1024 * 1024  # one export request; larger ones are refused (413)
 
 
@@ -35,7 +36,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sinks: dict[str, Callable[[list[SpanData]], None]] = {}
+        self._sinks: dict[str, Callable[[list[Received]], None]] = {}
         self.unattributed = 0
         self.received = 0
         receiver = self
@@ -50,7 +51,7 @@ class Receiver:
                                         name="niceeval-otlp-receiver", daemon=True)
         self._thread.start()
 
-    def register(self, trace_id: str, sink: Callable[[list[SpanData]], None]) -> None:
+    def register(self, trace_id: str, sink: Callable[[list[Received]], None]) -> None:
         with self._lock:
             self._sinks[trace_id] = sink
 
@@ -58,8 +59,8 @@ class Receiver:
         with self._lock:
             self._sinks.pop(trace_id, None)
 
-    def deliver(self, spans: list[SpanData]) -> None:
-        by_trace: dict[str, list[SpanData]] = {}
+    def deliver(self, spans: Sequence[Received]) -> None:
+        by_trace: dict[str, list[Received]] = {}
         for span in spans:
             by_trace.setdefault(span.trace_id, []).append(span)
         with self._lock:
@@ -109,7 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body = gzip.decompress(body)
             elif encoding == "deflate":
                 body = zlib.decompress(body)
-            spans = decode_json(body) if is_json else decode_protobuf(body)
+            spans: Sequence[Received] = decode_json(body) if is_json else decode_protobuf(body)
         except (BadRequest, OSError, zlib.error, EOFError) as exc:
             self._reply(400, str(exc).encode("utf-8", "replace"), "text/plain")
             return
@@ -152,4 +153,4 @@ def receiver() -> Receiver:
         return _RECEIVER
 
 
-__all__ = ["Receiver", "receiver"]
+__all__ = ["Received", "Receiver", "receiver"]

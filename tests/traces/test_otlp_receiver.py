@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("opentelemetry.proto")
 
-from niceeval_cli.traces._otlp_decode import BadRequest, decode_json, decode_protobuf
+from niceeval_cli.traces._otlp_decode import BadRequest, decode_json, decode_protobuf, span_data
 from niceeval_cli.traces._receiver import receiver
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -51,7 +51,7 @@ def _protobuf_body() -> bytes:
 
 
 def test_json_and_protobuf_bodies_decode_to_the_same_span() -> None:
-    from_proto = decode_protobuf(_protobuf_body())
+    from_proto = [span_data(s) for s in decode_protobuf(_protobuf_body())]
     assert from_proto == decode_json(json.dumps(_json_body()).encode())
     assert from_proto == decode_json(json.dumps(_json_body(ids_in_base64=True)).encode())
     span = from_proto[0]
@@ -89,7 +89,7 @@ def test_the_receiver_hands_spans_to_the_turn_owning_their_trace_id() -> None:
         assert _post(f"{live.endpoint}/v1/metrics", b"", {"Content-Type": "application/x-protobuf"})[0] == 404
     finally:
         live.unregister(TRACE)
-    assert [s.name for s in got] == ["execute_tool lookup"] * 2
+    assert [span_data(s).name for s in got] == ["execute_tool lookup"] * 2
     before = live.unattributed
     _post(f"{live.endpoint}/v1/traces", _protobuf_body(), {"Content-Type": "application/x-protobuf"})
     assert live.unattributed == before + 1 and len(got) == 2  # no turn owns it any more
