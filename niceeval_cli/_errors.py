@@ -55,7 +55,7 @@ _STOPPED = "interrupted (Ctrl-C or SIGTERM)"
 _STORE_BUSY = "the store cannot be used now (locked beyond the busy timeout, disk full, read-only)"
 
 #: The exit codes each command can end with, and what each means there: every command's
-#: `--help` lists its own from here (cli.py), and docs/cli.md says the same.
+#: `--help` lists its own from here (cli/_common.py), and docs/cli.md says the same.
 COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
     "run": {
         _O: "every pass-style eval passed under its pass_rule, every score attempt scored with its gate passed",

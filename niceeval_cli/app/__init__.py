@@ -1,8 +1,8 @@
-"""The commands' use cases, between `cli.py` (parsing) and the library (runner, store, discovery).
+"""The commands' use cases, between `cli/` (parsing) and the library (runner, store, discovery).
 
 One small module per command: each function takes plain arguments, does the work (discovers,
-plans, runs, opens the store, writes files) and returns data; `reports/` turns that data into
-output. Nothing here prints or imports rich; nothing imports `cli`.
+plans, runs, opens the store, writes files) and returns data (the records of `reports/data.py`);
+`reports/` turns that data into output. Nothing here prints or imports rich; nothing imports `cli`.
 
 - `project.load_project`, `project.store_path`  the project and store a command works on
 - `run.build_request`, `run.execute`            `niceeval run` (returns a `RunReport`)

@@ -1,7 +1,8 @@
-"""`niceeval run`: build the request, run it with the caller's events, read back what it sealed.
+"""`niceeval run`: build the request, run it with the caller's listeners, read back what it sealed.
 
-The caller (cli.py) chooses the events (reports/: live progress, plain lines or NDJSON) and
-renders the returned `RunReport`; nothing here prints.
+The caller (cli/run.py) chooses the listeners (reports/: live progress, plain lines or NDJSON, the
+JUnit file, the summary); they hear the run through one relay and, once the run is read back,
+the `RunReport` (`reported`). Nothing here prints.
 """
 
 from __future__ import annotations
