@@ -83,6 +83,7 @@ def build_request(
         executor_options=executor_options,
         budget_usd=budget_usd,
         keep_sandbox=keep_sandbox,
+        hand_over_evals=True,  # this command runs the request once
     )
 
 

@@ -235,6 +235,11 @@ class RunRequest:
     executor_options: Mapping[str, Any] = field(default_factory=dict)  # e.g. ray_address, retry_lost
     budget_usd: float | None = None  # `--budget`: no new attempt once the run's spend reaches it
     keep_sandbox: str | None = None  # `--keep-sandbox failed|all` (docs/sandbox.md)
+    #: The discovered evals are the run's to let go of: at its release point (planned and
+    #: recorded) the runner empties `evals`, whose records the planned slots now hold, so a
+    #: 20 000-eval run's discovery records go with the slots instead of sitting under the end of
+    #: the run. `app.run.build_request` hands them over; a caller that runs a request twice does not.
+    hand_over_evals: bool = False
 
 
 @dataclass(frozen=True)

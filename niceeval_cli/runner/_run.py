@@ -520,9 +520,12 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 )
                 # The release point: the run is planned and recorded. The full plan (every shard's
                 # slots) and its id keys (one tuple per slot, in the layout) must not sit under the
-                # whole run (this shard's are `slots`), and what the run keeps is frozen for the
-                # collector, which now collects the attempts' cycles (`_collector`).
+                # whole run (this shard's are `slots`), nor the discovered evals handed over (their
+                # slots hold the ones run); what the run keeps is frozen for the collector, which
+                # now collects the attempts' cycles (`_collector`).
                 del planned_slots, layout
+                if request.hand_over_evals and isinstance(request.evals, list):
+                    request.evals.clear()
                 release_collector()
                 events.planned(run_id, slots)
                 if failures:

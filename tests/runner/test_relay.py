@@ -63,3 +63,38 @@ def test_a_listener_implements_only_the_hooks_it_wants() -> None:
     relay.finished(None)  # type: ignore[arg-type]
     relay.reported("the report")
     assert got == ["the report"]
+
+
+def test_the_runner_lets_go_of_the_discovered_evals_handed_over_at_its_release_point(project, monkeypatch):
+    """A 20 000-eval run's discovery records go with its slots, not after the run's end; a caller
+    that keeps its request (to run it again) keeps them."""
+    from niceeval_cli.config import load_config
+    from niceeval_cli.discovery import discover
+    from niceeval_cli.runner import RunRequest, run
+
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/two.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def a(t):
+            pass
+
+        @define_eval()
+        def b(t):
+            pass
+    """)
+    monkeypatch.chdir(project.root)
+    config = load_config(project.root / "niceeval.toml")
+    seen: list[int] = []
+
+    class Planned(RunListener):
+        def planned(self, run_id, slots):
+            seen.append(len(slots))
+
+    handed = RunRequest(project=config, evals=discover(config.eval_roots, config.root), hand_over_evals=True)
+    assert run(handed, Planned()).exit_code == 0
+    assert list(handed.evals) == [] and seen == [2]
+    kept = RunRequest(project=config, evals=discover(config.eval_roots, config.root))
+    assert run(kept, Planned()).exit_code == 0
+    assert [d.id for d in kept.evals] == ["two/a", "two/b"]
