@@ -6,7 +6,6 @@ import asyncio
 import concurrent.futures
 import functools
 import os
-import signal
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -40,6 +39,7 @@ from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
 from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
+from ._stop import Stop as _Stop
 
 if TYPE_CHECKING:
     from ..judge import Grader
@@ -53,42 +53,6 @@ WORKER_STAGGER_S = 0.001
 WORKER_STAGGER_MAX_S = 0.05
 _NO_GRADER: Any = object()
 T = TypeVar("T")
-
-
-class _Stop:
-    """Ctrl-C / SIGTERM: installed before the run's first store write, so a signal during
-    start-up or the reuse bookkeeping still ends the run `interrupted` (exit 130)."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self.inflight: set[asyncio.Future[Any]] = set()
-        self._installed: list[signal.Signals] = []
-
-    def __call__(self) -> None:
-        self.requested = True
-        for task in list(self.inflight):
-            task.cancel()
-
-    def install(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self)
-                self._installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
-                pass
-
-    def uninstall(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in self._installed:
-            loop.remove_signal_handler(sig)
-        self._installed.clear()
-
-    async def settle(self) -> bool:
-        """Let a signal that arrived during synchronous work reach its handler; True if one did."""
-        for _ in range(3):
-            await asyncio.sleep(0)
-        return self.requested
 
 
 class _Dispatcher:
@@ -518,11 +482,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     plan=_Rows(functools.partial(_plan_slots, planned_slots,
                                                  reused if request.shard is not None else None)),
                 )
-                # The release point: the run is planned and recorded. The full plan (every shard's
-                # slots) and its id keys (one tuple per slot, in the layout) must not sit under the
-                # whole run (this shard's are `slots`), nor the discovered evals handed over (their
-                # slots hold the ones run); what the run keeps is frozen for the collector, which
-                # now collects the attempts' cycles (`_collector`).
+                # The release point (planned and recorded): the full plan (every shard's), its id keys
+                # and the evals handed over go, whose slots hold what runs (this shard's are `slots`);
+                # what the run keeps is frozen, and the attempts' cycles are collected (`_collector`).
                 del planned_slots, layout
                 if request.hand_over_evals and isinstance(request.evals, list):
                     request.evals.clear()
