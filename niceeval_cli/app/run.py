@@ -114,7 +114,7 @@ def _run_and_read(request: RunRequest, relay: RunEvents, *, summary: bool, junit
     if outcome.run_id is None or not (summary or junit):
         return RunReport(outcome, None, None)
     # The summary reads a few rows (what the runner read is handed over): a reader's full page
-    # cache would fill with the run's slots while `resolve_run` counts them (~1 MiB at the peak).
+    # cache would fill with the run's slots while `resolve_run` counts them, at the run's peak.
     with Store.open(request.store_path or request.project.store, readonly=True, cache_kib=SUMMARY_CACHE_KIB) as store:
         read = outcome.read  # the rows the runner decided the run from: not read again
         sealed = read_sealed(store, outcome.run_id, summary_limit=limit if summary else None, junit=junit,

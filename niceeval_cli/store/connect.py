@@ -11,7 +11,7 @@ written, so it is left byte-for-byte unchanged (no WAL conversion) when refused.
 The schema is sqlite-utils' (its CREATE statements, pinned by tests/store/test_schema.py, run on
 the connection); sqlite-utils itself is imported only to migrate an older store (and for
 `query --sql`), so a command never pays for it and the click, pluggy and dateutil it imports
-(~30 ms of start-up, ~3 MiB).
+(start-up time and memory).
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ if TYPE_CHECKING:
 
 BUSY_TIMEOUT_MS = 10_000
 #: The writer's page cache, in KiB (SQLite's default is 2 000). A run writes its rows once and
-#: reads few back; a full default cache is ~2 MiB of a 20 000-eval run's peak memory, for no
+#: reads few back; a full default cache would sit under a large run's peak memory, for no
 #: time: pages it drops are in the OS's file cache. Readers (view, query) keep the default.
 WRITER_CACHE_KIB = 256
 #: Prepared statements a connection keeps (the sqlite3 module's default is 128). A run repeats a
 #: dozen (its seals, reads and many-row inserts); a many-row INSERT with its triggers compiles to
-#: tens of KiB, and 128 of them held ~0.8 MiB of a 20 000-eval run's peak for no time.
+#: tens of KiB, and 128 of them sat under a large run's peak for no time.
 CACHED_STATEMENTS = 16
-_SHARD_MEMO = 1 << 14  # planned slots whose shard one connection remembers (≈ 4 MB when full)
+_SHARD_MEMO = 1 << 14  # planned slots whose shard one connection remembers
 
 
 def readonly_uri(path: Path) -> str:

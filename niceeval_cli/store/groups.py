@@ -10,8 +10,8 @@ Once every member is settled (finished: its row, slots and plan are immutable, s
 verdict can change only when the members change (a shard retried, a shard merged), so the writer
 that settles it (`merge`, the last shard run finishing) stores it in `group_verdicts`, keyed by
 the exact members and their statuses (`verdict_key`) and the deciding NiceEval's version; a
-reader whose current members match reads it instead of deciding again (4 000 outcome groups:
-~7 ms, and the not-run count), any other reader decides as before. The SQL text and the
+reader whose current members match reads it instead of deciding again (the outcome groups and
+the not-run count), any other reader decides as before. The SQL text and the
 building of a group's row are pure; the readers below run them over a `Db` for `Store`.
 """
 
@@ -112,7 +112,7 @@ def not_run_sql(members: Sequence[str], plan_run: str) -> tuple[str, list[Any]]:
     """Slots of `plan_run`'s recorded plan that no member run filled.
 
     One set of the filled keys (`NOT IN`: the key columns are NOT NULL) instead of a correlated
-    probe per planned slot into each member: 8 000 planned slots, 12 ms → 8 ms.
+    probe per planned slot into each member.
     """
     marks = ", ".join("?" * len(members))
     sql = (

@@ -1,7 +1,7 @@
 """The report's reads of one run: short rows for everything, long texts streamed and cut in SQL.
 
 `niceeval report` used to read every attempt, result, turn and event whole, then build the page
-in memory: a store of 178 MB peaked at 1.27 GB. Here the rows every part of the report needs
+in memory, several times the store's size at its peak. Here the rows every part of the report needs
 (attempt outcomes, assertion states by key) leave out the long texts, and the texts an
 attempt's details show are read one attempt at a time, each text cut by SQLite to `limit`
 characters and marked `… [+N chars]` before Python sees it. The caller keeps only what it embeds.

@@ -21,7 +21,7 @@ class SlotRecord(NamedTuple):
     """One planned slot of a run and the attempt that fills it (sealed here, or reused).
 
     A tuple in `run_slots`' column order: a re-run that reuses 20 000 results hands SQLite its
-    reference slots as they are (a frozen dataclass cost ~1.5 µs a slot to make and unpack)."""
+    reference slots as they are (a frozen dataclass costs a Python call a slot to make and unpack)."""
 
     run_id: str
     experiment_id: str

@@ -219,8 +219,8 @@ class MultiRowInsert:
     """Many rows into a table with insert triggers, up to `rows` rows a statement.
 
     SQLite opens a statement journal for every statement a trigger might abort: 20 000
-    single-row INSERTs paid it 20 000 times (~2 µs a row, a third of recording a re-run's
-    reused slots); 100 rows a statement pay it 200 times. The triggers still check every row.
+    single-row INSERTs paid it 20 000 times (a third of recording a re-run's reused slots);
+    100 rows a statement pay it 200 times. The triggers still check every row.
     A statement binds at most 999 values (SQLite's oldest limit) and 100 rows."""
 
     table: str

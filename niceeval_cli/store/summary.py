@@ -205,10 +205,10 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
 def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True) -> list[OutcomeGroup]:
     """Typed groups from `outcome_groups_select`'s rows (`grouped`: as it said).
 
-    Built with `tuple.__new__`: the NamedTuple's own `__new__` is a Python frame per group (20 000
-    groups: a third of the time). SQLite hands each row new strings; the experiment ids and pass
-    rules repeat, so each distinct one is kept once (the groups live to the end of a run: 20 000
-    of them held 2 MiB of copies of "default" and "all").
+    Built with `tuple.__new__`: the NamedTuple's own `__new__` is a Python frame per group (a third of
+    the time for 20 000 groups). SQLite hands each row new strings; the experiment ids and pass
+    rules repeat, so each distinct one is kept once (the groups live to the end of a run: else
+    20 000 of them hold 20 000 copies of "default" and "all").
     """
     if not grouped:
         rows = grouped_by_eval(rows)
