@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 from abc import abstractmethod
@@ -26,6 +27,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from .._capture import run_captured
+from .._credentials import looks_like_secret
 from ..authoring import Adapter, AdapterContext, Turn
 from ..traces import current_turn_trace
 from ._options import AdapterOptions, tail
@@ -33,6 +35,7 @@ from ._options import AdapterOptions, tail
 OBSERVES = ("messages", "tool_calls")
 _SESSION_KEY = "cli_session_id"  # where a session's CLI session (thread) id is kept for resume
 _POSIX = os.name == "posix"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 
 class AgentCliOptions(AdapterOptions):
@@ -73,7 +76,9 @@ class AgentCliAdapter(Adapter):
         super().__init__(name, send=self._send_message, version=version, observes=OBSERVES)
         self.options = options
         self.binary = _resolved(options.binary or self.default_binary)
-        self.secrets: list[str] = []
+        # the keys handed to the CLI are never stored: whatever it echoes of them is redacted
+        self.secrets: list[str] = [value for name in options.env if (value := os.environ.get(name))
+                                   and (_SECRET_NAME.search(name) or looks_like_secret(value))]
 
     @abstractmethod
     def argv(self, message: str, resume: str | None, model: str | None) -> list[str]:

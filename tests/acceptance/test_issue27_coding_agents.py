@@ -237,7 +237,8 @@ emit({"type": "assistant", "parent_tool_use_id": None, "message": {"content": [
     {"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "calc.py"}}]}})
 open("calc.py", "a").write("# edited\\n")
 emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}})
-emit({"type": "result", "subtype": "success", "is_error": False, "result": "edited", "total_cost_usd": 0.5,
+said = "edited with key " + os.environ.get("STAND_IN_API_KEY", "(none)")
+emit({"type": "result", "subtype": "success", "is_error": False, "result": said, "total_cost_usd": 0.5,
       "usage": {"input_tokens": 10, "output_tokens": 2}})
 """
 
@@ -254,12 +255,16 @@ def test_claude_code_with_a_stand_in_printing_the_documented_stream(proj: Projec
     proj.write("niceeval.toml", '[experiments.agent]\nadapter = "claude-code"\nmodel = "m-9"\n'
                                 '[experiments.agent.options]\nbinary = "bin/claude"\nallowed_tools = ["Edit", "Bash"]\n'
                                 'max_turns = 3\nargs = ["--append-system-prompt", "be brief"]\n'
+                                'env = ["STAND_IN_API_KEY"]\n'
                                 '[experiments.agent.sandbox]\ntemplate = "repo"\n')
     argv_log = tmp_path / "argv.ndjson"
 
-    result = proj.run(env={"ARGV_LOG": str(argv_log)})
+    key = "opensesame-correct-horse-battery-9"  # no known key shape: only the adapter knows it is one
+    result = proj.run(env={"ARGV_LOG": str(argv_log), "STAND_IN_API_KEY": key})
 
     assert result.returncode == 0, result.stdout + result.stderr
+    messages = [t["message"] for t in proj.sql("SELECT message FROM turns")]
+    assert messages and all("edited with key" in m and key not in m for m in messages)  # handed over, never stored
     first, second = (json.loads(line) for line in argv_log.read_text().splitlines())
     assert first == ["-p", "one", "--output-format", "stream-json", "--verbose", "--model", "m-9",
                      "--allowedTools", "Edit,Bash", "--max-turns", "3", "--append-system-prompt", "be brief"]
