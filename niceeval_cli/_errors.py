@@ -133,6 +133,12 @@ COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
         _U: "usage error: unknown or ambiguous run id, no store yet",
         _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
     },
+    "judge agreement": {
+        _O: "figures printed (also when no judge result is labelled)",
+        _U: "usage error: unknown or ambiguous run id, a bad --format or --confidence, --run with --between, "
+            "no store yet",
+        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+    },
     "sandbox list": {_O: "listed", _I: _BUG, _C: _STOPPED},
     "sandbox prune": {_O: "removed what could be removed (a sandbox in use is left, with a note)", _I: _BUG,
                       _C: _STOPPED},

@@ -6,6 +6,7 @@ that need a t quantile or a significance test, so a plain `run` never loads it.
 
 from __future__ import annotations
 
+from ._agreement import Agreement, Confusion, agreement_of, cohen_kappa
 from ._clustered import ClusteredMean, PairedDifference, clustered_mean, paired_difference
 from ._comparing import (
     ExperimentDifference,
@@ -26,8 +27,10 @@ __all__ = [
     "DEFAULT_CONFIDENCE",
     "EXPERIMENT_COLUMNS",
     "UNIT_COLUMNS",
+    "Agreement",
     "AttemptLike",
     "ClusteredMean",
+    "Confusion",
     "ExperimentDifference",
     "ExperimentEstimate",
     "Interval",
@@ -36,8 +39,10 @@ __all__ = [
     "UnitEvidence",
     "UnitStats",
     "UnitTest",
+    "agreement_of",
     "bh_q_values",
     "clustered_mean",
+    "cohen_kappa",
     "evidence_of",
     "experiment_differences",
     "experiment_estimates",

@@ -8,12 +8,13 @@ over a `Db` (db.py), to the module of its job: `sealing` (every write, the seal 
 and an attempt's typed rows). Beside them: `schema` (tables, triggers, migrations), `connect`
 (opening, locking), `queries` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
 integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by
-identity), `merge` (other stores merged in), `labels` (human labels), `views` (plain-SQL views
-for SQLite tools), `errors`.
+identity), `merge` (other stores merged in), `labels` (human labels), `agreement` (judge
+decisions paired and counted), `views` (plain-SQL views for SQLite tools), `errors`.
 """
 
 from __future__ import annotations
 
+from .agreement import JudgeIdentity, PairCounts
 from .errors import StoreError, StoreUnavailable
 from .groups import GroupOutcome, RunRead
 from .history import EvalRef, LatestAttempt
@@ -38,12 +39,14 @@ __all__ = [
     "AttemptRow",
     "EvalRef",
     "GroupOutcome",
+    "JudgeIdentity",
     "LabelInput",
     "LabelTarget",
     "LatestAttempt",
     "MergeConflict",
     "MergeResult",
     "OutcomeGroup",
+    "PairCounts",
     "PassedEvals",
     "PlanSlot",
     "QueryTarget",

@@ -11,7 +11,8 @@ is, over a `Db` (db.py: the connection and the path):
 - summary.py — a run's attempts grouped by outcome, and its counted `PassedEvals`;
 - targets.py — the rows of `query`; reads.py — a run's and an attempt's typed rows;
 - history.py — the latest attempts per slot, for planning; merge.py — other stores merged in;
-- labels.py — human labels checked against what they name, inserted, read back.
+- labels.py — human labels checked against what they name, inserted, read back;
+- agreement.py — judge decisions paired with labels (or another run's judge), counted.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._states import RunStatus
 from . import groups, reads, references, sealing, summary, targets
+from .agreement import PairCounts, between_pairs, label_pairs
 from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
 from .errors import StoreError, translated
@@ -352,3 +354,11 @@ class Store:
     def labels(self, run_ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
         """Stored labels, oldest first, superseded ones too; with `run_ids`, of those runs' attempts."""
         return read_labels(self._db, run_ids)
+
+    def label_agreement(self, run_ids: Sequence[str] | None = None) -> list[PairCounts]:
+        """Judge against effective human labels, counted per judge identity (agreement.py)."""
+        return label_pairs(self._db, run_ids)
+
+    def judge_agreement_between(self, reference_runs: Sequence[str], judge_runs: Sequence[str]) -> list[PairCounts]:
+        """One run's judge against another's, paired by original attempt and key (agreement.py)."""
+        return between_pairs(self._db, reference_runs, judge_runs)

@@ -1,0 +1,142 @@
+"""`niceeval judge agreement` over 100 000 labelled judge results (issue 26, item 9).
+
+Run: python benchmarks/judge_agreement.py [--results N] [--identities K] [--repeat R]
+
+Builds one store (directly, in SQL, through the store's own schema and triggers): one run of N
+attempts, each with one closed_qa judge result (a thresholded one in every other attempt, a
+factuality one in every fifth), one human label on each and a superseded earlier label on every
+tenth; K judge identities (criteria). Times the real CLI, `niceeval judge agreement --format
+json` (interpreter start-up included), best of R. Target: ≤ 1 s for N = 100 000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # runnable from a checkout, uninstalled
+
+from niceeval_cli._ids import new_id  # noqa: E402
+from niceeval_cli.store import Store  # noqa: E402
+from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, LABEL_COLUMNS  # noqa: E402
+
+CHOICES = {"closed_qa": {"N": 0.0, "Y": 1.0}, "factuality": {"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0}}
+FIELD = {"closed_qa": "question", "factuality": "reference"}
+
+
+def _fingerprint_parts(model: str) -> str:
+    """As large as a real attempt's (the adapter, options, sources, judge settings)."""
+    return json.dumps({
+        "adapter": {"name": "python", "version": None}, "eval_id": "bench/judged", "eval_kind": "pass",
+        "eval_options": {"judge": True, "tags": []}, "experiment_id": "default",
+        "judge": {"api_key_env": "OPENAI_API_KEY", "base_url": "https://api.openai.com/v1", "max_retries": 3,
+                  "model": model, "timeout_ms": 180000},
+        "judge_version": "prompt-1/scale-1", "model": None, "options": {}, "ordinal": 0,
+        "source": {"evals/bench.py": "61c8a56d01a8a614c7c1637a9eb62b84833f14665e23a24a5117499123a1a515"},
+        "sut": {},
+    }, separators=(",", ":"), sort_keys=True)
+
+
+def build(path: Path, results: int, identities: int) -> None:
+    """The store: N attempts, each one judge result and its labels (see the module docstring)."""
+    rng = random.Random(26)
+    Store.open(path).close()
+    run_id = new_id()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code) "
+                 "VALUES (?, '2026-01-01T00:00:00.000Z', '2026-01-01T01:00:00.000Z', 'running', '[]', 'bench', 0)",
+                 [run_id])
+    parts = {m: _fingerprint_parts(m) for m in ("judge-a", "judge-b")}
+    attempts, assertions, slots, labels = [], [], [], []
+    for i in range(results):
+        attempt_id = new_id()
+        factory = "factuality" if i % 5 == 0 else "closed_qa"
+        criterion = f"Criterion number {i % identities}: does the answer do what the user asked, politely?"
+        config = json.dumps({FIELD[factory]: criterion, "choices": CHOICES[factory], "max_audit_bytes": 1048576,
+                             "max_material_bytes": 262144, "scale_version": "1"}, sort_keys=True)
+        value = rng.choice(sorted(set(CHOICES[factory].values())))
+        threshold = 1.0 if (factory == "closed_qa" and i % 2) else None
+        row_a = dict.fromkeys(ATTEMPT_COLUMNS)
+        row_a.update(id=attempt_id, run_id=run_id, experiment_id="default", eval_id=f"bench/e{i}", ordinal=0,
+                     kind="pass", state="passed", fingerprint="f" * 64, fingerprint_parts=parts[f"judge-{'ab'[i % 2]}"],
+                     started_at="2026-01-01T00:00:00.000Z", ended_at="2026-01-01T00:00:01.000Z", duration_ms=1.0,
+                     judge_tokens=120)
+        attempts.append(tuple(row_a.values()))
+        row_r = dict.fromkeys(ASSERTION_COLUMNS)
+        row_r.update(id=new_id(), attempt_id=attempt_id, ordinal=0, key="judged", role="gate", state="measured",
+                     measurement=value if rng.random() < 0.8 else 1.0 - value, threshold=threshold,
+                     match_name=factory, match_config=config, or_stop=0, match_kind="score", judge_tokens=120)
+        assertions.append(tuple(row_r.values()))
+        slots.append((run_id, "default", f"bench/e{i}", 0, attempt_id, "origin", "new", "any"))
+        if i % 10 == 0:  # an earlier label the author corrected
+            labels.append((new_id(), attempt_id, "judged", 1.0 - value, "ada", None, "2026-01-02T00:00:00.000Z"))
+        labels.append((new_id(), attempt_id, "judged", value, "ada", None, "2026-01-03T00:00:00.000Z"))
+
+    def insert(table: str, columns: object, rows: list[tuple[object, ...]]) -> None:
+        names = list(columns)  # type: ignore[call-overload]
+        conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", rows)
+
+    insert("attempts", ATTEMPT_COLUMNS, attempts)
+    insert("assertion_results", ASSERTION_COLUMNS, assertions)
+    insert("run_slots", ("run_id", "experiment_id", "eval_id", "ordinal", "attempt_id", "relation", "plan_reason",
+                         "pass_rule"), slots)
+    insert("labels", LABEL_COLUMNS, labels)
+    conn.execute("UPDATE runs SET status = 'finished' WHERE id = ?", [run_id])
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def timed(store: Path) -> tuple[float, float, str]:
+    """Wall time and the command's own CPU time (user + system: what it costs on a busy machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "niceeval_cli.cli", "judge", "agreement", "--store", str(store),
+                           "--format", "json"], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"judge agreement exited {done.returncode}: {done.stderr[-2000:]}")
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=int, default=100_000)
+    parser.add_argument("--identities", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--store", type=Path, help="Reuse (or build once into) this store file.")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="niceeval-agreement-") as tmp:
+        store = args.store or Path(tmp) / "results.db"
+        started = time.perf_counter()
+        if not store.exists():
+            build(store, args.results, args.identities)
+        print(f"store of {args.results} labelled judge results ({args.identities} criteria × 2 models × "
+              f"2 factories) in {time.perf_counter() - started:.1f} s")
+        times, cpu, out = [], [], ""
+        for _ in range(args.repeat):
+            elapsed, used, out = timed(store)
+            times.append(elapsed)
+            cpu.append(used)
+        rows = json.loads(out)
+        counted = sum(r["labels"] for r in rows)
+        load = os.getloadavg()[0]
+        print(f"judge agreement: {len(rows)} identities, {counted} effective labels; best wall {min(times):.3f} s, "
+              f"best CPU {min(cpu):.3f} s of {args.repeat} (wall: {', '.join(f'{t:.3f}' for t in times)}); "
+              f"target ≤ 1 s; load average {load:.1f} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
