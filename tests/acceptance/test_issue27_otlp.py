@@ -231,9 +231,21 @@ class _EchoTraceparent(BaseHTTPRequestHandler):
         self.send_response(204)
         self.end_headers()
 
+    def do_GET(self) -> None:  # the openai-chat preflight lists the models
+        self._json({"object": "list", "data": [{"id": "m-1", "object": "model"}]})
+
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = json.dumps({"output": self.headers.get("traceparent") or ""}).encode()
+        said = self.headers.get("traceparent") or ""
+        if self.path.endswith("/chat/completions"):
+            self._json({"id": "c1", "object": "chat.completion", "model": "m-1", "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": said}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+        else:
+            self._json({"output": said})
+
+    def _json(self, value: object) -> None:
+        body = json.dumps(value).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -242,7 +254,8 @@ class _EchoTraceparent(BaseHTTPRequestHandler):
 
 
 @pytest.mark.slow
-def test_the_http_adapter_sends_each_turn_its_traceparent(proj: Project) -> None:
+@pytest.mark.parametrize("adapter", ["http", "openai-chat"])
+def test_the_http_adapters_send_each_turn_its_traceparent(proj: Project, adapter: str) -> None:
     pytest.importorskip("opentelemetry.proto")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoTraceparent)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -250,10 +263,12 @@ def test_the_http_adapter_sends_each_turn_its_traceparent(proj: Project) -> None
     try:
         proj.write("evals/echo.py", "from niceeval_cli import define_eval\n\n@define_eval(attempts=3)\n"
                                     "async def echo(t):\n    await t.send('hi')\n")
-        proj.write("niceeval.toml", f'[experiments.web]\nadapter = "http"\ntraces = "otlp"\ntrace_flush_ms = 50\n'
-                                    f'[experiments.web.options]\nurl = "http://127.0.0.1:{server.server_port}/chat"\n'
-                                    'response_path = "output"\n')
-        result = proj.run()
+        base = f"http://127.0.0.1:{server.server_port}"
+        options = (f'url = "{base}/chat"\nresponse_path = "output"\n' if adapter == "http"
+                   else f'base_url = "{base}/v1"\napi_key_env = "SUT_KEY"\n')
+        proj.write("niceeval.toml", f'[experiments.web]\nadapter = "{adapter}"\nmodel = "m-1"\ntraces = "otlp"\n'
+                                    f'trace_flush_ms = 50\n[experiments.web.options]\n{options}')
+        result = proj.run(env={"SUT_KEY": "offline"})
     finally:
         server.shutdown()
         server.server_close()
