@@ -26,12 +26,15 @@ from ._attempt import (
 from ._folds import (
     DEFAULT_PASS_RULE,
     EvalFold,
+    IntervalRule,
     PassRule,
     ScoreSummary,
     fold_pass_eval,
+    is_undecided,
     parse_pass_rule,
     stored_pass_rule,
     summarize_scores,
+    undecided_text,
 )
 from ._run import (
     EvalDecision,
@@ -64,6 +67,7 @@ __all__ = [
     "EntryLike",
     "EvalDecision",
     "EvalFold",
+    "IntervalRule",
     "Execution",
     "OutcomeRow",
     "PassRule",
@@ -79,9 +83,11 @@ __all__ = [
     "decide_attempt",
     "decide_run",
     "fold_pass_eval",
+    "is_undecided",
     "is_clean",
     "parse_pass_rule",
     "run_exit_code",
     "stored_pass_rule",
     "summarize_scores",
+    "undecided_text",
 ]

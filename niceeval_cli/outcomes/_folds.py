@@ -8,12 +8,31 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from .. import stats
 from .._states import AttemptState, GateState
 from ._attempt import ScoreAttemptLike, _round, _sum
 
 # ── several attempts of one eval ─────────────────────────────────────────────────────────
 
-PassRule = Literal["any", "all"] | float
+@dataclass(frozen=True, slots=True)
+class IntervalRule:
+    """A minimum pass rate decided by the unit's Wilson interval (`run --until-decided`,
+    statistics.md): passed when the interval's low end reaches `rate`, failed when its high end
+    is below it, otherwise undecided — counted like `errored`, never as a pass or a fail.
+
+    The slots of such a run store it as text (`0.8 until decided at 0.95`), so every reader folds
+    that run's units the way the run decided them, whatever `--confidence` it is read with."""
+
+    rate: float
+    confidence: float
+
+    def __str__(self) -> str:
+        return f"{self.rate:g}{_UNTIL_DECIDED}{self.confidence:g}"
+
+
+_UNTIL_DECIDED = " until decided at "
+
+PassRule = Literal["any", "all"] | float | IntervalRule
 
 #: The pass rule of an eval that sets none (config.md), and the fold of a stored slot without one.
 DEFAULT_PASS_RULE: PassRule = "any"
@@ -21,6 +40,8 @@ DEFAULT_PASS_RULE: PassRule = "any"
 
 def parse_pass_rule(value: object) -> PassRule:
     """Validate a `pass_rule` setting: "any", "all", or a minimum pass rate in (0, 1]."""
+    if isinstance(value, IntervalRule):  # made by the runner from a valid rate, never read from a file
+        return value
     if value == "any":
         return "any"
     if value == "all":
@@ -44,6 +65,9 @@ def stored_pass_rule(stored: str | float | None, absent: PassRule = DEFAULT_PASS
     the default for what the reports show; deciding a run's exit code has always read it as "all"."""
     if stored is None:
         return absent
+    if isinstance(stored, str) and _UNTIL_DECIDED in stored:
+        rate, _, confidence = stored.partition(_UNTIL_DECIDED)
+        return IntervalRule(parse_pass_rule(float(rate)), float(confidence))  # type: ignore[arg-type]
     if isinstance(stored, str) and stored not in ("any", "all"):
         try:
             return parse_pass_rule(float(stored))
@@ -69,6 +93,7 @@ class EvalFold:
     failed: int
     errored: int
     pass_rate: float | None  # passed / (passed + failed); None when no attempt was decided
+    undecided: bool = False  # an IntervalRule whose interval still contains its rate (result: errored)
 
 
 
@@ -88,7 +113,8 @@ def fold_pass_eval(states: Sequence[AttemptState | str], rule: PassRule) -> Eval
         else:
             raise not_pass_style(s)
     result, pass_rate = pass_verdict(passed, failed, errored, rule)
-    return EvalFold(result=result, passed=passed, failed=failed, errored=errored, pass_rate=pass_rate)
+    return EvalFold(result=result, passed=passed, failed=failed, errored=errored, pass_rate=pass_rate,
+                    undecided=is_undecided(passed, failed, rule))
 
 
 def not_pass_style(state: AttemptState) -> ValueError:
@@ -101,6 +127,8 @@ def pass_verdict(passed: int, failed: int, errored: int, rule: PassRule) -> tupl
     total = passed + failed + errored
     decided = passed + failed  # errored attempts are evidence neither way (statistics.md)
     pass_rate = passed / decided if decided else None
+    if isinstance(rule, IntervalRule):
+        return _interval_verdict(passed, decided, rule), pass_rate
     if rule == "any":
         ok = passed > 0
     elif rule == "all":
@@ -110,6 +138,34 @@ def pass_verdict(passed: int, failed: int, errored: int, rule: PassRule) -> tupl
     if ok:
         return AttemptState.PASSED, pass_rate
     return (AttemptState.FAILED if failed else AttemptState.ERRORED), pass_rate
+
+
+def _interval_verdict(passed: int, decided: int, rule: IntervalRule) -> AttemptState:
+    """Passed when low ≥ r, failed when high < r; otherwise (or with nothing decided) errored."""
+    interval = stats.wilson(passed, decided, rule.confidence)
+    if interval is None:
+        return AttemptState.ERRORED
+    if interval.low >= rule.rate:
+        return AttemptState.PASSED
+    if interval.high < rule.rate:
+        return AttemptState.FAILED
+    return AttemptState.ERRORED
+
+
+def is_undecided(passed: int, failed: int, rule: PassRule) -> bool:
+    """A unit with decided attempts whose Wilson interval still contains its IntervalRule's rate:
+    "insufficient evidence", folded like `errored` (statistics.md)."""
+    if not isinstance(rule, IntervalRule) or not passed + failed:
+        return False
+    return _interval_verdict(passed, passed + failed, rule) is AttemptState.ERRORED
+
+
+def undecided_text(passed: int, failed: int, rule: IntervalRule) -> str:
+    """`insufficient evidence (11/14, [0.52, 0.92] contains 0.8)`."""
+    n = passed + failed
+    interval = stats.wilson(passed, n, rule.confidence)
+    bounds = "" if interval is None else f", [{interval.low:.2f}, {interval.high:.2f}] contains {rule.rate:g}"
+    return f"insufficient evidence ({passed}/{n}{bounds})"
 
 
 @dataclass(frozen=True)

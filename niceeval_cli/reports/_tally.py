@@ -225,7 +225,8 @@ class RunTally:
         """Evals with several attempts where not every attempt passed (or scored cleanly), worst
         first; and how many evals with several attempts there are in all."""
         multi = [e for x in self.experiments for e in x.evals if e.attempts > 1]
-        mixed = [e for e in multi if e.severity < _REST_SEVERITY]
+        # and evals still undecided by their interval, every attempt passed or not (run --until-decided)
+        mixed = [e for e in multi if e.severity < _REST_SEVERITY or (e.kind is EvalKind.PASS and e.fold().undecided)]
         counted = sum(x.counted_multi for x in self.experiments)  # all passed: never mixed
         return sorted(mixed, key=lambda e: (e.eval_severity, e.experiment_id, e.eval_id)), len(multi) + counted
 

@@ -170,6 +170,11 @@ def _add_cost(costs: dict[str, list[Any]], row: tuple[Any, ...]) -> None:
         entry[4] += 1
 
 
+#: What marks a slot's rule decided by its interval (`outcomes.IntervalRule` as text, "0.8 until decided
+#: at 0.95"): the store only tells such a rule apart, it never folds one.
+DECIDED_BY_INTERVAL = " until decided at "
+
+
 def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     """`outcome_split_select`'s rows: the evals whose every attempt passed under one pass rule,
     counted per experiment, pass rule and attempts; every other eval's groups, as
@@ -184,7 +189,10 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
         first = one_eval[0]
         rows_rule = first[10]
         # Most evals have one attempt, and it passed: the flag alone says so.
-        if first[13] if len(one_eval) == 1 else all(r[13] and r[10] == rows_rule for r in one_eval):
+        # A rule decided by its interval (`run --until-decided`) may leave an all-passing eval
+        # undecided: such evals are listed, never counted as passed.
+        if (first[13] if len(one_eval) == 1 else all(r[13] and r[10] == rows_rule for r in one_eval)) and not (
+                isinstance(rows_rule, str) and DECIDED_BY_INTERVAL in rows_rule):
             key = (first[0], rows_rule, len(one_eval))
             entry = counted.get(key)
             if entry is None:

@@ -18,6 +18,9 @@ from .text import counts_text, exit_text, join, name, num, percent, plural, took
 MULTI_LIMIT = 20  # evals with several attempts listed in the header
 
 
+#: An eval whose interval still contains its rule after `run --until-decided` (statistics.md).
+UNDECIDED_WORD = "undecided"
+
 # ── the count line: evals under their pass rule, score attempts, and why the exit code ───
 
 
@@ -49,10 +52,16 @@ _SCORE_WORDS = (AttemptState.ERRORED.value, Derived.ERRORED_GATE_FAILED.label, D
 
 
 def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
-    evals = dict.fromkeys((AttemptState.FAILED.value, AttemptState.ERRORED.value, AttemptState.PASSED.value), 0)
+    evals = dict.fromkeys((AttemptState.FAILED.value, AttemptState.ERRORED.value, UNDECIDED_WORD,
+                           AttemptState.PASSED.value), 0)
     for experiment in tally.experiments:
         for state, n in experiment.eval_results().items():
             evals[state.value] += n
+        # evals whose interval still contains their rule (run --until-decided): folded like
+        # errored for the exit code, said as what they are
+        undecided = sum(1 for e in experiment.evals if e.kind is EvalKind.PASS and e.fold().undecided)
+        evals[AttemptState.ERRORED.value] -= undecided
+        evals[UNDECIDED_WORD] += undecided
     score = {w: 0 for w in _SCORE_WORDS}
     gates_failed = gates_unavailable = 0  # in any score attempt, unrankable ones included
     for experiment in tally.experiments:
@@ -72,6 +81,8 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
     elif exit_code == ExitCode.UNDECIDED:
         because = ", ".join(p for p in (
             plural(evals["errored"], "eval") + " errored" if evals.get("errored") else "",
+            plural(evals[UNDECIDED_WORD], "eval") + " undecided (insufficient evidence)"
+            if evals.get(UNDECIDED_WORD) else "",
             plural(score["errored"], "score attempt") + " errored" if score.get("errored") else "",
             f"{score['unrankable']} unrankable" if score.get("unrankable") else "",
             plural(gates_unavailable, "gate") + " unavailable" if gates_unavailable else "",
@@ -302,8 +313,14 @@ def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT,
     for tally in evals[:limit]:
         slot = f"{name(tally.experiment_id)} · {name(tally.eval_id)}"
         if tally.kind is EvalKind.PASS:
-            word = tally.fold().result.value
+            fold = tally.fold()
+            word = fold.result.value
             detail = f"{word} under pass_rule {tally.rule}: {unit_text(tally, confidence)}"
+            if fold.undecided and isinstance(tally.rule, outcomes.IntervalRule):
+                word = UNDECIDED_WORD
+                detail = (f"{outcomes.undecided_text(fold.passed, fold.failed, tally.rule)} under pass_rule "
+                          f"{tally.rule.rate:g}, run until decided" + (
+                              f" · {fold.errored} errored, not counted" if fold.errored else ""))
         else:
             summary = tally.scores()
             word = "scores"
