@@ -49,11 +49,13 @@ def build_request(
     retry_lost: bool = False,
     budget_usd: float | None = None,
     keep_sandbox: str | None = None,
+    until_decided: bool = False,
+    max_attempts: int | None = None,
 ) -> RunRequest:
     """Flags → a RunRequest (discovers the evals; config errors surface here)."""
     from ..config import RunOverrides
     from ..discovery import discover
-    from ..runner import RerunMode, RunRequest
+    from ..runner import RerunMode, RunRequest, UntilDecided
     from ..sandbox import KEEP_CHOICES
     from .scale import executor_settings, shard_settings
 
@@ -62,7 +64,13 @@ def build_request(
     if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
         raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
                          f"and errored attempts, or of every attempt), got {keep_sandbox!r}")
+    if max_attempts is not None and not until_decided:
+        raise UsageError("--max-attempts applies only with --until-decided (more attempts while an eval's "
+                         "interval contains its pass_rule); add --until-decided or leave --max-attempts out")
     shard_spec, group_id = shard_settings(shard, group, os.environ)
+    if until_decided and shard_spec is not None:
+        raise UsageError("--until-decided cannot be combined with --shard: the extra attempts depend on the "
+                         "results of the whole plan, which a shard does not see")
     project = load_project(config)
     executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
     return RunRequest(
@@ -84,6 +92,8 @@ def build_request(
         budget_usd=budget_usd,
         keep_sandbox=keep_sandbox,
         hand_over_evals=True,  # this command runs the request once
+        until_decided=UntilDecided(max_attempts or project.max_attempts, project.stats.confidence)
+        if until_decided else None,
     )
 
 

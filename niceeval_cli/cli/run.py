@@ -60,6 +60,13 @@ def run(
     budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
         "--budget", metavar="USD", min=0,
         help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
+    until_decided: Annotated[bool, _flag(
+        "--until-decided",
+        help="Give an eval with a numeric pass_rule more attempts while its interval contains the rule "
+             "(docs/statistics.md).")] = False,
+    max_attempts: Annotated[Int, typer.Option(
+        "--max-attempts", metavar="M", min=1,
+        help="With --until-decided: at most M attempts per eval (default: [run] max_attempts, 20).")] = None,
     keep_sandbox: Annotated[Text, typer.Option(
         "--keep-sandbox", metavar="failed|all",
         help="Keep the sandbox of failed and errored attempts (failed) or of every attempt (all); "
@@ -95,6 +102,7 @@ def run(
         max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
         store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox, shard=shard, group=group,
         executor=executor, ray_address=ray_address, retry_lost=retry_lost,
+        until_decided=until_decided, max_attempts=max_attempts,
     )
     console = _console()
     if dry:

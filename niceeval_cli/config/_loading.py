@@ -129,6 +129,7 @@ def _build(path: Path | None, root: Path, settings: FileSettings) -> ProjectConf
         experiments=experiments,
         executor=settings.run.executor,
         ray_address=settings.run.ray_address,
+        max_attempts=settings.run.max_attempts,
         stats=settings.stats,
         prices=dict(settings.prices),
     )

@@ -50,7 +50,7 @@ def adapter_expected() -> str:
     return f'"module:attr" or a built-in adapter ({", ".join(adapter_names())})'
 
 
-def check_pass_rule(value: object) -> str | float:
+def check_pass_rule(value: object) -> PassRule:
     """The one pass-rule check (`outcomes.parse_pass_rule`), worded as a configuration error."""
     try:
         return outcomes.parse_pass_rule(value)
@@ -295,6 +295,7 @@ class RunTable(StrictTable):
 
     executor: Text | None = None
     ray_address: Text | None = None
+    max_attempts: AtLeastOne = 20  # `run --until-decided`'s cap per unit (statistics.md); --max-attempts
 
 
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
@@ -436,6 +437,7 @@ class ProjectConfig(FrozenModel):
     experiments: Mapping[str, ExperimentConfig]
     executor: str | None = None  # [run] executor; None: in-process
     ray_address: str | None = None  # [run] ray_address
+    max_attempts: AtLeastOne = 20  # [run] max_attempts: the cap of `run --until-decided`
     prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
     stats: StatsTable = StatsTable()  # [stats] confidence and alpha
 

@@ -14,7 +14,7 @@ from ._executor import (
 )
 from ._extras import ExtrasSource, register_extras_source
 from ._inprocess import InProcessExecutor, execute_spec
-from ._plan import PlannedSlot, RerunMode, RunRequest, plan
+from ._plan import PlannedSlot, RerunMode, RunRequest, UntilDecided, plan
 from ._run import run, run_async
 from ._spec import LiveHandles, SlotSpec, resolve_handles
 
@@ -38,6 +38,7 @@ __all__ = [
     "SealedAttempt",
     "SetupFailure",
     "SlotSpec",
+    "UntilDecided",
     "check_executor",
     "create_executor",
     "execute_spec",

@@ -28,6 +28,7 @@ from ..config import (
     select_experiments,
 )
 from ..discovery import DiscoveredEval
+from ..outcomes import IntervalRule
 from ..sandbox._lifecycle import should_keep
 from ..store import EvalRef, LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
@@ -240,6 +241,16 @@ class RunRequest:
     #: 20 000-eval run's discovery records go with the slots instead of sitting under the end of
     #: the run. `app.run.build_request` hands them over; a caller that runs a request twice does not.
     hand_over_evals: bool = False
+    until_decided: UntilDecided | None = None  # `--until-decided` (statistics.md)
+
+
+@dataclass(frozen=True)
+class UntilDecided:
+    """`run --until-decided`: a unit whose numeric pass_rule lies inside its Wilson interval at
+    `confidence` gets one more attempt, up to `max_attempts` attempts in all."""
+
+    max_attempts: int
+    confidence: float
 
 
 @dataclass(frozen=True)
@@ -410,8 +421,13 @@ class _Shapes:
                 discovered.eval_id, definition.attempts, definition.timeout_ms, definition.pass_rule,
                 definition.judge, definition.sandbox,
             )
-            settings = self.settings[settings_key] = resolve_slot_settings(
-                project, experiment, options, self.request.overrides)
+            settings = resolve_slot_settings(project, experiment, options, self.request.overrides)
+            deciding = self.request.until_decided
+            if deciding is not None and isinstance(settings.pass_rule, float):
+                # decided by its interval (statistics.md): the slots store the rule the run folds by
+                settings = settings.model_copy(
+                    update={"pass_rule": IntervalRule(settings.pass_rule, deciding.confidence)})
+            self.settings[settings_key] = settings
         try:
             adapter = _adapter_for(experiment, discovered, self.adapters)
         except AdapterLoadError as exc:

@@ -273,7 +273,10 @@ def _plain(value: Any, kind: type) -> Any:
 
 
 def _rule_text(rule: object) -> str:
-    return rule if isinstance(rule, str) else f"{float(rule):g}"  # type: ignore[arg-type]
+    """As a slot stores it: "any", "all", "0.8", or "0.8 until decided at 0.95" (`--until-decided`)."""
+    if isinstance(rule, (str, outcomes.IntervalRule)):
+        return str(rule)
+    return f"{float(rule):g}"  # type: ignore[arg-type]
 
 
 def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
