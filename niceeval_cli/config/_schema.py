@@ -87,7 +87,12 @@ def _check_input_glob(value: str) -> str:
     return value
 
 
-PassRuleValue = Annotated[PassRule, PlainValidator(check_pass_rule)]
+def _pass_rule_out(rule: PassRule) -> str | float:
+    """As a slot stores it: an interval rule (`run --until-decided`) as its text."""
+    return str(rule) if isinstance(rule, outcomes.IntervalRule) else rule
+
+
+PassRuleValue = Annotated[PassRule, PlainValidator(check_pass_rule), PlainSerializer(_pass_rule_out)]
 AtLeastOne = Annotated[int, Field(ge=1)]
 PositiveMs = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]

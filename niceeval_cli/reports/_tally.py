@@ -200,6 +200,11 @@ class ExperimentTally:
         """How many pass-style evals passed, failed and errored (each folded under its rule)."""
         return dict(self._folded()[0])
 
+    def undecided_evals(self) -> int:
+        """Pass-style evals still undecided by their interval (`run --until-decided`): among
+        `eval_results`' errored ones (so the exit code reads them alike), said apart."""
+        return sum(1 for e in self.evals if e.kind is EvalKind.PASS and e.fold().undecided)
+
     def attempt_fold(self) -> outcomes.EvalFold | None:
         """All pass-style attempts together: the attempt-level pass rate."""
         _, evals, passed, failed, errored = self._folded()

@@ -40,6 +40,7 @@ from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
 from ._spec import JudgeGrader, LiveHandles, SlotSpec, SpecMaker, handles_of
 from ._stop import Stop as _Stop
+from ._until_decided import UnitIndex, decide_more
 
 if TYPE_CHECKING:
     from ..judge import Grader
@@ -90,10 +91,12 @@ class _Dispatcher:
         self.spent_usd = 0.0
         self.budget_hit = False
         self.sealed = 0  # attempts this run executed and sealed (`run.finished.executed`)
+        self.reused_extra = 0  # `--until-decided`'s extra slots filled by an earlier run's attempt
         self._sealing: set[asyncio.Future[None]] = set()  # attempts produced, waiting for their seal
         self.fatal: Exception | None = None  # what sealing raised that no attempt can survive
         self._taken = 0  # slots taken from the dispatch queue, in order
         self._skipped: list[int] = []  # positions taken, then left unstarted (stop, budget)
+        self._unstarted: list[PlannedSlot] = []  # of every dispatch so far (`--until-decided` makes rounds)
 
     @property
     def stopping(self) -> bool:
@@ -241,16 +244,20 @@ class _Dispatcher:
         finally:
             while self._sealing:  # every attempt produced is sealed before the run is decided
                 await asyncio.gather(*list(self._sealing), return_exceptions=True)
-            # No slot starts any more: the spec maker (which keeps, per eval module, a name for
-            # each of its globals) must not sit under the end-of-run peak with the dispatcher.
-            self.make_spec = _dispatch_over
+            skipped = set(self._skipped)
+            self._unstarted += [s for i, s in enumerate(slots) if i >= self._taken or i in skipped]
+            self._taken, self._skipped = 0, []
         if self.fatal is not None:
             raise self.fatal
 
-    def unstarted(self, slots: Sequence[PlannedSlot]) -> list[PlannedSlot]:
+    def close(self) -> None:
+        """No slot starts any more: the spec maker (which keeps, per eval module, a name for each
+        of its globals) must not sit under the end-of-run peak with the dispatcher."""
+        self.make_spec = _dispatch_over
+
+    def unstarted(self) -> list[PlannedSlot]:
         """The dispatched slots that never started: left in the queue, or taken and left."""
-        skipped = set(self._skipped)
-        return [s for i, s in enumerate(slots) if i >= self._taken or i in skipped]
+        return list(self._unstarted)
 
 
 def _dispatch_over(slot: PlannedSlot) -> NoReturn:
@@ -429,6 +436,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             events.finished(outcome)
             return outcome
         run_id = new_id()
+        # `--until-decided`: which experiment and eval each unit is, to plan its extra attempts
+        index: UnitIndex = {(s.experiment.id, s.eval.id): (s.experiment, s.eval) for s in slots} \
+            if request.until_decided is not None else {}
+        extra = 0  # slots `--until-decided` added to the plan
         reused = [s for s in slots if not s.execute]
         executing = [s for s in slots if s.execute] if reused else slots
         judge: Grader | None = None
@@ -500,6 +511,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 del make_spec  # the dispatcher's now, and let go when its dispatch ends
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
+                if request.until_decided is not None:
+                    extra, dispatcher.reused_extra = await decide_more(
+                        request, store, run_id, index, dispatcher, stop.settle, _reference_slots)
+                dispatcher.close()
             finally:
                 await executor.aclose()
         finally:
@@ -515,12 +530,13 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             else RunStatus.BUDGET_EXHAUSTED if budget_hit else RunStatus.FINISHED
         )
         unstarted = tuple(
-            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted(dispatchable)
+            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted()
         ) if budget_hit and dispatcher is not None else ()
         # Executed: attempts this run sealed — not the slots it meant to (a budget or Ctrl-C stops some).
-        planned, executed, reused_count = len(slots), dispatcher.sealed if dispatcher else 0, len(reused)
+        planned, executed = len(slots) + extra, dispatcher.sealed if dispatcher else 0
+        reused_count = len(reused) + (dispatcher.reused_extra if dispatcher else 0)
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
-        del slots, executing, reused, dispatchable
+        del slots, executing, reused, dispatchable, index
         read = store.run_outcome_rows(run_id)
         decision = outcomes.decide_run(
             read.groups, counts=[g.total for g in read.groups], planned=planned, setup_error=bool(failures),

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from .. import outcomes
 from .._states import AttemptState, EvalKind
 from ..config import ExperimentConfig
 from ..discovery import DiscoveredEval
-from ..store import OutcomeGroup, Store
+from ..store import OutcomeGroup, PlanSlot, SlotRecord, Store
 from ._plan import PlannedSlot, RunRequest, UntilDecided, plan
 
-__all__ = ["UnitIndex", "more_slots", "undecided_units"]
+__all__ = ["UnitIndex", "decide_more", "more_slots", "undecided_units"]
 
 #: (experiment id, eval id) → the experiment and the discovered eval (case included) of that unit.
 UnitIndex = Mapping[tuple[str, str], tuple[ExperimentConfig, DiscoveredEval]]
@@ -73,3 +74,42 @@ def more_slots(request: RunRequest, store: Store, units: Mapping[tuple[str, str]
 
 def _unique(evals: Sequence[DiscoveredEval]) -> list[DiscoveredEval]:
     return list({id(d): d for d in evals}.values())
+
+
+class Rounds(Protocol):
+    """What a round needs of the run's dispatcher (the one that seals, counts spend and stops)."""
+
+    @property
+    def stopping(self) -> bool: ...
+
+    @property
+    def budget_hit(self) -> bool: ...
+
+    async def dispatch(self, slots: Sequence[PlannedSlot]) -> None: ...
+
+
+async def decide_more(
+    request: RunRequest, store: Store, run_id: str, index: UnitIndex, dispatcher: Rounds,
+    stopped: Callable[[], Awaitable[bool]],
+    reference_slots: Callable[[str, Sequence[PlannedSlot]], Iterator[SlotRecord]],
+) -> tuple[int, int]:
+    """Rounds of one more slot per unit still undecided by its interval, until every unit is
+    decided, at its cap, or the run stops (Ctrl-C, `--budget`). Each round's slots join the run's
+    plan before they start. Returns (slots added, of them filled by an earlier run's attempt)."""
+    assert request.until_decided is not None
+    added = reused_count = 0
+    while not await stopped() and not dispatcher.stopping and not dispatcher.budget_hit:
+        units = undecided_units(store.run_outcome_rows(run_id).groups, request.until_decided)
+        slots = more_slots(request, store, units, index) if units else []
+        if not slots:
+            break
+        reused = [s for s in slots if not s.execute]
+        store.record_plan(run_id, (PlanSlot(s.experiment.id, s.eval.id, s.ordinal,
+                                            s.eval.case.id if s.eval.case else None) for s in slots if s.execute))
+        store.add_reference_slots(list(reference_slots(run_id, reused)))
+        added += len(slots)
+        reused_count += len(reused)
+        executing = [s for s in slots if s.execute]
+        if executing:
+            await dispatcher.dispatch(executing)
+    return added, reused_count

@@ -59,7 +59,7 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
             evals[state.value] += n
         # evals whose interval still contains their rule (run --until-decided): folded like
         # errored for the exit code, said as what they are
-        undecided = sum(1 for e in experiment.evals if e.kind is EvalKind.PASS and e.fold().undecided)
+        undecided = experiment.undecided_evals()
         evals[AttemptState.ERRORED.value] -= undecided
         evals[UNDECIDED_WORD] += undecided
     score = {w: 0 for w in _SCORE_WORDS}
@@ -235,7 +235,11 @@ def experiment_summary(experiment: ExperimentTally, confidence: float = DEFAULT_
     attempt_fold = experiment.attempt_fold()
     if attempt_fold is not None:
         results = experiment.eval_results()
-        rest = ", ".join(f"{n} {state}" for state, n in results.items() if n and state is not AttemptState.PASSED)
+        words = {state.value: n for state, n in results.items()}
+        undecided = experiment.undecided_evals()
+        words[AttemptState.ERRORED.value] -= undecided
+        words[UNDECIDED_WORD] = undecided
+        rest = ", ".join(f"{n} {word}" for word, n in words.items() if n and word != AttemptState.PASSED.value)
         counts = EvalCounts(results[AttemptState.PASSED], sum(results.values()), rest,
                             attempts_text(attempt_fold.passed, attempt_fold.failed, attempt_fold.errored))
     summary = experiment.scores()
