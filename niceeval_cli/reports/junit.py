@@ -93,6 +93,10 @@ def _attempt_note(attempt: AttemptRow) -> str:
     return text + f"  attempt {attempt.id}  {_seconds(attempt.duration_ms)} s"
 
 
+#: The <error> type of an eval still undecided by its interval after `run --until-decided`.
+UNDECIDED = "undecided"
+
+
 def _seconds(duration_ms: float | None) -> str:
     return f"{max(duration_ms or 0.0, 0.0) / 1000:.3f}"
 
@@ -111,6 +115,8 @@ def _fold(attempts: Sequence[AttemptRow], verdicts: Sequence[str | None], pass_r
         fold = outcomes.fold_pass_eval([AttemptState(a.state) for a in attempts], rule)
         decided = fold.passed + fold.failed + fold.errored
         summary = f"{fold.result.value} under pass_rule {rule}: {fold.passed} of {decided} attempts passed"
+        if fold.undecided and isinstance(rule, outcomes.IntervalRule):  # run --until-decided (statistics.md)
+            return "error", UNDECIDED, outcomes.undecided_text(fold.passed, fold.failed, rule)
         verdict = {AttemptState.FAILED: "failure", AttemptState.ERRORED: "error"}.get(fold.result)
         return verdict, fold.result.value, summary
     verdict = "failure" if "failure" in verdicts else "error" if "error" in verdicts else None
@@ -160,8 +166,8 @@ def eval_testcase(
     verdict, word, summary = _fold(attempts, verdicts, pass_rule)
     wrong = [(a, results.get(a.id, [])) for a, v in zip(attempts, verdicts, strict=True) if v is not None]
     if verdict is not None:
-        child = ET.SubElement(case, verdict, {"message": _xml_text(_message(verdict, wrong), MESSAGE_LIMIT),
-                                              "type": word})
+        message = summary if word == UNDECIDED else _message(verdict, wrong)
+        child = ET.SubElement(case, verdict, {"message": _xml_text(message, MESSAGE_LIMIT), "type": word})
         child.text = _xml_text("\n\n".join(_body(a, r) for a, r in wrong))
     elif EvalKind(first.kind) is EvalKind.PASS:
         for attempt, found in wrong:

@@ -108,6 +108,18 @@ def test_still_undecided_at_the_cap_is_insufficient_evidence_and_exit_5(proj: Pr
     assert "insufficient evidence (7/8, [0.53, 0.98] contains 0.8)" in view.stdout, view.stdout
 
 
+def test_junit_reports_an_undecided_eval_as_an_error_saying_why(proj: Project) -> None:
+    from junitparser import Error, JUnitXml
+
+    done = proj.run("pattern/mid", "-e", "local", "--until-decided", "--max-attempts", "8", "--junit", "out.xml",
+                    env=PASSES)
+    assert done.returncode == 5, done.stdout + done.stderr
+    (case,) = [c for suite in JUnitXml.fromfile(str(proj.root / "out.xml")) for c in suite]
+    (error,) = [r for r in case.result if isinstance(r, Error)]
+    assert error.type == "undecided"
+    assert error.message == "insufficient evidence (7/8, [0.53, 0.98] contains 0.8)"
+
+
 def test_the_extra_attempts_are_reused_by_a_later_run(proj: Project) -> None:
     first = proj.run("pattern/good", "-e", "local", "--until-decided", env=PASSES)
     assert first.returncode == 0, first.stdout + first.stderr
