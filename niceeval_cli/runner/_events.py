@@ -49,6 +49,14 @@ class PlanTotals:
                 config_only[slot.experiment.id] = None
         return cls(len(slots), sum(not s.execute for s in slots), reasons, str(mode.value), tuple(config_only))
 
+    def plus(self, more: PlanTotals) -> PlanTotals:
+        """These totals and `more`'s (the slots `run --until-decided` added to the plan)."""
+        reasons = dict(self.reasons)
+        for reason, n in more.reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + n
+        config_only = tuple(dict.fromkeys((*self.config_only_reused, *more.config_only_reused)))
+        return PlanTotals(self.slots + more.slots, self.reused + more.reused, reasons, self.mode, config_only)
+
 
 
 @dataclass(frozen=True)

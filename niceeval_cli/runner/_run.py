@@ -6,8 +6,8 @@ import asyncio
 import concurrent.futures
 import functools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import outcomes
 from .._collector import release as release_collector
@@ -16,11 +16,11 @@ from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
-from .._states import AttemptReason, PlanReason, Relation, RunStatus
+from .._states import AttemptReason, Relation, RunStatus
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
-from ..store import PlanSlot, SlotRecord, Store
+from ..store import SlotRecord, Store
 from ._attempt import errored_attempt
 from ._events import NullEvents, PlanTotals, RunEvents, RunOutcome, SetupFailure
 from ._executor import (
@@ -34,6 +34,7 @@ from ._executor import (
 from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, plan
+from ._plan_rows import Rows, plan_slots, reference_slots, rule_text
 from ._sandboxing import preflight_sandbox_slots
 from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
 WORKER_STAGGER_S = 0.001
 WORKER_STAGGER_MAX_S = 0.05
 _NO_GRADER: Any = object()
-T = TypeVar("T")
 
 
 class _Dispatcher:
@@ -91,7 +91,6 @@ class _Dispatcher:
         self.spent_usd = 0.0
         self.budget_hit = False
         self.sealed = 0  # attempts this run executed and sealed (`run.finished.executed`)
-        self.reused_extra = 0  # `--until-decided`'s extra slots filled by an earlier run's attempt
         self._sealing: set[asyncio.Future[None]] = set()  # attempts produced, waiting for their seal
         self.fatal: Exception | None = None  # what sealing raised that no attempt can survive
         self._taken = 0  # slots taken from the dispatch queue, in order
@@ -210,7 +209,7 @@ class _Dispatcher:
             attempt_id=attempt.id,
             relation=Relation.ORIGIN,
             plan_reason=slot.reason,
-            pass_rule=_rule_text(slot.settings.pass_rule),
+            pass_rule=rule_text(slot.settings.pass_rule),
         )
 
     async def dispatch(self, slots: Sequence[PlannedSlot]) -> None:
@@ -277,48 +276,6 @@ def _plain(value: Any, kind: type) -> Any:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     return value if isinstance(value, kind) else None
-
-
-def _rule_text(rule: object) -> str:
-    """As a slot stores it: "any", "all", "0.8", or "0.8 until decided at 0.95" (`--until-decided`)."""
-    if isinstance(rule, (str, outcomes.IntervalRule)):
-        return str(rule)
-    return f"{float(rule):g}"  # type: ignore[arg-type]
-
-
-def _reference_slots(run_id: str, reused: Sequence[PlannedSlot]) -> Iterator[SlotRecord]:
-    """Made as SQLite reads them: each shape's pass rule is written out once, not once a slot."""
-    reference, reason, make = Relation.REFERENCE, PlanReason.REUSED, tuple.__new__
-    rules: dict[int, str] = {}
-    for s in reused:
-        shape = s.shape
-        rule = rules.get(id(shape))
-        if rule is None:
-            rule = rules[id(shape)] = _rule_text(shape.settings.pass_rule)
-        yield make(SlotRecord, (run_id, s.experiment.id, s.eval.id, s.ordinal, s.reuse_attempt_id,
-                                reference, reason, rule))
-
-
-def _plan_slots(planned: Sequence[PlannedSlot], reused: Sequence[PlannedSlot] | None) -> Iterator[PlanSlot]:
-    """The plan less this run's reference slots, which stand for themselves (schema 4).
-
-    `reused` None: the run is the whole plan, so its reference slots are the slots not executed
-    (no set of 20 000 ids for a re-run that reuses everything)."""
-    adopted = {id(s) for s in reused} if reused is not None else None
-    for s in planned:
-        if (not s.execute) if adopted is None else (id(s) in adopted):
-            continue
-        yield PlanSlot(s.experiment.id, s.eval.id, s.ordinal, s.eval.case.id if s.eval.case else None)
-
-
-class _Rows(Iterable[T]):
-    """Rows made as they are read, again on each iteration: 20 000 slot rows are never held."""
-
-    def __init__(self, make: Callable[[], Iterator[T]]) -> None:
-        self._make = make
-
-    def __iter__(self) -> Iterator[T]:
-        return self._make()
 
 
 def _file_order(request: RunRequest, slots: Sequence[PlannedSlot]) -> list[str]:
@@ -439,7 +396,6 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         # `--until-decided`: which experiment and eval each unit is, to plan its extra attempts
         index: UnitIndex = {(s.experiment.id, s.eval.id): (s.experiment, s.eval) for s in slots} \
             if request.until_decided is not None else {}
-        extra = 0  # slots `--until-decided` added to the plan
         reused = [s for s in slots if not s.execute]
         executing = [s for s in slots if s.execute] if reused else slots
         judge: Grader | None = None
@@ -491,9 +447,9 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                     shard_index=layout.shard.index if layout.shard else None,
                     shard_count=layout.shard.count if layout.shard else None,
                     group_id=layout.group_id, executor=executor_name, budget_usd=request.budget_usd,
-                    reference_slots=_Rows(functools.partial(_reference_slots, run_id, reused)),
+                    reference_slots=Rows(functools.partial(reference_slots, run_id, reused)),
                     # The full plan (every shard's) less the reused slots, written just above.
-                    plan=_Rows(functools.partial(_plan_slots, planned_slots,
+                    plan=Rows(functools.partial(plan_slots, planned_slots,
                                                  reused if request.shard is not None else None)),
                 )
                 # The release point (planned and recorded): the full plan (every shard's), its id keys
@@ -512,8 +468,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 if not await stop.settle():
                     await dispatcher.dispatch(dispatchable)
                 if request.until_decided is not None:
-                    extra, dispatcher.reused_extra = await decide_more(
-                        request, store, run_id, index, dispatcher, stop.settle, _reference_slots)
+                    totals = totals.plus(await decide_more(
+                        request, store, run_id, index, dispatcher, stop.settle))
                 dispatcher.close()
             finally:
                 await executor.aclose()
@@ -533,8 +489,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted()
         ) if budget_hit and dispatcher is not None else ()
         # Executed: attempts this run sealed — not the slots it meant to (a budget or Ctrl-C stops some).
-        planned, executed = len(slots) + extra, dispatcher.sealed if dispatcher else 0
-        reused_count = len(reused) + (dispatcher.reused_extra if dispatcher else 0)
+        planned, executed, reused_count = totals.slots, dispatcher.sealed if dispatcher else 0, totals.reused
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
         del slots, executing, reused, dispatchable, index
         read = store.run_outcome_rows(run_id)

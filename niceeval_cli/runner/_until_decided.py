@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from .. import outcomes
 from .._states import AttemptState, EvalKind
 from ..config import ExperimentConfig
 from ..discovery import DiscoveredEval
-from ..store import OutcomeGroup, PlanSlot, SlotRecord, Store
+from ..store import OutcomeGroup, PlanSlot, Store
+from ._events import PlanTotals
 from ._plan import PlannedSlot, RunRequest, UntilDecided, plan
+from ._plan_rows import reference_slots
 
 __all__ = ["UnitIndex", "decide_more", "more_slots", "undecided_units"]
 
@@ -91,13 +93,12 @@ class Rounds(Protocol):
 async def decide_more(
     request: RunRequest, store: Store, run_id: str, index: UnitIndex, dispatcher: Rounds,
     stopped: Callable[[], Awaitable[bool]],
-    reference_slots: Callable[[str, Sequence[PlannedSlot]], Iterator[SlotRecord]],
-) -> tuple[int, int]:
+) -> PlanTotals:
     """Rounds of one more slot per unit still undecided by its interval, until every unit is
     decided, at its cap, or the run stops (Ctrl-C, `--budget`). Each round's slots join the run's
-    plan before they start. Returns (slots added, of them filled by an earlier run's attempt)."""
+    plan before they start. Returns what the added slots were (executed by reason, reused)."""
     assert request.until_decided is not None
-    added = reused_count = 0
+    added = PlanTotals(0, 0, {}, str(request.mode.value))
     while not await stopped() and not dispatcher.stopping and not dispatcher.budget_hit:
         units = undecided_units(store.run_outcome_rows(run_id).groups, request.until_decided)
         slots = more_slots(request, store, units, index) if units else []
@@ -107,9 +108,8 @@ async def decide_more(
         store.record_plan(run_id, (PlanSlot(s.experiment.id, s.eval.id, s.ordinal,
                                             s.eval.case.id if s.eval.case else None) for s in slots if s.execute))
         store.add_reference_slots(list(reference_slots(run_id, reused)))
-        added += len(slots)
-        reused_count += len(reused)
+        added = added.plus(PlanTotals.of(slots, request.mode))
         executing = [s for s in slots if s.execute]
         if executing:
             await dispatcher.dispatch(executing)
-    return added, reused_count
+    return added
