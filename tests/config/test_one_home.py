@@ -40,4 +40,4 @@ def test_an_unknown_adapter_name_lists_the_registered_adapters(tmp_path: Path) -
     (tmp_path / "niceeval.toml").write_text('[experiments.a]\nadapter = "htp"\n', encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         load_config(cwd=tmp_path)
-    assert 'built-in adapter (python, command, http, openai-chat), got "htp"' in str(caught.value)
+    assert 'built-in adapter (python, command, http, openai-chat, claude-code, codex), got "htp"' in str(caught.value)
