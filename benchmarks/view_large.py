@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 
 from niceeval_cli._ids import new_id
 from niceeval_cli.store import Store
-from niceeval_cli.store.schema import ATTEMPT_COLUMNS, INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
+from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
 
 EXPERIMENTS = ("models/a", "models/b", "models/c", "models/d")
 ATTEMPTS_PER_EVAL = 5
@@ -100,7 +100,7 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
             "judge-timeout" if result_state == "unavailable" else None,
             f"expected equals('ok'), got 'nope {i}'" if result_state != "matched" else None,
             "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "boolean", None, None, None,
-        ))
+        ) + (None,) * (len(ASSERTION_COLUMNS) - 24))  # the columns added since (agreement, ...)
     score = None if not score_style or state == "errored" else earned
     partial = earned if score_style and state == "errored" else None
     attempt: tuple[object, ...] = (
