@@ -105,6 +105,7 @@ class UnavailableReason(_Name):
     JUDGE_RATE_LIMITED = "judge-rate-limited"
     JUDGE_TRANSPORT_ERROR = "judge-transport-error"
     JUDGE_INCONSISTENT = "judge-inconsistent"  # the samples agree less than judge.min_agreement
+    JUDGE_UNCALIBRATED = "judge-uncalibrated"  # the calibration gate: too few labels or too low a kappa
     MATERIAL_CAPACITY_EXCEEDED = "material-capacity-exceeded"
     DIFF_UNAVAILABLE = "diff-unavailable"  # a sandbox file whose content could not be read and diffed
 

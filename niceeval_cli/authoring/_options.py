@@ -46,7 +46,8 @@ OPTION_NAMES = frozenset(OPTIONS)
 #: The judge fields an eval may set: the judge table's, but for `max_concurrency` (one client
 #: serves the whole run).
 JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries", "headers",
-                          "temperature", "seed", "samples", "min_agreement"})
+                          "temperature", "seed", "samples", "min_agreement",
+                          "min_human_kappa", "min_labels"})
 JUDGE_MAX_CONCURRENCY = (
     "max_concurrency cannot be set on an eval: one judge client serves the whole run, so set it in "
     "[judge] or [experiments.<id>.judge] of niceeval.toml"

@@ -20,6 +20,8 @@ _EXPECTED = {
     "max_retries": "an integer ≥ 0",
     "samples": "an integer ≥ 1",
     "min_agreement": "a number in (0, 1], such as 0.8",
+    "min_human_kappa": "a number in [-1, 1], such as 0.6",
+    "min_labels": "an integer ≥ 1",
     "pass_rule": PASS_RULE_EXPECTED,
     "evals": "a non-empty list of strings",
     "tags": "a list of strings",

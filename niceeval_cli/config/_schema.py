@@ -156,6 +156,7 @@ Headers = Annotated[tuple[tuple[str, str], ...], PlainValidator(_check_headers),
                     PlainSerializer(_dump_headers)]
 Temperature = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Agreement = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Kappa = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
 InputGlob = Annotated[str, Field(min_length=1), AfterValidator(_check_input_glob)]
 
 
@@ -186,6 +187,8 @@ class JudgeOverrides(StrictTable):
     seed: int | None = None
     samples: AtLeastOne | None = None
     min_agreement: Agreement | None = None
+    min_human_kappa: Kappa | None = None
+    min_labels: AtLeastOne | None = None
 
     def given(self) -> dict[str, object]:
         """Only the fields this table sets."""
@@ -206,13 +209,18 @@ class JudgeSettings(FrozenModel):
     seed: int | None = None
     samples: AtLeastOne = 1  # grading requests per judge assertion (judge-trust.md)
     min_agreement: Agreement | None = None  # below it, a sampled assertion is `judge-inconsistent`
+    #: The calibration gate (judge-trust.md §4), on when set: a judge identity with fewer than
+    #: `min_labels` effective human labels, or a lower Cohen's kappa, is `judge-uncalibrated`.
+    min_human_kappa: Kappa | None = None
+    min_labels: AtLeastOne = 20
 
     def fingerprint_view(self) -> dict[str, object]:
         """What can change a judged result; concurrency cannot, and no secret is held here:
         header values are kept as written (`env:NAME`), never as read. Unset newer fields (and
-        `samples = 1`) are left out, so settings that do not use them keep their earlier fingerprint."""
+        `samples = 1`, the gate's fields while it is off) are left out, so settings that do not use
+        them keep their earlier fingerprint."""
         view = self.model_dump(exclude={"max_concurrency", "headers", "temperature", "seed", "samples",
-                                        "min_agreement"})
+                                        "min_agreement", "min_human_kappa", "min_labels"})
         if self.headers:
             view["headers"] = dict(self.headers)
         for name in ("temperature", "seed", "min_agreement"):
@@ -220,6 +228,8 @@ class JudgeSettings(FrozenModel):
                 view[name] = getattr(self, name)
         if self.samples != 1:
             view["samples"] = self.samples
+        if self.min_human_kappa is not None:  # the gate on: its floor and its label count decide
+            view["min_human_kappa"], view["min_labels"] = self.min_human_kappa, self.min_labels
         return view
 
     def read_key(self, environ: Mapping[str, str] | None = None) -> str | None:

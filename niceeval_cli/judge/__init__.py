@@ -6,6 +6,7 @@ the I/O. The runner is handed a grader name and makes one `Grader` per run from 
 """
 
 from ..expect._judge import JUDGE_CHOICES, JUDGE_SCALE_VERSION, JudgeMatch
+from ._calibration import JUDGE_VERSION, Calibrated, Calibration, identity_key
 from ._client import Backoff
 from ._grade import EVIDENCE_MAX_BYTES, JudgeService
 from ._grader import (
@@ -25,8 +26,11 @@ __all__ = [
     "EVIDENCE_MAX_BYTES",
     "JUDGE_CHOICES",
     "JUDGE_SCALE_VERSION",
+    "JUDGE_VERSION",
     "PROMPT_VERSION",
     "Backoff",
+    "Calibrated",
+    "Calibration",
     "Grader",
     "GraderFactory",
     "JudgeGrade",
@@ -36,6 +40,7 @@ __all__ = [
     "Sampled",
     "create_grader",
     "fold",
+    "identity_key",
     "register_grader",
     "render_messages",
 ]

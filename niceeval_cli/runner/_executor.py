@@ -52,6 +52,9 @@ class ExecutorContext:
     max_concurrency: int = 1
     #: The registered grader the run grades judges with; a remote worker makes its own from it.
     grader: str = DEFAULT_GRADER
+    #: The calibration gate's figures (judge.Calibration) when a judge turns it on; a remote
+    #: worker wraps its own grader with them.
+    calibration: Any = None
     #: Slots the run will submit (0: everything was reused or held back; no worker is needed).
     dispatchable: int = 1
 

@@ -92,7 +92,7 @@ def _rebased(spec: SlotSpec) -> SlotSpec:
 
 
 async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleCache,
-                          grader: str = DEFAULT_GRADER) -> SealedAttempt:
+                          grader: str = DEFAULT_GRADER, calibration: Any = None) -> SealedAttempt:
     """A worker's job: the attempt, with a grader of its own (of the run's kind) when the slot
     uses a judge."""
     from ._attempt import execute_attempt
@@ -105,6 +105,10 @@ async def _execute_remote(spec: SlotSpec, secrets: Sequence[str], cache: HandleC
         from ..judge import create_grader
 
         judge = create_grader(grader)
+        if calibration is not None:
+            from ..judge import Calibrated
+
+            judge = Calibrated(judge, calibration)
     try:
         live = resolve_handles(spec, judge_grader(judge, settings), cache)
         return await execute_attempt(spec, live, project_root=Path(spec.project_root), secrets=secrets)
@@ -117,8 +121,10 @@ class _Worker:
     """The actor body (made a Ray actor class lazily, so importing this module never imports Ray)."""
 
     def __init__(self, python_path: Sequence[str], cwd: str | None, max_concurrency: int = 32,
-                 ledger: Any = None, token: str | None = None, grader: str = DEFAULT_GRADER) -> None:
+                 ledger: Any = None, token: str | None = None, grader: str = DEFAULT_GRADER,
+                 calibration: Any = None) -> None:
         self._grader = grader
+        self._calibration = calibration
         self._threads = max(32, max_concurrency + 4)  # plain-function adapters run in threads, as in-process
         self._pool: Any = None
         for entry in reversed(python_path):
@@ -145,7 +151,7 @@ class _Worker:
             ledger, token = self._ledger, self._token
             self._watch = LoopWatch(threading.get_ident(), _body.__code__,
                                     lambda attempt: ledger.holding.remote(token, attempt))
-        return await _execute_remote(spec, secrets, self._cache, self._grader)
+        return await _execute_remote(spec, secrets, self._cache, self._grader, self._calibration)
 
     def node(self) -> str:
         import ray
@@ -232,7 +238,7 @@ class RayExecutor:
             max_concurrency=max(1, self.context.max_concurrency),
             max_restarts=0,  # a lost worker is replaced by the driver, its attempts sealed executor-lost
             scheduling_strategy=strategy,
-        ).remote(*self._args, self._ledger, token, self.context.grader)
+        ).remote(*self._args, self._ledger, token, self.context.grader, self.context.calibration)
         return worker, token
 
     def _replace(self, index: int, lost: Any) -> None:

@@ -285,6 +285,23 @@ def _file_order(request: RunRequest, slots: Sequence[PlannedSlot]) -> list[str]:
         present.difference(request.project.experiments))
 
 
+def _calibration(store: Store, slots: Sequence[PlannedSlot]) -> Any:
+    """The calibration gate's figures as the store holds them at the start of the run
+    (judge-trust.md §4), when some executing slot's judge turns the gate on; else None."""
+    if not any(s.settings.judge is not None and s.settings.judge.min_human_kappa is not None for s in slots):
+        return None
+    from ..judge import Calibration, identity_key
+    from ..stats import Confusion, cohen_kappa
+
+    figures = []
+    for counted in store.label_agreement():
+        judge = counted.judge
+        confusion = Confusion(counted.tp, counted.fp, counted.fn, counted.tn)
+        figures.append((identity_key(judge.model, judge.factory, judge.version, judge.criterion), confusion.n,
+                        cohen_kappa(confusion)))
+    return Calibration(tuple(figures))
+
+
 def _check_group(store: Store, layout: ShardLayout) -> None:
     """A group's shards must split one plan the same way: refuse a shard of another plan, or with
     another N, under its id (its slots would be counted against the wrong partition: the group
@@ -405,6 +422,11 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             from ..judge import create_grader  # the judge's I/O (httpx) only for a run that grades
 
             judge = create_grader(grader)
+        calibration = _calibration(store, executing)
+        if judge is not None and calibration is not None:
+            from ..judge import Calibrated
+
+            judge = Calibrated(judge, calibration)
         try:
             if not await stop.settle():
                 failures = await _preflight(judge, executing) if judge is not None else []
@@ -422,7 +444,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
                 project_root=root, secrets=secrets, handles=handles,
                 options=request.executor_options, dispatchable=len(dispatchable),
                 max_concurrency=request.overrides.max_concurrency or request.project.max_concurrency,
-                grader=grader,
+                grader=grader, calibration=calibration,
             )
             # Made before the run is recorded: an executor that cannot start (Ray not installed,
             # no cluster at the address) records no run at all.
