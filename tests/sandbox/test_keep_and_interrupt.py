@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docker import SHELL_IMAGE, niceeval_containers, processes_running, unique_seconds
+from tests.support.docker import (
+    SHELL_IMAGE,
+    docker_seeing_only,
+    niceeval_containers,
+    processes_running,
+    unique_seconds,
+)
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -47,6 +53,12 @@ def _setup(project, kind: str, argv: list[str]) -> None:
     project.write("evals/e.py", EVALS)
 
 
+def _only_this_run(project) -> dict[str, str]:
+    """`sandbox list|prune` see only this test's containers (a parallel test's kept ones stay)."""
+    (run,) = project.query("runs")
+    return {"NICEEVAL_DOCKER": docker_seeing_only(run["id"], project.root)}
+
+
 def _kept(project) -> dict[str, str]:
     out = {}
     for attempt in project.attempts():
@@ -65,11 +77,12 @@ def test_keep_failed_keeps_only_the_failed_attempts_sandbox_and_says_where(proje
     assert kept["e/bad"] in run.stdout  # printed in the summary
     if kind == "local":
         assert (Path(kept["e/bad"]) / "out.txt").read_text() == "ok\n"
-    listed = project.cli("sandbox", "list")
+    mine = _only_this_run(project)
+    listed = project.cli("sandbox", "list", env=mine)
     assert listed.exit_code == 0 and kept["e/bad"] in listed.stdout and "kept" in listed.stdout
-    pruned = project.cli("sandbox", "prune")
+    pruned = project.cli("sandbox", "prune", env=mine)
     assert pruned.exit_code == 0 and kept["e/bad"] in pruned.stdout
-    assert kept["e/bad"] not in project.cli("sandbox", "list").stdout
+    assert kept["e/bad"] not in project.cli("sandbox", "list", env=mine).stdout
     assert list(own_tempdir.glob("niceeval-sandbox-*")) == []
     if kind == "docker":
         assert niceeval_containers(store=project.root / ".niceeval" / "results.db") == []
@@ -79,7 +92,7 @@ def test_keep_all_keeps_passed_attempts_too(project, kind, own_tempdir):
     _setup(project, kind, ["sh", "-c", "read task; echo ok > out.txt"])
     project.run("--keep-sandbox", "all")
     assert set(_kept(project)) == {"e/good", "e/bad"}
-    assert project.cli("sandbox", "prune").exit_code == 0
+    assert project.cli("sandbox", "prune", env=_only_this_run(project)).exit_code == 0
     assert list(own_tempdir.glob("niceeval-sandbox-*")) == []
 
 

@@ -27,7 +27,7 @@ from niceeval_cli.sandbox import (
     should_keep,
 )
 from niceeval_cli.sandbox._local import PREFIX
-from tests.support.docker import niceeval_containers
+from tests.support.docker import docker_seeing_only, niceeval_containers
 
 
 @pytest.fixture(params=["local", "docker"])
@@ -88,10 +88,13 @@ async def test_teardown_removes_the_workspace(kind_name, template):
             ["docker", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True).stdout.split()
 
 
-async def test_a_kept_sandbox_is_listed_and_pruned(kind_name, template, tmp_path):
+async def test_a_kept_sandbox_is_listed_and_pruned(kind_name, template, tmp_path, monkeypatch):
     spec = _spec(kind_name, template)
+    run = f"r-{_label()}"
+    # list and prune see only this test's containers: a parallel test's kept ones stay
+    monkeypatch.setenv("NICEEVAL_DOCKER", docker_seeing_only(run, tmp_path))
     sandbox = await AttemptSandbox.open(spec, kind_for(spec), label=_label(),
-                                        about={"run": "r-1", "attempt": "3", "eval": "demo/e"})
+                                        about={"run": run, "attempt": "3", "eval": "demo/e"})
     await sandbox.workspace.write_bytes("left.txt", b"for later\n")
     where = await sandbox.close(keep=True)
     assert where is not None
@@ -99,7 +102,7 @@ async def test_a_kept_sandbox_is_listed_and_pruned(kind_name, template, tmp_path
     assert record["kind"] == kind_name and record["kept"] == where
     listed = [s for s in list_sandboxes() if s.location == where]
     assert len(listed) == 1 and listed[0].status == "kept"
-    assert listed[0].about["run"] == "r-1" and listed[0].about["eval"] == "demo/e"
+    assert listed[0].about["run"] == run and listed[0].about["eval"] == "demo/e"
     if kind_name == "local":
         assert (Path(where) / "left.txt").read_text() == "for later\n"
     removed = [s.location for s in prune_sandboxes().removed]

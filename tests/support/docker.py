@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import shlex
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
 
 from tests.support.components import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
-__all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "need_docker", "niceeval_containers", "processes_running",
-           "unique_seconds"]
+__all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "docker_seeing_only", "need_docker", "niceeval_containers",
+           "processes_running", "unique_seconds"]
 
 LABEL = "niceeval.sandbox"
 
@@ -66,3 +68,22 @@ def processes_running(*argv: str) -> list[int]:
         except OSError:
             continue  # gone meanwhile
     return found
+
+
+def docker_seeing_only(run_id: str, folder: Path) -> str:
+    """A `docker` for NICEEVAL_DOCKER whose `ps` lists only the containers of run `run_id`.
+
+    `niceeval sandbox list|prune` look at every NiceEval container on the machine; a test that
+    prunes must remove only what it made, never a parallel test's kept container. This wrapper
+    (written into the test's own `folder`) adds a label filter to `docker ps` and passes every
+    other command to the real docker unchanged."""
+    real = shutil.which("docker") or "docker"
+    script = folder / "docker-seeing-one-run"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = ps ]; then exec {shlex.quote(real)} "$@" --filter label={LABEL}.run={shlex.quote(run_id)}; fi\n'
+        f'exec {shlex.quote(real)} "$@"\n',
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return str(script)
