@@ -43,3 +43,20 @@ def project(tmp_path: Path) -> Iterator[Project]:
 def _no_real_judge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "LOCAL_JUDGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+
+
+# --- xdist: the tests that share a module- or package-scoped fixture run on one worker ----------
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `-n` with `--dist loadgroup` (README, .ci/run), a test that uses a module- or
+    package-scoped fixture of ours (a Ray cluster, a project with two sealed runs, a browser) joins
+    the group named after where that fixture is defined, so the fixture is built once instead of
+    once per worker; every other test is spread freely. Without xdist the marker means nothing."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the test's fixtures
+        if info is None:
+            continue
+        for name in info.names_closure:
+            defs = info.name2fixturedefs.get(name) or ()
+            if defs and defs[-1].scope in ("module", "package") and defs[-1].baseid.startswith("tests"):
+                item.add_marker(pytest.mark.xdist_group(defs[-1].baseid))
+                break

@@ -114,4 +114,4 @@ def test_fragments_and_skipped_blocks_stay_few() -> None:
 def test_the_readme_starts_with_the_two_commands() -> None:
     first = blocks(REPO / "README.md")[0]
     assert first.body.splitlines() == ["pip install -e . && niceeval run",
-                                      "pip install -e '.[test]' && python -m pytest -q"]
+                                      "pip install -e '.[test]' && python -m pytest -q -n auto"]

@@ -92,6 +92,18 @@ class Cluster:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
+def _own_ports(*, head: bool = False) -> list[str]:
+    """Ports of this node's own (bound to port 0, then released), for the listeners Ray would
+    otherwise open on fixed defaults (the head's dashboard process on 8265 without retries, the
+    dashboard agent's 52365): clusters of tests running in parallel never meet on one. (The
+    client server, 10001, runs only with ray[client].)"""
+    flags = ["--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--metrics-export-port",
+             "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port"]
+    if head:
+        flags.append("--dashboard-port")
+    return [item for flag in flags for item in (flag, str(free_port()))]
+
+
 def start_cluster(*, nodes: int = 2, cpus: int = 1) -> Cluster:
     """Start a head node (and `nodes - 1` more, each with resource `node<N>`); the caller stops it."""
     temp_dir = Path(tempfile.mkdtemp(prefix="nr", dir="/tmp"))  # short: Ray's socket paths have a length limit
@@ -102,13 +114,13 @@ def start_cluster(*, nodes: int = 2, cpus: int = 1) -> Cluster:
     try:
         subprocess.run(
             [*_ray_cli(), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-             "--include-dashboard", "false", "--temp-dir", str(temp_dir), *common],
+             "--include-dashboard", "false", "--temp-dir", str(temp_dir), *common, *_own_ports(head=True)],
             env=env, check=True, capture_output=True, timeout=120,
         )
         for n in range(2, nodes + 1):
             subprocess.run(
                 [*_ray_cli(), "start", "--address", cluster.address, "--node-ip-address", "127.0.0.1",
-                 "--resources", f'{{"node{n}": 1}}', *common],
+                 "--resources", f'{{"node{n}": 1}}', *common, *_own_ports()],
                 env=env, check=True, capture_output=True, timeout=120,
             )
     except BaseException:
