@@ -109,7 +109,7 @@ def _ok(flag: bool) -> str:
 # ── judged workloads ────────────────────────────────────────────────────────────────────────
 
 def judged(repeat: int, n: int, concurrency: int, latency: float = 0.05) -> dict[str, float]:
-    from judge_server import JudgeServer, Reply
+    from tests.support.loopback import JudgeServer, Reply
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, JudgeServer(latency_s=latency) as server:

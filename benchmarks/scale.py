@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from workloads import TRIVIAL, _project  # noqa: E402
@@ -131,7 +130,7 @@ def merge_bench(evals: int = 8000, shards: int = 4) -> None:
 
 
 def _cluster() -> Any:
-    from ray_cluster import start_cluster
+    from tests.support.ray_cluster import start_cluster
 
     return start_cluster(nodes=2)
 

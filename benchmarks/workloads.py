@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the tests' loopback judge: tests.support.loopback
 
 NICEEVAL = [sys.executable, "-c", "from niceeval_cli.cli import main; main()"]
 
@@ -168,7 +168,7 @@ def _in_flight(requests: list[Any]) -> tuple[float, float]:
 
 
 def w2(repeat: int, n: int = 300, concurrency: int = 32, latency: float = 0.05) -> dict[str, Any]:
-    from judge_server import JudgeServer, Reply
+    from tests.support.loopback import JudgeServer, Reply
 
     env = {"BENCH_JUDGE_KEY": "bench-key-not-secret"}
     results = []
@@ -200,7 +200,7 @@ def scale(repeat: int) -> None:
 
 
 def determinism(runs: int = 20, n: int = 20, concurrency: int = 32) -> None:
-    from judge_server import JudgeServer, Reply
+    from tests.support.loopback import JudgeServer, Reply
 
     env = {"BENCH_JUDGE_KEY": "bench-key-not-secret"}
     seen = set()

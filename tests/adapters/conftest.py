@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import textwrap
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,58 +15,43 @@ from typer.testing import CliRunner
 
 from niceeval_cli.authoring import AdapterContext, ExperimentInfo, UsageMeter
 from niceeval_cli.cli import app
+from tests.support.loopback import Answer, Loopback
 
 
 @dataclass
 class AppServer:
-    """A real HTTP server on 127.0.0.1 standing in for the system under test."""
+    """A real HTTP server on 127.0.0.1 standing in for the system under test: POST answers with
+    `reply_status` / `reply_body` (a str is sent as text); any other method is not supported (501)."""
 
     reply_status: int = 200
     reply_body: Any = field(default_factory=lambda: {"message": "pong"})
-    requests: list[dict[str, Any]] = field(default_factory=list)  # {"path", "headers", "json"}
-    httpd: ThreadingHTTPServer | None = None
+    loopback: Loopback | None = None
 
     @property
     def url(self) -> str:
-        assert self.httpd is not None
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/api/chat"
+        assert self.loopback is not None
+        return f"{self.loopback.url}/api/chat"
 
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The POSTs received: {"path", "headers", "json"}."""
+        assert self.loopback is not None
+        return [{"path": r.path, "headers": r.headers, "json": json.loads(r.body) if r.body else None}
+                for r in self.loopback.requests if r.method == "POST"]
 
-def _handler(server: AppServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            server.requests.append({
-                "path": self.path,
-                "headers": {k.lower(): v for k, v in self.headers.items()},
-                "json": json.loads(raw) if raw else None,
-            })
-            body = server.reply_body
-            payload = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            self.send_response(server.reply_status)
-            self.send_header("Content-Type", "text/plain" if isinstance(body, str) else "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    def answer(self, method: str, path: str, body: bytes) -> Answer:
+        if method != "POST":
+            return 501, b"", "text/plain"
+        reply = self.reply_body
+        payload = reply.encode() if isinstance(reply, str) else json.dumps(reply).encode()
+        return self.reply_status, payload, "text/plain" if isinstance(reply, str) else "application/json"
 
 
 @pytest.fixture
 def app_server() -> Iterator[AppServer]:
     server = AppServer()
-    server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
-    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with Loopback(server.answer) as server.loopback:
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -3,17 +3,14 @@ against real loopback servers; a cause names the URL and never the key."""
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from niceeval_cli.adapters import load_adapter, preflight_adapters
 from niceeval_cli.authoring import Adapter, define_adapter
+from tests.support.loopback import Answer, Loopback, free_port
 
 KEY = "sk-preflight-secret-0123456789abcdef"
 
@@ -24,52 +21,34 @@ class Endpoint:
 
     status: int = 200
     by_path: dict[str, int] = field(default_factory=dict)
-    seen: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, auth)
-    httpd: ThreadingHTTPServer | None = None
+    loopback: Loopback | None = None
 
     @property
     def base(self) -> str:
-        assert self.httpd is not None
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        assert self.loopback is not None
+        return self.loopback.url
 
+    @property
+    def seen(self) -> list[tuple[str, str, str | None]]:
+        """(method, path, Authorization header) of every request."""
+        assert self.loopback is not None
+        return [(r.method, r.path, r.headers.get("authorization")) for r in self.loopback.requests]
 
-def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _answer(self) -> None:
-            endpoint.seen.append((self.command, self.path, self.headers.get("Authorization")))
-            self.send_response(endpoint.by_path.get(self.path, endpoint.status))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_POST = do_OPTIONS = do_HEAD = _answer
-
-    return Handler
+    def answer(self, method: str, path: str, body: bytes) -> Answer:
+        return self.by_path.get(path, self.status), b"", "text/plain"
 
 
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
     server = Endpoint()
-    server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
-    thread = threading.Thread(target=server.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    try:
+    with Loopback(server.answer) as server.loopback:
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture
 def closed_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    return free_port()
 
 
 def _http(url: str) -> Adapter:

@@ -9,14 +9,13 @@ the readers return the stored rows.
 from __future__ import annotations
 
 import json
-import socket
 import textwrap
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.loopback import JudgeServer, RecordedRequest
+from tests.support.loopback import JudgeServer, RecordedRequest, free_port
 from tests.support.project import Project, Result
 
 KEY_ENV = "JK"
@@ -101,12 +100,7 @@ class Judged:
         return [r for r in self.server.requests if not (isinstance(r.json, dict) and "tools" in r.json)]
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (connecting to it is refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+closed_port = free_port  # a loopback port nothing listens on (connecting to it is refused)
 
 
 def user_message(request: RecordedRequest) -> str:

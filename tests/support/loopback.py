@@ -315,17 +315,25 @@ class _Handler(BaseHTTPRequestHandler):
 Answer = tuple[int, bytes, str] | tuple[int, bytes, str, dict[str, str]]
 
 
+@dataclass(frozen=True)
+class Request:
+    """One request a Loopback received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+
+
 class Loopback:
     """A ThreadingHTTPServer on 127.0.0.1 answering every method with `answer(method, path, body)`
-    → (status, body bytes, content type[, headers]). `calls` lists (method, path) and `seen`
-    (method, path, lower-cased request headers) in arrival order. Stop it with `stop()` (or use it
-    as a context manager)."""
+    → (status, body bytes, content type[, headers]). `requests` lists every `Request` in arrival
+    order (recorded before it is answered); `calls` its (method, path) and `seen` its (method, path,
+    headers). Stop it with `stop()` (or use it as a context manager)."""
 
     def __init__(self, answer: Callable[[str, str, bytes], Answer]) -> None:
-        calls: list[tuple[str, str]] = []
-        seen: list[tuple[str, str, dict[str, str]]] = []
-        self.calls = calls
-        self.seen = seen
+        requests: list[Request] = []
+        self.requests = requests
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -335,8 +343,8 @@ class Loopback:
 
             def _any(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                calls.append((self.command, self.path))
-                seen.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                requests.append(Request(self.command, self.path, headers, body))
                 status, payload, kind, *extra = answer(self.command, self.path, body)
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
@@ -344,9 +352,10 @@ class Loopback:
                 for name, value in (extra[0] if extra else {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
 
-            do_GET = do_POST = do_OPTIONS = do_HEAD = _any
+            do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = do_HEAD = _any
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -356,6 +365,14 @@ class Loopback:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def calls(self) -> list[tuple[str, str]]:
+        return [(r.method, r.path) for r in self.requests]
+
+    @property
+    def seen(self) -> list[tuple[str, str, dict[str, str]]]:
+        return [(r.method, r.path, r.headers) for r in self.requests]
 
     def stop(self) -> None:
         self._server.shutdown()
@@ -397,7 +414,6 @@ class Gateway:
         self.listed = listed
         self.script: deque[tuple[int, dict[str, str], Any]] = deque()
         self._loopback = Loopback(self._answer)
-        self.seen = self._loopback.seen
 
     def _answer(self, method: str, path: str, body: bytes) -> Answer:
         if method == "GET":
@@ -415,6 +431,10 @@ class Gateway:
     @property
     def url(self) -> str:
         return f"{self._loopback.url}/v1"
+
+    @property
+    def seen(self) -> list[tuple[str, str, dict[str, str]]]:
+        return self._loopback.seen
 
     def posts(self) -> int:
         return sum(1 for method, path, _ in self.seen if method == "POST" and path.endswith("/chat/completions"))
