@@ -26,6 +26,7 @@ from niceeval_cli._states import AssertionState, AttemptState, EvalKind, PlanRea
 from niceeval_cli.store import SlotRecord, Store
 from tests.support.browser import chromium_context
 from tests.support.project import Project
+from tests.support.records import make_attempt, make_result
 from tests.support.view_builders import Runs
 
 # An agent reply that tries everything: markup, an event handler, and breaking out of the data block.
@@ -189,24 +190,21 @@ class Sealed:
 
 
 def _attempt(run_id: str, eval_id: str, state: AttemptState, case_id: str | None = None, **more: Any) -> AttemptRecord:
-    return AttemptRecord(
-        id=new_id(), run_id=run_id, experiment_id="agent", eval_id=eval_id, ordinal=0, kind=EvalKind.PASS,
-        state=state, reason=more.pop("reason", None), score=None, max_score=None, unavailable_weight=None,
-        partial_score=None, gate=None, stop_cause=None, error=more.pop("error", None), fingerprint="fp",
+    return make_attempt(
+        run_id, "agent", eval_id, state=state, kind=EvalKind.PASS, gate=None, fingerprint="fp",
         fingerprint_parts='{"model": "m", "eval_options": {"tags": ["cases"]}}',
         started_at="2026-01-01T00:00:00.000Z", ended_at="2026-01-01T00:00:01.000Z", duration_ms=1000.0,
-        input_tokens=10, output_tokens=5, judge_tokens=0, case_id=case_id,
+        input_tokens=10, output_tokens=5, case_id=case_id,
         case_value=None if case_id is None else f'{{"question": "case {case_id}"}}', **more,
     )
 
 
 def _result(attempt: AttemptRecord, state: AssertionState, label: str) -> AssertionResult:
-    return AssertionResult(
-        id=new_id(), attempt_id=attempt.id, ordinal=0, key="answer", label=label, group_name=None, role=Role.GATE,
-        weight=None, contribution=None, state=state, measurement=None, threshold=None, reason=None,
+    return make_result(
+        attempt, 0, state, key="answer", label=label, role=Role.GATE,
         explanation=f"expected the refund window, got {PAYLOAD}" if state is AssertionState.MISMATCHED else None,
         match_name="includes", match_config='{"text": "30 days"}', evidence='{"reply": "x"}',
-        source_file="evals/agent.py", source_line=7, or_stop=False, match_kind="boolean",
+        source_file="evals/agent.py", source_line=7,
     )
 
 

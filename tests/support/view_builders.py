@@ -1,5 +1,8 @@
 """Sealed runs built straight into a real store (no runner), and plain-text rendering helpers.
 
+The records come from tests/support/records.py (the one set of record builders), with fixed
+values here.
+
 Timestamps and durations are fixed so rendered text is stable; ids are real ULIDs and are
 normalised by `normalise()` before snapshots are compared.
 """
@@ -28,6 +31,7 @@ from niceeval_cli._states import (
     RunStatus,
 )
 from niceeval_cli.store import SlotRecord, Store
+from tests.support.records import make_attempt, make_result, origin_slot
 
 ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 
@@ -75,23 +79,19 @@ class Runs:
 
     def attempt(self, run_id: str, eval_id: str, state: AttemptState | str = AttemptState.PASSED, *,
                 experiment: str = "exp", ordinal: int = 0, **changes: Any) -> AttemptRecord:
+        """`records.make_attempt` with this module's fixed times, tokens and fingerprint."""
         state = AttemptState(state)
         kind = EvalKind.SCORE if state in (AttemptState.SCORED, AttemptState.UNRANKABLE) else EvalKind.PASS
         kind = changes.pop("kind", kind)
-        record = AttemptRecord(
-            id=new_id(), run_id=run_id, experiment_id=experiment, eval_id=eval_id, ordinal=ordinal, kind=kind,
-            state=state, reason=None, score=None, max_score=None, unavailable_weight=None, partial_score=None,
-            gate=GateState.NONE if kind == EvalKind.SCORE else None, stop_cause=None, error=None,
-            fingerprint="f" * 64, fingerprint_parts="{}", started_at="2025-03-01T10:00:01.000Z",
-            ended_at="2025-03-01T10:00:01.250Z", duration_ms=250.0, input_tokens=120, output_tokens=30,
-            judge_tokens=0,
-        )
-        return replace(record, **changes)
+        fixed: dict[str, Any] = {
+            "ordinal": ordinal, "kind": kind, "gate": GateState.NONE if kind == EvalKind.SCORE else None,
+            "fingerprint": "f" * 64, "fingerprint_parts": "{}", "started_at": "2025-03-01T10:00:01.000Z",
+            "ended_at": "2025-03-01T10:00:01.250Z", "duration_ms": 250.0, "input_tokens": 120, "output_tokens": 30,
+        }
+        return make_attempt(run_id, experiment, eval_id, state=state, **{**fixed, **changes})
 
     def seal(self, attempt: AttemptRecord, *results: AssertionResult) -> AttemptRecord:
-        slot = SlotRecord(attempt.run_id, attempt.experiment_id, attempt.eval_id, attempt.ordinal, attempt.id,
-                          Relation.ORIGIN, PlanReason.NEW)
-        self.store.seal_attempt(attempt, list(results), slot)
+        self.store.seal_attempt(attempt, list(results), origin_slot(attempt))
         self.sealed.setdefault(attempt.run_id, []).append(attempt)
         return attempt
 
@@ -104,20 +104,19 @@ class Runs:
 
 def result(attempt: AttemptRecord, ordinal: int, state: AssertionState | str = AssertionState.MATCHED,
            label: str | None = None, **changes: Any) -> AssertionResult:
-    """A Boolean `record` assertion unless told otherwise (role, weight, measurement, ...)."""
+    """A Boolean `record` assertion unless told otherwise (role, weight, measurement, ...):
+    `records.make_result` with this module's fixed texts."""
     state = AssertionState(state)
     explanation = {
         AssertionState.MATCHED: "expected includes('ok'), got 'ok'",
         AssertionState.MISMATCHED: "expected includes('30 days'), got 'We ship in 3 days.'",
     }.get(state)
-    record = AssertionResult(
-        id=new_id(), attempt_id=attempt.id, ordinal=ordinal, key=label or f"k{ordinal}", label=label,
-        group_name=None, role=Role.RECORD, weight=None, contribution=None, state=state, measurement=None,
-        threshold=None, reason=None, explanation=explanation, match_name="includes",
-        match_config='{"value":"30 days"}', evidence='"We ship in 3 days."', source_file="evals/support.py",
-        source_line=10 + ordinal, or_stop=False, match_kind="boolean",
-    )
-    return replace(record, **changes)
+    fixed: dict[str, Any] = {
+        "key": label or f"k{ordinal}", "label": label, "role": Role.RECORD, "explanation": explanation,
+        "match_name": "includes", "match_config": '{"value":"30 days"}', "evidence": '"We ship in 3 days."',
+        "source_file": "evals/support.py", "source_line": 10 + ordinal,
+    }
+    return make_result(attempt, ordinal, state, **{**fixed, **changes})
 
 
 def judge_result(attempt: AttemptRecord, ordinal: int, state: AssertionState | str, label: str,
