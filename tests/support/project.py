@@ -58,6 +58,24 @@ class Result:
         return self.exit_code
 
 
+@dataclass(frozen=True)
+class Sealed:
+    """What `niceeval run` sealed for a module holding exactly one eval (`Project.run_one`)."""
+
+    run: Any  # the Result or CompletedProcess of the run
+    attempt: dict[str, Any]
+    results: list[dict[str, Any]]  # in registration order
+
+    def by_label(self, label: str) -> dict[str, Any]:
+        found = [r for r in self.results if r["label"] == label]
+        assert len(found) == 1, (label, self.results)
+        return found[0]
+
+    @property
+    def labels(self) -> list[str | None]:
+        return [r["label"] for r in self.results]
+
+
 class Project:
     """A project folder on disk; `run`/`cli` start the real `niceeval` in it (see the module doc)."""
 
@@ -142,6 +160,21 @@ class Project:
 
     def assertions(self, *args: str) -> list[dict[str, Any]]:
         return self.query("assertions", *args)
+
+    def run_one(self, source: str, *args: str, toml: str = "[project]\n",
+                files: dict[str, str] | None = None) -> Sealed:
+        """Write `source` as the project's one eval module (with `toml` and `files`), run it, and
+        read back its one sealed attempt and its results in registration order."""
+        self.write("niceeval.toml", toml)
+        for rel, text in (files or {}).items():
+            self.write(rel, text)
+        self.write("evals/e.py", source)
+        run = self.run(*args)
+        assert run.returncode in (0, 1, 5), (run.returncode, run.stdout, run.stderr)
+        attempts = self.attempts()
+        assert len(attempts) == 1, attempts
+        results = sorted(self.assertions(), key=lambda r: r["ordinal"])
+        return Sealed(run, attempts[0], results)
 
     def forget(self) -> None:
         """Undo what an in-process run leaves in this interpreter: discovery puts the project's
