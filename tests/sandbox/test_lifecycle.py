@@ -30,7 +30,7 @@ from niceeval_cli.sandbox._local import PREFIX
 from tests.support.docker import docker_seeing_only, niceeval_containers
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.slow)])  # a container takes seconds
 def kind_name(request: pytest.FixtureRequest) -> str:
     if request.param == "docker":
         request.getfixturevalue("docker_image")
@@ -167,6 +167,7 @@ def test_a_process_that_exits_without_teardown_leaves_nothing(tmp_path, template
     assert niceeval_containers(name=f"niceeval-exit-{os.getpid()}-") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fraction", [0.02, 0.2, 0.5])
 async def test_a_cancelled_docker_creation_leaves_no_container(template, docker_image, fraction):
     # Cancelled at a fraction of how long a creation takes on this machine (the quicker of two,

@@ -18,7 +18,7 @@ from tests.support.docker import need_docker, unique_seconds
 LIVE_SLEEPS = "for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done | grep -E '^sleep ({}|{}) ' || true"
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.slow)])  # a container takes seconds
 def spec(request: pytest.FixtureRequest, template: Path) -> SandboxSpec:
     if request.param == "local":
         return local_sandbox(template=str(template))

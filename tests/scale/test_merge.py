@@ -92,6 +92,7 @@ def test_a_merged_group_reads_like_a_one_machine_run_of_the_same_plan(suite, one
         "planned_total": 30, "not_run": 0, "exit_code": single["exit_code"]}
 
 
+@pytest.mark.slow
 def test_different_hash_seeds_shard_alike(suite):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     picked = []
