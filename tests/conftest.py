@@ -46,6 +46,7 @@ def _no_real_judge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # --- xdist: the tests that share a module- or package-scoped fixture run on one worker ----------
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `-n` with `--dist loadgroup` (README, .ci/run), a test that uses a module- or
     package-scoped fixture of ours (a Ray cluster, a project with two sealed runs, a browser) joins
