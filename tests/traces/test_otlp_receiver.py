@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("opentelemetry.proto")
 
 from niceeval_cli.traces._otlp_decode import BadRequest, decode_json, decode_protobuf, span_data
-from niceeval_cli.traces._receiver import receiver
+from niceeval_cli.traces._receiver import Receiver
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
@@ -77,7 +77,7 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
 
 
 def test_the_receiver_hands_spans_to_the_turn_owning_their_trace_id() -> None:
-    live = receiver()
+    live = Receiver()  # not the process's own: that one also sets the exporter variables of this process
     got: list = []
     live.register(TRACE, got.extend)
     try:
@@ -90,6 +90,8 @@ def test_the_receiver_hands_spans_to_the_turn_owning_their_trace_id() -> None:
     finally:
         live.unregister(TRACE)
     assert [span_data(s).name for s in got] == ["execute_tool lookup"] * 2
-    before = live.unattributed
-    _post(f"{live.endpoint}/v1/traces", _protobuf_body(), {"Content-Type": "application/x-protobuf"})
-    assert live.unattributed == before + 1 and len(got) == 2  # no turn owns it any more
+    try:
+        _post(f"{live.endpoint}/v1/traces", _protobuf_body(), {"Content-Type": "application/x-protobuf"})
+        assert live.unattributed == 1 and len(got) == 2  # no turn owns it any more
+    finally:
+        live.close()
