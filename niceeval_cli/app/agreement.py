@@ -9,8 +9,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..stats import Agreement, Confusion, agreement_of
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 ALL_RUNS = "all"
 #: The criterion is shown by the first digits of its sha256, beside its first characters.
@@ -66,12 +70,18 @@ def judge_agreement(store_file: Path, *, run: str | None = None, between: tuple[
     from ..store import Store
 
     with Store.open(store_file, readonly=True) as store:
-        if between is not None:
-            reference_runs, judge_runs = (store.run_scope(store.resolve_ref(ref)[1]) for ref in between)
-            counted = store.judge_agreement_between(reference_runs, judge_runs)
-        else:
-            scope = None if run in (None, ALL_RUNS) else store.run_scope(store.resolve_ref(run)[1])
-            counted = store.label_agreement(scope)
+        return agreement_in(store, run=run, between=between, confidence=confidence)
+
+
+def agreement_in(store: Store, *, run: str | None = None, between: tuple[str, str] | None = None,
+                 confidence: float = 0.95) -> list[IdentityAgreement]:
+    """`judge_agreement` over an open store (the report reads it with the run)."""
+    if between is not None:
+        reference_runs, judge_runs = (store.run_scope(store.resolve_ref(ref)[1]) for ref in between)
+        counted = store.judge_agreement_between(reference_runs, judge_runs)
+    else:
+        scope = None if run in (None, ALL_RUNS) else store.run_scope(store.resolve_ref(run)[1])
+        counted = store.label_agreement(scope)
     return [
         IdentityAgreement(
             _identity(c.judge), _identity(c.reference) if c.reference is not None else None,
@@ -83,4 +93,4 @@ def judge_agreement(store_file: Path, *, run: str | None = None, between: tuple[
     ]
 
 
-__all__ = ["ALL_RUNS", "Identity", "IdentityAgreement", "criterion_sha256", "judge_agreement"]
+__all__ = ["ALL_RUNS", "Identity", "IdentityAgreement", "agreement_in", "criterion_sha256", "judge_agreement"]

@@ -24,6 +24,7 @@ from ..store.rows import RunRow
 
 if TYPE_CHECKING:
     from ..store import Store
+from .agreement import agreement_in
 from .compare import attempt_facts, experiments_result
 
 __all__ = ["AttemptTexts", "ReportData", "default_path", "load_report", "read_report", "report_file_name",
@@ -87,6 +88,7 @@ def read_report(
         groups=store.outcome_rows(run.id),
         costs=store.costs(run.id),
         details=partial(attempt_texts, store.path),
+        judges=agreement_in(store),
     )
 
 

@@ -141,6 +141,9 @@ class ReportData:
     #: text limit → a reader of one attempt's texts cut to it (attempt id → AttemptTexts), open for
     #: the `with` block: the page asks only for the attempts it embeds, one at a time.
     details: Callable[[int], AbstractContextManager[Callable[[str], AttemptTexts]]] | None = None
+    #: Each judge identity's agreement with people's labels in the store (app.agreement's
+    #: IdentityAgreement); empty without labels, and then the report has no "Judges" section.
+    judges: Sequence[Any] = ()
 
 
 # ── merge ─────────────────────────────────────────────────────────────────────────────────────

@@ -166,3 +166,19 @@ def test_between_two_runs_pairs_results_by_original_attempt_and_key(proj: Projec
     assert rows["factuality"]["exact"] == 1.0
     both = proj.cli("judge", "agreement", "--between", run_id, run_id, "--run", run_id, env=ENV)
     assert both.returncode == 2
+
+
+def test_the_report_has_a_judges_section_only_once_labels_exist(proj: Project, tmp_path: Path):
+    before = tmp_path / "before.html"
+    assert proj.cli("report", "--out", str(before), env=ENV).returncode == 0
+    assert 'id="judges"' not in before.read_text(encoding="utf-8")
+    _import(proj, tmp_path, [*RIGHT, ("c00", "facts", 0.4, "ada")])
+    after = tmp_path / "after.html"
+    done = proj.cli("report", "--out", str(after), env=ENV)
+    assert done.returncode == 0, done.stderr
+    page = after.read_text(encoding="utf-8")
+    section = page[page.index('<section id="judges"'):]
+    section = section[:section.index("</section>")]
+    assert "Judges" in section and "judge-m · closed_qa · prompt-1/scale-1" in section
+    assert "Does it answer the question?" in section and "0.4898" in section and "9/2/3/6" in section
+    assert "0.7500 [0.5313, 0.8881]" in section

@@ -14,6 +14,7 @@ from functools import partial
 
 from ..._states import ATTEMPT_WORDS
 from .._safe import NAMED_ESCAPES, UNSAFE_RANGES
+from ..agreement_output import table_rows
 from ..data import ReportData
 from . import _charts
 from ._attempts import AttemptItem, attempt_items
@@ -64,6 +65,9 @@ class Page:
     baseline_run: str | None = None  # --baseline: the run this one is compared with, named in the header
     unlisted: int = 0  # attempts past LISTED_ROWS: counted everywhere, not in the list
     matrix_left_out: int = 0  # matrix rows past MATRIX_ROWS
+    #: The "Judges" section (judge-trust.md §4): its column heads and one text row per judge identity.
+    judge_columns: tuple[str, ...] = ()
+    judges: tuple[tuple[str, ...], ...] = ()
 
     @property
     def written_rows(self) -> list[AttemptItem]:
@@ -96,7 +100,10 @@ def build_page(data: ReportData, *, server_rows: int = SERVER_ROWS, limits: Limi
     if data.experiments is not None and data.experiments.experiments is not None:
         a, b = data.experiments.experiments
         versus = comparison_view(data.experiments, f"Experiment {a} against {b}", data.facts, models, costs)
+    judge_columns, judge_rows = table_rows(data.judges, between=False) if data.judges else ((), [])
     return Page(
+        judge_columns=judge_columns,
+        judges=tuple(tuple(row[c] for c in judge_columns) for row in judge_rows),
         header=header,
         experiments=columns,
         matrix=matrix[:matrix_max],
