@@ -57,8 +57,8 @@ def run_results(store: Store, run: RunRow) -> Results:
     """
     # A shard group reads as its member runs (scale.md).
     run_ids = ", ".join("'" + member.replace("'", "''") + "'" for member in store.run_scope(run.id))
-    columns, rows = store.sql(
-        "SELECT r.* FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id "
+    columns, rows = store.sql(  # the three columns comparing reads, not the results' texts
+        "SELECT r.attempt_id, r.key, r.state FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id "
         f"WHERE s.run_id IN ({run_ids}) ORDER BY r.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
     )
     return Results(columns, rows)
@@ -76,20 +76,27 @@ def attempt_facts(
     `rows` / `results` are the run's attempt and assertion rows when the caller has read them
     (`results` may be a stream of (attempt_id, key, state), grouped by attempt).
     """
+    rows_have_rules = rows is None
     if rows is None:
-        _, rows = store.query("attempts", run=run.id)
+        rows = store.attempt_columns(run.id, _FACT_COLUMNS)
     if results is None:
         results = run_results(store, run)
     if isinstance(results, Results):
         at, key, state = (results.columns.index(c) for c in ("attempt_id", "key", "state"))
         results = ((r[at], r[key], r[state]) for r in results.rows)
-    rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run.id)}
     states = assertion_states(results)
+    if rows_have_rules:  # the slot's pass rule came with each row
+        return [_facts(row, row["pass_rule"], states.get(row["id"], _NO_STATES)) for row in rows]
+    rules = {(s.experiment_id, s.eval_id): s.pass_rule for s in store.run_slots(run.id)}
     return [_facts(row, rules.get((row["experiment_id"], row["eval_id"])), states.get(row["id"], _NO_STATES))
             for row in rows]
 
 
 _NO_STATES: Mapping[str, AssertionState] = MappingProxyType({})
+
+#: What `_facts` reads of an attempt row.
+_FACT_COLUMNS = ("id", "experiment_id", "eval_id", "kind", "state", "gate", "score", "max_score", "case_id",
+                 "ordinal", "unavailable_weight", "duration_ms", "cost_usd", "eval_module", "eval_name")
 
 
 def assertion_states(results: Iterable[tuple[str, str, str]]) -> dict[str, Mapping[str, AssertionState]]:

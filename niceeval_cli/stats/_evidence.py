@@ -35,15 +35,21 @@ class AttemptLike(Protocol):
     def max_score(self) -> float | None: ...
 
 
+# Members by value (a member is its value too): a lookup, not an enum call per attempt.
+_KIND = {k.value: k for k in EvalKind}
+_STATE = {s.value: s for s in AttemptState}
+_GATE = {g.value: g for g in GateState}
+
+
 def evidence_of(attempts: Iterable[AttemptLike]) -> UnitEvidence:
     """The evidence of one unit's attempts (all of one kind: the first one's decides the style)."""
     passed = failed = not_counted = 0
     scores: list[float] = []
     style: str | None = None
     for attempt in attempts:
-        kind = EvalKind(attempt.kind)
+        kind = _KIND[attempt.kind]
         style = style or ("pass" if kind is EvalKind.PASS else "score")
-        state = AttemptState(attempt.state)
+        state = _STATE[attempt.state]
         if kind is EvalKind.PASS:
             if state is AttemptState.PASSED:
                 passed += 1
@@ -52,7 +58,7 @@ def evidence_of(attempts: Iterable[AttemptLike]) -> UnitEvidence:
             else:
                 not_counted += 1
             continue
-        gate = GateState(attempt.gate) if attempt.gate is not None else GateState.NONE
+        gate = _GATE[attempt.gate] if attempt.gate is not None else GateState.NONE
         if (state is AttemptState.SCORED and gate is not GateState.UNAVAILABLE and attempt.score is not None
                 and attempt.max_score is not None and attempt.max_score > 0):
             scores.append(min(1.0, max(0.0, float(attempt.score) / float(attempt.max_score))))

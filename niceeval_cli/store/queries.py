@@ -180,15 +180,17 @@ def attempts_source(where: Where, run_id: str | Sequence[str] | None) -> str:
 
 def attempts_select(
     run_id: str | Sequence[str] | None, *, experiment: Names, eval_prefix: Names, states: Names, limit: int | None,
-    slot_columns: Sequence[str] = ("relation",),
+    slot_columns: Sequence[str] = ("relation",), columns: Sequence[str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
+    """`columns`: only these columns of `attempts` (default every one)."""
     where = Where()
     source = attempts_source(where, run_id)
     filter_experiments(where, experiment, "a.experiment_id")
     filter_evals(where, eval_prefix)
     filter_attempt_states(where, states)
+    chosen = "a.*" if columns is None else ", ".join(f"a.{c}" for c in columns)
     extra = "".join(f", {_slot_column(c)} AS {c}" for c in slot_columns)
-    sql = f"SELECT a.*{extra} FROM {source}{where.sql()} ORDER BY {ATTEMPT_ORDER}"
+    sql = f"SELECT {chosen}{extra} FROM {source}{where.sql()} ORDER BY {ATTEMPT_ORDER}"
     return sql + where.limit(limit), where.params
 
 

@@ -8,6 +8,7 @@ run id here is exact (references.py resolved it); a group id reads its member ru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .._records import EventRecord, TurnRecord
@@ -129,3 +130,16 @@ def assertions_for_attempt(db: Db, attempt_id: str) -> list[AssertionRow]:
         [attempt_id],
     )
     return [assertion_row(row) for row in rows]
+
+
+def attempt_columns(db: Db, run: str, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """A run's (or group's) attempts, worst first as `query attempts` lists them, with only those
+    of `columns` its store has, and the pass rule of the slot each fills (`pass_rule`): what
+    comparing two runs reads of 100 000 attempts, without their fingerprints, errors and tracebacks."""
+    present = {r["name"] for r in db.rows("Reading the attempts' columns", "PRAGMA table_info(attempts)")}
+    sql, params = attempts_select(run_scope(db, run), experiment=None, eval_prefix=None, states=None, limit=None,
+                                  slot_columns=("pass_rule",), columns=[c for c in columns if c in present])
+    with translated(db.path, "Reading the attempts to compare"):
+        cursor = db.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

@@ -253,6 +253,10 @@ class Store:
         """An attempt by exact id or unique prefix, written with or without a leading `@`."""
         return reads.resolve_attempt(self._db, prefix)
 
+    def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """A run's attempts with only these columns (those the store has), worst first."""
+        return reads.attempt_columns(self._db, run_id, columns)
+
     def run_slots(self, run_id: str) -> list[SlotRow]:
         """A run's (or a group's) slots, by experiment, eval and ordinal."""
         return reads.run_slots(self._db, run_id)

@@ -36,10 +36,10 @@ def test_reading_a_missing_store_says_to_run_first(tmp_path):
 def test_newer_schema_is_refused_with_an_upgrade_hint(project):
     project.store.close()
     with sqlite3.connect(project.path) as conn:
-        conn.execute("PRAGMA user_version = 7")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     for readonly in (False, True):
         message = _open_fails(project.path, readonly=readonly)
-        assert "newer NiceEval (schema 7)" in message and f"schema {SCHEMA_VERSION}" in message
+        assert f"newer NiceEval (schema {SCHEMA_VERSION + 1})" in message and f"schema {SCHEMA_VERSION}" in message
         assert "upgrade niceeval-cli" in message
 
 
