@@ -133,6 +133,11 @@ COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
         _U: "usage error: unknown or ambiguous run id, no store yet",
         _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
     },
+    "review": {
+        _O: "stopped with Ctrl-C (every click was stored as it was made)",
+        _U: "usage error: unknown or ambiguous run id, a bad --only, a --port that cannot be listened on, no store yet",
+        _I: _BUG, _X: _STORE_BUSY,
+    },
     "judge agreement": {
         _O: "figures printed (also when no judge result is labelled)",
         _U: "usage error: unknown or ambiguous run id, a bad --format or --confidence, --run with --between, "

@@ -104,3 +104,41 @@ def label_export(
     from ..app.project import store_path
 
     export_labels(store_path(store, config), run_ref, sys.stdout)
+
+
+@command("review", short_help="Label a run's assertions in a local page (127.0.0.1).",
+         epilog="**Examples**\n\n"
+                "* `niceeval review`: the latest run's judge assertions\n"
+                "* `niceeval review 01M95G --only failed --port 8765`\n\n"
+                "Keys on the page: 0–9 pick the scale's value, ← → move. Ctrl-C stops the server.\n\n"
+                + _exit_codes("review"))
+@_guard
+def review(
+    run_ref: Annotated[Text, typer.Argument(
+        metavar="[RUN_ID]", help="The run (default: the latest).", show_default=False)] = None,
+    only: Annotated[str, typer.Option(
+        "--only", metavar="judge|failed|all", help="Which assertions: judge ones (default), failed ones, all.")
+    ] = "judge",
+    port: Annotated[int, typer.Option("--port", metavar="P", min=0, max=65535,
+                                      help="Listen on this port (default: a free one).")] = 0,
+    author: Annotated[Text, typer.Option(
+        "--author", metavar="A", help="Who labels (default: `git config user.name`, else the login name).")] = None,
+    store: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve a page on 127.0.0.1 that shows each assertion's material, the judge's measurement,
+    threshold and explanation and earlier labels; each click stores one label."""
+    from ..app.labels import default_author
+    from ..app.project import store_path
+    from ..app.review import load_session, serve
+    from ..reports.review_page import page_html
+
+    session = load_session(store_path(store, config), run_ref, only)
+    who = author or default_author()
+
+    def announce(url: str) -> None:
+        typer.echo(f"niceeval review: {len(session.items)} assertion(s) of run {session.run_id} at {url} "
+                   f"(labelling as {who}; Ctrl-C stops)")
+        sys.stdout.flush()
+
+    serve(session, who, page_html(session.run_id, session.items, session.token), port, announce)

@@ -1,0 +1,118 @@
+"""Issue 26 item 4 (judge-trust.md §3): `niceeval review`, a local labelling page.
+
+The real `niceeval review` in a subprocess, a real loopback judge for the run, the page driven in
+headless Chromium (Playwright): a click makes a label row, keys work, a write without the page's
+token is refused and writes nothing, hostile text stays text, Ctrl-C ends it with exit 0."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.browser import chromium_context
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project, stop, wait_for
+
+ENV = {"JK": "sk-test-reviewKey0123456789abcdef"}
+HOSTILE = "<img src=x onerror=alert(1)></script><b>bold</b>"
+
+EVALS = f'''
+from niceeval_cli import define_eval
+from niceeval_cli.expect import closed_qa, equals, factuality
+
+
+@define_eval(judge=True)
+def capital(t):
+    qa = {{"input": "What is the capital of France?", "output": {HOSTILE!r}}}
+    t.check(qa, closed_qa("Does it name the capital?").at_least(1)).label("capital")
+    t.check(qa, factuality("Paris is the capital of France.")).label("facts")
+    t.check("x", equals("x")).label("exact")
+'''
+
+
+@pytest.fixture
+def reviewed(tmp_path: Path) -> Iterator[tuple[Project, str, object]]:
+    proj = Project(tmp_path / "proj")
+    with JudgeServer() as judge:
+        judge.when("Paris is the capital", Reply.tool("A", "a subset " + HOSTILE))
+        proj.write("niceeval.toml", f'''
+            [judge]
+            model = "judge-m"
+            base_url = "{judge.base_url}"
+            api_key_env = "JK"
+        ''')
+        proj.write("evals/e.py", EVALS)
+        assert proj.run(env=ENV).returncode in (0, 1)
+    server = proj.popen("review", "--author", "Ada", env=ENV)
+    lines: list[str] = []
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        lines.append(line)
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        yield proj, url.group(0), server
+    finally:
+        stop(server, signal.SIGKILL)
+
+
+def _labels(proj: Project) -> list[dict[str, object]]:
+    return proj.sql("SELECT assertion_key, value, author, comment FROM labels ORDER BY created_at, id")
+
+
+@pytest.mark.slow
+def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, tmp_path: Path):
+    proj, url, server = reviewed
+    with chromium_context(tmp_path / "profile") as context:
+        page = context.new_page()
+        outside: list[str] = []
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(url) else None)
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(url)
+        page.wait_for_selector(".scale button")
+        assert "capital" in page.inner_text("h2")
+        assert HOSTILE in page.inner_text("main")  # shown as text, never as markup
+        assert page.locator("main img").count() == 0 and page.locator("main b").count() == 0
+        page.fill("#comment", "names Paris")
+        page.click(".scale button[data-value='0']")
+        wait_for(lambda: len(_labels(proj)) == 1, timeout=20)
+        assert _labels(proj) == [{"assertion_key": "capital", "value": 0.0, "author": "Ada", "comment": "names Paris"}]
+        # The page moved on to the next judge assertion (factuality); key 2 picks its third value, 0.6.
+        page.wait_for_function("document.querySelector('h2').textContent.startsWith('facts')")
+        page.keyboard.press("2")
+        wait_for(lambda: len(_labels(proj)) == 2, timeout=20)
+        assert _labels(proj)[1]["assertion_key"] == "facts" and _labels(proj)[1]["value"] == 0.6
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("document.querySelector('h2').textContent.startsWith('capital')")
+        assert "0 by Ada: names Paris" in page.inner_text("main")  # its earlier label, shown
+        assert outside == [] and dialogs == []
+    server.send_signal(signal.SIGINT)
+    assert server.wait(timeout=30) == 0
+
+
+def test_a_write_without_the_page_token_is_refused_and_writes_nothing(reviewed):
+    proj, url, _server = reviewed
+    attempt = proj.sql("SELECT id FROM attempts")[0]["id"]
+    body = json.dumps({"attempt_id": attempt, "key": "capital", "value": 1}).encode()
+    for headers in ({"Content-Type": "application/json"},
+                    {"Content-Type": "application/json", "X-NiceEval-Token": "guessed"}):
+        request = urllib.request.Request(url + "labels", data=body, headers=headers, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 403
+    assert _labels(proj) == []
+    page = urllib.request.urlopen(url, timeout=10).read().decode()
+    token = re.search(r'name="niceeval-token" content="([^"]+)"', page).group(1)
+    ok = urllib.request.Request(url + "labels", data=body, method="POST",
+                                headers={"Content-Type": "application/json", "X-NiceEval-Token": token})
+    assert json.loads(urllib.request.urlopen(ok, timeout=10).read())["value"] == 1.0
+    assert [r["value"] for r in _labels(proj)] == [1.0]
+    assert "default-src 'none'" in page and "http://" not in page.split("</head>")[0].replace(url, "")
