@@ -33,6 +33,7 @@ from pydantic import Field, field_validator
 from .._credentials import looks_like_secret
 from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template
 from .._httpx import httpx
+from .._lanes import lane_client
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
@@ -149,7 +150,7 @@ class HttpAdapter(Adapter):
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.options.timeout_ms / 1000)
+            self._client = lane_client(self.options.url, self.options.timeout_ms / 1000)
         return self._client
 
     def _redact(self, text: str) -> str:

@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 
 from .._gateway import header_problem, reported_cost, resolve_headers
 from .._httpx import httpx
+from .._lanes import lane_client
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
@@ -147,7 +148,7 @@ class OpenAIChatAdapter(Adapter):
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.options.timeout_ms / 1000)
+            self._client = lane_client(self.url, self.options.timeout_ms / 1000)
         return self._client
 
     def _base(self, ctx: AdapterContext, extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,9 +9,7 @@ calls of the run never turns into a judge timeout.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import ssl
 import sys
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
@@ -20,8 +18,8 @@ from typing import Any, TypeVar
 from .._gateway import Backoff, error_text, listed_models, model_missing_text, reported_cost, unknown_model
 from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
+from .._lanes import LaneTransport, tls_context
 from .._states import UnavailableReason
-from ._lanes import LaneTransport
 from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade is that deep
 
 _DETAIL_CHARS = 300
@@ -41,7 +39,7 @@ class Endpoint:
 
     def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
         self.base_url = base_url
-        self._lanes = LaneTransport(max_concurrency, _tls_context) if transport is None else None
+        self._lanes = LaneTransport(max_concurrency, tls_context) if transport is None else None
         self.transport: httpx.AsyncBaseTransport = transport or self._lanes  # type: ignore[assignment]
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -99,12 +97,6 @@ def open_endpoint(
 
 def _timeouts(seconds: float) -> dict[str, float]:
     return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
-
-
-@functools.lru_cache(maxsize=1)
-def _tls_context() -> ssl.SSLContext:
-    """httpx's default verifying context, built once (loading the CA bundle is slow)."""
-    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True)

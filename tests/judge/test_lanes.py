@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from niceeval_cli._httpx import httpx
-from niceeval_cli.judge._lanes import LaneTransport
+from niceeval_cli._lanes import LaneTransport
 from tests.support.components import need_command
 
 BODY = json.dumps({"ok": True}).encode()

@@ -1,4 +1,5 @@
-"""One httpx transport made of single-connection lanes.
+"""One httpx transport made of single-connection lanes: the HTTP of the judge and of the
+`openai-chat` / `http` adapters (`lane_client`).
 
 The judge client of an endpoint is bounded to `max_concurrency` calls. Behind it, instead of
 one httpcore pool of `max_concurrency` connections, sit that many lanes of one connection each.
@@ -16,17 +17,23 @@ httpx's default) or hung up by the server opens a new one for its next request.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
+import urllib.request
 from collections.abc import AsyncIterable, Callable, Iterator
 from contextlib import contextmanager
 
 import httpcore
 from httpcore._synchronization import AsyncLock as _CoreLock
 
-from .._httpx import httpx
+from ._httpx import httpx
 from ._wire import AsyncioBackend
 
 KEEPALIVE_EXPIRY_S = 5.0
+#: An adapter's lanes: httpx's own default bound on a client's connections. A lane (and its
+#: connection) is made only when every earlier one is busy, so a run opens as many connections
+#: as it has requests in flight at once, as httpx's pool would.
+ADAPTER_LANES = 100
 
 #: httpcore's exceptions as the httpx ones callers catch (what httpx's own transport does).
 _EXCEPTIONS: tuple[tuple[type[Exception], type[Exception]], ...] = (
@@ -181,3 +188,30 @@ class LaneTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         for lane in self._lanes:
             await lane.aclose()
+
+
+@functools.lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """httpx's default verifying context, built once (loading the CA bundle is slow)."""
+    return httpx.create_ssl_context()
+
+
+def _proxied(url: str) -> bool:
+    """Whether httpx would send `url` through a proxy from the environment (HTTP(S)_PROXY,
+    ALL_PROXY, less NO_PROXY): lanes connect directly, so such a client keeps httpx's pool."""
+    proxies = urllib.request.getproxies_environment()
+    if not any(proxies.get(scheme) for scheme in ("http", "https", "all")):
+        return False
+    host = httpx.URL(url).host
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
+    return not bypass(host, proxies)
+
+
+def lane_client(url: str, timeout_s: float) -> httpx.AsyncClient:
+    """An adapter's `httpx.AsyncClient` for requests to `url`, its transport `ADAPTER_LANES`
+    lanes instead of httpcore's pool — whose rescan of every connection per request made the
+    agent path spend more CPU in the pool than in the requests (benchmarks/agent_path.py).
+    With a proxy configured in the environment for `url`: httpx's own pool, as before."""
+    if _proxied(url):
+        return httpx.AsyncClient(timeout=timeout_s)
+    return httpx.AsyncClient(timeout=timeout_s, transport=LaneTransport(ADAPTER_LANES, tls_context))
