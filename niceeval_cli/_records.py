@@ -83,6 +83,10 @@ class AttemptRecord:
     # when the displayed `eval_id` changes (a module's only eval gaining a sibling).
     eval_module: str | None = None
     eval_name: str | None = None
+    # The judge's cost, apart from the system under test's (judge-trust.md; schema 7): what the
+    # judge endpoint reported for this attempt's grading calls, and its tokens priced by [prices].
+    judge_cost_usd: float | None = None
+    judge_estimated_cost_usd: float | None = None
     turns: tuple[TurnRecord, ...] = ()  # sealed with the attempt, in one transaction (not a column)
 
 

@@ -55,6 +55,7 @@ class Registration:
     judge_evidence: str | None = None
     judge_agreement: float | None = None  # judge.samples > 1: the samples' agreement (judge-trust.md)
     judge_samples: int | None = None  # ... over this many measured samples
+    judge_cost_usd: float | None = None  # what the judge endpoint reported its calls cost
     threshold: float | None = None  # the required value of a thresholded measurement, shown even when unknown
 
     @property

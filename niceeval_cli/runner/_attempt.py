@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -266,6 +267,7 @@ async def execute_attempt(
     decided = outcomes.decide_attempt(spec.kind, results, execution)
     sandbox = await _close_sandbox(scope, str(decided.state), notes)
     judge_tokens = sum(r.judge_tokens or 0 for r in results)
+    judge_costs = [r.judge_cost_usd for r in registrations if r.judge_cost_usd is not None]
     record = AttemptRecord(
         **_slot_fields(spec, attempt_id, decided),
         stop_cause=decided.stop_cause,
@@ -279,6 +281,7 @@ async def execute_attempt(
         traceback=redact(progress.traceback, secrets) if progress.traceback else None,
         cost_usd=usage.cost_usd,
         estimated_cost_usd=usage.estimated_cost_usd,
+        judge_cost_usd=math.fsum(judge_costs) if judge_costs else None,
         turns=transcript_records(attempt_id, progress.ctx.turns if progress.ctx is not None else (), secrets),
         case_value=_case_value(spec.case_json, secrets),
         case_metadata=_case_value(spec.case_metadata_json, secrets),

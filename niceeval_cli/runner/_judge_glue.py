@@ -29,6 +29,7 @@ def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeG
                 graded.audit, graded.tokens, graded.evidence,
             )
             reg.judge_agreement, reg.judge_samples = graded.agreement, graded.samples
+            reg.judge_cost_usd = graded.cost_usd
             if graded.replaced:
                 reg.seal_notes.append(f"judge reasoning of {reg.label or f'#{reg.ordinal}'}: {graded.replaced} "
                                       "code point(s) that cannot be stored as UTF-8 replaced with U+FFFD")

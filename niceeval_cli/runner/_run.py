@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -101,14 +102,14 @@ class _Dispatcher:
     def stopping(self) -> bool:
         return self.stop.requested or self.fatal is not None
 
-    def _judge_spend(self, slot: PlannedSlot, attempt: AttemptRecord) -> float:
+    def _judge_estimate(self, slot: PlannedSlot, attempt: AttemptRecord) -> float | None:
         """Judge tokens, priced when `[prices]` covers the judge's model (all at the input price:
-        a judge's output is a short grade)."""
+        a judge's output is a short grade); None when unpriced or no judge tokens were used."""
         judge = slot.settings.judge
         price = self.request.project.prices.get(judge.model) if judge is not None and judge.model else None
         tokens = attempt.judge_tokens
         if price is None or not isinstance(tokens, int) or tokens <= 0:
-            return 0.0
+            return None
         return tokens * price.input_per_mtok / 1_000_000
 
     def _over_budget(self) -> bool:
@@ -149,8 +150,12 @@ class _Dispatcher:
             ), ())
         finally:
             self.stop.inflight.discard(task)
+        judge_estimate = self._judge_estimate(slot, produced.attempt)
+        if judge_estimate is not None:  # stored apart from the system under test's estimate
+            produced = dataclasses.replace(
+                produced, attempt=dataclasses.replace(produced.attempt, judge_estimated_cost_usd=judge_estimate))
         # Spent as soon as it is known (the budget stops the next dispatch, not the next seal).
-        self.spent_usd += attempt_spend(produced.attempt) + self._judge_spend(slot, produced.attempt)
+        self.spent_usd += attempt_spend(produced.attempt) + (judge_estimate or 0.0)
         # The worker moves on while the attempt waits for its group commit (`_sealer.py`); the
         # audience hears of it once it is sealed, and the run ends only when every one is.
         sealing = asyncio.ensure_future(self._seal_and_tell(slot, spec, produced))

@@ -238,7 +238,8 @@ def transcript_select(
 def costs_select(
     run_id: str | Sequence[str], *, experiment: Names, eval_prefix: Names
 ) -> tuple[str, dict[str, Any]]:
-    """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost")."""
+    """Reported and estimated cost per experiment of a run's attempts (agents.md, "Cost"), the
+    judge's apart (judge-trust.md)."""
     where = Where()
     source = attempts_source(where, run_id)
     filter_experiments(where, experiment, "a.experiment_id")
@@ -246,7 +247,9 @@ def costs_select(
     sql = (
         "SELECT a.experiment_id AS experiment_id, count(*) AS attempts, "
         "sum(a.cost_usd) AS reported, count(a.cost_usd) AS reported_n, "
-        "sum(a.estimated_cost_usd) AS estimated, count(a.estimated_cost_usd) AS estimated_n "
+        "sum(a.estimated_cost_usd) AS estimated, count(a.estimated_cost_usd) AS estimated_n, "
+        "sum(a.judge_cost_usd) AS judge_reported, count(a.judge_cost_usd) AS judge_reported_n, "
+        "sum(a.judge_estimated_cost_usd) AS judge_estimated, count(a.judge_estimated_cost_usd) AS judge_estimated_n "
         f"FROM {source}{where.sql()} GROUP BY a.experiment_id"
     )
     return sql, where.params

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -114,6 +114,10 @@ ATTEMPT_COLUMNS: Mapping[str, type] = {
     # NULL on attempts sealed before schema 5 (their eval id alone cannot tell which it was).
     "eval_module": str,  # the module id: the module's path below its eval root, without `.py`
     "eval_name": str,  # the definition's name
+    # Schema 8 (judge-trust.md, "Cost"): the judge's cost, never added to `cost_usd` (the system
+    # under test's): reported by the judge endpoint, and judge tokens priced by [prices."MODEL"].
+    "judge_cost_usd": float,
+    "judge_estimated_cost_usd": float,
 }
 
 ASSERTION_COLUMNS: Mapping[str, type] = {
@@ -493,8 +497,16 @@ def _to_7(db: Database) -> None:
     _to_newest(db)
 
 
+def _to_8(db: Database) -> None:
+    """Schema 8: `attempts.judge_cost_usd` and `judge_estimated_cost_usd` (the judge's cost apart
+    from the system under test's). Earlier attempts read NULL there: their judge cost is unknown."""
+    _to_newest(db)
+
+
 # version → the step that upgrades a store of that version to version + 1.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7}
+MIGRATIONS: Mapping[int, Callable[[Database], None]] = {
+    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8,
+}
 
 
 def migrate(db: Database, from_version: int) -> None:

@@ -153,21 +153,34 @@ class RunOutcomeRows(NamedTuple):
 def outcome_split_select(run_id: str) -> tuple[str, dict[str, Any]]:
     """One run's attempts as `outcome_groups_select` reads them ungrouped, each row ending with
     `PASSED_SQL`'s flag and the attempt's reported and estimated cost, for `outcome_split_from`."""
-    sql, params, _ = outcome_groups_select([run_id], extra=(PASSED_SQL, "a.cost_usd", "a.estimated_cost_usd"))
+    sql, params, _ = outcome_groups_select([run_id], extra=(PASSED_SQL, *COST_COLUMNS))
     return sql, params
+
+
+#: The attempt's costs an experiment's sums are made of, in `COST_KEYS` order: the system under
+#: test's reported and estimated, then the judge's (judge-trust.md: never added together).
+COST_COLUMNS = ("a.cost_usd", "a.estimated_cost_usd", "a.judge_cost_usd", "a.judge_estimated_cost_usd")
+COST_KEYS = ("reported", "estimated", "judge_reported", "judge_estimated")
 
 
 def _add_cost(costs: dict[str, list[Any]], row: tuple[Any, ...]) -> None:
     entry = costs.get(row[0])
     if entry is None:
-        entry = costs[row[0]] = [0, None, 0, None, 0]
+        entry = costs[row[0]] = [0, *([None, 0] * len(COST_KEYS))]
     entry[0] += 1
-    if row[14] is not None:
-        entry[1] = row[14] if entry[1] is None else entry[1] + row[14]
-        entry[2] += 1
-    if row[15] is not None:
-        entry[3] = row[15] if entry[3] is None else entry[3] + row[15]
-        entry[4] += 1
+    for i, value in enumerate(row[14:14 + len(COST_KEYS)]):
+        if value is not None:
+            at = 1 + 2 * i
+            entry[at] = value if entry[at] is None else entry[at] + value
+            entry[at + 1] += 1
+
+
+def _cost_row(experiment_id: str, sums: list[Any]) -> dict[str, Any]:
+    """An experiment's sums as `Store.costs` gives them: `reported`, `reported_n`, ..."""
+    row: dict[str, Any] = {"experiment_id": experiment_id, "attempts": sums[0]}
+    for i, key in enumerate(COST_KEYS):
+        row[key], row[f"{key}_n"] = sums[1 + 2 * i], sums[2 + 2 * i]
+    return row
 
 
 #: What marks a slot's rule decided by its interval (`outcomes.IntervalRule` as text, "0.8 until decided
@@ -182,7 +195,7 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     `Store.costs` read the same 20 000 attempts again)."""
     others: list[tuple[Any, ...]] = []
     counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
-    costs: dict[str, list[Any]] = {}  # experiment → [attempts, reported, n, estimated, n]
+    costs: dict[str, list[Any]] = {}  # experiment → [attempts, then a (sum, n) per COST_KEYS]
     for one_eval in _by_eval(rows):
         for row in one_eval:
             _add_cost(costs, row)
@@ -204,9 +217,7 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     return RunOutcomeRows(
         outcome_groups_from(others),
         [PassedEvals(e, rule, n, evals, reused) for (e, rule, n), (evals, reused) in counted.items()],
-        [{"experiment_id": e, "attempts": n, "reported": reported, "reported_n": reported_n,
-          "estimated": estimated, "estimated_n": estimated_n}
-         for e, (n, reported, reported_n, estimated, estimated_n) in costs.items()],
+        [_cost_row(e, sums) for e, sums in costs.items()],
     )
 
 

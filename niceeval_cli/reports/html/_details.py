@@ -38,7 +38,7 @@ RESULT_COLUMNS = ("state", "key", "label", "group_name", "role", "weight", "cont
                   "threshold", "reason", "explanation", "match_name", "evidence", "judge_audit", "extras",
                   "source_file", "source_line", "or_stop")
 _ATTEMPT_FIELDS = ("reason", "started_at", "duration_ms", "input_tokens", "output_tokens", "judge_tokens", "cost_usd",
-                   "estimated_cost_usd", "stop_cause")
+                   "estimated_cost_usd", "judge_cost_usd", "judge_estimated_cost_usd", "stop_cause")
 _TURN_FIELDS = ("session", "ordinal", "input", "message", "status", "observed", "input_tokens", "output_tokens",
                 "cost_usd", "elapsed_ms", "data")
 _EVENT_FIELDS = ("seq", "kind", "name", "role", "input", "output", "status", "text")

@@ -35,6 +35,7 @@ class Header:
     counts: list[tuple[str, int]]  # (word, count), worst first
     exit_text: str  # `exit 1 (a definite failure: 1 eval failed)`, as `view` says it
     cost: str | None  # reported and estimated costs, never added together (agents.md)
+    judge_cost: str | None  # the judge's, apart from the system under test's (judge-trust.md)
     took: str  # `started … · took … · niceeval …` (view's header line)
     not_run: str | None  # `16 of 20 planned slots were not run`
     summaries: dict[str, ExperimentSummary]  # view's per-experiment summary, by experiment id
@@ -51,6 +52,7 @@ class ExperimentColumn:
     mean: str | None
     duration: str
     cost: str
+    judge_cost: str | None = None  # the judge's, apart (judge-trust.md)
     stats: ExperimentStats | None = None  # the mean over units with its interval, as the summary says it
 
     @property
@@ -67,6 +69,8 @@ def run_summary(data: ReportData) -> Header:
     reused = 0
     reported: list[float] = []
     estimated: list[float] = []
+    judge_reported: list[float] = []
+    judge_estimated: list[float] = []
     for row in data.attempts:
         word = attempt_word(row["state"], row.get("gate"))
         counts[word] = counts.get(word, 0) + 1
@@ -75,6 +79,10 @@ def run_summary(data: ReportData) -> Header:
             reported.append(row["cost_usd"])
         if row.get("estimated_cost_usd") is not None:
             estimated.append(row["estimated_cost_usd"])
+        if row.get("judge_cost_usd") is not None:
+            judge_reported.append(row["judge_cost_usd"])
+        if row.get("judge_estimated_cost_usd") is not None:
+            judge_estimated.append(row["judge_estimated_cost_usd"])
     view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run)
     return Header(
         run_id=run.id,
@@ -89,6 +97,10 @@ def run_summary(data: ReportData) -> Header:
         exit_text=view.exit or "running: no exit code yet",
         cost=join([f"${math.fsum(reported):.4f} reported" if reported else "",
                    f"${math.fsum(estimated):.4f} estimated from prices" if estimated else ""]) or None,
+        judge_cost=join([
+            f"${math.fsum(judge_reported):.4f} reported" if judge_reported else "",
+            f"${math.fsum(judge_estimated):.4f} estimated from prices" if judge_estimated else "",
+        ]) or None,
         took=view.when,
         not_run=view.not_run,
         summaries={s.experiment_id: s for s in view.experiments},
@@ -130,6 +142,7 @@ def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str
     )
     return ExperimentColumn(
         id=experiment, model=model, totals=t, pass_rate=rate, attempt_rate=attempt_rate, score=score, mean=mean,
-        duration=duration(t.duration_ms), cost=cost.text if cost is not None else "—",
+        duration=duration(t.duration_ms), cost=(cost.text or "—") if cost is not None else "—",
+        judge_cost=cost.judge_text or None if cost is not None else None,
         stats=summary.stats if summary is not None else None,
     )

@@ -11,7 +11,7 @@ from ..._records import AssertionResult, AttemptRecord
 from ..._states import AssertionState, AttemptState, EvalKind, GateState, Relation
 from .._safe import visible
 from .._tally import attempt_word
-from .cost import attempt_cost_text
+from .cost import attempt_cost_text, attempt_judge_cost_text
 from .text import TEXT_LIMIT, duration, name, num, when
 
 REST_LIMIT = 20  # passing results shown per expanded attempt before "… N more"
@@ -284,6 +284,7 @@ def attempt_detail(attempt: AttemptRecord, results: Sequence[AssertionResult]) -
         ("usage", f"input {_tokens(attempt.input_tokens)} · output {_tokens(attempt.output_tokens)} · "
                   f"judge {_tokens(attempt.judge_tokens)} tokens"),
         ("cost", attempt_cost_text(attempt)),
+        ("judge cost", attempt_judge_cost_text(attempt)),
         ("fingerprint", attempt.fingerprint),
         ("notes", visible(_notes_text(attempt.notes), None) if attempt.notes else ""),
         ("traceback", visible(attempt.traceback.rstrip(), None) if attempt.traceback else ""),

@@ -132,7 +132,9 @@
       ["duration", a.duration_ms != null ? a.duration_ms + " ms" : null],
       ["tokens in / out", a.input_tokens != null ? a.input_tokens + " / " + a.output_tokens : null],
       ["judge tokens", a.judge_tokens || null], ["cost", a.cost_usd != null ? "$" + a.cost_usd : null],
-      ["estimated cost", a.estimated_cost_usd != null ? "$" + a.estimated_cost_usd : null]]);
+      ["estimated cost", a.estimated_cost_usd != null ? "$" + a.estimated_cost_usd : null],
+      ["judge cost", a.judge_cost_usd != null ? "$" + a.judge_cost_usd : null],
+      ["judge estimated cost", a.judge_estimated_cost_usd != null ? "$" + a.judge_estimated_cost_usd : null]]);
     block(box, "error", a.error);
     block(box, "traceback", a.traceback);
     block(box, "case value", a.case_value && pretty(a.case_value));
