@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from judge_server import JudgeServer, Reply
-from outside import Proj
+
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project as Proj
 
 ENV = {"JK": "sk-test-judgeCostKey0123456789abcdef"}
 USAGE = {"prompt_tokens": 100_000, "completion_tokens": 0, "total_tokens": 100_000, "cost": 0.25}

@@ -1,5 +1,6 @@
-"""Schema 5 → 6 (judge-trust.md, `judge.samples`): the agreement columns are added and every earlier
-row is kept as it was; its results read NULL agreement, as a single sample's do."""
+"""Schema 5 → … → 8 (judge-trust.md): the agreement columns (`judge.samples`, schema 6) and the
+judge's cost columns (schema 8) are added and every earlier row is kept as it was; its results read NULL agreement, as a
+single sample's do, and its attempts an unknown judge cost."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def test_a_schema_5_store_gains_the_agreement_columns_keeping_every_row(tmp_path
         assert {"agreement", "judge_samples"} <= set(_columns(conn, "assertion_results"))
         read = conn.execute("SELECT match_name, agreement, judge_samples FROM assertion_results "
                             "ORDER BY ordinal").fetchall()
+        # Schema 8: the judge's cost apart; unknown (NULL) for an attempt sealed before.
+        judge_cost = conn.execute("SELECT judge_cost_usd, judge_estimated_cost_usd FROM attempts").fetchall()
     assert read == [("closed_qa", None, None), ("equals", None, None)]
+    assert judge_cost == [(None, None)]
     for table, columns in old.items():
         assert _rows(path, table, columns) == before[table], table
     with Store.open(path, readonly=True) as store:
