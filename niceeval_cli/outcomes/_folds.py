@@ -65,14 +65,13 @@ def stored_pass_rule(stored: str | float | None, absent: PassRule = DEFAULT_PASS
     the default for what the reports show; deciding a run's exit code has always read it as "all"."""
     if stored is None:
         return absent
-    if isinstance(stored, str) and _UNTIL_DECIDED in stored:
-        rate, _, confidence = stored.partition(_UNTIL_DECIDED)
-        return IntervalRule(parse_pass_rule(float(rate)), float(confidence))  # type: ignore[arg-type]
     if isinstance(stored, str) and stored not in ("any", "all"):
+        rate, until, confidence = stored.partition(_UNTIL_DECIDED)  # "0.8 until decided at 0.95"
         try:
-            return parse_pass_rule(float(stored))
+            decoded = parse_pass_rule(float(rate))
         except ValueError:
-            pass
+            return parse_pass_rule(stored)
+        return IntervalRule(decoded, float(confidence)) if until else decoded  # type: ignore[arg-type]
     return parse_pass_rule(stored)
 
 
