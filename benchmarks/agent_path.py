@@ -11,8 +11,9 @@ tool results) with the final text, each after `--latency-ms`. Every attempt asse
 `--concurrency`; the run goes through the real CLI in a subprocess.
 
 The floor, measured in the same invocation against the same server: the same two-request loop
-per case from `httpx.AsyncClient` with `--concurrency` asyncio lanes, nothing else (its own
-subprocess). Start-up: the same CLI run over a single case, less its two model latencies.
+per case from `--concurrency` asyncio lanes, each its own `httpx.AsyncClient` of one
+keep-alive connection (no pool to search), nothing else (its own subprocess).
+Start-up: the same CLI run over a single case, less its two model latencies.
 
 Printed for both: wall time, the model window (first chat request in → last out, at the
 server), mean requests in flight (Σ request durations / window), CPU (user + sys of the
@@ -221,12 +222,13 @@ async def main():
     queue = asyncio.Queue()
     for i in range(cases):
         queue.put_nowait(f"A{i:05d}")
-    limits = httpx.Limits(max_connections=lanes, max_keepalive_connections=lanes)
-    async with httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) as client:
-        async def lane():
+    async def lane():
+        # one client of one connection per lane: no pool to search (what the judge's lanes do)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        async with httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) as client:
             while not queue.empty():
                 await case(client, queue.get_nowait())
-        await asyncio.gather(*(lane() for _ in range(lanes)))
+    await asyncio.gather(*(lane() for _ in range(lanes)))
 
 asyncio.run(main())
 '''
