@@ -83,7 +83,7 @@ if _typing.TYPE_CHECKING:
         define_eval,
         define_score_eval,
     )
-    from .expect._facts import Fact, FactUnavailable, Material, NumericMaterial
+    from .expect import Fact, FactUnavailable, Material, NumericMaterial
     from .sandbox import docker_sandbox, local_sandbox
 
 

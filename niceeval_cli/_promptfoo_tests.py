@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .authoring._cases import Case
-from .expect._promptfoo import PROMPTFOO_TYPES
+from .authoring import Case
+from .expect._promptfoo import PROMPTFOO_TYPES  # the assertion types expect's promptfoo reader knows: one list
 
 if TYPE_CHECKING:
     from .datasets import _Source

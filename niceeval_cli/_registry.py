@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from .authoring._adapter import AdapterFactory
-    from .judge._grader import GraderFactory
-    from .runner._executor import ExecutorKind
-    from .sandbox._workspace import SandboxKind
+    from .authoring import AdapterFactory
+    from .judge import GraderFactory
+    from .runner import ExecutorKind
+    from .sandbox import SandboxKind
 
 __all__ = [
     "ADAPTERS", "DEFAULT_GRADER", "EXECUTORS", "GRADERS", "OUTPUT_FORMATS", "SANDBOXES", "Registry", "UnknownName",

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from .authoring._cases import (
+from .authoring import Case, CaseIdRule, DatasetError, SourceLocation, caller_location
+from .authoring._cases import (  # the loaders name cases by authoring's own id rules and wording
     ID_FIELD,
-    Case,
-    CaseIdRule,
     CaseProblem,
     id_by_rule,
     id_key,
@@ -26,8 +25,7 @@ from .authoring._cases import (
     same_id_text,
     show,
 )
-from .authoring._definition_errors import DatasetError
-from .authoring._errors import SourceLocation, _display_path, caller_location
+from .authoring._errors import _display_path  # a dataset's path shown as authoring errors show it
 
 __all__ = ["CaseIdRule", "Converter", "load_csv", "load_json", "load_jsonl", "load_promptfoo", "load_yaml"]
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from .._errors import ExitCode, NiceEvalError
 from .._registry import ADAPTERS
-from ..authoring import Adapter
-from ..authoring._adapter import AdapterFactory
+from ..authoring import Adapter, AdapterFactory
 from ._preflight import preflight_adapters
 
 __all__ = ["ADAPTERS", "AdapterLoadError", "check_experiment", "load_adapter", "preflight_adapters"]

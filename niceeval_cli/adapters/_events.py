@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..authoring._turns import (
+from ..authoring import (
     AnyEvent,
     Message,
     ToolCall,

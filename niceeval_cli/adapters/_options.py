@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._credentials import env_name_problem
 from .._redact import redact
-from ..authoring import Turn
-from ..authoring._turns import turn_from_reply
+from ..authoring import Turn, turn_from_reply
 from ..integrations import turn_from_framework
 from . import AdapterLoadError
 

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authoring._turns import AgentError, AnyEvent, Message, ToolCall, Turn, Usage
-from ..expect._json import to_jsonable
+from ..authoring import AgentError, AnyEvent, Message, ToolCall, Turn, Usage
+from ..expect._json import to_jsonable  # JSON helpers are the engine's, not the pinned user API of expect
 from ._events import OBSERVES_EVENTS, call_input, parse_chat_reply, sum_usage, tool_call_event
 
 DEFAULT_MAX_STEPS = 8

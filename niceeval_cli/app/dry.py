@@ -10,8 +10,7 @@ if TYPE_CHECKING:
 
 def plan_run(request: RunRequest) -> list[PlannedSlot]:
     """Each slot with its decision (execute: why / reuse: which attempt)."""
-    from ..runner import plan
-    from ..runner._shard import layout_of
+    from ..runner import layout_of, plan
     from ..store import Store
 
     path = request.store_path or request.project.store

@@ -99,7 +99,7 @@ def experiment_record(
 
 def list_project(project: ProjectConfig, *, cases: bool = False) -> ProjectListing:
     """Discover the project's evals and resolve each experiment's selection and settings."""
-    from ..authoring._cases import positional_warning
+    from ..authoring import positional_warning
     from ..discovery import discover
 
     evals = discover(project.eval_roots, project.root)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._states import AssertionState
-from ..expect._core import BooleanMatch, Interval, MatchResult
-from ..expect._json import to_jsonable
-from ..expect._tools import compared, tool_match
-from ..expect._values import RangeMatch, equals, short
+from ..expect import BooleanMatch, Interval, MatchResult, equals, tool_match
+from ..expect._json import to_jsonable  # engine helpers below are not in expect's pinned user API
+from ..expect._tools import compared  # how tool_match compares one call: the scoped checks reuse it
+from ..expect._values import RangeMatch, short  # the numeric match's type and its short display
 from ._turns import TOOL_CALLS_UNOBSERVED, ToolCall, Turn
 
 #: How many calls an explanation lists by number before it says how many more there were.
@@ -286,7 +286,7 @@ def as_tool_match(m: object, where: str) -> BooleanMatch:
 def count_match(count: object) -> tuple[BooleanMatch, bool]:
     """(the numeric match on the count, whether it is the default `at least one`)."""
     if count is None:
-        from ..expect._values import at_least
+        from ..expect import at_least
 
         return at_least(1), True
     if isinstance(count, bool) or (isinstance(count, int) and count < 0):

@@ -15,8 +15,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..expect._facts import NumericMaterial
-from ..sandbox._workspace import CommandResult
+from ..expect import NumericMaterial
+from ..sandbox import CommandResult
 
 __all__ = ["COMMAND_UNAVAILABLE", "could_not_run", "not_started", "settle"]
 

@@ -12,10 +12,18 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._states import AssertionState, ErroredReason, EvalKind
-from ..expect._core import BooleanMatch, MatchResult, ScoreMatch, ThresholdedScoreMatch
-from ..expect._facts import FactUnavailable, Material, NumericMaterial, unavailable_reason, unwrap
-from ..expect._json import to_jsonable
-from ..expect._material import ContextMatch, MaterialMatch
+from ..expect import (
+    BooleanMatch,
+    FactUnavailable,
+    MatchResult,
+    Material,
+    NumericMaterial,
+    ScoreMatch,
+    ThresholdedScoreMatch,
+)
+from ..expect._facts import unavailable_reason, unwrap  # engine helpers below are not in expect's pinned user API
+from ..expect._json import to_jsonable  # the JSON form of a value, as the judge and the store see it
+from ..expect._material import ContextMatch, MaterialMatch  # the match kinds t.check tells apart
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._agent_checks import ScopedChecks, ScopeMatch
 from ._errors import AuthoringError, SourceLocation, caller_location
@@ -390,17 +398,17 @@ class TestContext(SandboxMember):
 
     # -- judge sugar ------------------------------------------------------------------------
     def closed_qa(self, material: Any, question: str, **limits: Any) -> AssertionHandle:
-        from ..expect._judge import closed_qa
+        from ..expect import closed_qa
 
         return self._register(material, closed_qa(question, **limits))
 
     def factuality(self, material: Any, reference: str, **limits: Any) -> AssertionHandle:
-        from ..expect._judge import factuality
+        from ..expect import factuality
 
         return self._register(material, factuality(reference, **limits))
 
     def summarizes(self, material: Any, source: str, **limits: Any) -> AssertionHandle:
-        from ..expect._judge import summarizes
+        from ..expect import summarizes
 
         return self._register(material, summarizes(source, **limits))
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 from .._states import EvalKind
 from ..outcomes import PassRule
-from ..sandbox._spec import SandboxSpec
+from ..sandbox import SandboxSpec
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule, CaseProblem, CaseSet, check_tags, resolve_cases, show
 from ._context import TestContext

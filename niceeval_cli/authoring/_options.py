@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeAlias, TypedDict
 
 from ..outcomes import PassRule, parse_pass_rule
-from ..sandbox._spec import SandboxSpec
+from ..sandbox import SandboxSpec
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._states import AssertionState, EvalKind, Role
-from ..expect._core import MatchResult
+from ..expect import MatchResult
 from ._errors import AuthoringError, SourceLocation
 
 if TYPE_CHECKING:

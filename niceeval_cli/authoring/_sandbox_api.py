@@ -20,18 +20,25 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from .._states import AssertionState, ErroredReason, UnavailableReason
-from ..expect._core import BooleanMatch, MatchResult
-from ..sandbox._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, is_binary, trimmed
-from ..sandbox._spec import Command
-from ..sandbox._workspace import (
+from ..expect import BooleanMatch, MatchResult
+from ..sandbox import (
+    DELETED,
     READ_LIMIT,
+    STATUSES,
     Cancel,
     Cancelled,
+    Change,
+    Command,
     CommandResult,
     FileState,
     OutsideWorkspace,
     Snapshot,
     Workspace,
+    added_lines,
+    changes,
+    diff_lines,
+    is_binary,
+    trimmed,
 )
 from ._commands import not_started, settle
 from ._errors import AuthoringError, caller_location

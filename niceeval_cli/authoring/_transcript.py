@@ -15,7 +15,7 @@ from typing import Any
 
 from .._records import EventRecord, TurnRecord
 from .._redact import is_clean, redact, safe_json
-from ..expect._json import to_jsonable
+from ..expect._json import to_jsonable  # the engine's JSON form, not in expect's pinned user API
 from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn, event_kind
 
 TEXT_LIMIT = 20_000  # characters of one stored text (a turn's input or message, an event's text)

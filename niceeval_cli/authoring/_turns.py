@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..expect._facts import Material
+from ..expect import Material
 
 #: What `Turn.observed` may contain.
 OBSERVABLE = frozenset({"messages", "tool_calls"})

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .._states import UnavailableReason
-from ..expect._facts import NumericMaterial
+from ..expect import NumericMaterial
 from ._turns import COST_UNREPORTED, Turn, Usage
 
 PRICE_UNKNOWN = "price-unknown"

@@ -9,8 +9,8 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
-from ..authoring import _options as options
-from ..sandbox._spec import SandboxSpec
+from ..authoring import _options as options  # each option's one rule (issue 24.2), checked again for the config
+from ..sandbox import SandboxSpec
 from ._file_errors import expected_text, given
 from ._sandbox import resolve_sandbox
 from ._schema import (

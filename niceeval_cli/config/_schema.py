@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from .. import outcomes
 from .._gateway import header_problem
 from .._registry import ADAPTERS, SANDBOXES
-from ..authoring._options import JUDGE_FIELDS
+from ..authoring import JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
 

@@ -5,7 +5,11 @@ the I/O. The runner is handed a grader name and makes one `Grader` per run from 
 (`create_grader`); the default one is the HTTP `JudgeService`.
 """
 
-from ..expect._judge import JUDGE_CHOICES, JUDGE_SCALE_VERSION, JudgeMatch
+from ..expect._judge import (  # the judge match's engine side: not in expect's pinned user API
+    JUDGE_CHOICES,
+    JUDGE_SCALE_VERSION,
+    JudgeMatch,
+)
 from ._calibration import JUDGE_VERSION, Calibrated, Calibration, identity_key
 from ._client import Backoff
 from ._grade import EVIDENCE_MAX_BYTES, JudgeService

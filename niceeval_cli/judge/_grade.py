@@ -18,9 +18,10 @@ from .._httpx import httpx
 from .._redact import redact, safe_json, trim_text
 from .._secrets import header_secret_problem, secret_problem_text
 from .._states import AssertionState, ErroredReason, UnavailableReason
-from ..expect._facts import Fact, Material, NumericMaterial, unavailable_reason
-from ..expect._json import canonical_json, to_jsonable
-from ..expect._judge import JudgeMatch
+from ..expect import Fact, Material, NumericMaterial
+from ..expect._facts import unavailable_reason  # engine helpers below are not in expect's pinned user API
+from ..expect._json import canonical_json, to_jsonable  # the JSON form the prompt and the cache key use
+from ..expect._judge import JudgeMatch  # the judge match's definition, which grading reads
 from ._client import Backoff, CallOutcome, Endpoint, call, open_endpoint, probe
 from ._grader import DEFAULT_GRADER, JudgeGrade, PreflightFailure, register_grader
 from ._parse import InvalidResponse, parse_grade, usage_tokens

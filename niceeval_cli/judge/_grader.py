@@ -18,7 +18,7 @@ from .._states import AssertionState
 
 if TYPE_CHECKING:
     from ..config import JudgeSettings
-    from ..expect._judge import JudgeMatch
+    from ..expect._judge import JudgeMatch  # the judge match's definition: not in expect's pinned user API
 
 __all__ = ["DEFAULT_GRADER", "Grader", "GraderFactory", "JudgeGrade", "PreflightFailure", "create_grader",
            "register_grader"]

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ..expect._json import to_jsonable
-from ..expect._judge import JudgeMatch
+from ..expect._json import to_jsonable  # engine helpers below are not in expect's pinned user API
+from ..expect._judge import JudgeMatch  # the judge match's definition, which the prompt renders
 
 PROMPT_VERSION = "1"
 GRADE_TOOL = "grade"

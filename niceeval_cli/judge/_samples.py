@@ -22,7 +22,7 @@ from ._grader import Grader, JudgeGrade, PreflightFailure
 
 if TYPE_CHECKING:
     from ..config import JudgeSettings
-    from ..expect._judge import JudgeMatch
+    from ..expect._judge import JudgeMatch  # the judge match's definition: not in expect's pinned user API
 
 
 class Sampled:

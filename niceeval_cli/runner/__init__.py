@@ -16,6 +16,7 @@ from ._extras import ExtrasSource, register_extras_source
 from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, UntilDecided, plan
 from ._run import run, run_async
+from ._shard import layout_of
 from ._spec import LiveHandles, SlotSpec, resolve_handles
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "create_executor",
     "execute_spec",
     "executor_names",
+    "layout_of",
     "plan",
     "register_executor",
     "register_extras_source",

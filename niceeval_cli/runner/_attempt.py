@@ -26,17 +26,17 @@ from ..authoring import (
     Case,
     ExperimentInfo,
     NoAdapterError,
+    Price,
     Registration,
+    SandboxFiles,
     StopContinuation,
     TestContext,
     UsageMeter,
     raised_at,
+    transcript_records,
 )
-from ..authoring._sandbox_api import SandboxFiles
-from ..authoring._transcript import transcript_records
-from ..authoring._usage import Price
-from ..expect._core import MatchResult
-from ..expect._json import canonical_json
+from ..expect import MatchResult
+from ..expect._json import canonical_json  # the engine's JSON form, not in expect's pinned user API
 from ..traces import tracer_for
 from ._executor import SealedAttempt
 from ._extras import extras_json

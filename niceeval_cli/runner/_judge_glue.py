@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._states import AssertionState
 from ..authoring import Registration
 from ..config import JudgeSettings
-from ..expect._core import MatchResult, ThresholdedScoreMatch
+from ..expect import MatchResult, ThresholdedScoreMatch
 from ._spec import JudgeGrader
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from ..config import (
 )
 from ..discovery import DiscoveredEval
 from ..outcomes import IntervalRule
-from ..sandbox._lifecycle import should_keep
+from ..sandbox import should_keep
 from ..store import EvalRef, LatestAttempt, Store
 from ._sandboxing import SandboxFingerprints
 from ._sut import SutIdentities

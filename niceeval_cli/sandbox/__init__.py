@@ -9,25 +9,43 @@ last-line cleanup of whatever is still alive), `_kept` (list / prune).
 from __future__ import annotations
 
 from .._registry import SANDBOXES, UnknownName
-from ._changes import Change, added_lines, changes, diff_text
+from ._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, diff_text, is_binary, trimmed
 from ._docker import DockerKind
 from ._kept import KeptSandbox, Pruned, list_sandboxes, prune_sandboxes
 from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, should_keep
 from ._live import cleanup_all
 from ._local import LocalKind
 from ._preflight import preflight_sandboxes
-from ._spec import SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
+from ._spec import Command, SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
 from ._sweep import sweep_run
-from ._workspace import CommandResult, FileState, SandboxKind, SandboxSetupError, Snapshot, Workspace
+from ._workspace import (
+    READ_LIMIT,
+    Cancel,
+    Cancelled,
+    CommandResult,
+    FileState,
+    OutsideWorkspace,
+    SandboxKind,
+    SandboxSetupError,
+    Snapshot,
+    Workspace,
+)
 
 __all__ = [
+    "DELETED",
     "KEEP_CHOICES",
+    "READ_LIMIT",
     "SANDBOXES",
+    "STATUSES",
     "AttemptSandbox",
+    "Cancel",
+    "Cancelled",
     "Change",
+    "Command",
     "CommandResult",
     "FileState",
     "KeptSandbox",
+    "OutsideWorkspace",
     "PrepareFailed",
     "Pruned",
     "SandboxKind",
@@ -39,8 +57,10 @@ __all__ = [
     "added_lines",
     "changes",
     "cleanup_all",
+    "diff_lines",
     "diff_text",
     "docker_sandbox",
+    "is_binary",
     "kind_for",
     "list_sandboxes",
     "local_sandbox",
@@ -50,6 +70,7 @@ __all__ = [
     "should_keep",
     "spec_from_mapping",
     "sweep_run",
+    "trimmed",
 ]
 
 SANDBOXES.register("local", LocalKind())

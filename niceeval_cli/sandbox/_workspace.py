@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._errors import SetupError
-from ..expect._facts import NumericMaterial
+from ..expect import NumericMaterial
 from ._spec import Command, SandboxSpec
 
 __all__ = [

@@ -1,0 +1,107 @@
+"""The package's imports as the code has them, read with `ast` (nothing is imported).
+
+Every `import` / `from ... import` of the package is found wherever it stands: at the top of a
+module, under `if TYPE_CHECKING:`, or lazily inside a function. Relative imports are resolved, and
+`from pkg import name` counts as importing the module `pkg.name` when that module exists. The
+layer test (tests/test_layers.py) and the private-import test (tests/test_private_imports.py)
+both read the package through `package_imports`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE_NAME = "niceeval_cli"
+PACKAGE = Path(__file__).resolve().parents[2] / PACKAGE_NAME
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a package module: who imports what, at which line of which file."""
+
+    source: str  # importing module, dotted ("niceeval_cli.reports.junit")
+    target: str  # imported module, dotted ("niceeval_cli.expect._judge")
+    path: Path  # the importing file
+    line: int  # the import statement's first line
+    lazy: bool  # inside a function (imported when the function runs)
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(dotted: str, root: Path) -> bool:
+    where = root.parent.joinpath(*dotted.split("."))
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+
+def _nearest_module(dotted: str, root: Path) -> str:
+    """The longest prefix of a dotted name that is a module of the package (`pkg.mod.Name` → `pkg.mod`)."""
+    parts = dotted.split(".")
+    while len(parts) > 1 and not _is_module(".".join(parts), root):
+        parts.pop()
+    return ".".join(parts)
+
+
+class _Finder(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function  # noqa: N815
+
+    def visit_Import(self, node: ast.Import) -> None:  # noqa: N802
+        self.found.append((node, self.depth > 0))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: N802
+        self.found.append((node, self.depth > 0))
+
+
+def file_imports(path: Path, root: Path = PACKAGE) -> Iterator[Import]:
+    """The package modules one file imports, one `Import` per (statement, module)."""
+    source = module_name(path, root)
+    package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+    finder = _Finder()
+    finder.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    for node, lazy in finder.found:
+        targets: set[str] = set()
+        if isinstance(node, ast.Import):
+            targets = {_nearest_module(alias.name, root) for alias in node.names}
+        else:
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                named = f"{module}.{alias.name}"
+                targets.add(named if _is_module(named, root) else _nearest_module(module, root))
+        for target in sorted(targets):
+            if target == root.name or target.startswith(root.name + "."):
+                yield Import(source, target, path, node.lineno, lazy)
+
+
+def package_imports(root: Path = PACKAGE) -> list[Import]:
+    """Every import of a package module by a module of the package."""
+    return [found for path in sorted(root.rglob("*.py")) for found in file_imports(path, root)]
+
+
+def first_level_unit(module: str) -> str:
+    """`niceeval_cli.reports.html._details` → `reports`; the package's own `__init__` → `__init__`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def first_level_units(root: Path = PACKAGE) -> set[str]:
+    """The package's first-level units: its subpackages and its top-level modules."""
+    units = {p.stem for p in root.glob("*.py")} | {p.parent.name for p in root.glob("*/__init__.py")}
+    return units
