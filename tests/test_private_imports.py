@@ -102,4 +102,6 @@ def test_a_package_may_import_its_own_private_modules_at_any_depth(tmp_path: Pat
         "reports/terminal/__init__.py": "from ..html._details import y\n",
     })
     found = private_imports(package)
-    assert [(i.source, i.target) for i in found] == [("niceeval_cli.reports.terminal", "niceeval_cli.reports.html._details")]
+    assert [(i.source, i.target) for i in found] == [
+        ("niceeval_cli.reports.terminal", "niceeval_cli.reports.html._details"),
+    ]

@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._states import AssertionState, UnavailableReason
-from ..expect._judge import JUDGE_SCALE_VERSION
+from ..expect._judge import (  # the judge match's engine side: not in expect's pinned user API
+    JUDGE_SCALE_VERSION,
+    JudgeMatch,
+)
 from ._grader import Grader, JudgeGrade, PreflightFailure
 from ._prompts import PROMPT_VERSION
 
 if TYPE_CHECKING:
     from ..config import JudgeSettings
-    from ..expect._judge import JudgeMatch
 
 #: (model, factory, prompt / scale version, sha256 of the criterion's UTF-8 text)
 IdentityKey = tuple[str | None, str, str | None, str]

@@ -57,12 +57,12 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
         self.depth -= 1
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function  # noqa: N815
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
-    def visit_Import(self, node: ast.Import) -> None:  # noqa: N802
+    def visit_Import(self, node: ast.Import) -> None:
         self.found.append((node, self.depth > 0))
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: N802
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.found.append((node, self.depth > 0))
 
 
