@@ -19,8 +19,11 @@ LIMIT = 30
 
 def private_imports(root: Path = PACKAGE) -> list[Import]:
     """Imports of a subpackage's private module from outside the package that contains it."""
-    found = []
+    found, seen = [], set()
     for imp in package_imports(root):
+        if (imp.path, imp.line, imp.target) in seen:  # one statement importing several names counts once
+            continue
+        seen.add((imp.path, imp.line, imp.target))
         parts = imp.target.split(".")
         for depth in range(2, len(parts)):  # parts[0] is the root package: its `_x` modules are shared
             if parts[depth].startswith("_") and not parts[depth].startswith("__"):

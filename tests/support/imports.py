@@ -24,9 +24,11 @@ class Import:
 
     source: str  # importing module, dotted ("niceeval_cli.reports.junit")
     target: str  # imported module, dotted ("niceeval_cli.expect._judge")
+    imported: str  # the name as written, resolved ("niceeval_cli.expect._judge.JudgeMatch")
     path: Path  # the importing file
     line: int  # the import statement's first line
     lazy: bool  # inside a function (imported when the function runs)
+    typing_only: bool  # under `if TYPE_CHECKING:` (read by the type checker, never run)
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -50,7 +52,8 @@ def _nearest_module(dotted: str, root: Path) -> str:
 class _Finder(ast.NodeVisitor):
     def __init__(self) -> None:
         self.depth = 0
-        self.found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+        self.typing = 0
+        self.found: list[tuple[ast.Import | ast.ImportFrom, bool, bool]] = []
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
@@ -59,23 +62,37 @@ class _Finder(ast.NodeVisitor):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        typing = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        if not typing:
+            self.generic_visit(node)
+            return
+        self.typing += 1
+        for child in node.body:
+            self.visit(child)
+        self.typing -= 1
+        for child in node.orelse:
+            self.visit(child)
+
     def visit_Import(self, node: ast.Import) -> None:
-        self.found.append((node, self.depth > 0))
+        self.found.append((node, self.depth > 0, self.typing > 0))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.found.append((node, self.depth > 0))
+        self.found.append((node, self.depth > 0, self.typing > 0))
 
 
 def file_imports(path: Path, root: Path = PACKAGE) -> Iterator[Import]:
-    """The package modules one file imports, one `Import` per (statement, module)."""
+    """The package modules one file imports, one `Import` per name imported."""
     source = module_name(path, root)
     package = source if path.name == "__init__.py" else source.rpartition(".")[0]
     finder = _Finder()
     finder.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-    for node, lazy in finder.found:
-        targets: set[str] = set()
+    for node, lazy, typing_only in finder.found:
+        names: list[tuple[str, str]] = []  # (imported name, the module it is or lives in)
         if isinstance(node, ast.Import):
-            targets = {_nearest_module(alias.name, root) for alias in node.names}
+            names = [(alias.name, _nearest_module(alias.name, root)) for alias in node.names]
         else:
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -84,10 +101,10 @@ def file_imports(path: Path, root: Path = PACKAGE) -> Iterator[Import]:
                 module = node.module or ""
             for alias in node.names:
                 named = f"{module}.{alias.name}"
-                targets.add(named if _is_module(named, root) else _nearest_module(module, root))
-        for target in sorted(targets):
+                names.append((named, named if _is_module(named, root) else _nearest_module(module, root)))
+        for imported, target in names:
             if target == root.name or target.startswith(root.name + "."):
-                yield Import(source, target, path, node.lineno, lazy)
+                yield Import(source, target, imported, path, node.lineno, lazy, typing_only)
 
 
 def package_imports(root: Path = PACKAGE) -> list[Import]:
