@@ -144,7 +144,7 @@ REASONS = {
 
 def _pytest(args: list[str], cwd: Path, **env: str | None) -> subprocess.CompletedProcess[str]:
     environment = dict(os.environ)
-    environment["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(REPO)])
+    environment["PYTHONPATH"] = str(REPO)  # tests.support.components
     environment["COLUMNS"] = "1000"  # whole reasons on the verbose lines
     for key, value in env.items():
         if value is None:
@@ -220,7 +220,7 @@ def _without_ray(tmp_path: Path) -> str:
     shadow = tmp_path / "shadow" / "ray"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('ray is not installed on this machine')\n")
-    return os.pathsep.join([str(tmp_path / "shadow"), str(TESTS), str(REPO)])
+    return os.pathsep.join([str(tmp_path / "shadow"), str(REPO)])
 
 
 @pytest.mark.slow
