@@ -187,6 +187,7 @@ def _click_command(command: str):  # type: ignore[no-untyped-def]
     return found
 
 
+@pytest.mark.slow
 def test_help_shows_brackets_and_angle_brackets_of_every_option(tmp_path: Path) -> None:
     proj = Project(tmp_path / "p")
     assert "<eval id>[<case id>]" in _help(proj, "list")
@@ -278,6 +279,7 @@ def _positions(text: str, names: list[str]) -> list[int]:
     return [text.index(n) for n in names]
 
 
+@pytest.mark.slow
 def test_every_output_lists_experiments_in_the_file_order(tmp_path: Path) -> None:
     proj = Project(tmp_path / "p")
     proj.write("niceeval.toml", ORDERED)

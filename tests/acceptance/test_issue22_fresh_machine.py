@@ -179,6 +179,7 @@ def _generated(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_component_that_is_really_absent_skips_with_its_name(tmp_path: Path) -> None:
     """No docker, claude, codex or sqlite3 on PATH, `import ray` failing: each test skips saying what it needs."""
     folder = _generated(tmp_path)
@@ -198,6 +199,7 @@ def test_a_component_that_is_really_absent_skips_with_its_name(tmp_path: Path) -
     assert "ray is not installed on this machine" in outcomes["test_ray"]
 
 
+@pytest.mark.slow
 def test_every_absent_component_skips_outside_ci_and_fails_under_ci(tmp_path: Path) -> None:
     folder = _generated(tmp_path)
     absent = "docker,chromium,ray,claude,codex,sqlite3"
