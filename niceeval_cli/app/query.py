@@ -45,7 +45,7 @@ def query_rows(
     with Store.open(path, readonly=True) as db:
         if target in STATS_TARGETS:
             _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
-                                   eval_prefix=list(eval_prefixes) or None)
+                                   eval_prefix=list(eval_prefixes) or None, columns=_STATS_COLUMNS)
             return _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
         if sql is not None:
             columns, tuples = db.sql(sql)
@@ -59,6 +59,8 @@ def query_rows(
 
 #: Targets computed from the attempts of the run (statistics.md), not read from one table.
 STATS_TARGETS = ("units", "experiments")
+#: What they read of each attempt (not its texts, fingerprint or timings).
+_STATS_COLUMNS = ("experiment_id", "eval_id", "case_id", "ordinal", "kind", "state", "gate", "score", "max_score")
 
 
 def _stats_rows(target: str, attempts: list[dict[str, Any]], *, confidence: float, k: int | None,

@@ -327,13 +327,15 @@ class Store:
         eval_prefix: Names = None,
         states: Names = None,
         limit: int | None = None,
+        columns: Sequence[str] | None = None,
     ) -> tuple[list[str], list[dict[str, Any]]]:
         """Column names and rows for `niceeval query`, in the documented order (targets.py).
 
         `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
+        `columns`: for `attempts`, only these of its columns (those the store has).
         """
         return targets.query(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
-                             states=states, limit=limit)
+                             states=states, limit=limit, columns=columns)
 
     def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""

@@ -43,6 +43,7 @@ def query(
     eval_prefix: Names = None,
     states: Names = None,
     limit: int | None = None,
+    columns: Sequence[str] | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Column names and rows for `niceeval query`, in the documented order.
 
@@ -59,7 +60,11 @@ def query(
     with translated(db.path, "Reading the runs' experiments"):
         check_experiments_present(db.conn, run_id, as_tuple(experiment),
                                   "the store" if ref is None else f"run {ref}")
-    if target in ("attempts", "assertions"):
+    if target == "attempts" and columns is not None:  # a reader that needs a few columns of many rows
+        present = {r["name"] for r in db.rows("Reading the attempts' columns", "PRAGMA table_info(attempts)")}
+        sql, params = attempts_select(run_id, experiment=experiment, eval_prefix=eval_prefix, states=states,
+                                      limit=limit, columns=[c for c in columns if c in present])
+    elif target in ("attempts", "assertions"):
         select = attempts_select if target == "attempts" else assertions_select
         sql, params = select(
             run_id, experiment=experiment, eval_prefix=eval_prefix, states=states, limit=limit
