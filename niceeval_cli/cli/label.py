@@ -32,6 +32,7 @@ label_app = typer.Typer(
          "key; without KEY the whole attempt, 1 = pass, 0 = fail). `label import FILE` and `label export` move "
          "labels as JSON Lines.",
     no_args_is_help=True, add_completion=False, rich_markup_mode="markdown", cls=_LabelGroup,
+    epilog=_exit_codes("label"),
 )
 app.add_typer(label_app, name="label", short_help="Label an assertion by hand; import or export labels.")
 

@@ -107,7 +107,7 @@ def test_the_coding_agent_example_without_pytest_says_the_tests_could_not_run(pr
     shutil.copytree(REPO / "examples" / "coding_agent", proj.root, dirs_exist_ok=True)
     bin_dir = _python_without_pytest(tmp_path / "fresh")
     env = {"NO_COLOR": "1", "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    res = proj.run("-e", "local", env=env, timeout=300)
+    res = proj.run("-e", "local", "-e", "local/", env=env, timeout=300)  # local and the local/ group
     assert "expected equals(0), got 1" not in res.stdout, res.stdout
     rows = proj.sql("SELECT a.experiment_id, r.state, r.reason, r.evidence FROM assertion_results r "
                     "JOIN attempts a ON a.id = r.attempt_id WHERE r.label = 'Tests pass'")

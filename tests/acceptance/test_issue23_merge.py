@@ -146,8 +146,10 @@ def test_a_malformed_row_is_refused_before_anything_is_written(proj: Project, st
 
 @pytest.mark.slow
 def test_a_store_still_being_written_merges_from_one_snapshot(proj: Project) -> None:
-    """Each merge sees the source as it was at one instant: never a slot without its attempt."""
-    proj.write("app.py", 'import time\n\ndef reply(message: str) -> str:\n    time.sleep(0.002)\n'
+    """Each merge sees the source as it was at one instant: never a slot without its attempt. The
+    writer runs for about 11 s (1500 evals of 30 ms at concurrency 4), so a loaded machine still fits
+    several merges in it."""
+    proj.write("app.py", 'import time\n\ndef reply(message: str) -> str:\n    time.sleep(0.03)\n'
                '    return "hello there"\n')
     proj.write("niceeval.toml", '[project]\nmax_concurrency = 4\n\n[experiments.local]\nadapter = "python"\n'
                '[experiments.local.options]\ncallable = "app:reply"\n')
