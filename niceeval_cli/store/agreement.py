@@ -144,7 +144,7 @@ def _counts(row: dict[str, Any]) -> tuple[int, ...]:
 
 
 def _has_column(db: Db, table: str, column: str) -> bool:
-    return any(r["name"] == column for r in db.rows(f"Reading the columns of {table}", f"PRAGMA table_info({table})"))
+    return column in db.columns(table)
 
 
 __all__ = ["JudgeIdentity", "PairCounts", "between_pairs", "label_pairs"]

@@ -30,3 +30,7 @@ class Db:
             cursor = self.conn.execute(sql, params)
             keys = [column[0] for column in cursor.description]
             return [dict(zip(keys, row, strict=True)) for row in cursor]
+
+    def columns(self, table: str) -> set[str]:
+        """The columns `table` has in this store (an older store may lack the newest ones)."""
+        return {r["name"] for r in self.rows(f"Reading the columns of {table}", f"PRAGMA table_info({table})")}

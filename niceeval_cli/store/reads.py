@@ -136,7 +136,7 @@ def attempt_columns(db: Db, run: str, columns: Sequence[str]) -> list[dict[str, 
     """A run's (or group's) attempts, worst first as `query attempts` lists them, with only those
     of `columns` its store has, and the pass rule of the slot each fills (`pass_rule`): what
     comparing two runs reads of 100 000 attempts, without their fingerprints, errors and tracebacks."""
-    present = {r["name"] for r in db.rows("Reading the attempts' columns", "PRAGMA table_info(attempts)")}
+    present = db.columns("attempts")
     sql, params = attempts_select(run_scope(db, run), experiment=None, eval_prefix=None, states=None, limit=None,
                                   slot_columns=("pass_rule",), columns=[c for c in columns if c in present])
     with translated(db.path, "Reading the attempts to compare"):

@@ -61,7 +61,7 @@ def query(
         check_experiments_present(db.conn, run_id, as_tuple(experiment),
                                   "the store" if ref is None else f"run {ref}")
     if target == "attempts" and columns is not None:  # a reader that needs a few columns of many rows
-        present = {r["name"] for r in db.rows("Reading the attempts' columns", "PRAGMA table_info(attempts)")}
+        present = db.columns("attempts")
         sql, params = attempts_select(run_id, experiment=experiment, eval_prefix=eval_prefix, states=states,
                                       limit=limit, columns=[c for c in columns if c in present])
     elif target in ("attempts", "assertions"):
