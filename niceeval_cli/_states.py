@@ -164,3 +164,10 @@ ATTEMPT_WORDS: tuple[str, ...] = (
     AttemptState.UNRANKABLE.value, Derived.UNRANKABLE_GATE_FAILED.label, Derived.GATE_FAILED.label,
     Derived.GATE_UNAVAILABLE.label, AttemptState.PASSED.value, AttemptState.SCORED.value,
 )
+
+# Members by their stored value (a member is its value too, so either looks one up): a dict lookup
+# where readers of many rows would otherwise call the enum once per row.
+ATTEMPT_STATE_OF: dict[str, AttemptState] = {s.value: s for s in AttemptState}
+ASSERTION_STATE_OF: dict[str, AssertionState] = {s.value: s for s in AssertionState}
+GATE_OF: dict[str, GateState] = {g.value: g for g in GateState}
+KIND_OF: dict[str, EvalKind] = {k.value: k for k in EvalKind}

@@ -23,7 +23,16 @@ from typing import Any
 
 from . import outcomes
 from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, interval_of
-from ._states import AssertionState, AttemptState, EvalKind, GateState
+from ._states import (
+    ASSERTION_STATE_OF,
+    ATTEMPT_STATE_OF,
+    GATE_OF,
+    KIND_OF,
+    AssertionState,
+    AttemptState,
+    EvalKind,
+    GateState,
+)
 from .stats import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIDENCE,
@@ -158,12 +167,6 @@ class Side:
 
 
 
-# Enum members by value (a str enum's member is its value too): a plain lookup, where calling
-# the enum costs a comparison of 200 000 attempts most of its time.
-_AS_ATTEMPT = {s.value: s for s in AttemptState}
-_AS_KIND = {k.value: k for k in EvalKind}
-_AS_GATE = {g.value: g for g in GateState}
-_AS_ASSERTION = {s.value: s for s in AssertionState}
 
 _GATE_AS_ATTEMPT = {
     GateState.PASSED: AttemptState.PASSED,
@@ -180,8 +183,8 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
         raise ValueError("a side needs at least one attempt")
     first = attempts[0]
     rule = outcomes.stored_pass_rule(first.pass_rule)
-    kind = _AS_KIND[first.kind]
-    states = [_AS_ATTEMPT[a.state] for a in attempts]
+    kind = KIND_OF[first.kind]
+    states = [ATTEMPT_STATE_OF[a.state] for a in attempts]
     gate: GateState | None = None
     if kind is EvalKind.PASS:
         fold = outcomes.fold_pass_eval(states, rule)
@@ -196,15 +199,15 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
             state = AttemptState.UNRANKABLE
         else:
             state = AttemptState.SCORED
-        gates = [_AS_GATE[a.gate] for a in attempts if a.gate is not None and _AS_GATE[a.gate] is not GateState.NONE]
+        gates = [GATE_OF[a.gate] for a in attempts if a.gate is not None and GATE_OF[a.gate] is not GateState.NONE]
         if gates:
             gate = _ATTEMPT_AS_GATE[outcomes.fold_pass_eval([_GATE_AS_ATTEMPT[g] for g in gates], rule).result]
         else:
             gate = GateState.NONE
         passed = sum(
             1 for a in attempts
-            if _AS_ATTEMPT[a.state] is AttemptState.SCORED
-            and (a.gate is None or _AS_GATE[a.gate] in (GateState.PASSED, GateState.NONE))
+            if ATTEMPT_STATE_OF[a.state] is AttemptState.SCORED
+            and (a.gate is None or GATE_OF[a.gate] in (GateState.PASSED, GateState.NONE))
         )
         if state is not AttemptState.SCORED or gate is GateState.UNAVAILABLE:
             verdict = Verdict.UNDECIDED
@@ -217,7 +220,7 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
     by_key: dict[str, list[str]] = {}
     for a in attempts if keys else ():
         for key, key_state in a.assertion_states.items():
-            by_key.setdefault(key, []).append(_AS_ASSERTION[key_state].value)
+            by_key.setdefault(key, []).append(ASSERTION_STATE_OF[key_state].value)
     return Side(
         experiment_id=first.experiment_id,
         eval_id=first.eval_id,
@@ -547,11 +550,11 @@ class _ScoreView:
 def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> ExperimentTotals:
     """Totals of one experiment's attempts: folded eval pass rate, attempt pass rate, mean score, cost."""
     mine = [a for a in attempts if a.experiment_id == experiment_id]
-    pass_attempts = [a for a in mine if _AS_KIND[a.kind] is EvalKind.PASS]
-    score_attempts = [a for a in mine if _AS_KIND[a.kind] is EvalKind.SCORE]
+    pass_attempts = [a for a in mine if KIND_OF[a.kind] is EvalKind.PASS]
+    score_attempts = [a for a in mine if KIND_OF[a.kind] is EvalKind.SCORE]
     sides = [fold_side(g, keys=False) for g in _group(pass_attempts, by_experiment=True).values()]
     summary = outcomes.summarize_scores(
-        [_ScoreView(_AS_ATTEMPT[a.state], a.score, a.max_score, a.unavailable_weight, None, a.gate)
+        [_ScoreView(ATTEMPT_STATE_OF[a.state], a.score, a.max_score, a.unavailable_weight, None, a.gate)
          for a in score_attempts]
     )
     costs = [a.cost_usd for a in mine if a.cost_usd is not None]
@@ -561,9 +564,9 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
         attempts=len(mine),
         pass_evals=len(sides),
         pass_evals_passed=sum(1 for s in sides if s.verdict is Verdict.PASSED),
-        attempts_passed=sum(1 for a in pass_attempts if _AS_ATTEMPT[a.state] is AttemptState.PASSED),
+        attempts_passed=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.PASSED),
         pass_attempts=len(pass_attempts),
-        attempts_errored=sum(1 for a in pass_attempts if _AS_ATTEMPT[a.state] is AttemptState.ERRORED),
+        attempts_errored=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.ERRORED),
         score_attempts=len(score_attempts),
         rankable=summary.rankable,
         unrankable=summary.unrankable,

@@ -14,7 +14,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ExitCode, UsageError
-from .._states import AssertionState, AttemptState, EvalKind, GateState
+from .._states import (
+    ASSERTION_STATE_OF,
+    ATTEMPT_STATE_OF,
+    GATE_OF,
+    KIND_OF,
+    AssertionState,
+)
 from ..comparison import AttemptFacts, PairClass, compare, experiment_totals
 from ..outcomes import assertion_severity_sql
 from ..reports.data import CompareResult, Results
@@ -43,10 +49,6 @@ __all__ = [
 ]
 
 
-_ASSERTION_STATE = {s.value: s for s in AssertionState}
-_ATTEMPT_STATE = {s.value: s for s in AttemptState}
-_GATE = {g.value: g for g in GateState}
-_KIND = {k.value: k for k in EvalKind}
 
 
 def run_results(store: Store, run: RunRow) -> Results:
@@ -124,7 +126,7 @@ def assertion_states(results: Iterable[tuple[str, str, str]]) -> dict[str, Mappi
         if attempt_id != current:
             settle()
             current, pairs = attempt_id, []
-        pairs.append((keys.setdefault(key, key), _ASSERTION_STATE[state]))
+        pairs.append((keys.setdefault(key, key), ASSERTION_STATE_OF[state]))
     settle()
     return found
 
@@ -134,9 +136,9 @@ def _facts(row: Mapping[str, Any], rule: str | None, states: Mapping[str, Assert
     return AttemptFacts(
         experiment_id=row["experiment_id"],
         eval_id=row["eval_id"],
-        kind=_KIND[row["kind"]],
-        state=_ATTEMPT_STATE[row["state"]],
-        gate=None if gate is None else _GATE[gate],
+        kind=KIND_OF[row["kind"]],
+        state=ATTEMPT_STATE_OF[row["state"]],
+        gate=None if gate is None else GATE_OF[gate],
         score=row.get("score"),
         max_score=row.get("max_score"),
         case_id=row.get("case_id"),  # NULL (or no column, before datasets) for evals without cases

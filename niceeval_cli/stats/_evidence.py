@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from .._states import AttemptState, EvalKind, GateState
+from .._states import ATTEMPT_STATE_OF, GATE_OF, KIND_OF, AttemptState, EvalKind, GateState
 from ._units import UnitEvidence
 
 __all__ = ["AttemptLike", "evidence_of"]
@@ -35,10 +35,6 @@ class AttemptLike(Protocol):
     def max_score(self) -> float | None: ...
 
 
-# Members by value (a member is its value too): a lookup, not an enum call per attempt.
-_KIND = {k.value: k for k in EvalKind}
-_STATE = {s.value: s for s in AttemptState}
-_GATE = {g.value: g for g in GateState}
 
 
 def evidence_of(attempts: Iterable[AttemptLike]) -> UnitEvidence:
@@ -47,9 +43,9 @@ def evidence_of(attempts: Iterable[AttemptLike]) -> UnitEvidence:
     scores: list[float] = []
     style: str | None = None
     for attempt in attempts:
-        kind = _KIND[attempt.kind]
+        kind = KIND_OF[attempt.kind]
         style = style or ("pass" if kind is EvalKind.PASS else "score")
-        state = _STATE[attempt.state]
+        state = ATTEMPT_STATE_OF[attempt.state]
         if kind is EvalKind.PASS:
             if state is AttemptState.PASSED:
                 passed += 1
@@ -58,7 +54,7 @@ def evidence_of(attempts: Iterable[AttemptLike]) -> UnitEvidence:
             else:
                 not_counted += 1
             continue
-        gate = _GATE[attempt.gate] if attempt.gate is not None else GateState.NONE
+        gate = GATE_OF[attempt.gate] if attempt.gate is not None else GateState.NONE
         if (state is AttemptState.SCORED and gate is not GateState.UNAVAILABLE and attempt.score is not None
                 and attempt.max_score is not None and attempt.max_score > 0):
             scores.append(min(1.0, max(0.0, float(attempt.score) / float(attempt.max_score))))

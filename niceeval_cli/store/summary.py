@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from .._states import AttemptState, EvalKind, GateState, Relation
+from .._states import (
+    ATTEMPT_STATE_OF,
+    KIND_OF,
+    AttemptState,
+    EvalKind,
+    GateState,
+    Relation,
+)
 from .db import Db
 from .errors import translated
 from .queries import Names, Where, filter_evals, filter_experiments
 
-_KIND = {k.value: k for k in EvalKind}
-_STATE = {s.value: s for s in AttemptState}
-_GATE = {g.value: g for g in GateState}
 _RELATION = {r.value: r for r in Relation}
 
 _GROUP_COLUMNS = (
@@ -235,7 +239,8 @@ def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True
     seen: dict[str, str] = {}  # an experiment id and a pass rule that spell alike are one string
     one = seen.setdefault
     return [
-        new(OutcomeGroup, (one(e, e), v, _KIND[k], _STATE[st], _GATE_OR_NONE[g], sc, ms, uw, ps, _RELATION[rel],
+        new(OutcomeGroup, (one(e, e), v, KIND_OF[k], ATTEMPT_STATE_OF[st], _GATE_OR_NONE[g], sc, ms, uw, ps,
+                           _RELATION[rel],
                            rule if rule is None else one(rule, rule), n, case))
         for e, v, k, st, g, sc, ms, uw, ps, rel, rule, case, n in rows
     ]
