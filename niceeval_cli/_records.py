@@ -42,6 +42,10 @@ class AssertionResult:
     # median, and how many samples were measured; None for one sample and non-judge assertions.
     agreement: float | None = None
     judge_samples: int | None = None
+    # Regrade (schema 9): the sha256 of the judge's full input, and (not a column: the row of table
+    # `judge_inputs` sealed with this result, like an attempt's turns) that input's canonical JSON.
+    judge_input: str | None = None
+    judge_input_content: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class AttemptRecord:
     # judge endpoint reported for this attempt's grading calls, and its tokens priced by [prices].
     judge_cost_usd: float | None = None
     judge_estimated_cost_usd: float | None = None
+    # Schema 9: the attempt a `niceeval regrade` re-judged into this one (judge-trust.md §2).
+    regraded_from: str | None = None
     turns: tuple[TurnRecord, ...] = ()  # sealed with the attempt, in one transaction (not a column)
 
 

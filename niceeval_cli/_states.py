@@ -75,6 +75,14 @@ class PlanReason(_Name):
     PREVIOUS_UNRANKABLE = "previous-unrankable"
     KEEP_SANDBOX = "keep-sandbox"  # a reusable attempt `--keep-sandbox` would keep: run again so there is one
     REUSED = "reused"
+    REGRADE = "regrade"  # a slot of a `regrade` run: its attempt re-judged from the original's
+
+
+class RunKind(_Name):
+    """`runs.kind` (schema 9): a run that executed attempts, or one that re-judged a run's."""
+
+    RUN = "run"
+    REGRADE = "regrade"  # `niceeval regrade` (judge-trust.md §2); `runs.regrade_of` names the original
 
 
 class AttemptReason(_Name):
@@ -90,6 +98,9 @@ class AttemptReason(_Name):
     EXECUTOR_LOST = "executor-lost"  # the worker or node running it died (scale.md, Ray)
     ASSERTION_ERRORED = "assertion-errored"
     EVIDENCE_UNAVAILABLE = "evidence-unavailable"
+    # `regrade`: the original stopped at a judge's `.or_stop()` that the new judge would pass; the
+    # code after it never ran, so its results cannot be invented (judge-trust.md §2).
+    REGRADE_STOPPED_CONTINUATION = "regrade-stopped-continuation"
 
 
 class UnavailableReason(_Name):

@@ -56,6 +56,7 @@ class Registration:
     judge_agreement: float | None = None  # judge.samples > 1: the samples' agreement (judge-trust.md)
     judge_samples: int | None = None  # ... over this many measured samples
     judge_cost_usd: float | None = None  # what the judge endpoint reported its calls cost
+    judge_input: Any = None  # judge.JudgeInput: the full input, stored so `regrade` can grade it again
     threshold: float | None = None  # the required value of a thresholded measurement, shown even when unknown
 
     @property

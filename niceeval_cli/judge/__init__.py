@@ -22,6 +22,7 @@ from ._grader import (
     create_grader,
     register_grader,
 )
+from ._inputs import JudgeInput, StoredInput, judge_input, read_judge_input, redacted_input
 from ._prompts import PROMPT_VERSION, render_messages
 from ._samples import Sampled, fold
 
@@ -38,13 +39,18 @@ __all__ = [
     "Grader",
     "GraderFactory",
     "JudgeGrade",
+    "JudgeInput",
     "JudgeMatch",
     "JudgeService",
     "PreflightFailure",
     "Sampled",
+    "StoredInput",
     "create_grader",
     "fold",
     "identity_key",
+    "judge_input",
+    "read_judge_input",
+    "redacted_input",
     "register_grader",
     "render_messages",
 ]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 NOT_RUN_SHOWN = 20
 _TABLE_WORDS = {
     "runs": "run(s)", "run_plan": "plan slot(s)", "attempts": "attempt(s)", "assertion_results": "result(s)",
-    "turns": "turn(s)", "events": "event(s)", "run_slots": "slot(s)",
+    "turns": "turn(s)", "events": "event(s)", "run_slots": "slot(s)", "judge_inputs": "judge input(s)",
 }
 
 

@@ -406,6 +406,16 @@ def _extras(reg: Registration, secrets: Sequence[str], notes: list[str]) -> str 
         return None
 
 
+def _judge_input(reg: Registration, secrets: Sequence[str]) -> dict[str, str]:
+    """The result's judge input fields (its key and content), redacted of the run's secrets too."""
+    if reg.judge_input is None:
+        return {}
+    from ..judge import redacted_input
+
+    found = redacted_input(reg.judge_input, tuple(secrets))
+    return {"judge_input": found.sha256, "judge_input_content": found.content}
+
+
 def _seal_results(
     attempt_id: str, registrations: Sequence[Registration], root: Path, secrets: Sequence[str],
     notes: list[str],
@@ -466,5 +476,6 @@ def _seal_results(
             extras=_extras(reg, secrets, notes),
             agreement=reg.judge_agreement,
             judge_samples=reg.judge_samples,
+            **_judge_input(reg, secrets),
         ))
     return results

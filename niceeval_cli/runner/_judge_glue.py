@@ -20,8 +20,14 @@ def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeG
     if settings is None or judge is None:
         return None
 
+    from ..judge import judge_input
+
     async def grade(reg: Registration, match: Any, material: Any) -> None:
         inner = match.inner if isinstance(match, ThresholdedScoreMatch) else match
+        try:  # before grading: the input is what was asked, whatever the judge answers
+            reg.judge_input = judge_input(cast("JudgeMatch", inner), material, _judge_secrets(settings))
+        except Exception:  # an input that cannot be kept costs the regrade, never the grade
+            reg.judge_input = None
         try:
             graded = await judge.grade(cast("JudgeMatch", inner), material, settings)  # a judge registration's
             result = MatchResult(graded.state, graded.explanation, graded.reason, graded.measurement)
@@ -44,3 +50,11 @@ def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeG
         reg.result = result
 
     return grade
+
+
+def _judge_secrets(settings: JudgeSettings) -> list[str]:
+    """The values the grader redacts: the key, and the secrets named in `[judge] headers`."""
+    from .._gateway import resolve_headers
+
+    key = settings.read_key()
+    return [*([key] if key else []), *resolve_headers(settings.headers).secrets]

@@ -30,6 +30,7 @@ from .schema import (
     ATTEMPT_COLUMNS,
     EVENT_COLUMNS,
     EVENT_KEY,
+    JUDGE_INPUT_COLUMNS,
     PLAN_COLUMNS,
     PLAN_KEY,
     RUN_COLUMNS,
@@ -44,6 +45,7 @@ _SHOWN = 5
 _COLUMNS = {
     "runs": RUN_COLUMNS, "run_plan": PLAN_COLUMNS, "attempts": ATTEMPT_COLUMNS,
     "assertion_results": ASSERTION_COLUMNS, "turns": TURN_COLUMNS, "events": EVENT_COLUMNS, "run_slots": SLOT_COLUMNS,
+    "judge_inputs": JUDGE_INPUT_COLUMNS,
 }
 
 
@@ -63,6 +65,8 @@ _TABLES = (
     _Table("runs", tuple(RUN_COLUMNS), ("id",)),
     _Table("run_plan", tuple(PLAN_COLUMNS), PLAN_KEY),
     _Table("attempts", tuple(ATTEMPT_COLUMNS), ("id",)),
+    # Content-addressed (schema 9): the same key is the same content, so a source's copy is skipped.
+    _Table("judge_inputs", tuple(JUDGE_INPUT_COLUMNS), ("sha256",)),
     _Table("assertion_results", tuple(ASSERTION_COLUMNS), ("id",)),
     _Table("turns", tuple(TURN_COLUMNS), TURN_KEY),
     _Table("events", tuple(EVENT_COLUMNS), EVENT_KEY),

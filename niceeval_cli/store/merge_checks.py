@@ -16,7 +16,17 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 
-from .._states import AssertionState, AttemptState, EvalKind, GateState, PlanReason, Relation, Role, RunStatus
+from .._states import (
+    AssertionState,
+    AttemptState,
+    EvalKind,
+    GateState,
+    PlanReason,
+    Relation,
+    Role,
+    RunKind,
+    RunStatus,
+)
 from .errors import StoreError
 
 
@@ -31,7 +41,7 @@ def _words(enum: Iterable[Enum], *, leave_out: Sequence[Enum] = ()) -> tuple[str
 
 #: The stored words of each column that holds one (a reader maps each to its enum).
 STORED_WORDS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "runs": {"status": _words(RunStatus, leave_out=(RunStatus.ABANDONED,))},
+    "runs": {"status": _words(RunStatus, leave_out=(RunStatus.ABANDONED,)), "kind": _words(RunKind)},
     "attempts": {"kind": _words(EvalKind), "state": _words(AttemptState), "gate": _words(GateState)},
     "assertion_results": {"role": _words(Role), "state": _words(AssertionState),
                           "match_kind": ("boolean", "score")},
@@ -46,6 +56,7 @@ JSON_COLUMNS: Mapping[str, tuple[str, ...]] = {
     "assertion_results": ("match_config", "evidence", "judge_audit", "extras"),
     "turns": ("observed", "data"),
     "events": ("input", "output"),
+    "judge_inputs": ("content",),
 }
 
 _SQL_TYPES = {int: ("integer",), float: ("integer", "real"), str: ("text",)}

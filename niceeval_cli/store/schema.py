@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -49,6 +49,10 @@ RUN_COLUMNS: Mapping[str, type] = {
     "plan_digest": str,
     "executor": str,
     "budget_usd": float,
+    # Schema 9 (judge-trust.md, "Regrading"): `run`, or `regrade` for a run made by `niceeval regrade`
+    # (NULL on runs recorded before: ordinary runs), and the run a regrade re-judged.
+    "kind": str,
+    "regrade_of": str,
 }
 # What finishing a run may change; every other column of a run row is fixed at begin_run.
 RUN_FINISH_COLUMNS = ("status", "ended_at", "exit_code")
@@ -118,6 +122,8 @@ ATTEMPT_COLUMNS: Mapping[str, type] = {
     # under test's): reported by the judge endpoint, and judge tokens priced by [prices."MODEL"].
     "judge_cost_usd": float,
     "judge_estimated_cost_usd": float,
+    # Schema 9: the attempt a regrade re-judged (NULL for an attempt its own run executed).
+    "regraded_from": str,
 }
 
 ASSERTION_COLUMNS: Mapping[str, type] = {
@@ -148,6 +154,9 @@ ASSERTION_COLUMNS: Mapping[str, type] = {
     # Schema 6 (judge-trust.md): a sampled judge's agreement and its measured samples; NULL otherwise.
     "agreement": float,
     "judge_samples": int,
+    # Schema 9: the sha256 of the judge's full input (table `judge_inputs`); NULL for non-judge
+    # assertions and for judge assertions sealed before schema 9 (they cannot be regraded).
+    "judge_input": str,
 }
 
 TURN_COLUMNS: Mapping[str, type] = {
@@ -212,6 +221,16 @@ LABEL_COLUMNS: Mapping[str, type] = {
 }
 
 
+# Schema 9 (judge-trust.md, "Regrading"): the full input of a judge assertion — the subject after
+# redaction, the factory, its criterion text and scale — once per distinct content, keyed by the
+# sha256 of `content` (canonical JSON). Insert-only; an insert of a stored key is skipped, not
+# refused: the same key is the same content (judge_inputs.py).
+JUDGE_INPUT_COLUMNS: Mapping[str, type] = {
+    "sha256": str,
+    "content": str,  # JSON
+}
+
+
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
     """A one-row prepared INSERT (sqlite3 caches the compiled statement); many rows go in as
     `MultiRowInsert`s."""
@@ -253,6 +272,7 @@ INSERT_ASSERTIONS = MultiRowInsert("assertion_results", tuple(ASSERTION_COLUMNS)
 INSERT_TURNS = MultiRowInsert("turns", tuple(TURN_COLUMNS))
 INSERT_EVENTS = MultiRowInsert("events", tuple(EVENT_COLUMNS))
 INSERT_LABELS = MultiRowInsert("labels", tuple(LABEL_COLUMNS))
+INSERT_JUDGE_INPUTS = MultiRowInsert("judge_inputs", tuple(JUDGE_INPUT_COLUMNS))
 
 # Insert-only tables and their keys (an INSERT whose key exists is refused, even OR REPLACE).
 SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -267,7 +287,7 @@ SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
 }
 SEALED_TABLES = tuple(SEALED_KEYS)
 TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts",
-          "run_heartbeats", "labels")
+          "run_heartbeats", "labels", "judge_inputs")
 
 _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("run_id",), "attempts_by_run"),
@@ -283,6 +303,8 @@ _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("run_slots", ("attempt_id",), "run_slots_by_attempt"),
     ("runs", ("group_id",), "runs_by_group"),
     ("labels", ("attempt_id", "assertion_key", "author"), "labels_by_assertion"),
+    # `regrade` and `judge agreement --between`: the attempts a regrade made of an original.
+    ("attempts", ("regraded_from",), "attempts_by_regraded_from"),
 )
 
 
@@ -304,6 +326,13 @@ def _triggers() -> list[str]:
             f"BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE {same_key})",
             "sealed rows are insert-only: this key is already sealed",
         ))
+    statements += [
+        *(_raise_trigger(f"judge_inputs_no_{action.lower()}", f"BEFORE {action} ON judge_inputs",
+                         "sealed rows are insert-only") for action in ("UPDATE", "DELETE")),
+        # Content-addressed: a stored key holds this very content, so a second insert is skipped.
+        "CREATE TRIGGER IF NOT EXISTS judge_inputs_once BEFORE INSERT ON judge_inputs WHEN EXISTS "
+        "(SELECT 1 FROM judge_inputs WHERE sha256 IS NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
+    ]
     fixed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
     statements += [
         _raise_trigger(
@@ -381,6 +410,7 @@ _SCHEMA_TABLES: tuple[_Table, ...] = (
     _Table("run_heartbeats", HEARTBEAT_COLUMNS, "run_id", frozenset({"run_id", "beat_at"}), {"run_id": "runs"}),
     _Table("labels", LABEL_COLUMNS, "id", frozenset({"id", "attempt_id", "value", "author", "created_at"}),
            {"attempt_id": "attempts"}),
+    _Table("judge_inputs", JUDGE_INPUT_COLUMNS, "sha256", frozenset({"sha256", "content"})),
 )
 
 _SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -503,9 +533,16 @@ def _to_8(db: Database) -> None:
     _to_newest(db)
 
 
+def _to_9(db: Database) -> None:
+    """Schema 9 (regrade): table `judge_inputs`, `assertion_results.judge_input`, `runs.kind` /
+    `regrade_of`, `attempts.regraded_from`. Every earlier row is kept as it is: judge results
+    sealed before have no input, so `regrade` names their attempts as ones it cannot regrade."""
+    _to_newest(db)
+
+
 # version → the step that upgrades a store of that version to version + 1.
 MIGRATIONS: Mapping[int, Callable[[Database], None]] = {
-    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8,
+    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8, 8: _to_9,
 }
 
 

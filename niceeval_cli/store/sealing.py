@@ -21,7 +21,7 @@ from typing import Any
 
 from .._ids import utc_now_iso
 from .._records import AssertionResult, AttemptRecord
-from .._states import Relation, RunStatus
+from .._states import Relation, RunKind, RunStatus
 from . import groups
 from .connect import write_transaction
 from .db import Db
@@ -46,6 +46,7 @@ from .schema import (
     INSERT_ASSERTIONS,
     INSERT_ATTEMPTS,
     INSERT_EVENTS,
+    INSERT_JUDGE_INPUTS,
     INSERT_PLANS,
     INSERT_RUN,
     INSERT_SLOTS,
@@ -72,6 +73,7 @@ class _Seal:
     turns: list[tuple[Any, ...]]
     events: list[tuple[Any, ...]]
     slot: tuple[Any, ...]
+    judge_inputs: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (sha256, content)
 
 
 def _checked_seal(attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> _Seal:
@@ -95,6 +97,8 @@ def _seal_rows(attempt: AttemptRecord, results: Sequence[AssertionResult], slot:
         [turn_values(t) for t in attempt.turns],
         [event_values(e) for t in attempt.turns for e in t.events],
         slot_values(slot),
+        [(r.judge_input, r.judge_input_content) for r in results
+         if r.judge_input is not None and r.judge_input_content is not None],
     )
 
 
@@ -114,7 +118,7 @@ def _cleaned_seal(rows: _Seal) -> _Seal:
     notes_at = list(ATTEMPT_COLUMNS).index("notes")
     merged = with_notes(attempt[notes_at], notes)
     attempt = (*attempt[:notes_at], None if merged is None else clean_text(merged)[0], *attempt[notes_at + 1:])
-    return _Seal(attempt, results, turns, events, slot)
+    return _Seal(attempt, results, turns, events, slot, rows.judge_inputs)  # judge inputs: JSON made storable
 
 
 # ── writes ──────────────────────────────────────────────────────────────────────────────────
@@ -138,6 +142,7 @@ def begin_run(
     budget_usd: float | None,
     reference_slots: Iterable[SlotRecord],
     plan: Iterable[PlanSlot | tuple[Any, ...]] | None,
+    regrade_of: str | None = None,
 ) -> None:
     """Record a new run as `running`, owned by this process, with its first heartbeat, its
     reference slots and its plan, in one transaction (`Store.begin_run`)."""
@@ -162,6 +167,8 @@ def begin_run(
         "plan_digest": plan_digest,
         "executor": executor,
         "budget_usd": budget_usd,
+        "kind": RunKind.REGRADE.value if regrade_of is not None else RunKind.RUN.value,
+        "regrade_of": regrade_of,
     }
     values = clean_values([record[c] for c in RUN_COLUMNS], RUN_COLUMNS, "runs", [])
     # Rows as given first, cleaned only if SQLite refuses them (as seal_attempt does): a
@@ -276,6 +283,8 @@ def _write_seals(db: Db, which: str, seals: Sequence[_Seal]) -> None:
     conn = db.conn
     with write_transaction(conn, db.path, f"Sealing attempt {which}"):
         _insert_rows(conn, INSERT_ATTEMPTS, [rows.attempt for rows in seals])
+        # Content-addressed: one row per distinct input (a stored one is skipped by its trigger).
+        _insert_rows(conn, INSERT_JUDGE_INPUTS, dict(i for rows in seals for i in rows.judge_inputs).items())
         _insert_rows(conn, INSERT_ASSERTIONS, [r for rows in seals for r in rows.results])
         _insert_rows(conn, INSERT_TURNS, [t for rows in seals for t in rows.turns])
         _insert_rows(conn, INSERT_EVENTS, [e for rows in seals for e in rows.events])

@@ -109,6 +109,7 @@ class Store:
         budget_usd: float | None = None,
         reference_slots: Iterable[SlotRecord] = (),
         plan: Iterable[PlanSlot | tuple[Any, ...]] | None = None,
+        regrade_of: str | None = None,
     ) -> None:
         """Record a new run as `running`, owned by this process (its status is set by `finish_run`).
 
@@ -117,14 +118,15 @@ class Store:
         repeat the reference slots: `run_plan` reads them as planned (schema 4). Both are read as they
         are written (a 20 000-slot plan is never held as rows) and read once more only if SQLite
         refuses a value, so they must be re-iterable (a list, or an object whose `__iter__`
-        starts over), not a one-shot generator.
+        starts over), not a one-shot generator. `regrade_of`: the run a `regrade` run re-judges
+        (its kind is then `regrade`, else `run`).
         """
         self._writable("Starting a run")
         sealing.begin_run(
             self._db, run_id, started_at=started_at, argv=argv, version=version, config_file=config_file,
             experiments=experiments, planned_total=planned_total, shard_index=shard_index,
             shard_count=shard_count, group_id=group_id, plan_digest=plan_digest, executor=executor,
-            budget_usd=budget_usd, reference_slots=reference_slots, plan=plan,
+            budget_usd=budget_usd, reference_slots=reference_slots, plan=plan, regrade_of=regrade_of,
         )
         self._beats.start(run_id)
 

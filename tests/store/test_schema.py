@@ -53,7 +53,8 @@ def _fields(record: type, *not_columns: str) -> list[str]:
 def test_sealed_columns_are_exactly_the_record_fields(project):
     with sqlite3.connect(project.path) as conn:
         assert columns(conn, "attempts") == _fields(AttemptRecord, "turns")  # turns: a table of its own
-        assert columns(conn, "assertion_results") == _fields(AssertionResult)
+        # judge_input_content: a row of table judge_inputs
+        assert columns(conn, "assertion_results") == _fields(AssertionResult, "judge_input_content")
         assert columns(conn, "turns") == _fields(TurnRecord, "events")  # events: a table of its own
         assert columns(conn, "events") == _fields(EventRecord)
 
