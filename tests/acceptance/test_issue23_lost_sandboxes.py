@@ -17,14 +17,14 @@ import os
 import signal
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.components import need_ray
 from tests.support.docker import SHELL_IMAGE, need_docker, niceeval_containers, processes_running, unique_seconds
 from tests.support.project import Project, wait_for
-from tests.support.ray_cluster import Cluster, start_cluster
+from tests.support.ray_cluster import Cluster, running_cluster
 
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
@@ -54,13 +54,9 @@ async def boxedN(t):
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Cluster:
-    need_ray()
-    started = start_cluster(nodes=2)
-    try:
+def cluster() -> Iterator[Cluster]:
+    with running_cluster(nodes=2) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def _workspaces_of(run_id: str) -> list[Path]:

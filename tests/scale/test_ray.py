@@ -14,12 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.components import need_ray
-from tests.support.ray_cluster import Cluster, start_cluster
+from tests.support.ray_cluster import Cluster, running_cluster
 from tests.support.scale_project import TOML, comparable, eval_source
 
 pytestmark = pytest.mark.slow
@@ -85,14 +85,9 @@ async def slow(t):
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Cluster:
-    need_ray()
-    started = start_cluster(nodes=2)
-    try:
+def cluster() -> Iterator[Cluster]:
+    with running_cluster(nodes=2, check_stopped=True) as started:
         yield started
-    finally:
-        started.stop()
-    assert not started.pids(), "a Ray process of the test cluster is still running"
 
 
 @pytest.fixture(scope="module")

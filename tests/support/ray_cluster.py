@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,3 +124,19 @@ def start_cluster(*, nodes: int = 2, cpus: int = 1) -> Cluster:
         cluster.stop()
         raise
     return cluster
+
+
+@contextmanager
+def running_cluster(*, nodes: int = 2, check_stopped: bool = False) -> Iterator[Cluster]:
+    """A started cluster for a test module's fixture, skipped (or failed under CI) without Ray,
+    stopped afterwards; `check_stopped` then asserts none of its processes is left running."""
+    from tests.support.components import need_ray
+
+    need_ray()
+    started = start_cluster(nodes=nodes)
+    try:
+        yield started
+    finally:
+        started.stop()
+    if check_stopped:
+        assert not started.pids(), "a Ray process of the test cluster is still running"
