@@ -1,5 +1,6 @@
-"""One httpx transport made of single-connection lanes: the HTTP of the judge and of the
-`openai-chat` / `http` adapters (`lane_client`).
+"""One httpx transport made of single-connection lanes, and the lean client that sends through
+it: the HTTP of the judge (`judge.Endpoint`) and of the `openai-chat` / `http` adapters
+(`lane_client`).
 
 The judge client of an endpoint is bounded to `max_concurrency` calls. Behind it, instead of
 one httpcore pool of `max_concurrency` connections, sit that many lanes of one connection each.
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import ssl
 import urllib.request
-from collections.abc import AsyncIterable, Callable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 import httpcore
 from httpcore._synchronization import AsyncLock as _CoreLock
@@ -196,6 +199,123 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+@functools.lru_cache(maxsize=1)
+def client_headers() -> tuple[tuple[bytes, bytes], ...]:
+    """What every `httpx.AsyncClient` sends unless told otherwise (Accept, Accept-Encoding as this
+    install's decoders allow, Connection, User-Agent), read from httpx itself once."""
+    return tuple(httpx.AsyncClient(trust_env=False, transport=httpx.AsyncBaseTransport()).headers.raw)
+
+
+def timeouts(seconds: float) -> dict[str, float]:
+    """A request's `timeout` extension: `seconds` for each phase, as `httpx.Timeout(seconds)`."""
+    return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
+
+
+class _Lines:
+    """A request's header lines for one (URL, headers) pair, merged as an `httpx.AsyncClient`
+    merges them (its defaults, then the request's, case-insensitively), built once."""
+
+    __slots__ = ("content_length", "content_type", "host", "merged", "raw")
+
+    def __init__(self, url: httpx.URL, headers: Mapping[str, str]) -> None:
+        merged = httpx.Headers(list(client_headers()))
+        merged.update(headers)
+        self.merged = merged
+        # httpx puts Host first (unless given), and a JSON body's Content-Length and
+        # Content-Type after the rest (unless given).
+        self.host = "host" not in merged
+        self.raw = ([(b"Host", url.netloc)] if self.host else []) + merged.raw
+        self.content_length = "content-length" not in merged
+        self.content_type = "content-type" not in merged
+
+
+#: Header sets a client keeps built (a request whose headers change every time, a `traceparent`
+#: say, is built each time; the set is emptied past this).
+_MAX_LINES = 64
+
+
+class LaneClient:
+    """Sends a request straight to its transport, as `httpx.AsyncClient.send` would send it,
+    without the client's per-request work that none of these requests use (auth flows,
+    redirect handling, event hooks, URL, parameter and cookie merging) — about a third of the
+    client's CPU per request on the agent path (benchmarks/agent_path.py): the header lines of
+    a (URL, headers) pair are merged once, and the JSON body leaves as httpx would encode it.
+
+    Kept as httpx's client does, when asked (`cookies`): cookies a server sets are sent back.
+    `client`: httpx's own client instead, for what the lean path does not do (a proxy from the
+    environment, credentials in the URL) — every request then goes through it unchanged, and
+    `transport` is closed with it.
+    """
+
+    def __init__(self, transport: httpx.AsyncBaseTransport, timeout_s: float, *, cookies: bool = True,
+                 client: httpx.AsyncClient | None = None) -> None:
+        self.transport = transport
+        self._client = client
+        self._timeouts = timeouts(timeout_s)
+        self._cookies = httpx.Cookies() if cookies else None
+        self._urls: dict[str, httpx.URL] = {}
+        self._lines: dict[tuple[str, tuple[tuple[str, str], ...]], _Lines] = {}
+
+    def _url(self, url: str) -> httpx.URL:
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = self._urls[url] = httpx.URL(url)
+        return parsed
+
+    def _lines_for(self, url: str, headers: Mapping[str, str]) -> _Lines:
+        key = (url, tuple(headers.items()))
+        lines = self._lines.get(key)
+        if lines is None:
+            if len(self._lines) >= _MAX_LINES:
+                self._lines.clear()
+            lines = self._lines[key] = _Lines(self._url(url), headers)
+        return lines
+
+    async def post_json(self, url: str, body: Any, headers: Mapping[str, str],
+                        timeout_s: float | None = None) -> httpx.Response:
+        """POST `body` as JSON (encoded as httpx encodes `json=`) with `headers` over the client's
+        own; the whole response read. `timeout_s`: this request's, else the client's."""
+        if self._client is not None:
+            timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else timeout_s
+            return await self._client.post(url, json=body, headers=dict(headers), timeout=timeout)
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        lines = self._lines_for(url, headers)
+        extensions = {"timeout": self._timeouts if timeout_s is None else timeouts(timeout_s)}
+        if self._cookies:  # a server set some: httpx's own request building adds them
+            request = httpx.Request("POST", self._url(url), json=body, headers=lines.merged,
+                                    cookies=self._cookies, extensions=extensions)
+        else:
+            raw = list(lines.raw)
+            if lines.content_length:
+                raw.append((b"Content-Length", str(len(content)).encode("ascii")))
+            if lines.content_type:
+                raw.append((b"Content-Type", b"application/json"))
+            request = httpx.Request("POST", self._url(url), stream=httpx.ByteStream(content),
+                                    headers=httpx.Headers(raw), extensions=extensions)
+        return await self.send(request)
+
+    async def send(self, request: httpx.Request) -> httpx.Response:
+        """Hand `request` to the transport; the response comes back read and closed."""
+        try:
+            response = await self.transport.handle_async_request(request)
+        except httpx.RequestError as exc:  # as httpx's client does: the error knows its request
+            exc.request = request
+            raise
+        response.request = request
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        if self._cookies is not None and "set-cookie" in response.headers:
+            self._cookies.extract_cookies(response)
+        return response
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        await self.transport.aclose()
+
+
 def _proxied(url: str) -> bool:
     """Whether httpx would send `url` through a proxy from the environment (HTTP(S)_PROXY,
     ALL_PROXY, less NO_PROXY): lanes connect directly, so such a client keeps httpx's pool."""
@@ -207,11 +327,16 @@ def _proxied(url: str) -> bool:
     return not bypass(host, proxies)
 
 
-def lane_client(url: str, timeout_s: float) -> httpx.AsyncClient:
-    """An adapter's `httpx.AsyncClient` for requests to `url`, its transport `ADAPTER_LANES`
-    lanes instead of httpcore's pool — whose rescan of every connection per request made the
-    agent path spend more CPU in the pool than in the requests (benchmarks/agent_path.py).
-    With a proxy configured in the environment for `url`: httpx's own pool, as before."""
+def lane_client(url: str, timeout_s: float) -> LaneClient:
+    """An adapter's client for requests to `url`: `ADAPTER_LANES` lanes and the lean request path
+    instead of httpx's pool and client — whose rescan of every connection per request, and
+    per-request merging, made the agent path spend more CPU in the client than in the requests
+    (benchmarks/agent_path.py). With a proxy configured in the environment for `url`, or
+    credentials in it: httpx's own client and pool, which honour them, as before."""
+    lanes = LaneTransport(ADAPTER_LANES, tls_context)
     if _proxied(url):
-        return httpx.AsyncClient(timeout=timeout_s)
-    return httpx.AsyncClient(timeout=timeout_s, transport=LaneTransport(ADAPTER_LANES, tls_context))
+        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s))
+    parsed = httpx.URL(url)
+    if parsed.username or parsed.password:  # httpx's client turns them into basic auth
+        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, transport=lanes))
+    return LaneClient(lanes, timeout_s)

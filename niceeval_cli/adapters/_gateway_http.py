@@ -1,9 +1,10 @@
 """The HTTP of the `openai-chat` and `http` adapters: retries of the system under test's `429` /
 `5xx`, and the `openai-chat` preflight that checks the model (`/models`, else a tiny request).
 
-The policy is the judge's (`.._gateway`: `Retry-After`, backoff with jitter); the client stays
-each adapter's pooled `httpx.AsyncClient`. Every retry is said in the attempt's notes, so a run
-that passed only after a gateway's rate limit shows it (`view @ATTEMPT`).
+The policy is the judge's (`.._gateway`: `Retry-After`, backoff with jitter), and so is the
+client: each adapter's `LaneClient` (`.._lanes.lane_client`), the judge's lanes and lean request
+path. Every retry is said in the attempt's notes, so a run that passed only after a gateway's
+rate limit shows it (`view @ATTEMPT`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .._gateway import (
     unknown_model,
 )
 from .._httpx import httpx
+from .._lanes import LaneClient
 from .._redact import redact
 from ..authoring import AdapterContext
 from ._preflight import REFUSING_STATUS
@@ -37,7 +39,7 @@ def _retryable(status: int) -> bool:
 
 
 async def post_with_retries(
-    client: httpx.AsyncClient, url: str, body: Any, headers: Mapping[str, str], *,
+    client: LaneClient, url: str, body: Any, headers: Mapping[str, str], *,
     ctx: AdapterContext | None, retries: int, timeout_ms: int, backoff: Backoff = ADAPTER_BACKOFF,
 ) -> httpx.Response:
     """POST `body`; a `429` or `5xx` answer is retried up to `retries` times after the server's
@@ -47,7 +49,7 @@ async def post_with_retries(
     made = 0
     while True:
         try:
-            response = await client.post(url, json=body, headers=dict(headers))
+            response = await client.post_json(url, body, headers)
         except httpx.TimeoutException:
             raise TimeoutError(f"POST {url} got no reply within timeout_ms={timeout_ms}") from None
         made += 1

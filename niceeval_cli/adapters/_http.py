@@ -33,7 +33,7 @@ from pydantic import Field, field_validator
 from .._credentials import looks_like_secret
 from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template
 from .._httpx import httpx
-from .._lanes import lane_client
+from .._lanes import LaneClient, lane_client
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
@@ -146,9 +146,9 @@ class HttpAdapter(Adapter):
         self._header_vars: dict[str, list[str]] = {}  # header → the variables it reads
         self.experiment_id = experiment_id
         self.endpoint = options.url
-        self._client: httpx.AsyncClient | None = None
+        self._client: LaneClient | None = None
 
-    def _http(self) -> httpx.AsyncClient:
+    def _http(self) -> LaneClient:
         if self._client is None:
             self._client = lane_client(self.options.url, self.options.timeout_ms / 1000)
         return self._client

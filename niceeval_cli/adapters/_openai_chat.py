@@ -37,7 +37,7 @@ from pydantic import Field, field_validator
 
 from .._gateway import header_problem, reported_cost, resolve_headers
 from .._httpx import httpx
-from .._lanes import lane_client
+from .._lanes import LaneClient, lane_client
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
@@ -135,7 +135,7 @@ class OpenAIChatAdapter(Adapter):
         self.secrets: list[str] = [self._key] if self._key else []
         self.secrets.extend(extra.secrets)
         self.endpoint = options.base_url
-        self._client: httpx.AsyncClient | None = None
+        self._client: LaneClient | None = None
         self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
         # The project code the model's tools run: their modules are the system under test's identity.
         files = [_module_file(ref) for ref in (options.tools, options.tool_handlers) if isinstance(ref, str)]
@@ -146,7 +146,7 @@ class OpenAIChatAdapter(Adapter):
     def url(self) -> str:
         return f"{self.options.base_url}/chat/completions"
 
-    def _http(self) -> httpx.AsyncClient:
+    def _http(self) -> LaneClient:
         if self._client is None:
             self._client = lane_client(self.url, self.options.timeout_ms / 1000)
         return self._client

@@ -2,7 +2,9 @@
 their results sent back, until a final message or `max_steps` model requests.
 
 Handlers (`tool_handlers = "module:attr"`) are a dict name → callable taking the call's parsed
-input, or one callable taking `(name, input)`; sync or async. A handler's exception makes that
+input, or one callable taking `(name, input)`; sync or async. The calls of one reply run in
+order; plain functions in a worker thread (one hop for each run of them), `async def` ones on
+the loop. A handler's exception makes that
 call `failed` (its error is sent back to the model, which may recover). Without handlers the
 calls are recorded `pending` and the turn ends `waiting`.
 """
@@ -14,7 +16,7 @@ import dataclasses
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,20 +48,15 @@ class LoopOutcome:
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _handler_for(handlers: Handlers, name: str) -> Callable[..., Any] | None:
+def _handler_for(handlers: Handlers, name: str) -> tuple[Callable[[Any], Any] | None, bool]:
+    """The call of tool `name` (None: no handler), and whether it is an `async def` — awaited on
+    the loop; any other handler runs in a worker thread (it may block)."""
     if isinstance(handlers, Mapping):
         fn = handlers.get(name)
-        return None if fn is None else (lambda arguments: fn(arguments))
-    return lambda arguments: handlers(name, arguments)
-
-
-async def _run(fn: Callable[[Any], Any], arguments: Any) -> Any:
-    if inspect.iscoroutinefunction(fn):
-        return await fn(arguments)
-    result = await asyncio.to_thread(fn, arguments)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+        if fn is None:
+            return None, False
+        return (lambda arguments: fn(arguments)), inspect.iscoroutinefunction(fn)
+    return (lambda arguments: handlers(name, arguments)), inspect.iscoroutinefunction(handlers)
 
 
 def _content(output: Any) -> str:
@@ -69,26 +66,94 @@ def _content(output: Any) -> str:
     return json.dumps(to_jsonable(output), ensure_ascii=False)
 
 
-async def _execute(call: Mapping[str, Any], handlers: Handlers, started: float) -> tuple[ToolCall, str]:
-    name = call["function"]["name"]
-    arguments = call_input(call)
-    fn = _handler_for(handlers, name)
-    t0 = (time.monotonic() - started) * 1000
-    if fn is None:
-        known = ", ".join(sorted(handlers)) if isinstance(handlers, Mapping) else ""
-        error = f"no handler for tool {name!r} (tool_handlers has: {known or 'none'})"
-        event = tool_call_event(call, status="failed", error=error, started_ms=t0, ended_ms=t0)
-        return event, json.dumps({"error": error})
-    try:
-        output = await _run(fn, arguments)
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        t1 = (time.monotonic() - started) * 1000
-        event = tool_call_event(call, status="failed", error=error, started_ms=t0, ended_ms=t1)
+@dataclass
+class _Ran:
+    """One handler call as it ran: its start and end (ms into the turn), and what it returned or raised."""
+
+    t0: float
+    t1: float = 0.0
+    output: Any = None
+    error: BaseException | None = None
+
+
+def _run_plain(fns: list[Callable[[Any], Any]], inputs: list[Any], started: float) -> list[_Ran]:
+    """In a worker thread: the handlers in order, until one returns an awaitable (the loop
+    awaits it before the next one runs, as it would have alone)."""
+    ran = []
+    for fn, arguments in zip(fns, inputs, strict=True):
+        item = _Ran((time.monotonic() - started) * 1000)
+        try:
+            item.output = fn(arguments)
+        except Exception as exc:
+            item.error = exc
+        item.t1 = (time.monotonic() - started) * 1000
+        ran.append(item)
+        if item.error is None and inspect.isawaitable(item.output):
+            break
+    return ran
+
+
+async def _settle(item: _Ran, started: float) -> _Ran:
+    """An awaitable a handler returned, awaited (on the loop)."""
+    if item.error is None and inspect.isawaitable(item.output):
+        try:
+            item.output = await item.output
+        except Exception as exc:
+            item.error = exc
+        item.t1 = (time.monotonic() - started) * 1000
+    return item
+
+
+def _outcome(call: Mapping[str, Any], item: _Ran) -> tuple[ToolCall, str]:
+    if item.error is not None:
+        error = f"{type(item.error).__name__}: {item.error}"
+        event = tool_call_event(call, status="failed", error=error, started_ms=item.t0, ended_ms=item.t1)
         return event, json.dumps({"error": error}, ensure_ascii=False)
-    t1 = (time.monotonic() - started) * 1000
-    event = tool_call_event(call, output=to_jsonable(output), status="completed", started_ms=t0, ended_ms=t1)
-    return event, _content(output)
+    event = tool_call_event(call, output=to_jsonable(item.output), status="completed",
+                            started_ms=item.t0, ended_ms=item.t1)
+    return event, _content(item.output)
+
+
+async def _execute(
+    calls: Sequence[Mapping[str, Any]], handlers: Handlers, started: float,
+) -> list[tuple[ToolCall, str]]:
+    """Run the calls of one reply in order. A run of plain-function handlers shares one worker
+    thread hop (a hop costs more than a quick handler); `async def` handlers run on the loop."""
+    done: list[tuple[ToolCall, str]] = []
+    at = 0
+    while at < len(calls):
+        call = calls[at]
+        fn, is_async = _handler_for(handlers, call["function"]["name"])
+        if fn is None:
+            t0 = (time.monotonic() - started) * 1000
+            known = ", ".join(sorted(handlers)) if isinstance(handlers, Mapping) else ""
+            error = f"no handler for tool {call['function']['name']!r} (tool_handlers has: {known or 'none'})"
+            done.append((tool_call_event(call, status="failed", error=error, started_ms=t0, ended_ms=t0),
+                         json.dumps({"error": error})))
+            at += 1
+            continue
+        if is_async:
+            item = _Ran((time.monotonic() - started) * 1000)
+            try:
+                item.output = await fn(call_input(call))
+            except Exception as exc:
+                item.error = exc
+            item.t1 = (time.monotonic() - started) * 1000
+            done.append(_outcome(call, item))
+            at += 1
+            continue
+        batch, fns = [], []
+        for later in calls[at:]:
+            later_fn, later_async = _handler_for(handlers, later["function"]["name"])
+            if later_fn is None or later_async:
+                break
+            batch.append(later)
+            fns.append(later_fn)
+        ran = await asyncio.to_thread(_run_plain, fns, [call_input(c) for c in batch], started)
+        for one, item in zip(batch, ran, strict=False):
+            done.append(_outcome(one, await _settle(item, started)))
+        at += len(ran)
+    return done
 
 
 async def run_tool_loop(
@@ -126,8 +191,8 @@ async def run_tool_loop(
                 not_run = json.dumps({"error": NOT_RUN})
                 messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": not_run})
             return LoopOutcome(_turn(message, parsed.content or "", events, "waiting", replies, usages), messages)
-        for call in parsed.tool_calls:
-            event, content = await _execute(call, handlers, started)
+        for call, (event, content) in zip(parsed.tool_calls, await _execute(parsed.tool_calls, handlers, started),
+                                          strict=True):
             events.append(event)
             messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": content})
     events.append(AgentError(f"max_steps={max_steps} model requests reached without a final message",

@@ -18,11 +18,13 @@ from typing import Any, TypeVar
 from .._gateway import Backoff, error_text, listed_models, model_missing_text, reported_cost, unknown_model
 from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
-from .._lanes import LaneTransport, tls_context
+from .._lanes import LaneClient, LaneTransport, timeouts, tls_context
 from .._states import UnavailableReason
 from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade is that deep
 
 _DETAIL_CHARS = 300
+#: The client's own timeout; never used, every judge request gives its remaining budget.
+DEFAULT_TIMEOUT_S = 60.0
 _USER_AGENT = f"python-httpx/{httpx.__version__}"
 T = TypeVar("T")
 #: Extra request headers, values already resolved (hashable: it keys the prebuilt header lines).
@@ -32,52 +34,36 @@ Extra = tuple[tuple[str, str], ...]
 class Endpoint:
     """The shared transport of one judge endpoint and the bound on its in-flight calls.
 
-    Requests are httpx `Request`s handed straight to the transport (`send`): an `AsyncClient`
-    would only add work a judge call does not use (cookies, auth flows, redirects, event hooks,
-    per-request header and URL merging) — about a fifth of the client's CPU per request.
+    Requests go through the lean `LaneClient` (`.._lanes`), the adapters' too: an
+    `AsyncClient` would only add work a judge call does not use (cookies, auth flows,
+    redirects, event hooks, per-request header and URL merging) — about a fifth of the
+    client's CPU per request. A judge keeps no cookies, as before.
     """
 
     def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
         self.base_url = base_url
         self._lanes = LaneTransport(max_concurrency, tls_context) if transport is None else None
         self.transport: httpx.AsyncBaseTransport = transport or self._lanes  # type: ignore[assignment]
+        self.client = LaneClient(self.transport, DEFAULT_TIMEOUT_S, cookies=False)
         self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.models_url = base_url.rstrip("/") + "/models"
-        self._url = httpx.URL(self.url)
-        # By key: the raw header lines httpx would send (Host first, as its `Request` puts it),
-        # built once; a request adds its Content-Length. Giving httpx the body as a stream with
-        # its headers complete skips re-encoding and re-validating them per request.
-        self._headers: dict[tuple[str, Extra], list[tuple[bytes, bytes]]] = {}
+        # By key: the headers of a judge request, made once (the client merges each set once).
+        self._headers: dict[tuple[str, Extra], dict[str, str]] = {}
 
     async def send(self, body: Mapping[str, Any], key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:
         """POST `body` as JSON (encoded as httpx encodes `json=`) and read the whole response."""
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         cache_key = (key, extra)
-        raw = self._headers.get(cache_key)
-        if raw is None:
-            raw = self._headers[cache_key] = [(b"Host", self._url.netloc), *httpx.Headers(headers_for(key, extra)).raw]
-        request = httpx.Request(
-            "POST", self._url, stream=httpx.ByteStream(content),
-            headers=httpx.Headers([*raw, (b"Content-Length", str(len(content)).encode("ascii"))]),
-            extensions={"timeout": _timeouts(timeout_s)},
-        )
-        return await self._exchange(request)
+        headers = self._headers.get(cache_key)
+        if headers is None:
+            headers = self._headers[cache_key] = headers_for(key, extra)
+        return await self.client.post_json(self.url, body, headers, timeout_s)
 
     async def get_models(self, key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:
         """GET `{base_url}/models` with the judge's headers (through the same lanes)."""
         headers = {k: v for k, v in headers_for(key, extra).items() if k != "Content-Type"}
-        request = httpx.Request("GET", self.models_url, headers=headers, extensions={"timeout": _timeouts(timeout_s)})
-        return await self._exchange(request)
-
-    async def _exchange(self, request: httpx.Request) -> httpx.Response:
-        response = await self.transport.handle_async_request(request)
-        response.request = request
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
-        return response
+        request = httpx.Request("GET", self.models_url, headers=headers, extensions={"timeout": timeouts(timeout_s)})
+        return await self.client.send(request)
 
     def open_lanes(self) -> None:
         """Create the connections' transports now — while the preflight waits for its answer,
@@ -86,17 +72,13 @@ class Endpoint:
             self._lanes.open_all()
 
     async def aclose(self) -> None:
-        await self.transport.aclose()
+        await self.client.aclose()
 
 
 def open_endpoint(
     base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None,
 ) -> Endpoint:
     return Endpoint(base_url, max_concurrency, transport)
-
-
-def _timeouts(seconds: float) -> dict[str, float]:
-    return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
 
 
 @dataclass(frozen=True)

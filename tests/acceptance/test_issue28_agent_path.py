@@ -1,8 +1,12 @@
 """Issue 28 items 1-2: the agent-path benchmark runs the tool-using workload through the CLI
-against its raw-client floor, and the `openai-chat` adapter shares the judge's lanes."""
+against its raw-client floor; the `openai-chat` and `http` adapters share the judge's lanes and
+lean request path (what reaches the server is what httpx's client would send), and the tool
+handlers of one reply run in order, plain functions off the loop in one thread hop."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import subprocess
@@ -13,6 +17,8 @@ import pytest
 
 from niceeval_cli._httpx import httpx
 from niceeval_cli._lanes import LaneTransport, lane_client
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,13 +45,181 @@ async def test_an_adapter_client_runs_on_lanes_unless_a_proxy_is_configured(monk
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     client = lane_client("https://api.example.com/v1/chat/completions", 5.0)
-    assert isinstance(client._transport, LaneTransport)
+    assert isinstance(client.transport, LaneTransport) and client._client is None  # the lean path
     await client.aclose()
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     client = lane_client("https://api.example.com/v1/chat/completions", 5.0)
-    assert isinstance(client._transport, httpx.AsyncHTTPTransport)  # httpx's pool, which honours the proxy
+    assert client._client is not None  # httpx's own client and pool, which honour the proxy
+    assert isinstance(client._client._transport, httpx.AsyncHTTPTransport)
     await client.aclose()
     monkeypatch.setenv("NO_PROXY", "api.example.com")
     client = lane_client("https://api.example.com/v1/chat/completions", 5.0)
-    assert isinstance(client._transport, LaneTransport)
+    assert isinstance(client.transport, LaneTransport) and client._client is None
     await client.aclose()
+
+
+# -- the adapters' lean request path sends what httpx's client sends -----------------------------
+
+class _Recorder:
+    """A loopback HTTP/1.1 server recording each request's bytes (head and body) as received;
+    its first answer may set a cookie. `served` ends when every connection has closed."""
+
+    def __init__(self, set_cookie_first: bool) -> None:
+        self.set_cookie_first = set_cookie_first
+        self.seen: list[bytes] = []
+        self.open = 0
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+                body = await reader.readexactly(int(length.group(1))) if length else b""
+                cookie = b"set-cookie: session=s1; Path=/\r\n" if self.set_cookie_first and not self.seen else b""
+                self.seen.append(head + body)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + cookie
+                             + b"content-length: 11\r\n\r\n{\"ok\":true}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+            self.open -= 1
+
+    async def served(self) -> None:
+        for _ in range(500):
+            if not self.open:
+                return
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("set_cookie", [False, True])
+async def test_the_lean_path_sends_the_bytes_httpx_s_client_sends(
+    monkeypatch: pytest.MonkeyPatch, set_cookie: bool,
+) -> None:
+    """Same request line, header lines (names, values, order) and JSON body as
+    `httpx.AsyncClient().post(url, json=..., headers=...)`, request after request: the key and a
+    configured header, a header overriding a client default and one overriding the JSON
+    content type, non-ASCII text, and a cookie the server set sent back on the next request."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    recorder = _Recorder(set_cookie)
+    server = await asyncio.start_server(recorder.serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    requests: list[tuple[dict[str, object], dict[str, str]]] = [
+        ({"model": "m", "messages": [{"role": "user", "content": "Grüße, 日本"}]},
+         {"Authorization": "Bearer k-1", "X-Team": "evals"}),
+        ({"model": "m", "n": 1.5, "stop": None}, {"Authorization": "Bearer k-1", "X-Team": "evals"}),
+        ({"model": "m"}, {"user-agent": "my-agent/1", "Content-Type": "application/json; charset=utf-8"}),
+    ]
+    sent: dict[str, list[bytes]] = {}
+    async with server:
+        for side in ("httpx", "lean"):
+            recorder.seen = []
+            if side == "httpx":
+                async with httpx.AsyncClient(timeout=5.0) as plain:
+                    for body, headers in requests:
+                        assert (await plain.post(url, json=body, headers=headers)).json() == {"ok": True}
+            else:
+                lean = lane_client(url, 5.0)
+                assert lean._client is None
+                for body, headers in requests:
+                    assert (await lean.post_json(url, body, headers)).json() == {"ok": True}
+                await lean.aclose()
+            await recorder.served()
+            sent[side] = recorder.seen
+    assert sent["lean"] == sent["httpx"]
+    assert (b"cookie: session=s1" in sent["lean"][1].lower()) is set_cookie
+
+
+async def test_credentials_in_the_url_go_through_httpx_s_client_as_basic_auth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    recorder = _Recorder(False)
+    server = await asyncio.start_server(recorder.serve, "127.0.0.1", 0)
+    url = f"http://user:pw@127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    async with server:
+        client = lane_client(url, 5.0)
+        assert client._client is not None
+        await client.post_json(url, {"a": 1}, {})
+        await client.aclose()
+        await recorder.served()
+    assert b"authorization: basic dxnlcjpwdw==" in recorder.seen[0].lower()  # base64("user:pw")
+
+
+# -- tool handlers: one worker-thread hop for a run of plain functions, order kept ---------------
+
+ORDERED_TOOLS = """
+import asyncio, threading
+
+CALLS = []
+
+def plain(name):
+    def run(arguments):
+        CALLS.append((name, threading.current_thread().name))
+        if name == "broken":
+            raise RuntimeError("database is down")
+        return {"tool": name}
+    return run
+
+async def native(arguments):
+    CALLS.append(("native", threading.current_thread().name))
+    await asyncio.sleep(0)
+    return "native done"
+
+def later(arguments):
+    CALLS.append(("later", threading.current_thread().name))
+    async def settle():
+        CALLS.append(("later settled", threading.current_thread().name))
+        return ["settled"]
+    return settle()
+
+HANDLERS = {"first": plain("first"), "second": plain("second"), "native": native, "later": later,
+            "broken": plain("broken"), "last": plain("last")}
+"""
+
+
+def test_tool_calls_of_one_reply_run_in_order_plain_ones_off_the_loop(project: Project, judge_server: JudgeServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORDER_KEY", "order-key-not-secret")
+    judge_server.listed = ["m"]
+    names = ["first", "second", "native", "later", "broken", "missing", "last"]
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": n, "arguments": "{}"}}
+             for i, n in enumerate(names)]
+    judge_server.enqueue(Reply.completion({"content": None, "tool_calls": calls}, finish_reason="tool_calls"),
+                         Reply.text("All done."))
+    sealed = project.run_one(
+        """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+        import tools
+
+        @define_eval()
+        async def ordered(t):
+            turn = await t.send("go")
+            t.check(turn.message, equals("All done.")).label("reply")
+            t.check([c[0] for c in tools.CALLS], equals(
+                ["first", "second", "native", "later", "later settled", "broken", "last"])).label("order")
+            loop_thread = tools.CALLS[2][1]  # the async handler ran on the loop
+            t.check(all(c[1] != loop_thread for c in tools.CALLS if c[0] in ("first", "second", "later", "broken",
+                                                                           "last")), equals(True)).label("threads")
+        """,
+        toml=(f'[experiments.chat]\nadapter = "openai-chat"\nmodel = "m"\n[experiments.chat.options]\n'
+              f'base_url = "{judge_server.base_url}"\napi_key_env = "ORDER_KEY"\ntool_handlers = "tools:HANDLERS"\n'),
+        files={"tools.py": ORDERED_TOOLS},
+    )
+    assert {r["label"]: r["state"] for r in sealed.results} == {"reply": "matched", "order": "matched",
+                                                               "threads": "matched"}, sealed.results
+    events = project.sql("SELECT name, status, output, seq FROM events WHERE kind = 'tool_call' ORDER BY seq")
+    assert [(e["name"], e["status"]) for e in events] == [
+        ("first", "completed"), ("second", "completed"), ("native", "completed"), ("later", "completed"),
+        ("broken", "failed"), ("missing", "failed"), ("last", "completed")]
+    assert [json.loads(e["output"]) if e["output"] else None for e in events] == [
+        {"tool": "first"}, {"tool": "second"}, "native done", ["settled"], None, None, {"tool": "last"}]
+    sent_back = [m for m in [r.json for r in judge_server.requests if isinstance(r.json, dict)
+                             and "messages" in r.json][1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in sent_back] == [f"c{i}" for i in range(7)]
+    assert "database is down" in sent_back[4]["content"] and "no handler for tool 'missing'" in sent_back[5]["content"]
