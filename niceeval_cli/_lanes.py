@@ -294,6 +294,14 @@ class LaneClient:
                                     headers=httpx.Headers(raw), extensions=extensions)
         return await self.send(request)
 
+    async def request(self, method: str, url: str, headers: Mapping[str, str]) -> httpx.Response:
+        """A request without a body (a preflight's GET or OPTIONS), as httpx's client sends it."""
+        if self._client is not None:
+            return await self._client.request(method, url, headers=dict(headers))
+        request = httpx.Request(method, self._url(url), headers=self._lines_for(url, headers).merged,
+                                cookies=self._cookies or None, extensions={"timeout": self._timeouts})
+        return await self.send(request)
+
     async def send(self, request: httpx.Request) -> httpx.Response:
         """Hand `request` to the transport; the response comes back read and closed."""
         try:
@@ -314,6 +322,12 @@ class LaneClient:
         if self._client is not None:
             await self._client.aclose()
         await self.transport.aclose()
+
+    async def __aenter__(self) -> LaneClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def _proxied(url: str) -> bool:

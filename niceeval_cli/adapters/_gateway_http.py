@@ -24,7 +24,7 @@ from .._gateway import (
     unknown_model,
 )
 from .._httpx import httpx
-from .._lanes import LaneClient
+from .._lanes import LaneClient, lane_client
 from .._redact import redact
 from ..authoring import AdapterContext
 from ._preflight import REFUSING_STATUS
@@ -85,8 +85,9 @@ async def check_chat_model(
     Slow or transient answers are no cause: the attempts' own timeouts and retries decide."""
     models_url = f"{base_url}/models"
     try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
-            listing = await client.get(models_url, headers=dict(headers))
+        # The adapters' own kind of client (no TLS context is made for an http:// endpoint).
+        async with lane_client(models_url, timeout_s) as client:
+            listing = await client.request("GET", models_url, headers)
             status = listing.status_code
             if status in (401, 403):
                 return f"GET {models_url} answered HTTP {status} ({REFUSING_STATUS[status]}){refused_hint}"
@@ -99,7 +100,7 @@ async def check_chat_model(
                 return f"GET {models_url} answered HTTP 404 (not found)" if status == 404 else None
             chat_url = f"{base_url}/chat/completions"
             ping = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
-            answer = await client.post(chat_url, json=ping, headers=dict(headers))
+            answer = await client.post_json(chat_url, ping, headers)
     except httpx.TimeoutException:
         return None
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:

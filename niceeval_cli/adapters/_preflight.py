@@ -23,10 +23,11 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
                     refused_hint: str = "") -> str | None:
     """One cheap request: the cause when it cannot connect or is answered 401/403/404, else None."""
     from .._httpx import httpx  # only adapters that speak HTTP pay for importing it
+    from .._lanes import lane_client
 
-    try:
-        async with httpx.AsyncClient(timeout=timeout_s) as client:
-            response = await client.request(method, url, headers=dict(headers or {}))
+    try:  # the adapters' own kind of client (no TLS context is made for an http:// URL)
+        async with lane_client(url, timeout_s) as client:
+            response = await client.request(method, url, headers or {})
     except httpx.TimeoutException:
         return None  # slow is not down: the attempts' own timeouts decide
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
