@@ -113,6 +113,29 @@ def _signals_cancel(cancel: Cancel, caught: list[int]) -> Iterator[None]:
             signal.signal(number, old)
 
 
+class _SharedRead:
+    """One read of the workspace for the assertions registered before it began (`t.sandbox.file_changed(...)`
+    then `.not_in_diff(...)` on the next line): whichever of their threads takes the lock first reads,
+    the others reuse its snapshot — one `docker cp` out of the container instead of one each. An
+    assertion registered once the read has begun gets a read of its own (`_assert`)."""
+
+    __slots__ = ("_lock", "_result", "_workspace", "began")
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._lock = threading.Lock()
+        self._result: Snapshot | None = None
+        self.began = False
+
+    def snapshot(self, cancel: Cancel) -> Snapshot:
+        with self._lock:
+            self.began = True
+            if self._result is None:
+                # A read cut short (Cancelled) or failed leaves no result: the next assertion reads itself.
+                self._result = self._workspace.snapshot(cancel)
+            return self._result
+
+
 class SandboxFiles:
     """The workspace's files and commands: what adapters get as `ctx.sandbox` / `sandbox=`."""
 
@@ -219,7 +242,7 @@ class SandboxFiles:
 class SandboxAPI(SandboxFiles):
     """What `t.sandbox` is. `register` files one Assertion (wiring is one line in the context)."""
 
-    __slots__ = ("_baseline", "_deadline", "_reading", "_register", "_started")
+    __slots__ = ("_baseline", "_deadline", "_read", "_reading", "_register", "_started")
 
     def __init__(self, workspace: Workspace, baseline: Snapshot, register: Register,
                  eval_file: str | None = None, deadline: float | None = None) -> None:
@@ -229,6 +252,7 @@ class SandboxAPI(SandboxFiles):
         self._register = register
         self._started = False
         self._reading: set[asyncio.Future[Any]] = set()
+        self._read: _SharedRead | None = None
 
     def _mark_started(self) -> None:
         """The adapter was called: from now on the test's own writes count as changes."""
@@ -290,11 +314,14 @@ class SandboxAPI(SandboxFiles):
         handle = self._register(None, _WorkspaceMatch(name, config, shown))
         reg = handle._reg
         reg.result = reg.evidence = None
-        workspace, baseline = self._workspace, dict(self._baseline)
+        baseline = dict(self._baseline)
+        if self._read is None or self._read.began:
+            self._read = _SharedRead(self._workspace)
+        read = self._read
 
         def work(cancel: Cancel) -> MatchResult:
             try:
-                return decide(baseline, workspace.snapshot(cancel), cancel)
+                return decide(baseline, read.snapshot(cancel), cancel)
             except Exception as exc:
                 cancel.check()  # cancelled: not an error of the workspace
                 return _errored(exc)

@@ -212,8 +212,13 @@ async def execute_attempt(
     *,
     project_root: Path,
     secrets: Sequence[str],
+    overlap_teardown: bool = False,
 ) -> SealedAttempt:
-    """Run the slot's test once; always returns records to seal (errored ones included)."""
+    """Run the slot's test once; always returns records to seal (errored ones included).
+
+    `overlap_teardown`: a container that is not kept is removed in the background while the attempt
+    seals and the next one runs; the caller then awaits `sandbox.settle_removals()` before the
+    run ends (the in-process executor's `aclose`)."""
     attempt_id = new_id()
     started_at = utc_now_iso()
     started = time.monotonic()
@@ -236,7 +241,7 @@ async def execute_attempt(
     scope = AttemptScope(live.settings.sandbox, keep=spec.keep_sandbox, label=attempt_id, about={
         "run": spec.run_id, "attempt": attempt_id, "experiment": spec.experiment_id, "eval": spec.eval_id,
         "ordinal": str(spec.ordinal),
-    })
+    }, overlap=overlap_teardown)
     try:
         coro = _body(spec, live, progress, adapter_ctx, usage, project_root, started, scope)
         if timeout_ms:

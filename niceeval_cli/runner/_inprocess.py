@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..sandbox import settle_removals
 from ._attempt import execute_attempt
 from ._executor import DEFAULT_EXECUTOR, ExecutorContext, SealedAttempt, register_executor
 from ._spec import JudgeGrader, SlotSpec, resolve_handles
@@ -31,11 +32,12 @@ class InProcessExecutor:
         if live is None:
             live = resolve_handles(spec)
         return await execute_attempt(
-            spec, live, project_root=self.context.project_root, secrets=self.context.secrets
+            spec, live, project_root=self.context.project_root, secrets=self.context.secrets,
+            overlap_teardown=True,
         )
 
     async def aclose(self) -> None:
-        pass
+        await settle_removals()  # containers removed in the background: the run ends after they are gone
 
 
 register_executor(DEFAULT_EXECUTOR, InProcessExecutor)

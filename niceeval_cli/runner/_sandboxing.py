@@ -75,9 +75,10 @@ class AttemptScope:
     timeout; `close` after the verdict (kept or removed), whatever happened in between."""
 
     def __init__(self, spec: SandboxSpec | None, *, keep: str | None, label: str,
-                 about: Mapping[str, str]) -> None:
+                 about: Mapping[str, str], overlap: bool = False) -> None:
         self.spec = spec
         self.keep = keep
+        self.overlap = overlap  # remove a container in the background (the executor settles them)
         self.label = _NAME.sub("-", label)[:120]
         self.about = dict(about)
         self.sandbox: AttemptSandbox | None = None
@@ -86,7 +87,8 @@ class AttemptScope:
         """None without a sandbox; raises `PrepareFailed` or the kind's error (the attempt's)."""
         if self.spec is None:
             return None
-        self.sandbox = await AttemptSandbox.open(self.spec, kind_for(self.spec), label=self.label, about=self.about)
+        self.sandbox = await AttemptSandbox.open(self.spec, kind_for(self.spec), label=self.label, about=self.about,
+                                                 overlap=self.overlap)
         await self.sandbox.prepare()
         return self.sandbox
 
@@ -96,5 +98,5 @@ class AttemptScope:
             return None
         if self.sandbox is None:  # never created (cancelled or failed before): say what it was
             return sandbox_record(self.spec, kind_for(self.spec).identity(self.spec))
-        await self.sandbox.close(keep=should_keep(self.keep, state))
+        await self.sandbox.close(keep=should_keep(self.keep, state), overlap=self.overlap)
         return self.sandbox.record()

@@ -12,7 +12,7 @@ from .._registry import SANDBOXES, UnknownName
 from ._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, diff_text, is_binary, trimmed
 from ._docker import DockerKind
 from ._kept import KeptSandbox, Pruned, list_sandboxes, prune_sandboxes
-from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, should_keep
+from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, settle_removals, should_keep
 from ._live import cleanup_all
 from ._local import LocalKind
 from ._preflight import preflight_sandboxes
@@ -67,6 +67,7 @@ __all__ = [
     "preflight_sandboxes",
     "prune_sandboxes",
     "sandbox_record",
+    "settle_removals",
     "should_keep",
     "spec_from_mapping",
     "sweep_run",

@@ -22,9 +22,11 @@ from pathlib import PurePosixPath
 from typing import IO
 
 from . import _live
+from ._baked import Bakery
 from ._local import argv_of
 from ._proc import run_host
 from ._spec import Command, SandboxSpec, template_problem
+from ._starts import stable_workdir, template_tar
 from ._workspace import (
     READ_LIMIT,
     Cancel,
@@ -163,6 +165,9 @@ class DockerWorkspace:
         self.spec = spec
         self.image_id = image_id
         self.workdir = spec.workdir or "/workspace"
+        # What this container's workspace starts as, when every container with the same key starts
+        # the same (`_starts`): set once the template is in; None means "take its own baseline".
+        self.start_key: tuple[object, ...] | None = None
 
     def _cwd(self, cwd: str | None) -> str:
         return f"{self.workdir}/{_rel(cwd)}" if cwd else self.workdir
@@ -286,6 +291,7 @@ class DockerKind:
 
     def __init__(self) -> None:
         self._image_ids: dict[str, str] = {}
+        self._bakery = Bakery()
 
     async def check(self, spec: SandboxSpec) -> str | None:
         return await asyncio.to_thread(self._check, spec)
@@ -323,7 +329,8 @@ class DockerKind:
             self._image_ids[image] = done.stdout.decode().strip()
         return self._image_ids[image]
 
-    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> DockerWorkspace:
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
+                     background: bool = False) -> DockerWorkspace:
         name = f"niceeval-{label}"
         limits: list[str] = []
         if spec.cpus is not None:
@@ -336,6 +343,14 @@ class DockerKind:
                   *(f"{LABEL}.{key}={value}" for key, value in (about or {}).items())]
         workdir = spec.workdir or "/workspace"
         workspace = DockerWorkspace(name, spec, self.identity(spec))
+        run = (about or {}).get("run")
+        key = ("docker", run, spec, workspace.image_id) if run else None
+        # The template as one tar, read once per run (`_starts`); with `background`, baked into an
+        # image once (`_baked`), after which containers start with it and nothing is copied.
+        tar = await asyncio.to_thread(template_tar, key, spec.template) if spec.template else None
+        baked = None
+        if background and tar is not None and key is not None and run is not None:
+            baked = self._bakery.image_for(key, workspace.image_id or spec.image or "", workdir, tar, run)
         _live.remember(name, lambda: _remove(name))  # before `docker run`: a cancelled run may still create it
         try:
             # Never cut `docker run` short: the daemon would finish creating the container after
@@ -343,7 +358,7 @@ class DockerKind:
             starting = asyncio.ensure_future(run_host([
                 docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
                 "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
-                "--entrypoint", "sh", spec.image or "", "-c", _IDLE,
+                "--entrypoint", "sh", baked or spec.image or "", "-c", _IDLE,
             ], timeout_ms=120_000))
             try:
                 started = await asyncio.shield(starting)
@@ -354,12 +369,18 @@ class DockerKind:
             if started.exit_code != 0:
                 raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
             if spec.template:
-                copied = await asyncio.to_thread(_sync, "cp", f"{spec.template}/.", f"{name}:{workdir}")
-                if copied.returncode != 0:
-                    raise OSError(f"could not copy the template into the container: "
-                                  f"{copied.stderr.decode(errors='replace').strip()}")
+                if baked is None:
+                    copied = await asyncio.to_thread(_sync, "cp", "-", f"{name}:{workdir}", input=tar) \
+                        if tar is not None else await asyncio.to_thread(_sync, "cp", f"{spec.template}/.",
+                                                                       f"{name}:{workdir}")
+                    if copied.returncode != 0:
+                        raise OSError(f"could not copy the template into the container: "
+                                      f"{copied.stderr.decode(errors='replace').strip()}")
                 if spec.user is not None:
                     await asyncio.to_thread(_sync, "exec", "-u", "0", name, "chown", "-R", spec.user, workdir)
+            if key is not None and (tar is not None or not spec.template) and not spec.prepare \
+                    and stable_workdir(workdir):
+                workspace.start_key = key
         except BaseException:
             await asyncio.shield(workspace.teardown(keep=False))
             raise

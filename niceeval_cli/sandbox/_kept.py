@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._baked import remove_images
 from ._docker import LABEL, docker
 from ._local import KEPT_FILE, OWNER_FILE, PREFIX, WORK_DIR, kill_started_in, visitors_of
 
-__all__ = ["KeptSandbox", "Pruned", "list_sandboxes", "prune_sandboxes"]
+__all__ = ["KeptSandbox", "Pruned", "alive", "list_sandboxes", "prune_sandboxes"]
 
 KEPT, ORPHANED, IN_USE = "kept", "orphaned", "in-use"
 
@@ -38,7 +39,7 @@ class KeptSandbox:
         return self.location.removeprefix("docker container ")
 
 
-def _alive(pid: object, host: object) -> bool:
+def alive(pid: object, host: object) -> bool:
     if host != socket.gethostname() or not isinstance(pid, int):
         return host != socket.gethostname()  # another machine's: assume alive, never prune it
     try:
@@ -58,7 +59,7 @@ def _local(tmp: Path) -> list[KeptSandbox]:
         except (OSError, ValueError):
             continue  # not one of ours (or half made; its creator removes it)
         kept = (root / KEPT_FILE).is_file()
-        status = KEPT if kept else IN_USE if _alive(owner.get("pid"), owner.get("host")) else ORPHANED
+        status = KEPT if kept else IN_USE if alive(owner.get("pid"), owner.get("host")) else ORPHANED
         about = {k: str(v) for k, v in owner.items() if k not in ("pid", "host", "created", "label")}
         found.append(KeptSandbox("local", str(root / WORK_DIR), status, owner.get("created"), about))
     return found
@@ -80,8 +81,8 @@ def _docker() -> list[KeptSandbox]:
         labels = (row.get("Config") or {}).get("Labels") or {}
         owner = labels.get(f"{LABEL}.owner", "")
         running = (row.get("State") or {}).get("Running", False)
-        alive = _alive(int(owner) if owner.isdigit() else None, labels.get(f"{LABEL}.host"))
-        status = IN_USE if running and alive else ORPHANED if running else KEPT
+        maker_alive = alive(int(owner) if owner.isdigit() else None, labels.get(f"{LABEL}.host"))
+        status = IN_USE if running and maker_alive else ORPHANED if running else KEPT
         about = {k.removeprefix(f"{LABEL}."): v for k, v in labels.items()
                  if k.startswith(f"{LABEL}.") and k not in (f"{LABEL}.owner", f"{LABEL}.host")}
         name = str(row.get("Name", "")).lstrip("/")
@@ -125,4 +126,7 @@ def prune_sandboxes(tmp: Path | None = None, *, docker_too: bool = True) -> Prun
         else:
             subprocess.run([docker(), "rm", "-f", "-v", item.name], capture_output=True, timeout=60, check=False)
         removed.append(item)
+    if docker_too and shutil.which(docker()):
+        # Template images (`_baked`) of dead runs: once their kept containers went, nothing uses them.
+        remove_images(None, makers_gone=False, alive=alive)
     return Pruned(removed, left)

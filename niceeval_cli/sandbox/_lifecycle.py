@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._baked import settle_bakes
 from ._spec import Command, SandboxSpec
+from ._starts import shared_baseline
 from ._workspace import Cancel, CommandResult, SandboxKind, Snapshot, Workspace
 
-__all__ = ["KEEP_CHOICES", "AttemptSandbox", "PrepareFailed", "output_tail", "sandbox_record", "should_keep"]
+__all__ = ["KEEP_CHOICES", "AttemptSandbox", "PrepareFailed", "output_tail", "sandbox_record", "settle_removals",
+           "should_keep"]
 
 #: `--keep-sandbox` values: keep the sandbox of failed / errored attempts, or of every attempt.
 KEEP_CHOICES = ("failed", "all")
@@ -71,10 +74,11 @@ class AttemptSandbox:
 
     @classmethod
     async def open(cls, spec: SandboxSpec, kind: SandboxKind, *, label: str,
-                   about: Mapping[str, str] | None = None) -> AttemptSandbox:
+                   about: Mapping[str, str] | None = None, overlap: bool = False) -> AttemptSandbox:
         """Create the workspace and copy the template; `prepare` is a separate step (its failure
-        is the attempt's, and a kept sandbox of a failed prepare is worth looking into)."""
-        workspace = await kind.create(spec, label=label, about=about)
+        is the attempt's, and a kept sandbox of a failed prepare is worth looking into).
+        `overlap`: the caller awaits `settle_removals()` before it ends (a template may be baked)."""
+        workspace = await kind.create(spec, label=label, about=about, background=overlap)
         return cls(spec, kind, workspace, {}, kind.identity(spec))
 
     async def prepare(self) -> None:
@@ -83,24 +87,57 @@ class AttemptSandbox:
             result = await self.workspace.run(command)
             if result.timed_out or result.exit_code != 0:
                 raise PrepareFailed(index, command, result)
-        cancel = Cancel()
-        try:
-            self.baseline = await asyncio.to_thread(self.workspace.snapshot, cancel)
-        except BaseException:
-            cancel.set()  # a timeout or Ctrl-C stops the read in its thread too
-            raise
 
-    async def close(self, *, keep: bool) -> str | None:
-        """Kill what runs in the workspace and remove it, unless `keep`; where a kept one is."""
+        async def take() -> Snapshot:
+            cancel = Cancel()
+            try:
+                return await asyncio.to_thread(self.workspace.snapshot, cancel)
+            except BaseException:
+                cancel.set()  # a timeout or Ctrl-C stops the read in its thread too
+                raise
+
+        # Nothing ran yet and every container of this run and spec starts the same: read once (_starts).
+        key = None if self.spec.prepare else self.workspace.start_key
+        self.baseline = await shared_baseline(key, take)
+
+    async def close(self, *, keep: bool, overlap: bool = False) -> str | None:
+        """Kill what runs in the workspace and remove it, unless `keep`; where a kept one is.
+
+        `overlap`: a container that is not kept is removed in the background (its attempt seals and
+        the next one starts meanwhile); `settle_removals()` waits for every such removal, and until
+        it is done the container stays registered with the last-line cleanup (`_live`)."""
         if self._closed:
             return self.kept_at
         self._closed = True
+        if overlap and not keep and self.workspace.kind == "docker":  # a local removal takes ms
+            task = asyncio.ensure_future(self.workspace.teardown(keep=False))
+            _removing.add(task)
+            task.add_done_callback(_removed)
+            return None
         self.kept_at = await asyncio.shield(self.workspace.teardown(keep=keep))
         return self.kept_at
 
     def record(self) -> str:
         """What `attempts.sandbox` stores (JSON): the kind, the image and, when kept, where it is."""
         return sandbox_record(self.spec, self.image_id, self.kept_at)
+
+
+_removing: set[asyncio.Future[str | None]] = set()
+
+
+def _removed(task: asyncio.Future[str | None]) -> None:
+    _removing.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved (a docker teardown swallows its own failures)
+
+
+async def settle_removals() -> None:
+    """Wait until every container removed in the background (`close(overlap=True)`) is gone, and
+    every template bake started for `open(overlap=True)` is done: a run ends only after its
+    sandboxes did (the last-line cleanup then removes the baked images)."""
+    while _removing:
+        await asyncio.wait(set(_removing))
+    await settle_bakes()
 
 
 def sandbox_record(spec: SandboxSpec, image_id: str | None, kept_at: str | None = None) -> str:

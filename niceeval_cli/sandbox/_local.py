@@ -213,6 +213,7 @@ def _remove(root: Path, groups: set[int]) -> None:
 
 class LocalWorkspace:
     kind = "local"
+    start_key = None  # a local baseline is a directory walk: cheap enough to take per attempt
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -286,7 +287,8 @@ class LocalKind:
     def identity(self, spec: SandboxSpec) -> str | None:
         return None
 
-    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> LocalWorkspace:
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
+                     background: bool = False) -> LocalWorkspace:
         root = Path(tempfile.mkdtemp(prefix=PREFIX)).resolve()
         workspace = LocalWorkspace(root)
         _live.remember(str(root), lambda: _remove(root, workspace.groups))

@@ -14,8 +14,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ._baked import remove_images
 from ._docker import docker
-from ._kept import KEPT, ORPHANED, KeptSandbox, list_sandboxes
+from ._kept import KEPT, ORPHANED, KeptSandbox, alive, list_sandboxes
 from ._local import kill_everything_in
 
 __all__ = ["sweep_run"]
@@ -27,7 +28,8 @@ def sweep_run(run_id: str, tmp: Path | None = None, *, docker_too: bool = True,
     processes NiceEval started in a local workspace (its marker, wherever they went) and those
     still working inside it, the workspace, the container — what the attempt's teardown does.
     Kept sandboxes are never touched, nor those whose maker still runs — unless `makers_gone`
-    (the caller has just killed every process that made this run's sandboxes: its Ray workers)."""
+    (the caller has just killed every process that made this run's sandboxes: its Ray workers).
+    The run's baked template images go too (one a kept container uses stays: never forced)."""
     removed = []
     for item in list_sandboxes(tmp, docker_too=docker_too):
         if item.about.get("run") != run_id or item.status == KEPT:
@@ -44,4 +46,6 @@ def sweep_run(run_id: str, tmp: Path | None = None, *, docker_too: bool = True,
             except (OSError, subprocess.TimeoutExpired):
                 continue
         removed.append(item)
+    if docker_too and shutil.which(docker()):
+        remove_images(run_id, makers_gone=makers_gone, alive=alive)  # its template images (`_baked`)
     return removed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -204,6 +204,12 @@ class Workspace(Protocol):
     kind: str
     workdir: str  # the workspace path (inside the container for docker)
 
+    @property
+    def start_key(self) -> Hashable | None:
+        """Equal for workspaces that start with the same files before anything runs (one run's
+        containers of one spec): their baseline is read once (`_starts`). None: each reads its own."""
+        ...
+
     async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult: ...
@@ -249,7 +255,10 @@ class SandboxKind(Protocol):
         """What enters the fingerprint besides the spec (docker: the image id)."""
         ...
 
-    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None) -> Workspace:
+    async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
+                     background: bool = False) -> Workspace:
         """A fresh workspace with the template copied in; `about` (run, attempt, eval) is shown by
-        `niceeval sandbox list`. Registered for cleanup before anything that can leave a trace."""
+        `niceeval sandbox list`. Registered for cleanup before anything that can leave a trace.
+        `background`: the caller awaits `settle_removals()` before it ends, so work for later
+        workspaces may go on in the background (docker: baking the run's template into an image)."""
         ...
