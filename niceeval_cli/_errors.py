@@ -70,6 +70,19 @@ COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
             "what was sealed is kept",
         _C: _STOPPED + ": in-flight attempts sealed errored (interrupted), the run marked interrupted",
     },
+    "regrade": {
+        _O: "every regraded pass-style eval passed, every score attempt scored with its gate passed",
+        _F: "a definite failure under the new judge: a pass-style eval failed, or a score gate failed",
+        _U: "usage error: unknown run or experiment, a bad flag value, nothing to regrade, or attempts "
+            "sealed without their judge inputs (unless --skip-missing)",
+        _S: "setup error: the new judge's preflight failed; the attempts it would grade were not regraded",
+        _I: _BUG,
+        _D: "nothing failed for certain, but something could not be decided (errored, unrankable, "
+            "gate unavailable, a judge unavailable)",
+        _X: "the store could not be written (locked beyond the busy timeout, disk full, read-only); "
+            "what was sealed is kept",
+        _C: _STOPPED + ": attempts regraded before the interrupt are kept, the run marked interrupted",
+    },
     "view": {
         _O: "shown",
         _U: "usage error: unknown or ambiguous run or attempt id, unknown --state, no store yet, "

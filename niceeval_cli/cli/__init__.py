@@ -6,7 +6,7 @@ Heavy imports (runner, store, rich, pydantic) happen inside the commands so that
 
 One module per group of commands (`run`, `read`: view and query, `project`: merge, list and
 init, `compare`: compare and report, `label`: human labels, `judge`: judge agreement,
-`sandbox`), registered on the one typer app of `_common` in the order `niceeval --help` lists them.
+`regrade`, `sandbox`), registered on the one typer app of `_common` in the order `niceeval --help` lists them.
 The console script is `niceeval_cli.cli:main`.
 """
 
@@ -21,7 +21,7 @@ from . import _common
 from ._common import app
 
 #: Each module registers its commands when imported: this order is `niceeval --help`'s.
-COMMAND_MODULES = ("run", "read", "project", "compare", "label", "judge", "sandbox")
+COMMAND_MODULES = ("run", "read", "project", "compare", "label", "judge", "regrade", "sandbox")
 for _module in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")
 

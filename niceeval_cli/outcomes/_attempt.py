@@ -28,6 +28,8 @@ EXECUTION_REASONS: frozenset[AttemptReason] = frozenset(
         AttemptReason.INTERRUPTED,
         AttemptReason.SANDBOX_PREPARE_FAILED,
         AttemptReason.EXECUTOR_LOST,
+        # `regrade`: the original's continuation stopped where the new judge would have gone on.
+        AttemptReason.REGRADE_STOPPED_CONTINUATION,
     }
 )
 BOOLEAN_MATCH = "boolean"

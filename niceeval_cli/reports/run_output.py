@@ -105,8 +105,10 @@ class LineEvents:
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
         executing = sum(s.execute for s in slots)
-        self.console.file.write(f"niceeval: {len(slots)} slot(s): {executing} to execute, "
-                                f"{len(slots) - executing} reused\n")
+        regrading = any(s.execute and s.reason is PlanReason.REGRADE for s in slots)
+        self.console.file.write(f"niceeval: {len(slots)} slot(s): {executing} to "
+                                f"{'regrade' if regrading else 'execute'}, {len(slots) - executing} "
+                                f"{'adopted' if regrading else 'reused'}\n")
 
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
         pass  # the summary names them

@@ -15,6 +15,7 @@ from ._executor import (
 from ._extras import ExtrasSource, register_extras_source
 from ._inprocess import InProcessExecutor, execute_spec
 from ._plan import PlannedSlot, RerunMode, RunRequest, UntilDecided, plan
+from ._regrade import RegradePlan, RegradeRequest, plan_regrade, regrade
 from ._run import run, run_async
 from ._shard import layout_of
 from ._spec import LiveHandles, SlotSpec, resolve_handles
@@ -31,6 +32,8 @@ __all__ = [
     "NullEvents",
     "PlanTotals",
     "PlannedSlot",
+    "RegradePlan",
+    "RegradeRequest",
     "RerunMode",
     "RunEvents",
     "RunListener",
@@ -46,8 +49,10 @@ __all__ = [
     "executor_names",
     "layout_of",
     "plan",
+    "plan_regrade",
     "register_executor",
     "register_extras_source",
+    "regrade",
     "resolve_handles",
     "run",
     "run_async",

@@ -7,7 +7,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import outcomes
@@ -293,7 +293,13 @@ def _file_order(request: RunRequest, slots: Sequence[PlannedSlot]) -> list[str]:
 def _calibration(store: Store, slots: Sequence[PlannedSlot]) -> Any:
     """The calibration gate's figures as the store holds them at the start of the run
     (judge-trust.md §4), when some executing slot's judge turns the gate on; else None."""
-    if not any(s.settings.judge is not None and s.settings.judge.min_human_kappa is not None for s in slots):
+    return calibration_of(store, (s.settings.judge for s in slots))
+
+
+def calibration_of(store: Store, settings: Iterable[JudgeSettings | None]) -> Any:
+    """The calibration gate's figures in the store now, when one of `settings` turns the gate on
+    (a run's executing slots, a regrade's attempts); else None."""
+    if not any(s is not None and s.min_human_kappa is not None for s in settings):
         return None
     from ..judge import Calibration, identity_key
     from ..stats import Confusion, cohen_kappa

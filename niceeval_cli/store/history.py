@@ -4,6 +4,10 @@ History is kept under the eval's identity (module id, definition name; plus the 
 eval: authoring.md), which every attempt sealed since schema 5 carries, so an eval whose displayed
 id changed (its module gained or lost an eval) keeps its history. An attempt sealed before has no
 identity: it is found by its eval id, as it always was.
+
+An attempt made by `niceeval regrade` (`regraded_from`) is never a slot's history: it keeps the
+end time of the attempt it re-judged, which always stays the one found, so planning reuses only
+what a run executed and a regrade never makes the next run run anything again.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ _BY_IDENTITY = (
     "ON b.experiment_id = ?1 AND b.eval_module = w.module AND b.eval_name = w.name AND b.case_id IS w.case_id "
     "WHERE w.module IS NOT NULL GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 "
     "AND a.eval_module = m.module AND a.eval_name = m.name AND a.case_id IS m.case_id AND a.ordinal = m.ordinal "
-    "AND a.ended_at = m.newest"
+    "AND a.ended_at = m.newest AND a.regraded_from IS NULL"
 )
 # Attempts sealed before schema 5 (no identity), by eval id; and every attempt, for a lookup by id.
 _BY_EVAL_ID = (
@@ -64,14 +68,16 @@ _BY_EVAL_ID = (
     "b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
     "ON b.experiment_id = ?1 AND b.eval_id = w.eval_id AND (b.eval_module IS NULL OR w.module IS NULL) "
     "GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 AND a.eval_id = m.eval_id "
-    "AND a.ordinal = m.ordinal AND a.ended_at = m.newest AND (a.eval_module IS NULL OR m.module IS NULL)"
+    "AND a.ordinal = m.ordinal AND a.ended_at = m.newest AND (a.eval_module IS NULL OR m.module IS NULL) "
+    "AND a.regraded_from IS NULL"
 )
 _ANY_WITHOUT_IDENTITY = "SELECT 1 FROM attempts WHERE experiment_id = ? AND eval_module IS NULL LIMIT 1"
 _ALL = (
     "SELECT a.eval_id, a.ordinal, a.id, a.run_id, a.state, a.gate, a.fingerprint, a.duration_ms, a.ended_at "
     "FROM (SELECT eval_id, ordinal, max(ended_at) AS newest FROM attempts WHERE experiment_id = ?1 "
     "GROUP BY eval_id, ordinal) AS m CROSS JOIN attempts AS a "
-    "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest"
+    "ON a.experiment_id = ?1 AND a.eval_id = m.eval_id AND a.ordinal = m.ordinal AND a.ended_at = m.newest "
+    "AND a.regraded_from IS NULL"
 )
 
 

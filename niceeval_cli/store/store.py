@@ -26,7 +26,7 @@ from typing import Any
 
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._states import RunStatus
-from . import groups, reads, references, sealing, summary, targets
+from . import groups, reads, references, regrades, sealing, summary, targets
 from .agreement import PairCounts, between_pairs, label_pairs
 from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
@@ -39,6 +39,7 @@ from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
 from .queries import Names
 from .readonly_sql import run_readonly
+from .regrades import RegradeSource
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .summary import OutcomeGroup, RunOutcomeRows
 from .targets import QueryTarget
@@ -342,6 +343,17 @@ class Store:
     def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""
         return run_readonly(self.path, statement)
+
+    # ── regrade (regrades.py) ────────────────────────────────────────────────────────────
+
+    def regrade_slots(self, run_id: str) -> list[SlotRow]:
+        """The slots of a run (or group, by exact id) that an attempt fills, by experiment, eval, ordinal."""
+        return regrades.regrade_slots(self._db, run_id)
+
+    def regrade_sources(self, slots: Sequence[SlotRow], *, transcripts: bool = True) -> Iterator[RegradeSource]:
+        """The slots' attempts with their results, stored judge inputs and (`transcripts`) turns,
+        read a batch at a time in the slots' order."""
+        return regrades.regrade_sources(self._db, slots, transcripts=transcripts)
 
     # ── human labels (labels.py) ─────────────────────────────────────────────────────────
 

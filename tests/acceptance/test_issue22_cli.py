@@ -162,7 +162,7 @@ def test_junit_time_is_what_this_run_spent_and_reused_attempts_add_nothing(proj:
 # --- --help: what the help texts say reaches the screen; each command its own exit codes ----
 
 COMMANDS = ["run", "view", "query", "list", "init", "compare", "report", "merge", "sandbox list", "sandbox prune",
-            "label", "label import", "label export", "judge agreement", "review"]
+            "label", "label import", "label export", "judge agreement", "review", "regrade"]
 
 
 _HELP: dict[str, str] = {}  # one subprocess per command's --help for the whole module

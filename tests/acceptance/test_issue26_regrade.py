@@ -43,6 +43,33 @@ async def capital(t):
 '''
 
 
+# A store of the previous schema (tests/acceptance/fixtures/issue26_schema8_store.sql) was made by
+# the NiceEval before judge inputs from these two files: the same files today make the same
+# fingerprints, so a new run in that store reuses its attempts (which have no judge inputs).
+SCHEMA8_TOML = """
+[project]
+attempts = {attempts}
+
+[judge]
+model = "judge-a"
+base_url = "http://127.0.0.1:9/v1"
+api_key_env = "JK_LATER"
+max_retries = 0
+"""
+SCHEMA8_EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import closed_qa, equals
+
+QA = {"input": "What is the capital of France?", "output": "Paris."}
+
+
+@define_eval(judge=True)
+def capital(t):
+    t.check(QA["output"], equals("Paris.")).label("exact")
+    t.check(QA, closed_qa("Does it name the capital?")).label("capital")  # recorded: it decides nothing
+"""
+
+
 class Judges:
     """The loopback judge: model `judge-a` says Y to everything, `judge-b` says N to the capital
     question; `counts()` is the grading requests per model."""
@@ -164,8 +191,9 @@ def test_the_file_keeps_judge_inputs_insert_only(proj: Proj, judges: Judges, sut
 # ── a store from the previous schema ────────────────────────────────────────────────────────
 
 
-def _schema8_store(proj: Proj) -> None:
-    proj.write("niceeval.toml", "[project]\n")
+def _schema8_store(proj: Proj, attempts: int = 2) -> None:
+    proj.write("niceeval.toml", SCHEMA8_TOML.format(attempts=attempts))
+    proj.write("evals/capital.py", SCHEMA8_EVALS)
     proj.store.parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(proj.store)
     con.executescript((FIXTURES / "issue26_schema8_store.sql").read_text())
@@ -203,3 +231,213 @@ def test_merge_brings_a_stores_judge_inputs_once(proj: Proj, judges: Judges, sut
         assert done.returncode == 0, done.stdout + done.stderr
     assert proj.sql("SELECT count(*) AS n FROM judge_inputs", store=target)[0]["n"] == 2
     assert "2 judge input(s)" in proj.cli("merge", str(proj.store), "--into", str(tmp_path / "m2.db"), env=ENV).stdout
+
+
+# ── niceeval regrade ────────────────────────────────────────────────────────────────────────
+
+
+def _rows(proj: Proj, run_id: str) -> list[dict[str, object]]:
+    return proj.sql("SELECT a.id, a.state, a.reason, a.regraded_from, a.stop_cause, r.label, r.state AS result, "
+                    "r.measurement, r.explanation, r.evidence, r.judge_input, r.agreement, r.judge_samples "
+                    "FROM attempts a JOIN assertion_results r ON r.attempt_id = a.id WHERE a.run_id = ? "
+                    "ORDER BY a.ordinal, r.ordinal", [run_id])
+
+
+def _latest_run(proj: Proj) -> dict[str, object]:
+    return proj.sql("SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]
+
+
+def test_regrade_with_another_model_judges_again_into_a_new_run_and_never_runs_the_system_under_test(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut)
+    assert proj.run(env=ENV).returncode == 0
+    original = _latest_run(proj)["id"]
+    before = _rows(proj, str(original))
+    asked, ran = len(sut.requests), _ran(proj)
+    assert judges.counts() == {"judge-a": 4}
+
+    done = proj.cli("regrade", "--judge-model", "judge-b", env=ENV)
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate fails under judge-b: exit as `run`
+    assert len(sut.requests) == asked and _ran(proj) == ran  # no system under test, no eval code
+    assert judges.counts() == {"judge-a": 4, "judge-b": 4}  # every judge assertion graded again, by judge-b
+    regrade = _latest_run(proj)
+    assert (regrade["kind"], regrade["regrade_of"], regrade["status"], regrade["exit_code"]) == (
+        "regrade", original, "finished", 1)
+    after = _rows(proj, str(regrade["id"]))
+    assert _rows(proj, str(original)) == before  # insert-only: the original is untouched
+    assert len(after) == len(before) == 6
+    for old, new in zip(before, after, strict=True):
+        assert new["regraded_from"] == old["id"] and new["id"] != old["id"]
+        assert new["judge_input"] == old["judge_input"]  # the same stored input, graded again
+        if new["label"] == "exact":  # a non-judge result is copied unchanged
+            assert {k: new[k] for k in ("result", "measurement", "explanation", "evidence")} == {
+                k: old[k] for k in ("result", "measurement", "explanation", "evidence")}
+    capital = [r for r in after if r["label"] == "capital"]
+    assert {(r["state"], r["result"], r["measurement"]) for r in capital} == {("failed", "below", 0.0)}
+    assert all("judge-b disagrees" in str(r["explanation"]) for r in capital)
+    assert "2 attempt(s) regraded from their stored judge inputs" in done.stdout, done.stdout
+    assert f"details: niceeval view {regrade['id']}" in done.stdout
+
+
+def test_regrade_with_the_same_judge_passes_as_the_run_did_and_reads_like_any_run(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut)
+    assert proj.run(env=ENV).returncode == 0
+    original = str(_latest_run(proj)["id"])
+    done = proj.cli("regrade", original, env=ENV)
+    assert done.returncode == 0, done.stdout + done.stderr
+    regrade = str(_latest_run(proj)["id"])
+    assert {r["state"] for r in _rows(proj, regrade)} == {"passed"}
+    view = proj.cli("view", regrade, env=ENV)
+    assert view.returncode == 0 and "passed" in view.stdout, view.stdout + view.stderr
+    attempts = proj.query_json("attempts", "--run", regrade)
+    assert len(attempts) == 2 and {a["state"] for a in attempts} == {"passed"}
+    attempt = str(attempts[0]["id"])
+    shown = proj.cli("view", f"@{attempt}", env=ENV)
+    assert shown.returncode == 0 and "capital" in shown.stdout, shown.stdout + shown.stderr
+    report = proj.cli("report", regrade, "--out", str(proj.root / "r.html"), env=ENV)
+    assert report.returncode == 0, report.stdout + report.stderr
+
+
+def test_compare_and_judge_agreement_between_set_a_run_against_its_regrade(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut)
+    assert proj.run(env=ENV).returncode == 0
+    original = str(_latest_run(proj)["id"])
+    assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
+    regrade = str(_latest_run(proj)["id"])
+    compared = proj.cli("compare", original, regrade, env=ENV)
+    assert compared.returncode in (0, 1), compared.stdout + compared.stderr
+    assert "regressed" in compared.stdout.lower() and "capital" in compared.stdout, compared.stdout
+    between = proj.cli("judge", "agreement", "--between", original, regrade, "--format", "json", env=ENV)
+    assert between.returncode == 0, between.stdout + between.stderr
+    rows = json.loads(between.stdout)
+    rows = rows if isinstance(rows, list) else rows.get("identities", rows.get("rows", []))
+    models = {(r.get("model"), r.get("reference_model")) for r in rows}
+    assert ("judge-b", "judge-a") in models, between.stdout
+    capital = next(r for r in rows if str(r.get("criterion", "")).startswith("Does it name"))
+    assert capital["pairs"] == 2 and capital["fn"] == 2, capital  # judge-a said pass, judge-b fail
+
+
+def test_regrade_dry_prints_what_would_change_and_writes_nothing(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut)
+    assert proj.run(env=ENV).returncode == 0
+    counts = {t: proj.sql(f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in ("runs", "attempts", "assertion_results")}
+    done = proj.cli("regrade", "--judge-model", "judge-b", "--judge-samples", "3", "--dry", env=ENV)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "regrade  default · capital#0" in done.stdout and "regrade  default · capital#1" in done.stdout
+    assert "model judge-a → judge-b" in done.stdout and "samples 1 → 3" in done.stdout, done.stdout
+    assert "nothing was written (--dry)" in done.stdout
+    assert counts == {t: proj.sql(f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in counts}
+    assert judges.counts() == {"judge-a": 4}  # --dry asks no judge
+
+
+def test_regrade_with_samples_sends_each_assertion_n_times_and_stores_the_agreement(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    assert proj.run(env=ENV).returncode == 0
+    done = proj.cli("regrade", "--judge-samples", "3", env=ENV)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert judges.counts() == {"judge-a": 2 + 2 * 3}
+    regraded = [r for r in _rows(proj, str(_latest_run(proj)["id"])) if r["label"] == "capital"]
+    assert [(r["agreement"], r["judge_samples"]) for r in regraded] == [(1.0, 3)]
+
+
+def test_a_stop_at_a_judge_the_new_judge_would_pass_is_regrade_stopped_continuation(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    proj.write("niceeval.toml", (proj.root / "niceeval.toml").read_text().replace('"judge-a"', '"judge-b"'))
+    done = proj.run(env=ENV)
+    assert done.returncode == 1, done.stdout + done.stderr  # judge-b: the capital gate fails and stops there
+    original = _rows(proj, str(_latest_run(proj)["id"]))
+    assert [r["label"] for r in original] == ["exact", "capital"]  # `polite` never ran
+    assert original[0]["stop_cause"] == "capital: below"
+
+    done = proj.cli("regrade", "--judge-model", "judge-a", env=ENV)
+    assert done.returncode == 5, done.stdout + done.stderr  # errored: undecided, as `run` exits
+    regraded = _rows(proj, str(_latest_run(proj)["id"]))
+    assert [r["label"] for r in regraded] == ["exact", "capital"], done.stdout  # nothing invented
+    assert (regraded[1]["result"], regraded[0]["state"], regraded[0]["reason"]) == (
+        "met", "errored", "regrade-stopped-continuation")
+    assert "regrade-stopped-continuation" in done.stdout, done.stdout
+
+
+def test_a_stop_the_new_judge_also_makes_stays_a_stop(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    proj.write("niceeval.toml", (proj.root / "niceeval.toml").read_text().replace('"judge-a"', '"judge-b"'))
+    assert proj.run(env=ENV).returncode == 1
+    assert proj.cli("regrade", env=ENV).returncode == 1  # judge-b again: failed, still stopped there
+    (row, *_) = _rows(proj, str(_latest_run(proj)["id"]))
+    assert (row["state"], row["reason"], row["stop_cause"]) == ("failed", None, "capital: below")
+
+
+def test_an_unreachable_new_judge_is_a_setup_error_and_regrades_nothing(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    assert proj.run(env=ENV).returncode == 0
+    done = proj.cli("regrade", "--judge-base-url", "http://127.0.0.1:9/v1", env=ENV)
+    assert done.returncode == 3, done.stdout + done.stderr
+    run = _latest_run(proj)
+    assert (run["kind"], run["status"], run["exit_code"]) == ("regrade", "setup-error", 3)
+    assert proj.sql("SELECT count(*) AS n FROM attempts WHERE run_id = ?", [run["id"]])[0]["n"] == 0
+    assert "127.0.0.1:9" in done.stdout + done.stderr
+
+
+def test_an_unavailable_judge_leaves_the_regrade_undecided(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    assert proj.run(env=ENV).returncode == 0
+    judges.server.when("judge-c", Reply.error(503))
+    judges.server.models = None
+    done = proj.cli("regrade", "--judge-model", "judge-c", env=ENV)
+    assert done.returncode in (3, 5), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (("NOSUCHRUN",), "NOSUCHRUN"),
+    (("-e", "nosuch"), "-e nosuch"),
+    (("--judge-samples", "0"), "--judge-samples"),
+    (("--judge-base-url", "ftp://example.com"), "--judge-base-url"),
+    (("--judge-model", ""), "--judge-model"),
+])
+def test_bad_input_is_one_paragraph_and_exit_2(proj: Proj, judges: Judges, sut: Loopback, args: tuple[str, ...],
+                                                named: str):
+    _project(proj, judges, sut, attempts=1)
+    assert proj.run(env=ENV).returncode == 0
+    runs = proj.sql("SELECT count(*) AS n FROM runs")[0]["n"]
+    done = proj.cli("regrade", *args, env=ENV)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert proj.sql("SELECT count(*) AS n FROM runs")[0]["n"] == runs
+
+
+def test_regrade_of_a_store_from_the_previous_schema_names_the_attempts_it_cannot_regrade(proj: Proj):
+    _schema8_store(proj)
+    old_run, old_attempts = _latest_run(proj)["id"], [a["id"] for a in proj.sql("SELECT id FROM attempts")]
+    done = proj.cli("regrade", env=ENV)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert all(a in done.stderr for a in old_attempts) and "--skip-missing" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    done = proj.cli("regrade", "--skip-missing", env=ENV)
+    assert done.returncode == 2 and "no judge assertion to regrade" in done.stderr, done.stderr
+    assert [r["id"] for r in proj.sql("SELECT id FROM runs")] == [old_run]  # nothing written
+
+
+def test_skip_missing_regrades_the_attempts_that_have_inputs_and_leaves_the_others_out(
+        proj: Proj, judges: Judges):
+    _schema8_store(proj, attempts=3)
+    done = proj.run()  # reuses the two old attempts (same fingerprint), executes the third
+    assert done.returncode == 0, done.stdout + done.stderr  # no judge key yet: unavailable, recorded only
+    mixed = str(_latest_run(proj)["id"])
+    slots = proj.sql("SELECT relation FROM run_slots WHERE run_id = ? ORDER BY ordinal", [mixed])
+    assert [s["relation"] for s in slots] == ["reference", "reference", "origin"]
+    env = {"JK_LATER": ENV["JK"]}
+    refused = proj.cli("regrade", "--judge-base-url", judges.server.base_url, env=env)
+    assert refused.returncode == 2 and "2 attempt(s)" in refused.stderr, refused.stderr
+    done = proj.cli("regrade", "--judge-base-url", judges.server.base_url, "--skip-missing", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    regrade = _latest_run(proj)
+    rows = proj.sql("SELECT ordinal, state, regraded_from FROM attempts WHERE run_id = ?", [regrade["id"]])
+    assert [(r["ordinal"], r["state"]) for r in rows] == [(2, "passed")]
+    assert judges.counts() == {"judge-a": 1}
+    (result,) = proj.sql("SELECT r.state, r.measurement FROM assertion_results r JOIN attempts a "
+                         "ON a.id = r.attempt_id WHERE a.run_id = ? AND r.label = 'capital'", [regrade["id"]])
+    assert (result["state"], result["measurement"]) == ("measured", 1.0)

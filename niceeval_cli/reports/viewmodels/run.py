@@ -359,6 +359,10 @@ _REASON_TEXT = {
 
 def reuse_text(reused: int, reasons: dict[str, int], mode: str) -> str:
     """Why results were or were not reused, from the plan's reasons (config.md, "Reuse")."""
+    regraded = reasons.get(PlanReason.REGRADE.value, 0)
+    if regraded:  # a `niceeval regrade` run: nothing executed, judges asked again
+        return (f"{regraded} attempt(s) regraded from their stored judge inputs (no system under test, no eval "
+                f"code){f'; {reused} without a judge assertion adopted as they were' if reused else ''}.")
     parts = []
     for reason, (one, many, why) in _REASON_TEXT.items():
         n = reasons.get(reason.value, 0)
