@@ -8,11 +8,13 @@ Same connections, same bound — but httpcore's pool rescans every connection fo
 assigns (work that grows with the square of the pool size), which at 32 connections cost more
 CPU than the grading itself.
 
-A lane is httpcore's own HTTP/1.1 connection (`httpcore.AsyncHTTP11Connection`: h11 parses, as
-in any httpx client) over an `AsyncioStream` (`_wire.py`) instead of anyio's: a lane is only ever
-used by one request at a time, so neither a pool nor anyio's locks and streams are needed
-between the request and the socket. A lane whose connection was closed, expired (5 s idle, as
-httpx's default) or hung up by the server opens a new one for its next request.
+A lane's connection is HTTP/1.1 driven by h11 (the parser httpcore drives for any httpx client)
+over an `AsyncioStream` (`_wire.py`) instead of anyio's: a lane is only ever used by one request
+at a time and reads each response whole, so neither a pool, nor anyio's locks and streams, nor
+httpcore's per-request layers are needed between the request and the socket (httpcore's
+connection cost about 40 % more CPU per request: benchmarks/README.md). A lane whose connection
+was closed, expired (5 s idle, as httpx's default) or hung up by the server opens a new one for
+its next request. Errors are httpx's (as httpx's own transport maps httpcore's).
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import ssl
+import time
 import urllib.request
 from collections.abc import AsyncIterable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import h11
 import httpcore
-from httpcore._synchronization import AsyncLock as _CoreLock
 
 from ._httpx import httpx
 from ._wire import AsyncioBackend
@@ -60,13 +64,108 @@ _EXCEPTIONS: tuple[tuple[type[Exception], type[Exception]], ...] = (
 def _httpx_errors() -> Iterator[None]:
     try:
         yield
-    except httpcore.ConnectionNotAvailable:
-        raise
     except Exception as exc:
         for core, mapped in _EXCEPTIONS:
             if isinstance(exc, core):
                 raise mapped(str(exc)) from exc
         raise
+
+
+#: The largest response head h11 buffers (httpcore's own bound).
+MAX_INCOMPLETE_EVENT_SIZE = 100 * 1024
+READ_BYTES = 64 * 1024
+_DEFAULT_PORTS = {b"http": 80, b"https": 443}
+
+
+class _Connection:
+    """One HTTP/1.1 connection: h11 (the parser httpcore drives for httpx) over an
+    `AsyncioStream`, used by one request at a time — what `httpcore.AsyncHTTP11Connection` does
+    for a lane, without its per-request layers (request model conversion, trace hooks, state
+    lock, response stream objects) that a request read whole in one go never needs."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self.stream = stream
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_INCOMPLETE_EVENT_SIZE)
+        self.expire_at = math.inf
+        self.closed = False
+
+    def reusable(self) -> bool:
+        """Idle, not expired, and not hung up by the server (an idle connection with something
+        to read has been closed from the other end)."""
+        return (not self.closed and self.h11.our_state is h11.IDLE and time.monotonic() <= self.expire_at
+                and not self.stream.get_extra_info("is_readable"))
+
+    async def exchange(self, request: httpx.Request) -> httpx.Response:
+        """Send `request` and read its whole response; the connection is closed unless both
+        sides ended their message cleanly (then it is kept, for KEEPALIVE_EXPIRY_S)."""
+        timeouts = request.extensions.get("timeout", {})
+        try:
+            try:
+                await self._send(request, timeouts.get("write"))
+            except httpcore.WriteError:
+                # As httpcore does: a server may close the request early and still answer it.
+                pass
+            read = timeouts.get("read")
+            event = await self._event(read)
+            while not isinstance(event, h11.Response) and not (
+                isinstance(event, h11.InformationalResponse) and event.status_code == 101
+            ):
+                event = await self._event(read)
+            chunks = []
+            while True:
+                part = await self._event(read)
+                if isinstance(part, h11.Data):
+                    chunks.append(bytes(part.data))
+                elif isinstance(part, h11.EndOfMessage) or part is h11.PAUSED:
+                    break
+        except BaseException:
+            await self.aclose()
+            raise
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            self.expire_at = time.monotonic() + KEEPALIVE_EXPIRY_S
+        else:
+            await self.aclose()
+        # The body is read here, whole (a judge call always reads all of it), so the lane is
+        # free again before the caller looks at the answer; httpx decodes it (Content-Encoding)
+        # as for any response given its content.
+        return httpx.Response(
+            status_code=event.status_code,
+            headers=event.headers.raw_items(),
+            content=chunks[0] if len(chunks) == 1 else b"".join(chunks),
+            extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
+        )
+
+    async def _send(self, request: httpx.Request, timeout: float | None) -> None:
+        try:
+            head = self.h11.send(h11.Request(method=request.method, target=request.url.raw_path,
+                                             headers=request.headers.raw))
+        except h11.LocalProtocolError as exc:
+            raise httpcore.LocalProtocolError(str(exc)) from exc
+        await self.stream.write(head or b"", timeout=timeout)
+        stream = request.stream
+        assert isinstance(stream, AsyncIterable)
+        async for chunk in stream:
+            await self.stream.write(self.h11.send(h11.Data(data=chunk)) or b"", timeout=timeout)
+        await self.stream.write(self.h11.send(h11.EndOfMessage()) or b"", timeout=timeout)
+
+    async def _event(self, timeout: float | None) -> Any:
+        while True:
+            try:
+                event = self.h11.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise httpcore.RemoteProtocolError(str(exc)) from exc
+            if event is not h11.NEED_DATA:
+                return event
+            data = await self.stream.read(READ_BYTES, timeout=timeout)
+            if data == b"" and self.h11.their_state is h11.SEND_RESPONSE:
+                raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+            self.h11.receive_data(data)
+
+    async def aclose(self) -> None:
+        if not self.closed:
+            self.closed = True
+            await self.stream.aclose()
 
 
 class _Lane:
@@ -75,52 +174,33 @@ class _Lane:
     def __init__(self, backend: httpcore.AsyncNetworkBackend, verify: Callable[[], ssl.SSLContext]) -> None:
         self._backend = backend
         self._verify = verify
-        self._connection: httpcore.AsyncHTTP11Connection | None = None
+        self._connection: _Connection | None = None
 
-    async def send(self, request: httpcore.Request) -> httpcore.Response:
+    async def send(self, request: httpx.Request) -> httpx.Response:
         connection = self._connection
-        if connection is not None and (
-            connection.is_closed() or not connection.is_idle() or connection.has_expired()
-        ):
+        if connection is not None and not connection.reusable():
             await connection.aclose()
             connection = self._connection = None
         if connection is None:
             connection = self._connection = await self._connect(request)
-        return await connection.handle_async_request(request)
+        return await connection.exchange(request)
 
-    async def _connect(self, request: httpcore.Request) -> httpcore.AsyncHTTP11Connection:
-        origin = request.url.origin
-        if origin.scheme not in (b"http", b"https"):
-            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{origin.scheme.decode()}://'.")
+    async def _connect(self, request: httpx.Request) -> _Connection:
+        url = request.url
+        scheme = url.raw_scheme
+        if scheme not in _DEFAULT_PORTS:
+            raise httpcore.UnsupportedProtocol(f"Request URL has an unsupported protocol '{scheme.decode()}://'.")
         timeout = request.extensions.get("timeout", {}).get("connect")
-        host = origin.host.decode("ascii")
-        stream = await self._backend.connect_tcp(host, origin.port, timeout=timeout)
-        if origin.scheme == b"https":
+        host = url.raw_host.decode("ascii")
+        stream = await self._backend.connect_tcp(host, url.port or _DEFAULT_PORTS[scheme], timeout=timeout)
+        if scheme == b"https":
             stream = await stream.start_tls(self._verify(), server_hostname=host, timeout=timeout)
-        connection = httpcore.AsyncHTTP11Connection(origin, stream, keepalive_expiry=KEEPALIVE_EXPIRY_S)
-        if isinstance(getattr(connection, "_state_lock", None), _CoreLock):
-            # httpcore's lock goes through anyio (importing its asyncio backend on first use,
-            # and yielding to the loop on every acquire); a lane is used by one request at a
-            # time, so asyncio's own lock, never contended, keeps the same guarantee for free.
-            connection._state_lock = asyncio.Lock()  # type: ignore[assignment]
-        return connection
+        return _Connection(stream)
 
     async def aclose(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.aclose()
-
-
-async def _read_all(response: httpcore.Response) -> bytes:
-    stream = response.stream
-    assert isinstance(stream, AsyncIterable)
-    try:
-        chunks = [chunk async for chunk in stream]
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class LaneTransport(httpx.AsyncBaseTransport):
@@ -160,33 +240,11 @@ class LaneTransport(httpx.AsyncBaseTransport):
             lane = self._new_lane()
         else:
             lane = await self._free.get()
-        url = request.url
-        core = httpcore.Request(
-            method=request.method,
-            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
         try:
             with _httpx_errors():
-                try:
-                    response = await lane.send(core)
-                except httpcore.ConnectionNotAvailable:  # closed under us: once more, on a new one
-                    await lane.aclose()
-                    response = await lane.send(core)
-                body = await _read_all(response)
+                return await lane.send(request)
         finally:
             self._free.put_nowait(lane)
-        # The body is read here, whole (a judge call always reads all of it), so the lane is
-        # free again before the caller looks at the answer; httpx decodes it (Content-Encoding)
-        # as for any response given its content.
-        return httpx.Response(
-            status_code=response.status,
-            headers=response.headers,
-            content=body,
-            extensions={k: v for k, v in response.extensions.items() if k != "network_stream"},
-        )
 
     async def aclose(self) -> None:
         for lane in self._lanes:
