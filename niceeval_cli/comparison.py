@@ -15,30 +15,19 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 from . import outcomes
 from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, interval_of
-from ._states import (
-    ASSERTION_STATE_OF,
-    ATTEMPT_STATE_OF,
-    GATE_OF,
-    KIND_OF,
-    AssertionState,
-    AttemptState,
-    EvalKind,
-    GateState,
-)
+from ._states import ATTEMPT_STATE_OF, KIND_OF, AttemptState, EvalKind, GateState
+from ._unit_folds import AttemptFacts, UnitFold, mean_score, unit_fold
 from .stats import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIDENCE,
     Significance,
     UnitEvidence,
-    evidence_of,
     experiment_differences,
     pair_tests,
 )
@@ -56,13 +45,16 @@ __all__ = [
     "PairClass",
     "PairStats",
     "Side",
+    "UnitFold",
     "Verdict",
     "case_eval_id",
     "classify",
     "compare",
+    "compare_folds",
     "experiment_totals",
     "fold_side",
     "shown_eval_id",
+    "side_of",
 ]
 
 
@@ -112,28 +104,6 @@ class Verdict(str, Enum):
     UNDECIDED = "undecided"
 
 
-@dataclass(frozen=True, slots=True)  # one per attempt, and a report holds every attempt's
-class AttemptFacts:
-    """What comparing reads of one sealed attempt (built by the app layer from store rows)."""
-
-    experiment_id: str
-    eval_id: str
-    kind: EvalKind
-    state: AttemptState
-    gate: GateState | None = None
-    score: float | None = None
-    max_score: float | None = None
-    case_id: str | None = None
-    ordinal: int = 0
-    pass_rule: str | None = None  # as recorded on the run's slot; None folds under "any"
-    assertion_states: Mapping[str, AssertionState] = field(default_factory=dict)  # key → state
-    unavailable_weight: float | None = None
-    duration_ms: float | None = None
-    cost_usd: float | None = None
-    eval_module: str | None = None  # its identity (authoring.md); None when sealed before schema 5
-    eval_name: str | None = None
-
-
 @dataclass(frozen=True)
 class Side:
     """One (experiment, eval, case) of one side, folded over its attempts."""
@@ -179,74 +149,57 @@ _ATTEMPT_AS_GATE = {v: k for k, v in _GATE_AS_ATTEMPT.items()}
 def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
     """Fold one (experiment, eval, case)'s attempts: verdict, pass count, mean score, and (unless
     `keys=False`, for readers that do not compare assertions) the states of each assertion key."""
-    if not attempts:
-        raise ValueError("a side needs at least one attempt")
-    first = attempts[0]
-    rule = outcomes.stored_pass_rule(first.pass_rule)
-    kind = KIND_OF[first.kind]
-    states = [ATTEMPT_STATE_OF[a.state] for a in attempts]
+    return side_of(unit_fold(attempts, keys=keys))
+
+
+def side_of(fold: UnitFold) -> Side:
+    """A side from its unit's fold: pass-style verdicts under the pass rule, score gates folded
+    under it likewise, the mean score."""
+    rule = outcomes.parse_pass_rule(outcomes.stored_pass_rule(fold.pass_rule))
     gate: GateState | None = None
-    if kind is EvalKind.PASS:
-        fold = outcomes.fold_pass_eval(states, rule)
-        state, passed = fold.result, fold.passed
+    if fold.kind is EvalKind.PASS:
+        if fold.scored or fold.unrankable:
+            raise outcomes.not_pass_style(AttemptState.SCORED if fold.scored else AttemptState.UNRANKABLE)
+        state, _ = outcomes.pass_verdict(fold.passed, fold.failed, fold.errored, rule)
+        passed = fold.passed
         verdict = {AttemptState.PASSED: Verdict.PASSED, AttemptState.FAILED: Verdict.FAILED}.get(
             state, Verdict.UNDECIDED
         )
     else:
-        if AttemptState.ERRORED in states:
+        if fold.errored:
             state = AttemptState.ERRORED
-        elif AttemptState.UNRANKABLE in states:
+        elif fold.unrankable:
             state = AttemptState.UNRANKABLE
         else:
             state = AttemptState.SCORED
-        gates = [GATE_OF[a.gate] for a in attempts if a.gate is not None and GATE_OF[a.gate] is not GateState.NONE]
-        if gates:
-            gate = _ATTEMPT_AS_GATE[outcomes.fold_pass_eval([_GATE_AS_ATTEMPT[g] for g in gates], rule).result]
+        if fold.gates_passed or fold.gates_failed or fold.gates_unavailable:
+            folded, _ = outcomes.pass_verdict(fold.gates_passed, fold.gates_failed, fold.gates_unavailable, rule)
+            gate = _ATTEMPT_AS_GATE[folded]
         else:
             gate = GateState.NONE
-        passed = sum(
-            1 for a in attempts
-            if ATTEMPT_STATE_OF[a.state] is AttemptState.SCORED
-            and (a.gate is None or GATE_OF[a.gate] in (GateState.PASSED, GateState.NONE))
-        )
+        passed = fold.scored_gate_passed
         if state is not AttemptState.SCORED or gate is GateState.UNAVAILABLE:
             verdict = Verdict.UNDECIDED
         elif gate is GateState.FAILED:
             verdict = Verdict.FAILED
         else:
             verdict = Verdict.PASSED
-    scores = [a.score for a in attempts if a.score is not None]
-    maxima = [a.max_score for a in attempts if a.max_score is not None]
-    by_key: dict[str, list[str]] = {}
-    for a in attempts if keys else ():
-        for key, key_state in a.assertion_states.items():
-            by_key.setdefault(key, []).append(ASSERTION_STATE_OF[key_state].value)
+    is_score = fold.kind is EvalKind.SCORE
     return Side(
-        experiment_id=first.experiment_id,
-        eval_id=first.eval_id,
-        case_id=first.case_id,
-        kind=kind,
+        experiment_id=fold.experiment_id,
+        eval_id=fold.eval_id,
+        case_id=fold.case_id,
+        kind=fold.kind,
         state=state,
         gate=gate,
-        score=_mean(scores) if scores and kind is EvalKind.SCORE else None,
-        max_score=max(maxima) if maxima and kind is EvalKind.SCORE else None,
+        score=mean_score(fold.scores) if fold.scores and is_score else None,
+        max_score=fold.max_score if is_score else None,
         passed=passed,
-        attempts=len(attempts),
+        attempts=fold.attempts,
         verdict=verdict,
-        key_states=_shared_states(tuple((k, tuple(sorted(v))) for k, v in by_key.items())),
-        errored=states.count(AttemptState.ERRORED),
+        key_states=fold.key_states,
+        errored=fold.errored,
     )
-
-
-@lru_cache(maxsize=4096)
-def _shared_states(items: tuple[tuple[str, tuple[str, ...]], ...]) -> Mapping[str, tuple[str, ...]]:
-    """One read-only mapping for every side whose keys fared alike: a report pairing many evals
-    holds a few of them, not a dict per side."""
-    return MappingProxyType(dict(items))
-
-
-def _mean(values: Sequence[float]) -> float:
-    return round(math.fsum(values) / len(values), 10) + 0.0
 
 
 def _score_change(base: Side, new: Side) -> int:
@@ -292,7 +245,7 @@ def classify(base: Side | None, new: Side | None) -> PairClass:
 
 def _changed_keys(base: Side | None, new: Side | None) -> tuple[str, ...]:
     """Assertion keys whose states differ (a key on one side only counts as changed)."""
-    if base is None or new is None:
+    if base is None or new is None or base.key_states is new.key_states:  # alike states share one mapping
         return ()
     keys = list(dict.fromkeys([*new.key_states, *base.key_states]))
     return tuple(k for k in keys if base.key_states.get(k) != new.key_states.get(k))
@@ -445,31 +398,72 @@ def compare(
     identities = _identities((new, base), by_experiment=by_experiment)
     base_groups = _group(base, by_experiment=by_experiment, identities=identities)
     new_groups = _group(new, by_experiment=by_experiment, identities=identities)
+    return _compared({key: unit_fold(group) for key, group in base_groups.items()},
+                     {key: unit_fold(group) for key, group in new_groups.items()},
+                     experiments=experiments, alpha=alpha, confidence=confidence)
+
+
+def compare_folds(base: Iterable[UnitFold], new: Iterable[UnitFold], *, alpha: float = DEFAULT_ALPHA,
+                  confidence: float = DEFAULT_CONFIDENCE) -> Comparison | None:
+    """`compare` of two runs whose units the store folded (store/unit_folds.py), each unit seen
+    first where `first_seen` says. The same pairing as `compare`: by identity, or by eval id for a
+    unit without one. None when two units of one side would pair as one (a unit's attempts split
+    between two folds): the caller then compares the attempts themselves."""
+    ordered = [sorted(side, key=_first_seen) for side in (base, new)]
+    identities: Identities = {}
+    for fold in (*ordered[1], *ordered[0]):
+        if fold.eval_module is not None and fold.eval_name is not None:
+            identities.setdefault((fold.experiment_id, fold.eval_id, fold.case_id), (fold.eval_module, fold.eval_name))
+    keyed: list[dict[Key, UnitFold]] = []
+    for side in ordered:
+        by_key: dict[Key, UnitFold] = {}
+        for fold in side:
+            eval_key: tuple[str | None, str]
+            if fold.eval_module is not None and fold.eval_name is not None:
+                eval_key = (fold.eval_module, fold.eval_name)
+            else:
+                eval_key = identities.get((fold.experiment_id, fold.eval_id, fold.case_id), (None, fold.eval_id))
+            key = (fold.experiment_id, eval_key, fold.case_id)
+            if key in by_key:
+                return None
+            by_key[key] = fold
+        keyed.append(by_key)
+    return _compared(keyed[0], keyed[1], experiments=None, alpha=alpha, confidence=confidence)
+
+
+def _first_seen(fold: UnitFold) -> tuple[int, str, str, int]:
+    return fold.first_seen or (0, "", "", 0)
+
+
+def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFold], *,
+              experiments: tuple[str, str] | None, alpha: float, confidence: float) -> Comparison:
+    """Pair, class and test two sides' units, keyed by pairing key in the order first seen."""
     order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
     rank = {c: i for i, c in enumerate(order)}
-    pairs: list[Pair] = []
+    sides: list[tuple[Key, Side | None, Side | None]] = []
     evidence: list[tuple[UnitEvidence | None, UnitEvidence | None]] = []
-    for key in dict.fromkeys([*base_groups, *new_groups]):
-        b = fold_side(base_groups[key]) if key in base_groups else None
-        n = fold_side(new_groups[key]) if key in new_groups else None
-        evidence.append((evidence_of(base_groups[key]) if key in base_groups else None,
-                         evidence_of(new_groups[key]) if key in new_groups else None))
+    for key in dict.fromkeys([*base_folds, *new_folds]):
+        base_fold, new_fold = base_folds.get(key), new_folds.get(key)
+        sides.append((key, None if base_fold is None else side_of(base_fold),
+                      None if new_fold is None else side_of(new_fold)))
+        evidence.append((None if base_fold is None else base_fold.evidence,
+                         None if new_fold is None else new_fold.evidence))
+    tests = pair_tests(evidence, alpha)
+    pairs: list[Pair] = []
+    for (key, b, n), test, (base_evidence, new_evidence) in zip(sides, tests, evidence, strict=True):
         side = n or b
         assert side is not None
-        base_experiment = experiments[0] if experiments else side.experiment_id
         pairs.append(Pair(
             cls=classify(b, n),
             experiment_id=experiments[1] if experiments else side.experiment_id,
-            base_experiment_id=base_experiment,
+            base_experiment_id=experiments[0] if experiments else side.experiment_id,
             eval_id=side.eval_id,  # as the new side shows it
             case_id=key[2],
             base=b,
             new=n,
             changed_keys=_changed_keys(b, n),
+            stats=PairStats(test, interval_of(base_evidence, confidence), interval_of(new_evidence, confidence)),
         ))
-    tests = pair_tests(evidence, alpha)
-    pairs = [replace(pair, stats=PairStats(test, interval_of(b, confidence), interval_of(n, confidence)))
-             for pair, test, (b, n) in zip(pairs, tests, evidence, strict=True)]
     changes = experiment_differences(
         [((p.experiment_id, p.base_experiment_id), case_eval_id(p.eval_id, p.case_id), b, n)
          for p, (b, n) in zip(pairs, evidence, strict=True)],

@@ -18,7 +18,15 @@ from ._comparing import (
 )
 from ._evidence import AttemptLike, evidence_of
 from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
-from ._significance import DEFAULT_ALPHA, Significance, bh_q_values, fisher_p, significance_of, welch_p
+from ._significance import (
+    DEFAULT_ALPHA,
+    Significance,
+    bh_q_values,
+    fisher_p,
+    prepare_tests,
+    significance_of,
+    welch_p,
+)
 from ._tables import EXPERIMENT_COLUMNS, UNIT_COLUMNS, experiment_rows, unit_rows
 from ._units import UnitEvidence, UnitStats, unit_stats
 
@@ -52,6 +60,7 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
+    "prepare_tests",
     "significance_of",
     "t_interval",
     "unit_rows",

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from enum import Enum
 
-__all__ = ["Significance", "bh_q_values", "fisher_p", "significance_of", "welch_p"]
+__all__ = ["Significance", "bh_q_values", "fisher_p", "prepare_tests", "significance_of", "welch_p"]
 
 DEFAULT_ALPHA = 0.05
 
@@ -20,6 +20,12 @@ class Significance(str, Enum):
     SIGNIFICANT = "significant"  # q < α
     WITHIN_NOISE = "within-noise"  # tested, q ≥ α
     UNTESTABLE = "untestable"  # too little evidence on a side to test
+
+
+def prepare_tests() -> None:
+    """Import scipy's tests now: a caller about to compare does it while its other threads read
+    (about a second of CPU, spent anyway at the first test)."""
+    import scipy.stats  # noqa: F401
 
 
 @functools.lru_cache(maxsize=65536)

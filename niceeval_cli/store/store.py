@@ -26,7 +26,8 @@ from typing import Any
 
 from .._records import AssertionResult, AttemptRecord, EventRecord, TurnRecord
 from .._states import RunStatus
-from . import groups, reads, references, regrades, sealing, summary, targets
+from .._unit_folds import UnitFold
+from . import groups, reads, references, regrades, sealing, summary, targets, unit_folds
 from .agreement import PairCounts, between_pairs, label_pairs
 from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
@@ -259,6 +260,11 @@ class Store:
     def attempt_columns(self, run_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """A run's attempts with only these columns (those the store has), worst first."""
         return reads.attempt_columns(self._db, run_id, columns)
+
+    def unit_folds(self, run_id: str) -> list[UnitFold] | None:
+        """A run's units with their attempts folded in SQL (what `compare` reads); None when some
+        unit's attempts cannot be told by counts (the caller reads the attempts)."""
+        return unit_folds.unit_folds(self._db, run_id)
 
     def run_slots(self, run_id: str) -> list[SlotRow]:
         """A run's (or a group's) slots, by experiment, eval and ordinal."""

@@ -1,0 +1,216 @@
+"""A run's units folded in SQL: what `compare` reads of 100 000 attempts, as 10 000 rows.
+
+A unit is one (experiment, eval, case) of a run — here, the slots of one (experiment, eval id),
+whose attempts the store adds up in three statements that each walk the run's slots in key order
+(no sort): the attempts' counts by state and gate, their assertion keys with every state that is
+not `matched`, and the scores of score-style units. `_unit_folds.unit_fold` folds attempts in
+Python to the same `UnitFold` (tests/compare/test_unit_folds_sql.py holds the two together).
+
+Where the counts cannot stand for the attempts the answer is None, and the caller reads the
+attempts: a unit whose attempts differ in kind, pass rule, case or identity, or whose attempt rows
+disagree with their slots. Where an attempt's assertion keys are not every other attempt's keys
+(a key registered twice, or only in some attempts), that unit's results are read one by one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from .._states import KIND_OF, AssertionState, EvalKind
+from .._unit_folds import UnitFold, fold_key_states, score_evidence, shared_key_states
+from ..outcomes import assertion_severity, assertion_severity_sql, attempt_severity_sql
+from ..stats import UnitEvidence
+from .db import Db
+from .errors import translated
+from .references import run_scope
+
+__all__ = ["unit_folds"]
+
+#: Severity and ordinal of an attempt in one integer: the unit's first attempt in reading order.
+_ORDINAL_BITS = 40
+_MATCHED = AssertionState.MATCHED.value
+_UnitKey = tuple[str, str]  # (experiment id, eval id) of the slots
+
+
+def _attempts_sql(runs: str) -> str:
+    severity = attempt_severity_sql("a.state", "a.gate")
+    return (
+        "SELECT s.experiment_id, s.eval_id, count(*), count(DISTINCT s.ordinal), min(s.ordinal), "
+        f"min(({severity}) * {1 << _ORDINAL_BITS} + s.ordinal), "
+        "sum(a.experiment_id IS NOT s.experiment_id OR a.eval_id IS NOT s.eval_id OR a.ordinal IS NOT s.ordinal), "
+        "min(a.case_id), max(a.case_id), count(a.case_id), min(a.eval_module), max(a.eval_module), "
+        "count(a.eval_module), min(a.eval_name), max(a.eval_name), count(a.eval_name), min(a.kind), max(a.kind), "
+        "min(s.pass_rule), max(s.pass_rule), count(s.pass_rule), "
+        "sum(a.state IS 'passed'), sum(a.state IS 'failed'), sum(a.state IS 'errored'), sum(a.state IS 'scored'), "
+        "sum(a.state IS 'unrankable'), "
+        "sum(a.gate IS 'passed'), sum(a.gate IS 'failed'), sum(a.gate IS 'unavailable'), sum(a.gate IS 'none'), "
+        "count(a.gate), sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none'))), "
+        "max(a.max_score) "
+        f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
+        "GROUP BY s.experiment_id, s.eval_id"
+    )
+
+
+def _keys_sql(runs: str) -> str:
+    # Every (ordinal, key) the unit's results have, and each result whose state is not `matched`
+    # ("attempt-ordinal result-ordinal state", space-separated: neither holds a space). The
+    # distinct counts tell whether every attempt has the same keys, each once (`_regular`).
+    return (
+        "SELECT s.experiment_id, s.eval_id, count(r.ordinal), count(DISTINCT r.ordinal), count(DISTINCT r.key), "
+        "count(DISTINCT s.attempt_id || ' ' || r.ordinal), json_group_array(DISTINCT json_array(r.ordinal, r.key)), "
+        f"group_concat(CASE WHEN r.state <> '{_MATCHED}' "
+        "THEN s.ordinal || ' ' || r.ordinal || ' ' || r.state END, ' ') "
+        f"FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id WHERE s.run_id IN ({runs}) "
+        "GROUP BY s.experiment_id, s.eval_id"
+    )
+
+
+def _scores_sql(runs: str) -> str:
+    return (
+        "SELECT s.experiment_id, s.eval_id, s.ordinal, a.state, a.gate, a.score, a.max_score "
+        f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
+        "AND a.kind = 'score' AND a.score IS NOT NULL"
+    )
+
+
+def _results_sql(runs: str) -> str:
+    """The results of chosen units (a JSON list of "experiment␟eval id"), by attempt, worst first."""
+    return (
+        "SELECT s.experiment_id, s.eval_id, s.ordinal, r.key, r.state "
+        f"FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id WHERE s.run_id IN ({runs}) "
+        "AND s.experiment_id || char(31) || s.eval_id IN (SELECT value FROM json_each(?)) "
+        f"ORDER BY s.experiment_id, s.eval_id, s.ordinal, s.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
+    )
+
+
+def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
+    """Every unit of a run (or group) folded, in no particular order (`first_seen` says where
+    reading order meets each); None when some unit's attempts cannot be told by counts."""
+    runs = ", ".join("'" + member.replace("'", "''") + "'" for member in run_scope(db, run_id))
+    with translated(db.path, "Folding a run's attempts"):
+        attempts = db.conn.execute(_attempts_sql(runs)).fetchall()
+        keys = {(row[0], row[1]): row[2:] for row in db.conn.execute(_keys_sql(runs))}
+        scores: dict[_UnitKey, list[tuple[Any, ...]]] = defaultdict(list)
+        for row in db.conn.execute(_scores_sql(runs)):
+            scores[(row[0], row[1])].append(row[2:])
+    folds: list[UnitFold] = []
+    irregular: dict[_UnitKey, int] = {}  # unit → index of its fold, whose keys are read one by one
+    for row in attempts:
+        unit = (row[0], row[1])
+        key_states = _regular_key_states(row[2], row[4], keys.get(unit))
+        fold = _fold(row, key_states or _NO_KEYS, scores.get(unit, ()))
+        if fold is None:
+            return None
+        if key_states is None:
+            irregular[unit] = len(folds)
+        folds.append(fold)
+    if irregular:
+        with translated(db.path, "Reading the results of a run's units"):
+            found = _key_states_of(db.conn.execute(
+                _results_sql(runs), [json.dumps([f"{e}\x1f{v}" for e, v in irregular])]))
+        for unit, index in irregular.items():
+            folds[index] = replace(folds[index], key_states=found.get(unit, _NO_KEYS))
+    return folds
+
+
+_NO_KEYS = shared_key_states(())
+
+
+def _same(low: Any, high: Any, count: int, n: int) -> bool:
+    """A column is alike across the unit's n attempts: NULL in all, or one value in all."""
+    return count == 0 or (count == n and low == high)
+
+
+def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored: Iterable[Sequence[Any]]
+          ) -> UnitFold | None:
+    (experiment_id, eval_id, n, ordinals, _, first_seen, disagree, case_lo, case_hi, case_n,
+     module_lo, module_hi, module_n, name_lo, name_hi, name_n, kind_lo, kind_hi, rule_lo, rule_hi, rule_n,
+     passed, failed, errored, n_scored, unrankable, gate_passed, gate_failed, gate_unavailable, gate_none,
+     gate_n, scored_gate_passed, max_score) = row
+    if (disagree or ordinals != n or kind_lo != kind_hi or kind_lo not in KIND_OF
+            or not (_same(case_lo, case_hi, case_n, n) and _same(module_lo, module_hi, module_n, n)
+                    and _same(name_lo, name_hi, name_n, n) and _same(rule_lo, rule_hi, rule_n, n))
+            or passed + failed + errored + n_scored + unrankable != n
+            or gate_passed + gate_failed + gate_unavailable + gate_none != gate_n):
+        return None  # read from the attempts, which fold (or fail) as they always have
+    kind = KIND_OF[kind_lo]
+    if kind is EvalKind.PASS and (n_scored or unrankable):
+        return None
+    values: list[float] = []
+    evidence_scores: list[float] = []
+    for _, state, gate, score, top in sorted(scored, key=lambda s: s[0]):  # by ordinal
+        values.append(score)
+        x = score_evidence(state, gate, score, top)
+        if x is not None:
+            evidence_scores.append(x)
+    if kind is EvalKind.PASS:
+        evidence = UnitEvidence("pass", passed, failed, (), n - passed - failed)
+    else:
+        evidence = UnitEvidence("score", 0, 0, tuple(evidence_scores), n - len(evidence_scores))
+    severity, ordinal = divmod(first_seen, 1 << _ORDINAL_BITS)
+    return UnitFold(
+        experiment_id=experiment_id, eval_id=eval_id, case_id=case_lo, kind=kind, pass_rule=rule_lo,
+        attempts=n, passed=passed, failed=failed, errored=errored, scored=n_scored, unrankable=unrankable,
+        gates_passed=gate_passed, gates_failed=gate_failed, gates_unavailable=gate_unavailable,
+        scored_gate_passed=scored_gate_passed, scores=tuple(values), max_score=max_score,
+        key_states=key_states, evidence=evidence,
+        eval_module=module_lo, eval_name=name_lo, first_seen=(severity, experiment_id, eval_id, ordinal),
+    )
+
+
+def _regular_key_states(n: int, first_ordinal: int, keys: Sequence[Any] | None
+                        ) -> Mapping[str, tuple[str, ...]] | None:
+    """Each key's states when every attempt has the same keys once each; else None.
+
+    Every state not listed as an exception is `matched`; the keys stand in the first attempt's
+    reading order (its worst results first, then registration order), as attempt by attempt."""
+    if keys is None:
+        return _NO_KEYS
+    results, ordinals, distinct_keys, attempt_ordinals, pairs_json, exceptions = keys
+    pairs = _pairs(pairs_json)
+    width = len(pairs)
+    # Each attempt's (ordinal, key) pairs are a set (no result ordinal twice) within the unit's
+    # `width` pairs; `n * width` of them in all means every attempt has every pair; ordinals and
+    # keys as many as pairs means each key is registered once, at one ordinal.
+    if not (results == n * width and ordinals == width and distinct_keys == width and attempt_ordinals == results):
+        return None
+    return _from_exceptions(n, first_ordinal, pairs, exceptions)
+
+
+@lru_cache(maxsize=1024)
+def _pairs(pairs_json: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(ordinal), key) for ordinal, key in json.loads(pairs_json))
+
+
+@lru_cache(maxsize=4096)
+def _from_exceptions(n: int, first_ordinal: int, pairs: tuple[tuple[int, str], ...],
+                     exceptions: str | None) -> Mapping[str, tuple[str, ...]]:
+    others: dict[int, list[str]] = defaultdict(list)  # result ordinal → its states that are not matched
+    first: dict[int, str] = {}  # result ordinal → its state in the first attempt
+    if exceptions:
+        parts = exceptions.split(" ")
+        for i in range(0, len(parts), 3):
+            attempt, ordinal, state = int(parts[i]), int(parts[i + 1]), parts[i + 2]
+            others[ordinal].append(state)
+            if attempt == first_ordinal:
+                first[ordinal] = state
+    ordered = sorted(pairs, key=lambda p: (assertion_severity(first.get(p[0], _MATCHED)), p[0]))
+    return shared_key_states(tuple(
+        (key, tuple(sorted([*others.get(ordinal, ()), *[_MATCHED] * (n - len(others.get(ordinal, ())))])))
+        for ordinal, key in ordered
+    ))
+
+
+def _key_states_of(rows: Iterable[Sequence[Any]]) -> dict[_UnitKey, Mapping[str, tuple[str, ...]]]:
+    """Each unit's key states from its results, by attempt in ordinal order, each attempt's worst
+    first (a key registered twice keeps its place and its later state, as `assertion_states`)."""
+    by_unit: dict[_UnitKey, dict[int, dict[str, str]]] = {}
+    for experiment_id, eval_id, ordinal, key, state in rows:
+        mapping = by_unit.setdefault((experiment_id, eval_id), {}).setdefault(ordinal, {})
+        mapping[key] = state
+    return {unit: fold_key_states(attempts[o] for o in sorted(attempts)) for unit, attempts in by_unit.items()}
