@@ -1,0 +1,85 @@
+"""The store's SQL folds of a run's units (`Store.unit_folds`) are the Python folds of its attempts.
+
+`compare BASE NEW` pairs the folds the store adds up in SQL (issue 25 item 8: two runs of
+100 000 attempts in ≤ 1.5 s); `compare --experiments`, the report and any unit the store cannot
+fold by counts still fold attempts in Python (`_unit_folds.unit_fold`). On seeded stores with
+every shape of unit (tests/support/unit_fold_store.py) the two give the same units, and
+`compare_runs` the same comparison as comparing the attempts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from niceeval_cli._unit_folds import UnitFold, unit_fold
+from niceeval_cli.app.compare import attempt_facts, compare_runs
+from niceeval_cli.comparison import compare
+from niceeval_cli.outcomes import attempt_severity
+from niceeval_cli.store import Store
+from tests.support import unit_fold_store
+
+SEEDS = range(12)
+
+
+def _plain(fold: UnitFold) -> dict[str, object]:
+    """A fold's fields, its key states as (key, states) items in their order."""
+    found = {f.name: getattr(fold, f.name) for f in fields(fold)}
+    found["key_states"] = list(fold.key_states.items())
+    return found
+
+
+def _python_folds(store: Store, run_id: str) -> dict[tuple[str, str], dict[str, object]]:
+    """Each (experiment, eval id)'s attempts folded in Python, with where it is first seen."""
+    groups: dict[tuple[str, str], list] = {}
+    for facts in attempt_facts(store, store.resolve_run(run_id)):
+        groups.setdefault((facts.experiment_id, facts.eval_id), []).append(facts)
+    folds = {}
+    for unit, attempts in groups.items():
+        attempts.sort(key=lambda a: a.ordinal)
+        fold = _plain(unit_fold(attempts))
+        fold["first_seen"] = min((attempt_severity(a.state, a.gate), a.experiment_id, a.eval_id, a.ordinal)
+                                 for a in attempts)
+        folds[unit] = fold
+    return folds
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_sql_folds_are_the_python_folds(tmp_path: Path, seed: int) -> None:
+    path = tmp_path / "results.db"
+    runs = unit_fold_store.build(path, seed=seed)
+    with Store.open(path, readonly=True) as store:
+        for run_id in runs:
+            folds = store.unit_folds(run_id)
+            assert folds is not None
+            found = {(f.experiment_id, f.eval_id): _plain(f) for f in folds}
+            expected = _python_folds(store, run_id)
+            assert found.keys() == expected.keys()
+            for unit, fold in expected.items():
+                assert found[unit] == fold, unit
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_compare_runs_is_comparing_the_attempts(tmp_path: Path, seed: int) -> None:
+    path = tmp_path / "results.db"
+    base, new = unit_fold_store.build(path, seed=seed)
+    with Store.open(path, readonly=True) as store:
+        folded = compare_runs(store, base, new).comparison
+        attempts = compare(attempt_facts(store, store.resolve_run(base)),
+                           attempt_facts(store, store.resolve_run(new)))
+    assert [p.row() for p in folded.pairs] == [p.row() for p in attempts.pairs]
+    assert [c.row() for c in folded.experiments] == [c.row() for c in attempts.experiments]
+    assert any(p.changed_keys for p in attempts.pairs)  # the stores do tell keys apart
+
+
+def test_a_unit_whose_attempts_differ_in_identity_is_compared_from_its_attempts(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    base, new = unit_fold_store.build(path, seed=3, mixed=True)
+    with Store.open(path, readonly=True) as store:
+        assert store.unit_folds(base) is None  # not told by counts
+        folded = compare_runs(store, base, new).comparison
+        attempts = compare(attempt_facts(store, store.resolve_run(base)),
+                           attempt_facts(store, store.resolve_run(new)))
+    assert [p.row() for p in folded.pairs] == [p.row() for p in attempts.pairs]
