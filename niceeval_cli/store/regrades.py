@@ -1,9 +1,10 @@
 """What `niceeval regrade` reads of a sealed run (judge-trust.md §2): each slot's attempt with its
 results, its transcript and the stored judge inputs of its judge results.
 
-Read in batches (`BATCH` attempts, three statements each: attempts, results, judge inputs) so a
-run of 100 000 attempts is never held at once; the transcript is read per attempt, as `view`
-reads it. Which results are judge results is the store's own word (`match_name`), so a store
+Read in batches (`BATCH` attempts, five statements each: attempts, results, judge inputs, turns
+and events) so a run of 100 000 attempts is never held at once, and the regrade's event loop,
+which reads the next batch while the judge answers, is held for a few statements, not for two
+per attempt. Which results are judge results is the store's own word (`match_name`), so a store
 sealed before judge inputs existed names the attempts it cannot regrade.
 """
 
@@ -13,11 +14,11 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from .._records import TurnRecord
+from .._records import EventRecord, TurnRecord
 from ..expect._judge import JUDGE_CHOICES  # the judge factories' names, as stored in match_name
 from .db import Db
-from .reads import run_slots, turns
-from .rows import AssertionRow, AttemptRow, SlotRow, assertion_row, attempt_row
+from .reads import run_slots
+from .rows import AssertionRow, AttemptRow, SlotRow, assertion_row, attempt_row, event_row, turn_row
 
 __all__ = ["BATCH", "JUDGE_MATCHES", "RegradeSource", "is_judge_result", "regrade_sources"]
 
@@ -76,13 +77,30 @@ def regrade_sources(db: Db, slots: Sequence[SlotRow], *, transcripts: bool = Tru
             "Reading the judge inputs to regrade",
             "SELECT sha256, content FROM judge_inputs WHERE sha256 IN (SELECT value FROM json_each(?))",
             [json.dumps(shas)])} if shas else {}
+        judged = json.dumps([a for a, rs in results.items() if any(map(is_judge_result, rs))])
+        transcript = _transcripts(db, judged) if transcripts else {}
         for slot in batch:
             attempt = attempts[str(slot.attempt_id)]
             own = tuple(results.get(attempt.id, ()))
             mine = {r.judge_input: inputs[r.judge_input] for r in own
                     if r.judge_input is not None and r.judge_input in inputs}
-            transcript = tuple(turns(db, attempt.id)) if transcripts and any(map(is_judge_result, own)) else ()
-            yield RegradeSource(slot, attempt, own, transcript, mine)
+            yield RegradeSource(slot, attempt, own, tuple(transcript.get(attempt.id, ())), mine)
+
+
+def _transcripts(db: Db, ids: str) -> dict[str, list[TurnRecord]]:
+    """The turns (each with its events) of the attempts in the JSON list `ids`: two statements."""
+    events: dict[tuple[str, int], list[EventRecord]] = {}
+    for row in db.rows("Reading the events to regrade",
+                       "SELECT * FROM events WHERE attempt_id IN (SELECT value FROM json_each(?)) "
+                       "ORDER BY attempt_id, turn_ordinal, seq", [ids]):
+        events.setdefault((row["attempt_id"], row["turn_ordinal"]), []).append(event_row(row))
+    found: dict[str, list[TurnRecord]] = {}
+    for row in db.rows("Reading the turns to regrade",
+                       "SELECT * FROM turns WHERE attempt_id IN (SELECT value FROM json_each(?)) "
+                       "ORDER BY attempt_id, ordinal", [ids]):
+        found.setdefault(row["attempt_id"], []).append(
+            turn_row(row, tuple(events.get((row["attempt_id"], row["ordinal"]), ()))))
+    return found
 
 
 __all__ += ["regrade_slots"]
