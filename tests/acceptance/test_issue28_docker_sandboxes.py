@@ -167,3 +167,31 @@ def test_an_interrupted_run_removes_its_containers_helpers_and_baked_images(proj
     assert proc.returncode == 130, out + err
     run_id = proj.sql("SELECT id FROM runs")[0]["id"]
     assert _left_by(run_id) == {"containers": [], "helpers": [], "images": []}
+
+
+PREPARED_EVAL = """
+from niceeval_cli import define_eval
+
+
+@define_eval()
+async def untouched(t):
+    t.sandbox.no_changes().gate()
+"""
+
+
+def test_a_sandbox_with_prepare_takes_each_attempts_own_baseline(proj: Project, tmp_path: Path):
+    """`prepare` may leave different files in each container (here a random stamp): the baseline is
+    then read per attempt, after its own `prepare`, never shared — `no_changes()` passes everywhere."""
+    need_docker(SHELL_IMAGE)
+    log = tmp_path / "docker-calls.log"
+    env = _project(proj, log)
+    proj.write("evals/bench.py", PREPARED_EVAL)
+    with (proj.root / "niceeval.toml").open("a") as toml:
+        toml.write("prepare = [\"cat /proc/sys/kernel/random/uuid > stamp.txt\"]\n")
+    done = proj.run("--attempts", "4", "--max-concurrency", "2", env=env, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [a["state"] for a in proj.sql("SELECT state FROM attempts")] == ["passed"] * 4
+    out = [c for c in log.read_text().splitlines() if c.startswith("cp ") and ":" in c.split()[1]]
+    assert len(out) == 2 * 4, out  # each attempt's baseline and its one assertion read
+    run_id = proj.sql("SELECT id FROM runs")[0]["id"]
+    assert _left_by(run_id) == {"containers": [], "helpers": [], "images": []}

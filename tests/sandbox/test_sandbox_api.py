@@ -214,3 +214,29 @@ async def test_text_past_the_snapshot_budget_is_compared_but_its_diff_is_unavail
     result, evidence = await h.result()
     assert result.state == "unavailable" and result.reason == "diff-unavailable"
     assert "of text a snapshot keeps" in result.explanation and "not diffed" in evidence
+
+
+async def test_assertions_registered_together_share_one_read_and_a_later_one_reads_again(make_harness, local_spec):
+    """Issue 28: one read of the workspace for the assertions registered before it began (one `docker
+    cp` out instead of one each); an assertion registered once it has begun reads the workspace anew,
+    so a change made meanwhile (an agent's process still writing) is seen."""
+    h = await make_harness(local_spec)
+    reads: list[int] = []
+    real = h.workspace.snapshot
+
+    def counted(cancel=None):
+        reads.append(1)
+        return real(cancel)
+
+    h.workspace.snapshot = counted
+    (Path(h.workspace.workdir) / "README.md").write_text("changed\n")
+    h.sandbox.file_changed("README.md", status="modified")
+    h.sandbox.not_in_diff(includes("secret"))
+    h.sandbox.no_changes(["src"])
+    assert [(await h.result(i))[0].state for i in range(3)] == ["matched"] * 3
+    assert len(reads) == 1
+    (Path(h.workspace.workdir) / "src" / "new.py").write_text("x = 1\n")  # not through t.sandbox
+    h.sandbox.file_changed("src/new.py", status="added")
+    h.sandbox.no_changes(["src"])
+    assert [(await h.result(i))[0].state for i in (3, 4)] == ["matched", "mismatched"]
+    assert len(reads) == 2
