@@ -420,7 +420,8 @@ async def regrade_attempt(source: RegradeSource, settings: JudgeSettings, judge:
         error=decided.error, fingerprint=digest(parts_json), fingerprint_parts=parts_json, judge_tokens=tokens,
         judge_cost_usd=math.fsum(costs) if costs else None,
         judge_estimated_cost_usd=tokens * price / 1_000_000 if price is not None and tokens > 0 else None,
-        regraded_from=original.id, turns=_copied_turns(source.turns, attempt_id),
+        # The first original: regrades of a regrade pair with the run that executed it (judge agreement --between).
+        regraded_from=original.regraded_from or original.id, turns=_copied_turns(source.turns, attempt_id),
     )
     return AttemptRecord(**fields), results
 

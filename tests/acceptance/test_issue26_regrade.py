@@ -441,3 +441,20 @@ def test_skip_missing_regrades_the_attempts_that_have_inputs_and_leaves_the_othe
     (result,) = proj.sql("SELECT r.state, r.measurement FROM assertion_results r JOIN attempts a "
                          "ON a.id = r.attempt_id WHERE a.run_id = ? AND r.label = 'capital'", [regrade["id"]])
     assert (result["state"], result["measurement"]) == ("measured", 1.0)
+
+
+def test_a_regrade_of_a_regrade_points_at_the_attempts_that_ran(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1)
+    assert proj.run(env=ENV).returncode == 0
+    original = str(_latest_run(proj)["id"])
+    assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
+    first = str(_latest_run(proj)["id"])
+    done = proj.cli("regrade", first, "--judge-model", "judge-a", env=ENV)
+    assert done.returncode == 0, done.stdout + done.stderr  # judge-a again: passed, as the run did
+    second = _latest_run(proj)
+    assert second["regrade_of"] == first
+    (ran,) = proj.sql("SELECT id FROM attempts WHERE run_id = ?", [original])
+    assert {r["regraded_from"] for r in proj.sql("SELECT regraded_from FROM attempts WHERE run_id = ?",
+                                                 [second["id"]])} == {ran["id"]}
+    assert judges.counts() == {"judge-a": 2 + 2, "judge-b": 2}
+    assert len(sut.requests) == 1  # the one run, and nothing since
