@@ -409,9 +409,9 @@ async def regrade_attempt(source: RegradeSource, settings: JudgeSettings, judge:
     decided = outcomes.decide_attempt(original.kind, results, _execution(source, results))
     tokens = sum(r.judge_tokens or 0 for r in results)
     price = input_prices.get(settings.model or "")
-    parts = json.loads(original.fingerprint_parts)
-    parts["judge"], parts["judge_version"] = settings.fingerprint_view(), JUDGE_VERSION
-    parts_json = canonical_json(parts)
+    parts = json.loads(original.fingerprint_parts)  # stored canonical: plain JSON already
+    parts["judge"], parts["judge_version"] = _judge_part(settings), JUDGE_VERSION
+    parts_json = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     fields = {f.name: getattr(original, f.name) for f in dataclasses.fields(AttemptRecord)}
     fields.update(
         id=attempt_id, run_id=run_id, state=decided.state, reason=decided.reason, score=decided.score,
@@ -424,6 +424,17 @@ async def regrade_attempt(source: RegradeSource, settings: JudgeSettings, judge:
         regraded_from=original.regraded_from or original.id, turns=_copied_turns(source.turns, attempt_id),
     )
     return AttemptRecord(**fields), results
+
+
+_JUDGE_PARTS: dict[int, tuple[JudgeSettings, Any]] = {}
+
+
+def _judge_part(settings: JudgeSettings) -> Any:
+    """The fingerprint's `judge` part of `settings` as plain JSON (made once per settings object)."""
+    found = _JUDGE_PARTS.get(id(settings))
+    if found is None or found[0] is not settings:
+        found = _JUDGE_PARTS[id(settings)] = (settings, json.loads(canonical_json(settings.fingerprint_view())))
+    return found[1]
 
 
 async def _regrade_result(result: AssertionRow, content: str, settings: JudgeSettings, judge: Grader,
