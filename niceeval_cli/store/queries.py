@@ -49,11 +49,13 @@ RUN_NOT_RUN_SQL = (
     "AND s.ordinal = p.ordinal) AND (runs.shard_count IS NULL OR "
     "niceeval_shard_of(p.experiment_id, p.eval_id, p.ordinal, runs.shard_count) = runs.shard_index)) END"
 )
+# `kind` (schema 9): `run` or `regrade`; a run recorded before reads `run`. `query runs` also lists
+# shard groups (scale.md), whose rows say `group` there.
+_RUN_COLUMN_SQL = {"status": f"{RUN_STATUS_SQL} AS status", "kind": "COALESCE(runs.kind, 'run') AS kind"}
 RUN_SELECT = ", ".join(
-    f"{RUN_STATUS_SQL} AS status" if column == "status" else f"runs.{column}" for column in RUN_COLUMNS
+    _RUN_COLUMN_SQL.get(column, f"runs.{column}") for column in RUN_COLUMNS
 ) + f", {RUN_NOT_RUN_SQL} AS not_run"
-# `query runs` also lists shard groups (scale.md); a run row says it is one.
-RUN_QUERY_SELECT = f"{RUN_SELECT}, 'run' AS kind, NULL AS shards_merged"
+RUN_QUERY_SELECT = f"{RUN_SELECT}, NULL AS shards_merged"
 
 Names = str | Sequence[str] | None
 

@@ -290,6 +290,9 @@ def test_regrade_with_the_same_judge_passes_as_the_run_did_and_reads_like_any_ru
     assert {r["state"] for r in _rows(proj, regrade)} == {"passed"}
     view = proj.cli("view", regrade, env=ENV)
     assert view.returncode == 0 and "passed" in view.stdout, view.stdout + view.stderr
+    runs = {r["id"]: r for r in proj.query_json("runs")}
+    assert (runs[regrade]["kind"], runs[regrade]["regrade_of"]) == ("regrade", original)
+    assert (runs[original]["kind"], runs[original]["regrade_of"]) == ("run", None)
     attempts = proj.query_json("attempts", "--run", regrade)
     assert len(attempts) == 2 and {a["state"] for a in attempts} == {"passed"}
     attempt = str(attempts[0]["id"])
