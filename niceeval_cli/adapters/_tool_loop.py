@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,11 +77,15 @@ class _Ran:
     error: BaseException | None = None
 
 
-def _run_plain(fns: list[Callable[[Any], Any]], inputs: list[Any], started: float) -> list[_Ran]:
+def _run_plain(fns: list[Callable[[Any], Any]], inputs: list[Any], started: float,
+               abandoned: threading.Event) -> list[_Ran]:
     """In a worker thread: the handlers in order, until one returns an awaitable (the loop
-    awaits it before the next one runs, as it would have alone)."""
+    awaits it before the next one runs, as it would have alone) — or the attempt stopped
+    waiting (a timeout, Ctrl-C): no later handler starts then, as none would have alone."""
     ran = []
     for fn, arguments in zip(fns, inputs, strict=True):
+        if abandoned.is_set():
+            break
         item = _Ran((time.monotonic() - started) * 1000)
         try:
             item.output = fn(arguments)
@@ -149,7 +154,12 @@ async def _execute(
                 break
             batch.append(later)
             fns.append(later_fn)
-        ran = await asyncio.to_thread(_run_plain, fns, [call_input(c) for c in batch], started)
+        abandoned = threading.Event()
+        try:
+            ran = await asyncio.to_thread(_run_plain, fns, [call_input(c) for c in batch], started, abandoned)
+        except asyncio.CancelledError:
+            abandoned.set()
+            raise
         for one, item in zip(batch, ran, strict=False):
             done.append(_outcome(one, await _settle(item, started)))
         at += len(ran)

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,48 @@ def test_tool_calls_of_one_reply_run_in_order_plain_ones_off_the_loop(project: P
                              and "messages" in r.json][1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in sent_back] == [f"c{i}" for i in range(7)]
     assert "database is down" in sent_back[4]["content"] and "no handler for tool 'missing'" in sent_back[5]["content"]
+
+
+STOPPED_TOOLS = """
+import pathlib, time
+
+def slow(arguments):
+    time.sleep(1.0)
+    return "slow done"
+
+def after(arguments):
+    pathlib.Path(arguments["mark"]).write_text("ran")
+    return "after done"
+
+HANDLERS = {"slow": slow, "after": after}
+"""
+
+
+def test_a_timed_out_attempt_starts_no_later_handler_of_its_reply(project: Project, judge_server: JudgeServer,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """One thread hop runs a reply's plain handlers one after another; once the attempt has
+    timed out, the ones not yet started never start (as when each had its own hop)."""
+    monkeypatch.setenv("ORDER_KEY", "order-key-not-secret")
+    judge_server.listed = ["m"]
+    mark = tmp_path / "after-ran"
+    calls = [{"id": "c0", "type": "function", "function": {"name": "slow", "arguments": "{}"}},
+             {"id": "c1", "type": "function", "function": {"name": "after",
+                                                           "arguments": json.dumps({"mark": str(mark)})}}]
+    judge_server.enqueue(Reply.completion({"content": None, "tool_calls": calls}, finish_reason="tool_calls"),
+                         Reply.text("All done."))
+    sealed = project.run_one(
+        """
+        from niceeval_cli import define_eval
+
+        @define_eval(timeout_ms=300)
+        async def stopped(t):
+            await t.send("go")
+        """,
+        toml=(f'[experiments.chat]\nadapter = "openai-chat"\nmodel = "m"\n[experiments.chat.options]\n'
+              f'base_url = "{judge_server.base_url}"\napi_key_env = "ORDER_KEY"\ntool_handlers = "tools:HANDLERS"\n'),
+        files={"tools.py": STOPPED_TOOLS},
+    )
+    assert sealed.attempt["state"] == "errored" and sealed.attempt["reason"] == "timeout", sealed.attempt
+    time.sleep(1.5)  # the slow handler has returned by now: the next one would have run
+    assert not mark.exists()
