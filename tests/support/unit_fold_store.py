@@ -4,9 +4,10 @@ For holding the store's SQL folds (`Store.unit_folds`) to the Python fold of the
 (`_unit_folds.unit_fold`): pass- and score-style units, cases, attempts with and without an
 identity, pass rules, every attempt state and gate, scores with and without a maximum, results
 whose keys are alike in every attempt and results that are not (a key missing from an attempt,
-registered twice, an attempt without results), units on one side only, and slots of the second
-run that reuse the first run's attempts. `mixed=True` adds a unit whose attempts differ in
-identity, which the store does not fold (the caller compares attempts).
+registered twice, one result stored twice at its ordinal, an attempt without results), units on
+one side only, and slots of the second run that reuse the first run's attempts. `mixed=True`
+adds a unit whose attempts differ in identity, which the store does not fold (the caller
+compares attempts).
 """
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ def _results(attempt_id: str, keys: list[str], shape: str, rng: random.Random) -
         chosen.insert(rng.randrange(len(chosen) + 1), rng.choice(chosen))  # one key registered twice
     if shape == "none" or (shape == "ragged" and rng.random() < 0.1):
         chosen = []
+    numbered = list(enumerate(chosen))
+    if shape == "same-ordinal" and len(numbered) > 1 and rng.random() < 0.5:
+        numbered[-1] = numbered[0]  # the first result twice, at its ordinal; the last one missing
     rows = []
-    for ordinal, key in enumerate(chosen):
+    for ordinal, key in numbered:
         row = dict.fromkeys(ASSERTION_COLUMNS)
         row.update(id=_id("R"), attempt_id=attempt_id, ordinal=ordinal, key=key, label=key, role="gate",
                    state=rng.choice(ASSERTION_STATES), match_name="equals", match_config="{}", or_stop=0,
@@ -81,7 +85,7 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
         identity = None if rng.random() < 0.25 else (f"mod{u % 4}", name)
         rule = rng.choice((None, "any", "all", "0.5", "0.8"))
         keys = [f"k{j}" + rng.choice(("", ",x", " y")) for j in range(rng.randrange(0, 5))]
-        shape = rng.choice(("regular", "regular", "regular", "ragged", "twice", "none"))
+        shape = rng.choice(("regular", "regular", "regular", "ragged", "twice", "same-ordinal", "none"))
         sides = rng.choice(("both", "both", "both", "both", "base", "new"))
         specs.append((experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides))
     conn = sqlite3.connect(path)
