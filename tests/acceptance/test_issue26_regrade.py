@@ -461,3 +461,18 @@ def test_a_regrade_of_a_regrade_points_at_the_attempts_that_ran(proj: Proj, judg
                                                  [second["id"]])} == {ran["id"]}
     assert judges.counts() == {"judge-a": 2 + 2, "judge-b": 2}
     assert len(sut.requests) == 1  # the one run, and nothing since
+
+
+def test_the_calibration_gate_holds_back_a_regrading_judge_people_never_labelled(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=1, extra="min_human_kappa = 0.5\nmin_labels = 1")
+    assert proj.run(env=ENV).returncode == 5  # judge-a has no labels yet: uncalibrated, undecided
+    done = proj.cli("regrade", "--judge-model", "judge-b", "--json", env=ENV)
+    assert done.returncode == 5, done.stdout + done.stderr
+    events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
+    assert events[0] == "run.planned" and "attempt.sealed" in events
+    rows = _rows(proj, str(_latest_run(proj)["id"]))
+    capital = next(r for r in rows if r["label"] == "capital")
+    assert (capital["result"], capital["measurement"]) == ("unavailable", 0.0)
+    assert "judge-uncalibrated" in str(capital["explanation"])
+    assert judges.counts()["judge-b"] == 1  # graded, then held back (the original stopped after it: no `polite`)
