@@ -476,3 +476,18 @@ def test_the_calibration_gate_holds_back_a_regrading_judge_people_never_labelled
     assert (capital["result"], capital["measurement"]) == ("unavailable", 0.0)
     assert "judge-uncalibrated" in str(capital["explanation"])
     assert judges.counts()["judge-b"] == 1  # graded, then held back (the original stopped after it: no `polite`)
+
+
+def test_the_next_run_reuses_what_ran_never_a_regraded_attempt(proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut)
+    assert proj.run(env=ENV).returncode == 0
+    original = str(_latest_run(proj)["id"])
+    ran = {r["id"] for r in proj.sql("SELECT id FROM attempts WHERE run_id = ?", [original])}
+    assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
+    asked = len(sut.requests)
+    done = proj.run(env=ENV)  # the config still names judge-a: its results are reused as they were
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = str(_latest_run(proj)["id"])
+    slots = proj.sql("SELECT relation, attempt_id FROM run_slots WHERE run_id = ?", [again])
+    assert {s["relation"] for s in slots} == {"reference"} and {s["attempt_id"] for s in slots} == ran
+    assert len(sut.requests) == asked and judges.counts() == {"judge-a": 4, "judge-b": 4}
