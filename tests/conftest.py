@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import compileall
-from collections.abc import Iterator
+import sys
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,20 @@ def pytest_configure(config: pytest.Config) -> None:
     Only the controller compiles (before xdist starts its workers); `__pycache__` is git-ignored."""
     if not hasattr(config, "workerinput"):
         compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "niceeval_cli"), quiet=1)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
+    """Let pytest keep its assertion-rewritten test modules while it collects: under
+    PYTHONDONTWRITEBYTECODE each worker rewrote and compiled all ~300 test files again on every
+    run (about 15 s of CPU per worker). Tests themselves still run with bytecode writing off, so
+    no project a test builds gains a `__pycache__`."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
 
 
 # --- judge: the loopback OpenAI-compatible server (tests/support/loopback.py) -------------------
