@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import ExperimentDifference, Interval, PairedDifference, UnitEvidence, UnitTest, unit_stats
+from .stats import ExperimentDifference, Interval, PairedDifference, UnitEvidence, UnitTest, t_interval, wilson
 
 __all__ = ["EXPERIMENT_COLUMNS", "ExperimentChange", "PairStats", "change_of", "interval_of"]
 
@@ -21,9 +21,12 @@ class PairStats:
 
 
 def interval_of(evidence: UnitEvidence | None, confidence: float) -> Interval | None:
+    """A side's interval: Wilson for pass-style, t for score-style (as `unit_stats` gives it)."""
     if evidence is None or not evidence.decided:
         return None
-    return unit_stats(evidence, k=1, confidence=confidence).interval
+    if evidence.style == "pass":
+        return wilson(evidence.passed, evidence.decided, confidence)
+    return t_interval(evidence.scores, confidence)
 
 
 @dataclass(frozen=True)

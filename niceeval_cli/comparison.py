@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from . import outcomes
@@ -152,10 +153,16 @@ def fold_side(attempts: Sequence[AttemptFacts], *, keys: bool = True) -> Side:
     return side_of(unit_fold(attempts, keys=keys))
 
 
+@lru_cache(maxsize=256)
+def _rule(stored: str | None) -> outcomes.PassRule:
+    """A slot's stored pass rule, parsed once per distinct text (20 000 sides share a few)."""
+    return outcomes.parse_pass_rule(outcomes.stored_pass_rule(stored))
+
+
 def side_of(fold: UnitFold) -> Side:
     """A side from its unit's fold: pass-style verdicts under the pass rule, score gates folded
     under it likewise, the mean score."""
-    rule = outcomes.parse_pass_rule(outcomes.stored_pass_rule(fold.pass_rule))
+    rule = _rule(fold.pass_rule)
     gate: GateState | None = None
     if fold.kind is EvalKind.PASS:
         if fold.scored or fold.unrankable:
