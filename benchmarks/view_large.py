@@ -126,8 +126,9 @@ def build(path: Path, attempts: int, per_attempt: int) -> str:
     with conn:
         conn.execute(
             "INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, "
-            "config_file, experiments) VALUES (?, ?, NULL, 'running', '[\"run\"]', 'bench', NULL, NULL, ?)",
-            (run_id, "2025-01-01T00:00:00.000Z", '["' + '","'.join(EXPERIMENTS) + '"]'),
+            "config_file, experiments, planned_total) "
+            "VALUES (?, ?, NULL, 'running', '[\"run\"]', 'bench', NULL, NULL, ?, ?)",
+            (run_id, "2025-01-01T00:00:00.000Z", '["' + '","'.join(EXPERIMENTS) + '"]', attempts),
         )
     rows = _attempt_rows(run_id, attempts, per_attempt, rng)
     while True:
