@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 
 from tests.support.loopback import JudgeServer, Loopback, Reply
 from tests.support.project import Project as Proj
+from tests.support.project import stop, wait_for
 
 ENV = {"JK": "sk-test-regradeKey0123456789abcdef"}
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -491,3 +494,25 @@ def test_the_next_run_reuses_what_ran_never_a_regraded_attempt(proj: Proj, judge
     slots = proj.sql("SELECT relation, attempt_id FROM run_slots WHERE run_id = ?", [again])
     assert {s["relation"] for s in slots} == {"reference"} and {s["attempt_id"] for s in slots} == ran
     assert len(sut.requests) == asked and judges.counts() == {"judge-a": 4, "judge-b": 4}
+
+
+def test_ctrl_c_keeps_what_was_regraded_and_marks_the_regrade_interrupted(
+        proj: Proj, judges: Judges, sut: Loopback):
+    _project(proj, judges, sut, attempts=6)
+    assert proj.run(env=ENV).returncode == 0
+    # The regrade's preflight is answered at once, then every grading request hangs.
+    judges.server.enqueue(Reply.tool("Y", "preflight"), *[Reply.tool("Y", "slow", delay_s=10)] * 12)
+    proc = proj.popen("regrade", "--judge-model", "judge-c", env=ENV)
+    try:
+        wait_for(lambda: judges.counts().get("judge-c", 0) >= 6, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        asked = time.monotonic()
+        _out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - asked
+    finally:
+        stop(proc)
+    assert proc.returncode == 130, err
+    assert took < 5, took  # the hanging judge requests are given up, not waited for
+    run = _latest_run(proj)
+    assert (run["kind"], run["status"], run["exit_code"]) == ("regrade", "interrupted", 130), err
+    assert "Traceback" not in err
