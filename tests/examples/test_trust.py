@@ -6,6 +6,7 @@ command is the real CLI in a subprocess, as the example's README tells the reade
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -77,11 +78,11 @@ def test_run_regrade_label_and_agreement_offline(trust: Project) -> None:
 
 
 def test_the_fake_judge_answers_by_model() -> None:
-    sys.path.insert(0, str(REPO / "examples" / "trust"))
-    try:
-        from _fake_judge import decide  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(REPO / "examples" / "trust"))
+    spec = importlib.util.spec_from_file_location("trust_fake_judge", REPO / "examples" / "trust" / "_fake_judge.py")
+    assert spec is not None and spec.loader is not None
+    fake_judge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fake_judge)  # loaded by path: no sys.path edit, no module cache entry
+    decide = fake_judge.decide
     terse, full = "<output>\nYes.\n</output>", "<output>\nYes, one year on parts and labour from delivery.\n</output>"
     assert decide("lenient-judge", terse)[0] == decide("lenient-judge", full)[0] == "Y"
     assert (decide("strict-judge", terse)[0], decide("strict-judge", full)[0]) == ("N", "Y")
