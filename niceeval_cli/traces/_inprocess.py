@@ -7,6 +7,12 @@ that send — in its task, its awaits, or a worker thread started with `asyncio.
 copies the context) — belongs to that turn, and two attempts in flight never mix. Spans started
 elsewhere are not looked at.
 
+The processor only keeps a reference to each span the turn starts (the SDK's own `Span`, which
+holds its end time, status and attributes once ended); `on_end` does nothing. When the turn
+finishes, the spans that ended are read once, in one pass, through the SDK's `ReadableSpan`
+properties. Per span that is one list append while the agent runs, instead of two locks, a dict
+of owners and a conversion on the agent's own path (benchmarks/README.md, issue 27 item 8).
+
 Complete (tool calls observed) when at least one span was started in the turn, every one of them
 ended by the flush deadline, and none was dropped (more than `MAX_SPANS` in one turn).
 """
@@ -31,6 +37,7 @@ from ._merge import MAX_SPANS, merge_trace
 from ._spans import SpanData
 
 _CURRENT: ContextVar[_Collector | None] = ContextVar("niceeval_otel_turn", default=None)
+_ERROR = StatusCode.ERROR
 
 
 def plain(value: Any) -> Any:
@@ -40,80 +47,107 @@ def plain(value: Any) -> Any:
     return value
 
 
-def span_data(span: ReadableSpan) -> SpanData:
+def _attributes(span: ReadableSpan) -> dict[str, Any]:
+    """The span's attributes as plain data: one copy of the SDK's mapping (`mappingproxy.copy`,
+    which copies the dict under it in one go; reading it item by item goes through Python
+    methods), then sequences made lists where there are any."""
+    attributes = span.attributes
+    if attributes is None:
+        return {}
+    copy = getattr(attributes, "copy", None)
+    copied = copy() if copy is not None else None
+    out: dict[str, Any] = copied if type(copied) is dict else dict(attributes)
+    for key, value in out.items():
+        if isinstance(value, (tuple, list)):
+            out[key] = plain(value)
+    return out
+
+
+class _Hex:
+    """Ids written as hex once per turn: its spans share a trace id, and a parent is another span."""
+
+    __slots__ = ("spans", "traces")
+
+    def __init__(self) -> None:
+        self.traces: dict[int, str] = {}
+        self.spans: dict[int, str] = {}
+
+    def trace(self, trace_id: int) -> str:
+        text = self.traces.get(trace_id)
+        if text is None:
+            text = self.traces[trace_id] = format(trace_id, "032x")
+        return text
+
+    def span(self, span_id: int) -> str:
+        text = self.spans.get(span_id)
+        if text is None:
+            text = self.spans[span_id] = format(span_id, "016x")
+        return text
+
+
+def span_data(span: ReadableSpan, hexes: _Hex | None = None) -> SpanData:
+    """An ended SDK span in the plain form both trace sources share."""
+    hexed = hexes if hexes is not None else _Hex()
     context = span.context
     parent = span.parent
     status = span.status
+    start = span.start_time or 0
     return SpanData(
-        name=span.name,
-        trace_id=format(context.trace_id, "032x") if context is not None else "",
-        span_id=format(context.span_id, "016x") if context is not None else "",
-        parent_span_id=format(parent.span_id, "016x") if parent is not None else None,
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time or span.start_time or 0,
-        error=status.status_code is StatusCode.ERROR,
-        status_message=status.description or None,
-        attributes={k: plain(v) for k, v in (span.attributes or {}).items()},
+        span.name,
+        hexed.trace(context.trace_id) if context is not None else "",
+        hexed.span(context.span_id) if context is not None else "",
+        hexed.span(parent.span_id) if parent is not None else None,
+        start,
+        span.end_time or start,
+        status.status_code is _ERROR,
+        status.description or None,
+        _attributes(span),
     )
 
 
-def _key(span: ReadableSpan) -> tuple[int, int]:
-    """A span's identity (`on_end` gets a fresh ReadableSpan, not the object `on_start` saw)."""
-    context = span.context
-    return (context.trace_id, context.span_id) if context is not None else (0, 0)
-
-
 class _Collector:
-    """The spans of one turn: started, ended, dropped (touched from any thread)."""
+    """The spans one turn started, in start order (appended from any thread; read at the end)."""
+
+    __slots__ = ("closed", "dropped", "lock", "spans")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.open: set[tuple[int, int]] = set()
-        self.ended: list[SpanData] = []
+        self.spans: list[ReadableSpan] = []
         self.dropped = 0
-        self.started = 0
         self.closed = False
+
+    def take(self, span: ReadableSpan) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            if len(self.spans) >= MAX_SPANS:
+                self.dropped += 1
+                return
+            self.spans.append(span)
+
+    def close(self) -> tuple[list[ReadableSpan], int]:
+        """No more spans join: the ones taken (in start order) and how many were dropped. The
+        collector lets go of them (a thread that copied the turn's context may outlive it)."""
+        with self.lock:
+            self.closed = True
+            spans, self.spans = self.spans, []
+            return spans, self.dropped
+
+
+def _open(spans: list[ReadableSpan]) -> bool:
+    return any(span.end_time is None for span in spans)
 
 
 class _TurnProcessor(SpanProcessor):
     """Hands each span started in a turn's context to that turn's collector."""
 
-    def __init__(self) -> None:
-        self._owners: dict[tuple[int, int], _Collector] = {}
-        self._lock = threading.Lock()
-
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         collector = _CURRENT.get()
-        if collector is None or span.context is None:
-            return
-        key = (span.context.trace_id, span.context.span_id)
-        with collector.lock:
-            if collector.closed:
-                return
-            collector.started += 1
-            if collector.started > MAX_SPANS:
-                collector.dropped += 1
-                return
-            collector.open.add(key)
-        with self._lock:
-            self._owners[key] = collector
+        if collector is not None:
+            collector.take(span)
 
     def on_end(self, span: ReadableSpan) -> None:
-        with self._lock:
-            collector = self._owners.pop(_key(span), None)
-        if collector is None:
-            return
-        data = span_data(span)
-        with collector.lock:
-            if collector.closed:
-                return
-            collector.open.discard(_key(span))
-            collector.ended.append(data)
-
-    def forget(self, collector: _Collector) -> None:
-        with self._lock:
-            for key in [k for k, c in self._owners.items() if c is collector]:
-                del self._owners[key]
+        return None  # the turn holds the span since it started; it reads it when it finishes
 
     def shutdown(self) -> None:
         return None
@@ -143,23 +177,22 @@ class InProcessCapture:
             self._close()
 
     def _close(self) -> None:
-        with self._collector.lock:
-            self._collector.closed = True
-        self._processor.forget(self._collector)
+        self._collector.close()
 
     async def finish(self, turn: Turn, declared: Iterable[str]) -> Turn:
-        """Wait (up to the flush time) for spans still open, then merge what arrived."""
+        """Wait (up to the flush time) for spans still open, then read the ended ones and merge them."""
         collector = self._collector
         deadline = time.monotonic() + self._flush_ms / 1000
-        while collector.open and time.monotonic() < deadline:
+        while _open(collector.spans) and time.monotonic() < deadline:
             await asyncio.sleep(0.005)
-        with collector.lock:
-            collector.closed = True
-            spans = list(collector.ended)
-            still_open, dropped, started = len(collector.open), collector.dropped, collector.started
-        self._processor.forget(collector)
+        started, dropped = collector.close()
+        ended = [span for span in started if span.end_time is not None]
+        still_open = len(started) - len(ended)
+        ended.sort(key=_end_time)  # the order they ended in (the trace id is the first one's)
+        hexes = _Hex()
+        spans = [span_data(span, hexes) for span in ended]
         problem = None
-        if started == 0:
+        if not started and not dropped:
             problem = "no span was started during the turn"
         elif still_open:
             problem = f"{still_open} span(s) had not ended {self._flush_ms} ms after the turn"
@@ -167,6 +200,10 @@ class InProcessCapture:
             problem = f"{dropped} span(s) dropped (more than {MAX_SPANS} in one turn)"
         trace_id = spans[0].trace_id if spans else None
         return merge_trace(turn, declared, spans, problem, trace_id)
+
+
+def _end_time(span: ReadableSpan) -> int:
+    return span.end_time or 0
 
 
 class InProcessTracer:

@@ -18,6 +18,7 @@ the turn reported any (never counted twice). Other spans are ignored (still stor
 from __future__ import annotations
 
 import json
+import json.scanner
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,13 +64,36 @@ class Converted:
     events: tuple[Event, ...]
 
 
+def _whole_json(text: str) -> Any:
+    """`json.loads(text)` for text without surrounding whitespace, through json's C scanner made
+    once (`json.loads` builds its way there on every call: a turn parses two values per tool
+    call). Raises ValueError as `json.loads` does when the text is not one JSON value."""
+    if _SCAN is None:
+        return json.loads(text)
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration as exc:
+        raise ValueError("not JSON") from exc
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def _scanner() -> Any:
+    make = getattr(json.scanner, "c_make_scanner", None)
+    return make(json.JSONDecoder()) if make is not None else None
+
+
+_SCAN = _scanner()
+
+
 def _json_or_text(value: Any) -> Any:
     """JSON text is parsed (arguments and results usually are); anything else stays as it is."""
     if isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null"):
             try:
-                return json.loads(stripped)
+                return _whole_json(stripped)
             except ValueError:
                 return value
     return value
