@@ -28,9 +28,11 @@ _MODEL_OPS = ("chat", "text_completion", "generate_content")
 _AGENT_OPS = ("invoke_agent",)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanData:
-    """One finished span, whatever its source."""
+    """One finished span, whatever its source. (Not frozen: a frozen dataclass sets each of its
+    nine fields through `object.__setattr__`, and a turn makes one per span; nothing changes one
+    after it is made.)"""
 
     name: str
     trace_id: str  # 32 hex digits
@@ -44,13 +46,15 @@ class SpanData:
 
     def as_event(self) -> Event:
         """The span as the turn stores it (`query events`: kind `span`)."""
-        return Event("span", {
+        data: dict[str, Any] = {
             "name": self.name, "trace_id": self.trace_id, "span_id": self.span_id,
             "parent_span_id": self.parent_span_id, "started_ms": self.start_ns / 1e6,
             "ended_ms": self.end_ns / 1e6, "status": "error" if self.error else "ok",
-            **({"status_message": self.status_message} if self.status_message else {}),
-            "attributes": self.attributes,
-        })
+        }
+        if self.status_message:
+            data["status_message"] = self.status_message
+        data["attributes"] = self.attributes
+        return Event("span", data)
 
 
 @dataclass(frozen=True)
