@@ -117,4 +117,5 @@ def test_the_spans_benchmark_quotes_the_sdk_alone_beside_the_spans() -> None:
     assert re.search(r"^W1 with 10 tool calls as OTel spans: [\d.]+ s .* ratio to W1 [\d.]+x \(target ≤ 1\.5x\)$",
                      text, re.M), text
     assert re.search(r"^the same spans made by the SDK, not read: [\d.]+ s .* ratio to W1 [\d.]+x$", text, re.M), text
-    assert re.search(r"^NiceEval reading them \(spans − SDK alone\): [\d.]+ ms per attempt", text, re.M), text
+    # (at 20 evals the difference is within the noise and may come out negative)
+    assert re.search(r"^NiceEval reading them \(spans − SDK alone\): -?[\d.]+ ms per attempt", text, re.M), text
