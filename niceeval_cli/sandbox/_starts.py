@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import tarfile
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -52,6 +51,8 @@ def _put(cache: OrderedDict[Hashable, object], key: Hashable, value: object) -> 
 def _tar_of(template: str) -> bytes | None:
     """The template directory as a tar of relative entries (directories, files, symlinks; owned by
     root, as `docker cp` makes them anyway), or None over TAR_LIMIT bytes."""
+    import tarfile  # here: only a docker sandbox makes tars, and every run imports this module
+
     root = Path(template)
     buffer = io.BytesIO()
     total = 0

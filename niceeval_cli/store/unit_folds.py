@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .._states import KIND_OF, AssertionState, EvalKind
+from .._states import KIND_OF, AssertionState, AttemptState, EvalKind, GateState
 from .._unit_folds import UnitFold, fold_key_states, score_evidence, shared_key_states
 from ..outcomes import assertion_severity, assertion_severity_sql, attempt_severity_sql
 from ..stats import UnitEvidence
@@ -48,8 +48,10 @@ def _packed(column: str, values: Sequence[str]) -> str:
     return f"sum(CASE {column} {whens} ELSE 0 END)"
 
 
-_STATES = ("passed", "failed", "errored", "scored")  # packed; `unrankable` counted on its own
-_GATES = ("passed", "failed", "unavailable", "none")
+#: The packed states and gates, in packing order (`unrankable` is counted on its own).
+_STATES = tuple(state.value for state in (AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED,
+                                          AttemptState.SCORED))
+_GATES = tuple(gate.value for gate in (GateState.PASSED, GateState.FAILED, GateState.UNAVAILABLE, GateState.NONE))
 
 
 def _attempts_sql(runs: str) -> str:

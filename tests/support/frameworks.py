@@ -135,4 +135,8 @@ def langgraph_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(ToolFake(messages=replies), ToolNode([lookup, refund], handle_tool_errors=True))
-    return agent.invoke({"messages": [("user", prompt)]}), log
+    result = agent.invoke({"messages": [("user", prompt)]})
+    # ToolNode runs one message's tool calls concurrently (threads), so the order the tools logged
+    # themselves in is the scheduler's; the calls' own order is the message's (lookup, then refund).
+    asked = ["lookup", "refund"]
+    return result, sorted(log, key=lambda entry: asked.index(entry[0]))
