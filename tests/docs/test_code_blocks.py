@@ -22,6 +22,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from tests.support.code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
+from tests.support.components import need_ray
 
 pytestmark = pytest.mark.slow
 
@@ -88,8 +89,15 @@ def _run_command(block: Block, command: Command, project: Path, env: dict[str, s
         f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
+def _needs_ray(block: Block) -> bool:
+    """A block that runs `niceeval run --executor ray` needs the `[ray]` extra installed."""
+    return block.lang in _RUNNABLE and block.directive is None and "--executor ray" in block.body
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
 def test_every_code_block_of_the_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
+    if any(_needs_ray(block) for block in blocks(page)):
+        need_ray()  # `[test]` has no Ray: its page's blocks skip with the reason (and fail in CI)
     project, bin_dir = tmp_path / "project", tmp_path / "bin"
     project.mkdir()
     _shim(bin_dir)
