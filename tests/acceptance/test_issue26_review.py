@@ -98,6 +98,30 @@ def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, tmp_pa
     assert server.wait(timeout=30) == 0
 
 
+@pytest.mark.slow
+def test_a_label_saved_after_the_reader_moved_away_leaves_them_where_they_went(reviewed, tmp_path: Path):
+    """The reply to a label arrives late (held here): the page moves on only from the item labelled."""
+    proj, url, server = reviewed
+    with chromium_context(tmp_path / "profile") as context:
+        page = context.new_page()
+        held: list[object] = []
+        page.route("**/labels", lambda route: held.append(route))
+        page.goto(url)
+        page.wait_for_selector(".scale button")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("document.querySelector('h2').textContent.startsWith('facts')")
+        page.keyboard.press("2")  # labels facts; its reply is held
+        wait_for(lambda: page.wait_for_timeout(50) or len(held) == 1, timeout=20)
+        page.keyboard.press("ArrowLeft")  # the reader goes back before the reply arrives
+        page.wait_for_function("document.querySelector('h2').textContent.startsWith('capital')")
+        held[0].continue_()  # type: ignore[attr-defined]
+        wait_for(lambda: page.wait_for_timeout(50) or "saved 0.6" in page.inner_text("#status"), timeout=20)
+        assert page.inner_text("h2").startswith("capital")
+        assert [r["value"] for r in _labels(proj)] == [0.6]
+    server.send_signal(signal.SIGINT)
+    assert server.wait(timeout=30) == 0
+
+
 def test_a_write_without_the_page_token_is_refused_and_writes_nothing(reviewed):
     proj, url, _server = reviewed
     attempt = proj.sql("SELECT id FROM attempts")[0]["id"]

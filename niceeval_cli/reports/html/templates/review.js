@@ -48,7 +48,7 @@
   function move(step) { at = Math.max(0, Math.min(items.length - 1, at + step)); render(); }
 
   function send(value, comment) {
-    var it = items[at], status = document.getElementById("status");
+    var from = at, it = items[at], status = document.getElementById("status");
     fetch("/labels", {
       method: "POST", headers: {"Content-Type": "application/json", "X-NiceEval-Token": token},
       body: JSON.stringify({attempt_id: it.attempt_id, key: it.key, value: value, comment: comment || null})
@@ -57,8 +57,9 @@
         if (res[0] !== 200) { status.textContent = "not saved: " + res[1].error; status.className = "status error"; return; }
         it.labels.push({value: res[1].value, author: res[1].author, comment: comment || null, created_at: "now"});
         var saved = "saved " + res[1].value + " (label " + res[1].id + ")";
-        if (at < items.length - 1) { move(1); }
-        else { render(); }
+        // Move on only from the item labelled: a reply arriving after the reader went elsewhere
+        // leaves them (and what they are typing) where they are.
+        if (at === from) { if (at < items.length - 1) { move(1); } else { render(); } }
         document.getElementById("status").textContent = saved;
       })
       .catch(function (e) { status.textContent = "not saved: " + e; status.className = "status error"; });
