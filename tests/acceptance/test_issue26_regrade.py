@@ -21,7 +21,7 @@ from tests.support.project import Project as Proj
 from tests.support.project import stop, wait_for
 
 ENV = {"JK": "sk-test-regradeKey0123456789abcdef"}
-FIXTURES = Path(__file__).parent / "fixtures"
+STORE_DUMPS = Path(__file__).resolve().parents[1] / "store" / "data"  # every schema dump lives there
 
 EVALS = '''
 import pathlib
@@ -46,7 +46,7 @@ async def capital(t):
 '''
 
 
-# A store of the previous schema (tests/acceptance/fixtures/issue26_schema8_store.sql) was made by
+# A store of the previous schema (tests/store/data/schema8_judged.sql) was made by
 # the NiceEval before judge inputs from these two files: the same files today make the same
 # fingerprints, so a new run in that store reuses its attempts (which have no judge inputs).
 SCHEMA8_TOML = """
@@ -199,7 +199,7 @@ def _schema8_store(proj: Proj, attempts: int = 2) -> None:
     proj.write("evals/capital.py", SCHEMA8_EVALS)
     proj.store.parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(proj.store)
-    con.executescript((FIXTURES / "issue26_schema8_store.sql").read_text())
+    con.executescript((STORE_DUMPS / "schema8_judged.sql").read_text())
     con.close()
 
 
