@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
-from .._gateway import header_problem
+from .._gateway import header_problem, resolve_headers
 from .._registry import ADAPTERS, SANDBOXES
 from ..authoring import JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
@@ -236,6 +236,12 @@ class JudgeSettings(FrozenModel):
         """The key value from the environment, or None when unset or empty."""
         value = (os.environ if environ is None else environ).get(self.api_key_env)
         return value or None
+
+    def secret_values(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """What this judge reads from the environment and must never be stored or printed: the key
+        and the values of its `env:NAME` headers. A run and a regrade redact the same set."""
+        key = self.read_key(environ)
+        return [*([key] if key else []), *resolve_headers(self.headers, environ).secrets]
 
 
 #: The judge fields an eval may set (`define_eval(judge={...})`): authoring's list, in table order.

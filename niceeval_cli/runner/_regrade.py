@@ -318,12 +318,7 @@ async def _preflight(judge: Grader, plan: RegradePlan) -> tuple[list[SetupFailur
 
 
 def _secrets(settings: Any) -> list[str]:
-    from .._gateway import resolve_headers
-
-    values: list[str] = []
-    for each in {id(s): s for s in settings}.values():
-        key = each.read_key()
-        values += [*([key] if key else []), *resolve_headers(each.headers).secrets]
+    values = [value for each in {id(s): s for s in settings}.values() for value in each.secret_values()]
     note_secrets(values)
     return sorted(set(values))
 

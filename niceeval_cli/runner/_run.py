@@ -6,7 +6,6 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import functools
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -341,8 +340,8 @@ def _check_group(store: Store, layout: ShardLayout) -> None:
 
 def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     """Values never stored or printed: judge keys and what adapters read from the environment."""
-    names = {s.settings.judge.api_key_env for s in slots if s.settings.judge is not None}
-    values = [value for name in sorted(names) if (value := os.environ.get(name))]
+    judges = {s.settings.judge for s in slots if s.settings.judge is not None}
+    values = sorted({value for judge in judges for value in judge.secret_values()})
     adapters = {id(s.adapter): s.adapter for s in slots if s.adapter is not None}
     values += [v for a in adapters.values() for v in a.secrets if v]
     note_secrets(values)  # for the crash report, should this process meet a bug (`_crash`)

@@ -69,3 +69,30 @@ def test_a_preflight_error_echoing_the_key_is_printed_redacted(judged):
     output = run.stdout + run.stderr
     assert "401" in output and KEY not in output
     assert KEY not in _store_dump(judged)
+
+
+HEADER_SECRET = "plain-gateway-token-5519"
+RAISES_TOKEN = """
+    @define_eval()
+    def raises_token(t):
+        raise RuntimeError("the gateway refused " + os.environ["GW_TOKEN"])
+"""
+
+
+def test_a_judge_header_secret_echoed_back_is_in_no_table_and_no_output(judged):
+    """A judge header read from the environment (`env:NAME`) is a secret like the key: a judge
+    that echoes it in a reply or an error leaves it in no stored row and no printed line."""
+    judged.setup(LEAKY + RAISES_TOKEN,
+                 toml="[project]\n" + judged.judge_table() + 'headers = { X-Gateway-Token = "env:GW_TOKEN" }\n')
+    judged.server.when("marker-echo", Reply.tool("Y", f"your gateway token is {HEADER_SECRET}"))
+    judged.server.when("marker-invalid", Reply.text(f"not a grade, token {HEADER_SECRET}"))
+    judged.server.when("marker-error", Reply.error(400, f"bad request with token {HEADER_SECRET}"))
+
+    run = judged.run(env={"GW_TOKEN": HEADER_SECRET})
+
+    assert run.exit_code in (0, 5), run.stderr
+    assert all(r.headers.get("x-gateway-token") == HEADER_SECRET for r in judged.grading)
+    assert HEADER_SECRET not in run.stdout + run.stderr
+    dump = _store_dump(judged)
+    assert HEADER_SECRET not in dump
+    assert "[redacted]" in dump
