@@ -19,7 +19,7 @@ import re
 import shlex
 import shutil
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,21 @@ class AgentCliAdapter(Adapter):
         if done.timed_out or done.exit_code != 0:
             why = "timed out" if done.timed_out else f"exited with code {done.exit_code}"
             return f"`{self.binary} --version` {why}: {tail(done.stderr.text(), self.secrets, 300) or '(no output)'}"
+        return None
+
+    async def preflight_in(self, probe: Callable[[list[str]], Awaitable[Any]], where: str) -> str | None:
+        """`<binary> --version` where the attempts will run it, for a sandbox whose commands do not
+        run on this host (`where`: "docker image NAME"): the binary that counts is the image's.
+        `probe(argv)` gives the sandbox kind's result (exit 127: not found there)."""
+        result = await probe([self.binary, "--version"])
+        if result.timed_out:
+            return f"`{self.binary} --version` timed out in the {where}"
+        if result.exit_code == 127:
+            return (f"the {self.name} adapter's binary {self.binary!r} was not found in the {where}; install it "
+                    f"there ({self.install_hint}) or set `binary` in the experiment's options")
+        if result.exit_code != 0:
+            return (f"`{self.binary} --version` exited with code {result.exit_code} in the {where}: "
+                    f"{tail(result.stderr, self.secrets, 300) or '(no output)'}")
         return None
 
     install_hint: str = ""

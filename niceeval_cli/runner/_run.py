@@ -35,7 +35,7 @@ from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, plan
 from ._plan_rows import Rows, plan_slots, reference_slots, rule_text
-from ._sandboxing import preflight_sandbox_slots
+from ._sandboxing import preflight_adapters_in_sandboxes, preflight_sandbox_slots, runs_in_sandbox
 from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
@@ -349,10 +349,14 @@ def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
 
 
 async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
-    """The system under test checked once before dispatch, like the judge (a setup error, exit 3)."""
+    """The system under test checked once before dispatch, like the judge (a setup error, exit 3);
+    an adapter running its own binary in a sandbox off this host is checked in that sandbox."""
+    elsewhere = [s for s in slots if s.adapter is not None and runs_in_sandbox(s)]
+    failures = await preflight_adapters_in_sandboxes(elsewhere) if elsewhere else []
+    if elsewhere:
+        slots = [s for s in slots if not runs_in_sandbox(s)]
     adapters = {s.experiment.id: s.adapter for s in slots if s.adapter is not None}
     causes = await preflight_adapters(list(adapters.items()))
-    failures = []
     for experiment_id, cause in causes.items():
         adapter = adapters[experiment_id]
         eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
@@ -440,8 +444,11 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         try:
             if not await stop.settle():
                 failures = await _preflight(judge, executing) if judge is not None else []
-                failures += await _preflight_adapters(executing)
-                failures += await preflight_sandbox_slots(executing)
+                unmade = await preflight_sandbox_slots(executing)  # no binary is probed in those
+                broken = {(f.experiment_id, e) for f in unmade for e in f.eval_ids}
+                failures += await _preflight_adapters(
+                    [s for s in executing if (s.experiment.id, s.eval.id) not in broken] if broken else executing)
+                failures += unmade
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = (
                 [s for s in executing if (s.experiment.id, s.eval.id) not in blocked] if blocked else executing

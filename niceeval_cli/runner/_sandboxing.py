@@ -12,13 +12,22 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._redact import redact
 from ..sandbox import AttemptSandbox, PrepareFailed, SandboxSpec, kind_for, sandbox_record, should_keep
 from ._events import SetupFailure
 
 if TYPE_CHECKING:
     from ._plan import PlannedSlot
 
-__all__ = ["AttemptScope", "PrepareFailed", "SandboxFingerprints", "preflight_sandbox_slots", "sandbox_fingerprint"]
+__all__ = [
+    "AttemptScope",
+    "PrepareFailed",
+    "SandboxFingerprints",
+    "preflight_adapters_in_sandboxes",
+    "preflight_sandbox_slots",
+    "runs_in_sandbox",
+    "sandbox_fingerprint",
+]
 
 _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -59,13 +68,68 @@ async def preflight_sandbox_slots(slots: Sequence[PlannedSlot]) -> list[SetupFai
     for spec, problem in zip(specs, problems, strict=True):
         if problem is None:
             continue
-        where = f"docker image {spec.image}" if spec.kind == "docker" else f"{spec.kind} sandbox"
+        where = _where(spec)
         experiments: dict[str, list[str]] = {}
         for slot in by_spec[spec]:
             evals = experiments.setdefault(slot.experiment.id, [])
             if slot.eval.id not in evals:
                 evals.append(slot.eval.id)
         failures += [SetupFailure(experiment_id, tuple(evals), where, None, problem, "sandbox")
+                     for experiment_id, evals in experiments.items()]
+    return failures
+
+
+def _where(spec: SandboxSpec) -> str:
+    return f"docker image {spec.image}" if spec.kind == "docker" else f"{spec.kind} sandbox"
+
+
+#: How long an adapter's binary may take to say its version in a throwaway sandbox.
+PROBE_TIMEOUT_MS = 30_000
+
+
+def runs_in_sandbox(slot: PlannedSlot) -> bool:
+    """The slot's adapter runs its own binary (a coding agent's CLI) in a sandbox whose commands do
+    not run on this host: that binary is checked there, not on this host (integrations.md §3)."""
+    spec = slot.settings.sandbox
+    return (spec is not None and hasattr(slot.adapter, "preflight_in")
+            and not kind_for(spec).runs_on_host)
+
+
+async def preflight_adapters_in_sandboxes(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
+    """Each distinct (adapter, sandbox) of `slots` (all `runs_in_sandbox`) checked once, its binary
+    run in a throwaway sandbox of the spec; one setup failure per experiment that cannot run it."""
+    groups: dict[tuple[int, SandboxSpec], list[PlannedSlot]] = {}
+    for slot in slots:
+        assert slot.settings.sandbox is not None
+        groups.setdefault((id(slot.adapter), slot.settings.sandbox), []).append(slot)
+
+    async def check(slot: PlannedSlot) -> str | None:
+        spec, adapter = slot.settings.sandbox, slot.adapter
+        assert spec is not None and adapter is not None
+        kind = kind_for(spec)
+
+        async def probe(argv: list[str]) -> Any:
+            return await kind.probe(spec, argv, timeout_ms=PROBE_TIMEOUT_MS)
+
+        try:
+            cause = await adapter.preflight_in(probe, _where(spec))  # type: ignore[attr-defined]
+        except Exception as exc:  # its own failure is its answer, as for a preflight on this host
+            cause = f"the preflight of adapter {adapter.name!r} raised {type(exc).__name__}: {exc}"
+        return None if cause is None else redact(" ".join(str(cause).split()), [s for s in adapter.secrets if s])
+
+    causes = await asyncio.gather(*(check(group[0]) for group in groups.values()))
+    failures = []
+    for group, cause in zip(groups.values(), causes, strict=True):
+        if cause is None:
+            continue
+        adapter = group[0].adapter
+        assert adapter is not None
+        experiments: dict[str, list[str]] = {}
+        for slot in group:
+            evals = experiments.setdefault(slot.experiment.id, [])
+            if slot.eval.id not in evals:
+                evals.append(slot.eval.id)
+        failures += [SetupFailure(experiment_id, tuple(evals), adapter.endpoint or adapter.name, None, cause, "adapter")
                      for experiment_id, evals in experiments.items()]
     return failures
 

@@ -288,6 +288,7 @@ def _remove(container: str) -> None:
 
 class DockerKind:
     name = "docker"
+    runs_on_host = False
 
     def __init__(self) -> None:
         self._image_ids: dict[str, str] = {}
@@ -328,6 +329,18 @@ class DockerKind:
                 return None
             self._image_ids[image] = done.stdout.decode().strip()
         return self._image_ids[image]
+
+    async def probe(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_ms: int) -> CommandResult:
+        """`docker run --rm` of the image with `argv[0]` as its entrypoint: no shell is needed in the
+        image, and a binary the image lacks is exit 127 (126: not executable; 125: docker's own error)."""
+        name = f"niceeval-probe-{os.getpid()}-{next(_count)}"
+        user = ["--user", spec.user] if spec.user is not None else []
+        result = await run_host([docker(), "run", "--rm", "--name", name, f"--label={LABEL}.probe={os.getpid()}",
+                                 "--network", "none", *user, "--entrypoint", argv[0], spec.image or "", *argv[1:]],
+                                timeout_ms=timeout_ms)
+        if result.timed_out:
+            await asyncio.to_thread(_remove, name)
+        return result
 
     async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
                      background: bool = False) -> DockerWorkspace:

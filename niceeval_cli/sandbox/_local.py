@@ -278,6 +278,7 @@ class LocalWorkspace:
 
 class LocalKind:
     name = "local"
+    runs_on_host = True
 
     async def check(self, spec: SandboxSpec) -> str | None:
         if spec.template and not Path(spec.template).is_dir():
@@ -286,6 +287,13 @@ class LocalKind:
 
     def identity(self, spec: SandboxSpec) -> str | None:
         return None
+
+    async def probe(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_ms: int) -> CommandResult:
+        """On this host, as a local workspace's commands run."""
+        try:
+            return await run_host(argv, timeout_ms=timeout_ms)
+        except OSError as exc:  # not found, not executable: what a shell would answer
+            return CommandResult(127 if isinstance(exc, FileNotFoundError) else 126, "", str(exc), 0.0)
 
     async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
                      background: bool = False) -> LocalWorkspace:

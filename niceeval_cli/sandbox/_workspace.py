@@ -246,6 +246,9 @@ class SandboxKind(Protocol):
     """A registered implementation: `local`, `docker`."""
 
     name: str
+    #: Its commands run on this host (local) rather than somewhere else (a container): an adapter
+    #: that runs its own binary in the sandbox is checked on this host only when this is true.
+    runs_on_host: bool
 
     async def check(self, spec: SandboxSpec) -> str | None:
         """A setup problem (exit 3, naming the image or socket and the fix), or None."""
@@ -253,6 +256,12 @@ class SandboxKind(Protocol):
 
     def identity(self, spec: SandboxSpec) -> str | None:
         """What enters the fingerprint besides the spec (docker: the image id)."""
+        ...
+
+    async def probe(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_ms: int) -> CommandResult:
+        """`argv` run once where this kind's attempts run their commands, with no workspace (docker: a
+        throwaway container of the image): how an adapter that runs its own binary in the sandbox is
+        checked before dispatch. A binary that cannot be found is exit 127, as a shell says it."""
         ...
 
     async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
