@@ -1,18 +1,24 @@
 """Issue 28: the agent path against its raw-client floor, in one run.
 
-    python benchmarks/agent_path.py [--cases 200] [--latency-ms 20] [--concurrency 32] [--profile]
+    python benchmarks/agent_path.py [--cases 200] [--latency-ms 20] [--concurrency 32] [--timeline] [--profile]
 
 The workload a tool-using agent eval looks like: one eval over N cases, the `openai-chat`
 adapter with `tools` / `tool_handlers` (three plain functions), against a loopback
-OpenAI-compatible server of this script's own (asyncio, 127.0.0.1, port 0, in a thread) that
-answers each case's first chat request with 3 tool calls and its second (the one carrying the
-tool results) with the final text, each after `--latency-ms`. Every attempt asserts
-`tool_order(["lookup", "price", "refund"])` and the reply. `[project] max_concurrency` is
-`--concurrency`; the run goes through the real CLI in a subprocess.
+OpenAI-compatible server of this script's own that answers each case's first chat request with
+3 tool calls and its second (the one carrying the tool results) with the final text, each after
+`--latency-ms`. Every attempt asserts `tool_order(["lookup", "price", "refund"])` and the reply.
+`[project] max_concurrency` is `--concurrency`; the run goes through the real CLI in a subprocess.
+
+The server is its own process (127.0.0.1, port 0; this script with `--serve`), lean because it
+shares the box's cores with what it measures: an asyncio protocol, the latency a timer, each
+request parsed once (`json.loads`, for its case and whether it carries tool results), the two
+replies encoded once with the case spliced in. Its own CPU per request is printed for each side.
 
 The floor, measured in the same invocation against the same server: the same two-request loop
 per case from `--concurrency` asyncio lanes, each its own `httpx.AsyncClient` of one
-keep-alive connection (no pool to search), nothing else (its own subprocess).
+keep-alive connection (no pool to search), nothing else (its own subprocess). The clients are
+made before the first request: each builds a TLS context, which made inside the lanes would
+stagger their starts across the window.
 Start-up: the same CLI run over a single case (median of three), less its two model latencies.
 
 Printed for both: wall time, the model window (first chat request in → last out, at the
@@ -20,6 +26,7 @@ server), mean requests in flight (Σ request durations / window), CPU (user + sy
 process, from RUSAGE_CHILDREN) and CPU per model request (whole process; and for niceeval also
 beyond start-up: the one-case run's CPU taken off, over the requests beyond its two); then the ratios and the targets:
 window ≤ 1.3 × floor, wall ≤ 1.5 × (floor + start-up), ≥ 24 in flight, CPU per request ≤ 1 ms.
+`--timeline` prints each side's requests in flight per 20 ms of its window (where it went);
 `--profile` runs the CLI under pyinstrument and prints its call tree.
 """
 
@@ -29,14 +36,14 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +52,7 @@ MODEL = "bench-agent"
 TOOLS = ("lookup", "price", "refund")
 
 
-# ── the loopback model server ───────────────────────────────────────────────────────────────
+# ── the loopback model server (its own process) ─────────────────────────────────────────────
 
 def _tool_reply(case: str) -> dict[str, object]:
     calls = [{"id": f"call_{i}", "type": "function",
@@ -64,92 +71,209 @@ def _final_reply(case: str) -> dict[str, object]:
             "usage": {"prompt_tokens": 90, "completion_tokens": 8, "total_tokens": 98}}
 
 
-@dataclass
-class ModelServer:
-    """OpenAI-compatible enough for `openai-chat`: GET /models, POST /chat/completions."""
+def _response(data: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(data), data)
 
-    latency_s: float
-    chats: list[tuple[float, float]] = field(default_factory=list)  # (in, out) monotonic
-    connections: int = 0
-    port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
-    _thread: threading.Thread | None = None
+
+_MARK = "CASEMARK"
+_PLAIN_CASE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+class _Replies:
+    """Both replies encoded once around a placeholder; a request's case id is spliced in.
+
+    The bytes are exactly `json.dumps` of `_tool_reply(case)` / `_final_reply(case)` (checked at
+    start-up); a case id that would need escaping falls back to encoding the reply whole.
+    """
+
+    def __init__(self) -> None:
+        self.tool = json.dumps(_tool_reply(_MARK)).encode().split(_MARK.encode())
+        self.final = json.dumps(_final_reply(_MARK)).encode().split(_MARK.encode())
+        self.models = _response(json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode())
+        for case in ("A00000", "x"):
+            assert self.reply(case, False) == _response(json.dumps(_tool_reply(case)).encode())
+            assert self.reply(case, True) == _response(json.dumps(_final_reply(case)).encode())
+
+    def reply(self, case: str, final: bool) -> bytes:
+        if not _PLAIN_CASE.fullmatch(case):
+            return _response(json.dumps((_final_reply if final else _tool_reply)(case)).encode())
+        return _response(case.encode().join(self.final if final else self.tool))
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: requests are answered in order, each after the latency."""
+
+    def __init__(self, server: _Server) -> None:
+        self.server = server
+        self.buffer = b""
+        self.began = 0.0  # when the head of the request being read arrived
+        self.busy = False  # a reply is pending: later requests wait in the buffer (pipelining)
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections += 1
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.busy:
+            self._next()
+
+    def _next(self) -> None:
+        while self.buffer and not self.busy:
+            buffer = self.buffer
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            if not self.began:
+                self.began = time.monotonic()
+            head = buffer[:end].lower()
+            length = 0
+            at = head.find(b"\r\ncontent-length:")
+            if at >= 0:
+                stop = head.find(b"\r\n", at + 2)
+                length = int(head[at + 17:stop if stop >= 0 else None])
+            total = end + 4 + length
+            if len(buffer) < total:
+                return
+            body, self.buffer = buffer[end + 4:total], buffer[total:]
+            began, self.began = self.began, 0.0
+            assert self.transport is not None
+            if head.startswith(b"get ") and head.split(b" ", 2)[1].endswith(b"/models"):
+                self.transport.write(self.server.replies.models)
+                continue
+            self.busy = True
+            reply = self.server.answer(body)
+            asyncio.get_running_loop().call_later(self.server.latency_s, self._send, reply, began)
+
+    def _send(self, reply: bytes, began: float) -> None:
+        assert self.transport is not None
+        if not self.transport.is_closing():
+            self.transport.write(reply)
+            self.server.chats.append((began, time.monotonic()))
+        self.busy = False
+        self._next()
+
+
+class _Server:
+    """OpenAI-compatible enough for `openai-chat`: GET /models, POST /chat/completions.
+
+    Lean on purpose (the floor and the run share the box's cores with it): an asyncio protocol
+    rather than streams, the latency a timer rather than a task, the request parsed once with
+    `json.loads` for its case and whether it carries tool results, the reply pre-encoded.
+    """
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+        self.replies = _Replies()
+        self.chats: list[tuple[float, float]] = []  # (head in, reply out), monotonic
+        self.connections = 0
+        self.cpu0 = 0.0
+
+    def answer(self, body: bytes) -> bytes:
+        messages = json.loads(body)["messages"]
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        return self.replies.reply(user.rsplit(" ", 1)[-1], any(m["role"] == "tool" for m in messages))
 
     def reset(self) -> None:
-        self.chats = []
-        self.connections = 0
+        self.chats, self.connections, self.cpu0 = [], 0, _cpu_self()
 
-    async def _answer(self, body: bytes) -> dict[str, object]:
-        request = json.loads(body)
-        messages = request["messages"]
-        user = next(m["content"] for m in messages if m["role"] == "user")
-        case = user.rsplit(" ", 1)[-1]
-        await asyncio.sleep(self.latency_s)
-        if any(m["role"] == "tool" for m in messages):
-            return _final_reply(case)
-        return _tool_reply(case)
+    def figures(self) -> dict[str, float]:
+        chats = self.chats
+        window = max(out for _, out in chats) - min(began for began, _ in chats) if chats else 0.0
+        return {"window": window, "busy": sum(out - began for began, out in chats), "requests": len(chats),
+                "connections": self.connections, "cpu": _cpu_self() - self.cpu0}
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                began = time.monotonic()
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                length = 0
-                for line in lines[1:]:
-                    name, _, value = line.partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value)
-                body = await reader.readexactly(length) if length else b""
-                if method == "GET" and path.endswith("/models"):
-                    payload: object = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
-                else:
-                    payload = await self._answer(body)
-                data = json.dumps(payload).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(data), data))
-                await writer.drain()
-                if method == "POST":
-                    self.chats.append((began, time.monotonic()))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+
+def _cpu_self() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _serve(latency_s: float) -> None:
+    """The server process: prints its port, then answers `reset` / `figures` lines on stdin."""
+    loop = asyncio.get_running_loop()
+    server = _Server(latency_s)
+    listener = await loop.create_server(lambda: _Connection(server), "127.0.0.1", 0, backlog=1024)
+    print(listener.sockets[0].getsockname()[1], flush=True)
+    control = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(control), sys.stdin)
+    while line := (await control.readline()).strip():
+        if line == b"reset":
+            server.reset()
+            print("ok", flush=True)
+        elif line == b"figures":
+            print(json.dumps(server.figures()), flush=True)
+        elif line == b"chats":
+            print(json.dumps(server.chats), flush=True)
+    listener.close()
+
+
+class ModelServer:
+    """The benchmark's handle on the server process (its own process, so that the benchmark's
+    interpreter shares nothing with it)."""
+
+    def __init__(self, latency_s: float) -> None:
+        self.latency_s = latency_s
+        self.port = 0
+        self._proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ModelServer:
-        ready = threading.Event()
-
-        def run() -> None:
-            loop = self._loop = asyncio.new_event_loop()
-            server = loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=512))
-            self.port = server.sockets[0].getsockname()[1]
-            ready.set()
-            loop.run_forever()
-            server.close()
-            loop.run_until_complete(server.wait_closed())
-            loop.close()
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        ready.wait()
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--latency-ms", repr(1000 * self.latency_s)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.port = int(self._ask(None))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._thread is not None
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.close()
+        try:
+            self._proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+    def _ask(self, command: str | None) -> str:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        if command is not None:
+            proc.stdin.write(command + "\n")
+            proc.stdin.flush()
+        line = proc.stdout.readline()
+        if not line:
+            sys.exit(f"the model server exited {proc.wait()}")
+        return line
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def figures(self) -> tuple[float, float, int]:
-        """(window, mean in flight, requests) of the chat requests since the last reset."""
-        window = max(out for _, out in self.chats) - min(began for began, _ in self.chats)
-        busy = sum(out - began for began, out in self.chats)
-        return window, busy / window, len(self.chats)
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def figures(self) -> dict[str, float]:
+        """window, busy (Σ request durations), requests, connections, cpu (the server's own)
+        of the chat requests since the last reset."""
+        return dict(json.loads(self._ask("figures")))
+
+    def chats(self) -> list[tuple[float, float]]:
+        """(in, out) of every chat request since the last reset, in the server's monotonic seconds."""
+        return [(a, b) for a, b in json.loads(self._ask("chats"))]
+
+
+def _timeline(chats: list[tuple[float, float]], step: float) -> str:
+    """Requests in flight, averaged over each `step` of the window: where the window went."""
+    start = min(a for a, _ in chats)
+    end = max(b for _, b in chats)
+    cells = []
+    at = start
+    while at < end:
+        busy = sum(max(0.0, min(b, at + step) - max(a, at)) for a, b in chats)
+        cells.append(f"{busy / step:.0f}")
+        at += step
+    return " ".join(cells)
 
 
 # ── the project and the floor ───────────────────────────────────────────────────────────────
@@ -223,13 +347,16 @@ async def main():
     queue = asyncio.Queue()
     for i in range(cases):
         queue.put_nowait(f"A{i:05d}")
-    async def lane():
-        # one client of one connection per lane: no pool to search (what the judge's lanes do)
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        async with httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) as client:
+    async def lane(client):
+        async with client:
             while not queue.empty():
                 await case(client, queue.get_nowait())
-    await asyncio.gather(*(lane() for _ in range(lanes)))
+    # one client of one connection per lane: no pool to search (what the judge's lanes do). All
+    # made before the first request: each builds a TLS context (tens of ms on a busy box), which
+    # made inside the lanes would stagger their starts across the window being measured.
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) for _ in range(lanes)]
+    await asyncio.gather(*(lane(client) for client in clients))
 
 asyncio.run(main())
 '''
@@ -243,10 +370,16 @@ class Figures:
     requests: int
     cpu: float
     connections: int
+    server_cpu: float  # the model server's own CPU while it answered
+    chats: list[tuple[float, float]]  # (in, out) of each chat request, with --timeline
 
     @property
     def cpu_per_request_ms(self) -> float:
         return 1000 * self.cpu / self.requests
+
+    @property
+    def server_cpu_per_request_ms(self) -> float:
+        return 1000 * self.server_cpu / self.requests
 
 
 def _cpu_children() -> float:
@@ -254,7 +387,8 @@ def _cpu_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _measure(server: ModelServer, command: list[str], cwd: Path, env: dict[str, str]) -> Figures:
+def _measure(server: ModelServer, command: list[str], cwd: Path, env: dict[str, str],
+             timeline: bool = False) -> Figures:
     server.reset()
     cpu0 = _cpu_children()
     started = time.perf_counter()
@@ -263,8 +397,10 @@ def _measure(server: ModelServer, command: list[str], cwd: Path, env: dict[str, 
     cpu = _cpu_children() - cpu0
     if proc.returncode != 0:
         sys.exit(f"{' '.join(command[:4])} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    window, in_flight, requests = server.figures()
-    return Figures(wall, window, in_flight, requests, cpu, server.connections)
+    seen = server.figures()
+    window, requests = seen["window"], int(seen["requests"])
+    return Figures(wall, window, seen["busy"] / window, requests, cpu, int(seen["connections"]), seen["cpu"],
+                   server.chats() if timeline else [])
 
 
 def main() -> int:
@@ -273,8 +409,14 @@ def main() -> int:
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--profile", action="store_true", help="run the CLI under pyinstrument")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print requests in flight per 20 ms of each side's window")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the server process
     args = parser.parse_args()
     latency = args.latency_ms / 1000
+    if args.serve:
+        asyncio.run(_serve(latency))
+        return 0
     env = {**os.environ, KEY_ENV: "bench-key-not-secret", "NO_COLOR": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     run = [sys.executable, "-m", "niceeval_cli.cli", "run", "--rerun-all"]
@@ -289,13 +431,15 @@ def main() -> int:
         single = singles[1]
         startup = max(statistics.median(f.wall for f in singles) - 2 * latency, 0.0)
         floor = _measure(server, [sys.executable, "-c", FLOOR, server.base_url, str(args.cases),
-                                  str(args.concurrency)], Path(tmp), env)
+                                  str(args.concurrency)], Path(tmp), env, args.timeline)
         command = run
         session = Path(tmp) / "cli.pyisession"
         if args.profile:
-            command = [sys.executable, "-m", "pyinstrument", "-r", "pyisession", "-o", str(session),
-                       "-m", "niceeval_cli.cli", "run", "--rerun-all"]
-        agent = _measure(server, command, many, env)
+            # The CLI's typer app rather than its console-script `main`, which leaves with
+            # os._exit while the tool handlers' idle worker threads live (no profile written).
+            command = [sys.executable, "-m", "pyinstrument", "-r", "pyisession", "-o", str(session), "-c",
+                       "from niceeval_cli.cli import app; app(args=['run', '--rerun-all'], prog_name='niceeval')"]
+        agent = _measure(server, command, many, env, args.timeline)
         if args.profile:
             from pyinstrument.renderers import ConsoleRenderer
             from pyinstrument.session import Session
@@ -309,10 +453,15 @@ def main() -> int:
     for label, a, b in [("wall (s)", agent.wall, floor.wall), ("model window (s)", agent.window, floor.window),
                         ("mean in flight", agent.in_flight, floor.in_flight),
                         ("CPU user+sys (s)", agent.cpu, floor.cpu),
-                        ("CPU per request (ms)", agent.cpu_per_request_ms, floor.cpu_per_request_ms)]:
+                        ("CPU per request (ms)", agent.cpu_per_request_ms, floor.cpu_per_request_ms),
+                        ("server CPU per request (ms)", agent.server_cpu_per_request_ms,
+                         floor.server_cpu_per_request_ms)]:
         print(f"{label:28}{a:12.3f}{b:12.3f}{a / b:9.2f}×")
     print(f"{'chat requests':28}{agent.requests:12d}{floor.requests:12d}")
     print(f"{'connections opened':28}{agent.connections:12d}{floor.connections:12d}")
+    if args.timeline:
+        for label, figures in (("niceeval", agent), ("floor", floor)):
+            print(f"in flight per 20 ms, {label}: {_timeline(figures.chats, 0.02)}")
     marginal = 1000 * (agent.cpu - single.cpu) / (agent.requests - single.requests)
     print(f"CPU per request beyond start-up (the one-case runs' median CPU taken off)  {marginal:.3f} ms")
     targets = [
