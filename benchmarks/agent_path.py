@@ -16,9 +16,8 @@ replies encoded once with the case spliced in. Its own CPU per request is printe
 
 The floor, measured in the same invocation against the same server: the same two-request loop
 per case from `--concurrency` asyncio lanes, each its own `httpx.AsyncClient` of one
-keep-alive connection (no pool to search), nothing else (its own subprocess). The clients are
-made before the first request: each builds a TLS context, which made inside the lanes would
-stagger their starts across the window.
+keep-alive connection (no pool to search), nothing else (its own subprocess). (Each lane's
+client is made before its first request goes out, so their TLS contexts are not in the window.)
 Start-up: the same CLI run over a single case (median of three), less its two model latencies.
 
 Printed for both: wall time, the model window (first chat request in → last out, at the
@@ -35,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import re
 import resource
@@ -42,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,9 +182,11 @@ class _Server:
 
     def figures(self) -> dict[str, float]:
         chats = self.chats
-        window = max(out for _, out in chats) - min(began for began, _ in chats) if chats else 0.0
-        return {"window": window, "busy": sum(out - began for began, out in chats), "requests": len(chats),
-                "connections": self.connections, "cpu": _cpu_self() - self.cpu0}
+        first = min(began for began, _ in chats) if chats else 0.0
+        last = max(out for _, out in chats) if chats else 0.0
+        return {"window": last - first, "first": first, "last": last, "requests": len(chats),
+                "busy": sum(out - began for began, out in chats), "connections": self.connections,
+                "cpu": _cpu_self() - self.cpu0}
 
 
 def _cpu_self() -> float:
@@ -347,16 +350,13 @@ async def main():
     queue = asyncio.Queue()
     for i in range(cases):
         queue.put_nowait(f"A{i:05d}")
-    async def lane(client):
-        async with client:
+    async def lane():
+        # one client of one connection per lane: no pool to search (what the judge's lanes do)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        async with httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) as client:
             while not queue.empty():
                 await case(client, queue.get_nowait())
-    # one client of one connection per lane: no pool to search (what the judge's lanes do). All
-    # made before the first request: each builds a TLS context (tens of ms on a busy box), which
-    # made inside the lanes would stagger their starts across the window being measured.
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    clients = [httpx.AsyncClient(limits=limits, headers={"Authorization": "Bearer k"}) for _ in range(lanes)]
-    await asyncio.gather(*(lane(client) for client in clients))
+    await asyncio.gather(*(lane() for _ in range(lanes)))
 
 asyncio.run(main())
 '''
@@ -371,11 +371,16 @@ class Figures:
     cpu: float
     connections: int
     server_cpu: float  # the model server's own CPU while it answered
+    window_cpu: float | None  # the process's CPU between the first request in and the last out
     chats: list[tuple[float, float]]  # (in, out) of each chat request, with --timeline
 
     @property
     def cpu_per_request_ms(self) -> float:
         return 1000 * self.cpu / self.requests
+
+    @property
+    def window_cpu_per_request_ms(self) -> float:
+        return 1000 * self.window_cpu / self.requests if self.window_cpu is not None else math.nan
 
     @property
     def server_cpu_per_request_ms(self) -> float:
@@ -387,20 +392,51 @@ def _cpu_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class _CpuSampler:
+    """A child's user + sys CPU read from /proc/PID/stat every few ms, with when it was read (the
+    server's clock: CLOCK_MONOTONIC is the machine's), to tell its CPU inside the model window —
+    on one thread a window cannot be shorter than that. None where there is no /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.path = Path(f"/proc/{pid}/stat")
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.004):
+            try:
+                fields = self.path.read_text().rpartition(")")[2].split()
+            except OSError:
+                return
+            self.samples.append((time.monotonic(), (int(fields[11]) + int(fields[12])) / self.tick))
+
+    def between(self, first: float, last: float) -> float | None:
+        self.stop.set()
+        self.thread.join()
+        before = [cpu for at, cpu in self.samples if at <= first]
+        after = [cpu for at, cpu in self.samples if at >= last]
+        return after[0] - before[-1] if before and after else None
+
+
 def _measure(server: ModelServer, command: list[str], cwd: Path, env: dict[str, str],
              timeline: bool = False) -> Figures:
     server.reset()
     cpu0 = _cpu_children()
     started = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = _CpuSampler(child.pid)
+    stdout, stderr = child.communicate()
     wall = time.perf_counter() - started
     cpu = _cpu_children() - cpu0
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(command[:4])} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    if child.returncode != 0:
+        sys.exit(f"{' '.join(command[:4])} exited {child.returncode}:\n{stdout[-3000:]}\n{stderr[-3000:]}")
     seen = server.figures()
     window, requests = seen["window"], int(seen["requests"])
     return Figures(wall, window, seen["busy"] / window, requests, cpu, int(seen["connections"]), seen["cpu"],
-                   server.chats() if timeline else [])
+                   sampler.between(seen["first"], seen["last"]), server.chats() if timeline else [])
 
 
 def main() -> int:
@@ -454,6 +490,8 @@ def main() -> int:
                         ("mean in flight", agent.in_flight, floor.in_flight),
                         ("CPU user+sys (s)", agent.cpu, floor.cpu),
                         ("CPU per request (ms)", agent.cpu_per_request_ms, floor.cpu_per_request_ms),
+                        ("  of it in the window (ms)", agent.window_cpu_per_request_ms,
+                         floor.window_cpu_per_request_ms),
                         ("server CPU per request (ms)", agent.server_cpu_per_request_ms,
                          floor.server_cpu_per_request_ms)]:
         print(f"{label:28}{a:12.3f}{b:12.3f}{a / b:9.2f}×")
