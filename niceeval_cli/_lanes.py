@@ -127,14 +127,8 @@ class _Connection:
         else:
             await self.aclose()
         # The body is read here, whole (a judge call always reads all of it), so the lane is
-        # free again before the caller looks at the answer; httpx decodes it (Content-Encoding)
-        # as for any response given its content.
-        return httpx.Response(
-            status_code=event.status_code,
-            headers=event.headers.raw_items(),
-            content=chunks[0] if len(chunks) == 1 else b"".join(chunks),
-            extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
-        )
+        # free again before the caller looks at the answer.
+        return _response(event, chunks[0] if len(chunks) == 1 else b"".join(chunks))
 
     async def _send(self, request: httpx.Request, timeout: float | None) -> None:
         try:
@@ -166,6 +160,22 @@ class _Connection:
         if not self.closed:
             self.closed = True
             await self.stream.aclose()
+
+
+def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> httpx.Response:
+    """The response as httpx's own transport hands it to its client (the headers as sent, the
+    body a stream the client reads, decoding any Content-Encoding). Without a Content-Encoding
+    the read body is the body as received, so it is set as read already: building the
+    response through httpx's decoding machinery cost about a seventh of a lane's request."""
+    response = httpx.Response(
+        status_code=event.status_code,
+        headers=event.headers.raw_items(),
+        stream=httpx.ByteStream(body),
+        extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
+    )
+    if not any(name == b"content-encoding" for name, _ in event.headers):  # h11's names: lower case
+        response._content = body
+    return response
 
 
 class _Lane:

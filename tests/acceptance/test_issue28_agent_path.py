@@ -6,6 +6,7 @@ handlers of one reply run in order, plain functions off the loop in one thread h
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import os
 import re
@@ -132,6 +133,55 @@ async def test_the_lean_path_sends_the_bytes_httpx_s_client_sends(
             sent[side] = recorder.seen
     assert sent["lean"] == sent["httpx"]
     assert (b"cookie: session=s1" in sent["lean"][1].lower()) is set_cookie
+
+
+async def _answer_encoded(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """/gzip: a gzip-encoded JSON body; /chunked: chunked framing; anything else: plain."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+            if length:
+                await reader.readexactly(int(length.group(1)))
+            body = json.dumps({"ok": True, "text": "Grüße " * 50}).encode()
+            if b" /gzip " in head.split(b"\r\n", 1)[0]:
+                packed = gzip.compress(body)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+                             b"content-length: %d\r\n\r\n%s" % (len(packed), packed))
+            elif b" /chunked " in head.split(b"\r\n", 1)[0]:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                             + b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:40], body[40:]))
+                             + b"0\r\n\r\n")
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def test_the_lean_path_reads_a_response_as_httpx_s_client_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The response a lane hands back: the headers as the server sent them, a gzip body decoded,
+    chunked framing joined — what `httpx.AsyncClient` gives for the same answers."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    server = await asyncio.start_server(_answer_encoded, "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    seen: dict[str, list[object]] = {"httpx": [], "lean": []}
+    async with server:
+        async with httpx.AsyncClient(timeout=5.0) as plain:
+            for path in ("/plain", "/gzip", "/chunked"):
+                got = await plain.post(base + path, json={"q": 1})
+                seen["httpx"].append((got.status_code, got.headers.multi_items(), got.content, got.json()))
+        lean = lane_client(base + "/plain", 5.0)
+        for path in ("/plain", "/gzip", "/chunked"):
+            got = await lean.post_json(base + path, {"q": 1}, {})
+            seen["lean"].append((got.status_code, got.headers.multi_items(), got.content, got.json()))
+        await lean.aclose()
+    assert seen["lean"] == seen["httpx"]
+    assert seen["lean"][1][3] == {"ok": True, "text": "Grüße " * 50}  # decoded from gzip
 
 
 async def test_credentials_in_the_url_go_through_httpx_s_client_as_basic_auth(
