@@ -12,12 +12,15 @@ writer holds the lock, the disk is full) is skipped, never an error of the run.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .errors import StoreError
 from .views import HEARTBEAT_INTERVAL_S
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["BEAT_SQL", "Heartbeats"]
 
@@ -37,7 +40,10 @@ class Heartbeats:
 
     def start(self, run_id: str) -> None:
         """Beat every interval on the running event loop; begun outside one (a script using the
-        store), the beat written with the run stands alone."""
+        store), the beat written with the run stands alone. asyncio is imported here: a command that
+        only reads the store (view, query, report) never loads it."""
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

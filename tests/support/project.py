@@ -102,18 +102,26 @@ class Project:
                               input=stdin)
 
     def invoke(self, *args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None) -> Result:
-        """`niceeval ARGS` in this interpreter (typer's CliRunner), in the project folder."""
+        """`niceeval ARGS` in this interpreter (typer's CliRunner), in the project folder.
+
+        Each call starts as a new process would: what the last one changed dies with it — the
+        environment (a `.env` it loaded, the variables `env` set), the working directory and the
+        project's imported modules — so a test may edit the project between calls."""
         from typer.testing import CliRunner
 
         from niceeval_cli.cli import app
 
         runner = CliRunner()
         old = Path.cwd()
+        environ = dict(os.environ)
         os.chdir(self.root)
         try:
             result = runner.invoke(app, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
         finally:
             os.chdir(old)
+            os.environ.clear()
+            os.environ.update(environ)
+            self.forget()
         return Result(result.exit_code, result.stdout, result.stderr)
 
     def shell(self, script: str, env: Mapping[str, str | None] | None = None,
