@@ -1,11 +1,14 @@
 """Issue 22 item 1: the system under test's identity is in the fingerprint (config.md, "The system
-under test's identity"). From the outside: the real `niceeval` in a subprocess, files edited
-between runs, plans read from `run --dry --json`, the store read with sqlite3."""
+under test's identity"). From the outside: the CLI's exit codes and output, files edited between
+runs, plans read from `run --dry --json`, the store read with sqlite3. Each call runs the CLI in
+this process as a new process would (tests/support/project.py `invoke`); the one check about
+processes (hash seeds) starts the real `niceeval` in subprocesses."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,7 +76,17 @@ callable = "app.agent:reply"
 
 
 @pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process: these checks read exit codes, output and stored rows."""
+    return project
+
+
+@pytest.fixture
 def python_project(proj: Project) -> Project:
+    return _python_project(proj)
+
+
+def _python_project(proj: Project) -> Project:
     proj.write("niceeval.toml", PYTHON_TOML)
     proj.write("app/__init__.py", "")
     proj.write("app/agent.py", """
@@ -123,8 +136,9 @@ def test_editing_a_module_the_eval_imports_a_constant_from_reexecutes(python_pro
     assert_executes_because(proj, ["source:app/expected.py"])
 
 
-def test_fingerprints_are_equal_across_processes_and_hash_seeds(python_project: Project) -> None:
-    proj = python_project
+@pytest.mark.slow
+def test_fingerprints_are_equal_across_processes_and_hash_seeds(tmp_path: Path) -> None:
+    proj = _python_project(Project(tmp_path / "real"))  # real processes: each has its own hash seed
     proj.write("app/words.py", 'GREETING = "hello"\nEXTRA = {"b", "a", "c"}\n')  # a set: its order varies by seed
     seen = {seed: planned(proj, env={"PYTHONHASHSEED": seed})[0]["fingerprint"] for seed in ("1", "2", "12345")}
     assert len(set(seen.values())) == 1, seen

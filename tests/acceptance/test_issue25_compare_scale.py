@@ -25,6 +25,14 @@ from tests.support import unit_fold_store
 from tests.support.project import Project
 
 
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
+
 def _from_attempts(proj: Project, base: str, new: str) -> CompareResult:
     with Store.open(proj.store, readonly=True) as store:
         base_run, new_run = store.resolve_run(base), store.resolve_run(new)

@@ -20,6 +20,14 @@ from tests.support.loopback import JudgeServer, Loopback, Reply
 from tests.support.project import Project as Proj
 from tests.support.project import stop, wait_for
 
+
+@pytest.fixture
+def proj(project: Proj) -> Proj:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 ENV = {"JK": "sk-test-regradeKey0123456789abcdef"}
 STORE_DUMPS = Path(__file__).resolve().parents[1] / "store" / "data"  # every schema dump lives there
 

@@ -14,6 +14,14 @@ import pytest
 from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project as Proj
 
+
+@pytest.fixture
+def proj(project: Proj) -> Proj:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 ENV = {"JK": "sk-test-samplesKey0123456789abcdef"}
 
 EVALS = '''
