@@ -4,7 +4,7 @@ A module's only eval shows as `<module id>`; once the module gains an eval it sh
 `<module id>/<name>`. Its history must follow it: the plan re-executes it once because its
 module's bytes changed (never `new`), `compare` pairs it with its earlier attempts (never removed +
 added), `query` finds its earlier attempts and carries the identity columns, and a merge of shard
-stores pairs alike. Case evals: identity plus case id. Real `niceeval` subprocesses, stores read
+stores pairs alike. Case evals: identity plus case id. The CLI (in process), stores read
 with sqlite3.
 """
 
@@ -17,6 +17,14 @@ from typing import Any
 import pytest
 
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 ONE = '''
 from niceeval_cli import define_eval

@@ -3,7 +3,7 @@ header and the terminal have; score cells coloured and marked by the score's sta
 score is never green with ✓); the rows where experiments differ above the rows where all passed,
 all-passing case groups folded; the baseline run named in the header.
 
-Real `niceeval run` / `niceeval report` subprocesses write the store and the page; a real
+The CLI (in process: `niceeval run` / `niceeval report`) writes the store and the page; a real
 headless Chromium reads what a person sees (text, order, computed colours)."""
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ import pytest
 
 from tests.support.browser import chromium_context
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +78,7 @@ async def stable(t):
 
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    proj = Project(tmp_path_factory.mktemp("issue22-report") / "proj")
+    proj = Project(tmp_path_factory.mktemp("issue22-report") / "proj", in_process=True)
     proj.write("niceeval.toml", TOML)
     proj.write("agent.py", AGENT)
     proj.write("evals/app.py", EVALS)

@@ -18,6 +18,14 @@ import pytest
 from tests.support.loopback import Loopback
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 SECRET = "tok/Live+9f8e7d6c/5b4a3+2Qx"
 
 
@@ -58,7 +66,7 @@ def _answer(method: str, path: str, body: bytes) -> tuple[int, bytes, str]:
 
 @pytest.fixture(scope="module")
 def leaked(tmp_path_factory: pytest.TempPathFactory):
-    proj = Project(tmp_path_factory.mktemp("escapes") / "proj")
+    proj = Project(tmp_path_factory.mktemp("escapes") / "proj", in_process=True)
     with Loopback(_answer) as server:
         proj.write("niceeval.toml", f"""
             [project]

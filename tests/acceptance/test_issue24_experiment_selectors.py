@@ -8,7 +8,17 @@ with it (docs/cli.md, "Selecting experiments"). Before, `run -e models` also ran
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 EVAL = '''
 from niceeval_cli import define_eval

@@ -21,6 +21,14 @@ from tests.support.browser import chromium_context
 from tests.support.pattern_app import APP
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 pytestmark = pytest.mark.slow
 
 EVALS = """
@@ -56,7 +64,7 @@ def pct(x: float) -> str:
 
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    proj = Project(tmp_path_factory.mktemp("issue25-report") / "proj")
+    proj = Project(tmp_path_factory.mktemp("issue25-report") / "proj", in_process=True)
     proj.write("app.py", APP)
     proj.write("evals/pattern.py", EVALS)
     proj.write("niceeval.toml", '[project]\nattempts = 5\npass_rule = 0.6\n\n[experiments.local]\n'

@@ -9,10 +9,19 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from scipy import stats as sp
 
 from tests.support.pattern_app import APP
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 EVALS = """
 from niceeval_cli import Case, define_eval

@@ -38,7 +38,7 @@ def answers(t, case):
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    proj = Project(tmp_path_factory.mktemp("agreement") / "proj")
+    proj = Project(tmp_path_factory.mktemp("agreement") / "proj", in_process=True)
     with JudgeServer() as judge:
         judge.when("REF-FACTS", Reply.tool("A", "a consistent subset"))  # factuality: 0.4 everywhere
         for case, choice in JUDGE.items():
@@ -58,7 +58,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def proj(judged: Path, tmp_path: Path) -> Project:
     shutil.copytree(judged, tmp_path / "proj")
-    return Project(tmp_path / "proj")
+    return Project(tmp_path / "proj", in_process=True)
 
 
 def _attempts(proj: Project) -> dict[str, str]:
@@ -135,7 +135,7 @@ def test_a_run_scope_counts_only_that_runs_attempts_and_an_unlabelled_store_says
 
 
 def test_a_judge_result_without_a_measurement_is_counted_apart(tmp_path: Path):
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     with JudgeServer() as judge:
         judge.when("answer-c00", Reply.tool("Y"))
         judge.when("answer-c01", Reply.error(503))  # unavailable: no measurement to set against the label

@@ -9,8 +9,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 ENV = {"JK": "sk-test-calibrationKey0123456789abcdef"}
 #: The judge says Y for c00–c10, N for c11–c17 (as in test_issue26_agreement).
@@ -55,7 +65,7 @@ def _latest(proj: Project) -> list[dict[str, object]]:
 
 
 def test_the_gate_holds_back_a_judge_with_too_few_labels_or_too_low_a_kappa(tmp_path: Path):
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     with JudgeServer() as judge:
         for case, choice in JUDGE.items():
             judge.when(f"answer-{case}", Reply.tool(choice, f"says {choice}"))
@@ -102,7 +112,7 @@ def test_the_gate_holds_back_a_judge_with_too_few_labels_or_too_low_a_kappa(tmp_
 
 
 def test_a_bad_gate_setting_is_a_configuration_error_naming_the_key(tmp_path: Path):
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     proj.write("evals/qa.py", EVALS)
     for bad, says in (("min_human_kappa = 2", "min_human_kappa"), ("min_labels = 0", "min_labels")):
         proj.write("niceeval.toml", f'''

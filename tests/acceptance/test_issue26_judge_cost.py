@@ -1,7 +1,7 @@
 """Issue 26 item 6 (judge-trust.md, "Cost"): the judge's cost apart from the system under test's —
 in the run summary, in `view` (the run and one attempt) and in the HTML report; samples multiply it.
 
-The real `niceeval` in subprocesses, a real loopback judge reporting `usage.cost`, the store read
+The CLI (in process), a real loopback judge reporting `usage.cost`, the store read
 with sqlite3."""
 
 from __future__ import annotations
@@ -12,6 +12,14 @@ import pytest
 
 from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project as Proj
+
+
+@pytest.fixture
+def proj(project: Proj) -> Proj:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 ENV = {"JK": "sk-test-judgeCostKey0123456789abcdef"}
 USAGE = {"prompt_tokens": 100_000, "completion_tokens": 0, "total_tokens": 100_000, "cost": 0.25}

@@ -1,7 +1,7 @@
 """Issue 26 item 3 (judge-trust.md §3): the insert-only `labels` table, `niceeval label`,
 `label import` (all or nothing, errors name file and line) and `label export`.
 
-The real `niceeval` in a subprocess against a real loopback judge; rows read with sqlite3."""
+The CLI (in process) against a real loopback judge; rows read with sqlite3."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def capital(t):
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One project with one sealed run (a closed_qa, a factuality and an equals result)."""
-    proj = Project(tmp_path_factory.mktemp("labels") / "proj")
+    proj = Project(tmp_path_factory.mktemp("labels") / "proj", in_process=True)
     with JudgeServer() as judge:
         judge.when("Paris is the capital", Reply.tool("A", "a subset"))
         proj.write("niceeval.toml", f'''
@@ -55,7 +55,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def proj(judged: Path, tmp_path: Path) -> Project:
     shutil.copytree(judged, tmp_path / "proj")
-    return Project(tmp_path / "proj")
+    return Project(tmp_path / "proj", in_process=True)
 
 
 def _attempt(proj: Project) -> str:
@@ -197,7 +197,7 @@ def test_a_bad_row_in_an_import_exits_2_naming_file_and_line_and_writes_nothing(
 
 
 def test_a_store_from_schema_5_keeps_every_row_and_gains_the_labels_table(tmp_path: Path):
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     store = proj.root / "results.db"
     with sqlite3.connect(store) as conn:
         conn.executescript(SCHEMA_5_DUMP.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """Issue 26 items 2 and 8 (judge-trust.md §2): judge inputs stored at sealing, and `niceeval regrade`.
 
-The real `niceeval` in subprocesses against real loopback servers: a judge that grades by model
+The CLI (in process; Ctrl-C in a real process) against real loopback servers: a judge that grades by model
 (it counts the grading requests each model got) and a system under test the eval code calls (it
 must get no request while a run is regraded). Stored rows are read with sqlite3."""
 

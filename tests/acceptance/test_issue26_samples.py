@@ -1,6 +1,6 @@
 """Issue 26 item 1 (judge-trust.md §1): `judge.samples` and `judge.min_agreement`.
 
-The real `niceeval run` in a subprocess against a real loopback judge that answers each request
+The CLI (in process) against a real loopback judge that answers each request
 from a script (so the samples of one assertion disagree); stored rows read with sqlite3, `view`
 read as a user reads it."""
 

@@ -12,6 +12,14 @@ from tests.support.loopback import GATEWAY_EVALS as EVALS
 from tests.support.loopback import Gateway
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 KEY = "gw-key-for-tests-0001"
 HEADER_SECRET = "gwtok-Zq8xY2secretvalue77"
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 SUITE = """
 from niceeval_cli import define_eval

@@ -1,7 +1,7 @@
 """Issue 9, items 8-11: secrets never leak in any encoding (a key with `"` and `\\`), a key that
 cannot be a header is a setup error naming the variable, a config error never echoes a pasted
 key, and what a hostile judge sends is bounded, valid JSON and classified as the judge's fault.
-Real subprocess runs against a loopback judge."""
+CLI runs (in process) against a loopback judge."""
 
 from __future__ import annotations
 
@@ -15,6 +15,14 @@ import pytest
 
 from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 QUOTED_KEY = 'sk-qa"quo\\te\'d-secret-8812'
 

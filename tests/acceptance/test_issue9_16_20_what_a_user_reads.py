@@ -10,6 +10,14 @@ import pytest
 
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 HEADER = "from niceeval_cli import define_eval\nfrom niceeval_cli.expect import includes\n\n\n"
 
 
