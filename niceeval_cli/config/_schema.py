@@ -19,6 +19,7 @@ from pydantic import (
     field_serializer,
     field_validator,
 )
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
 from .._gateway import header_problem, resolve_headers
@@ -359,12 +360,10 @@ class PriceTable(StrictTable):
     cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
-class FileSettings(BaseModel):
-    """The whole file, validated from the parsed TOML alone (no env, no dotenv). A plain model:
-    pydantic-settings' `BaseSettings` with only its init source did the same and cost every
-    command ~0.1 s of CPU to import (docs/architecture.md, start-up)."""
+class FileSettings(BaseSettings):
+    """The whole file. Its only source is the parsed TOML handed in: no env, no dotenv."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = SettingsConfigDict(frozen=True, extra="forbid")
 
     project: ProjectTable = ProjectTable()
     judge: JudgeOverrides = JudgeOverrides()
@@ -373,6 +372,17 @@ class FileSettings(BaseModel):
     stats: StatsTable = StatsTable()
     experiments: dict[str, ExperimentTable] = Field(default_factory=dict)
     prices: dict[str, PriceTable] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
 
 
 TABLE_MODELS: dict[str, type[BaseModel]] = {
