@@ -40,6 +40,13 @@ def _identity(r: str, a: str, prefix: str = "") -> str:
             f"{_CRITERION.format(r=r)} AS {prefix}criterion")
 
 
+# The pairs are a subquery SQLite must not flatten into the grouped query: flattened, each
+# identity column is an expression over `fingerprint_parts` and `match_config`, which SQLite then
+# carries whole through the GROUP BY sorter (to evaluate the identity once more per group), so
+# 100 000 pairs sorted ~700 bytes each, not the ~150 of their identity and decision. A LIMIT keeps
+# the subquery a co-routine: each pair's identity is extracted once and only it is sorted.
+_UNFLATTENED = "LIMIT -1"
+
 # Decisions: thresholded → value ≥ threshold; unthresholded → ≥ 0.5 on both sides.
 _COUNTS = """
 SUM(judged IS NOT NULL AND ref >= ref_cut AND judged >= cut) AS tp,
@@ -104,7 +111,7 @@ SELECT model, factory, version, criterion,
               THEN abs(r.measurement - eff.value) < 1e-9 END AS exact
     FROM eff JOIN assertion_results r ON r.attempt_id = eff.attempt_id AND r.key = eff.key
     JOIN attempts a ON a.id = r.attempt_id
-   WHERE r.match_name IN ({_JUDGES}){_scope('a', run_ids, params)})
+   WHERE r.match_name IN ({_JUDGES}){_scope('a', run_ids, params)} {_UNFLATTENED})
  GROUP BY model, factory, version, criterion ORDER BY factory, model, version, criterion
 """
     return [PairCounts(JudgeIdentity(r["model"], r["factory"], r["version"], r["criterion"] or ""), None,
@@ -126,7 +133,7 @@ WITH pairs AS (
     JOIN attempts ab ON {original.format(a='ab')} = {original.format(a='aa')}
     JOIN assertion_results rb ON rb.attempt_id = ab.id AND rb.key = ra.key
    WHERE ra.match_name IN ({_JUDGES}) AND rb.match_name IN ({_JUDGES}){_scope('aa', reference_runs, params)}
-         {_scope('ab', judge_runs, params)}
+         {_scope('ab', judge_runs, params)} {_UNFLATTENED}
 )
 SELECT model, factory, version, criterion, ref_model, ref_factory, ref_version, ref_criterion,
        {_COUNTS.replace('judged IS NOT NULL', '(judged IS NOT NULL AND ref_measured IS NOT NULL)')
