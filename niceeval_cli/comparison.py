@@ -162,36 +162,10 @@ def _rule(stored: str | None) -> outcomes.PassRule:
 def side_of(fold: UnitFold) -> Side:
     """A side from its unit's fold: pass-style verdicts under the pass rule, score gates folded
     under it likewise, the mean score."""
-    rule = _rule(fold.pass_rule)
-    gate: GateState | None = None
-    if fold.kind is EvalKind.PASS:
-        if fold.scored or fold.unrankable:
-            raise outcomes.not_pass_style(AttemptState.SCORED if fold.scored else AttemptState.UNRANKABLE)
-        state, _ = outcomes.pass_verdict(fold.passed, fold.failed, fold.errored, rule)
-        passed = fold.passed
-        verdict = {AttemptState.PASSED: Verdict.PASSED, AttemptState.FAILED: Verdict.FAILED}.get(
-            state, Verdict.UNDECIDED
-        )
-    else:
-        if fold.errored:
-            state = AttemptState.ERRORED
-        elif fold.unrankable:
-            state = AttemptState.UNRANKABLE
-        else:
-            state = AttemptState.SCORED
-        if fold.gates_passed or fold.gates_failed or fold.gates_unavailable:
-            folded, _ = outcomes.pass_verdict(fold.gates_passed, fold.gates_failed, fold.gates_unavailable, rule)
-            gate = _ATTEMPT_AS_GATE[folded]
-        else:
-            gate = GateState.NONE
-        passed = fold.scored_gate_passed
-        if state is not AttemptState.SCORED or gate is GateState.UNAVAILABLE:
-            verdict = Verdict.UNDECIDED
-        elif gate is GateState.FAILED:
-            verdict = Verdict.FAILED
-        else:
-            verdict = Verdict.PASSED
-    is_score = fold.kind is EvalKind.SCORE
+    state, gate, score, max_score, passed, verdict = _verdict_of(
+        fold.kind, fold.pass_rule, fold.passed, fold.failed, fold.errored, fold.scored, fold.unrankable,
+        fold.gates_passed, fold.gates_failed, fold.gates_unavailable, fold.scored_gate_passed, fold.scores,
+        fold.max_score)
     return Side(
         experiment_id=fold.experiment_id,
         eval_id=fold.eval_id,
@@ -199,14 +173,54 @@ def side_of(fold: UnitFold) -> Side:
         kind=fold.kind,
         state=state,
         gate=gate,
-        score=mean_score(fold.scores) if fold.scores and is_score else None,
-        max_score=fold.max_score if is_score else None,
+        score=score,
+        max_score=max_score,
         passed=passed,
         attempts=fold.attempts,
         verdict=verdict,
         key_states=fold.key_states,
         errored=fold.errored,
     )
+
+
+@lru_cache(maxsize=4096, typed=True)  # typed: a max_score of 10 and one of 10.0 print differently
+def _verdict_of(kind: EvalKind, pass_rule: str | None, passed: int, failed: int, errored: int, scored: int,
+                unrankable: int, gates_passed: int, gates_failed: int, gates_unavailable: int,
+                scored_gate_passed: int, scores: tuple[float, ...], max_score: float | None
+                ) -> tuple[AttemptState, GateState | None, float | None, float | None, int, Verdict]:
+    """What a side's counts decide (state, gate, mean score, max score, passes, verdict), by the
+    counts alone: 20 000 sides of units of a few attempts meet a few hundred distinct ones."""
+    rule = _rule(pass_rule)
+    gate: GateState | None = None
+    if kind is EvalKind.PASS:
+        if scored or unrankable:
+            raise outcomes.not_pass_style(AttemptState.SCORED if scored else AttemptState.UNRANKABLE)
+        state, _ = outcomes.pass_verdict(passed, failed, errored, rule)
+        verdict = {AttemptState.PASSED: Verdict.PASSED, AttemptState.FAILED: Verdict.FAILED}.get(
+            state, Verdict.UNDECIDED
+        )
+    else:
+        if errored:
+            state = AttemptState.ERRORED
+        elif unrankable:
+            state = AttemptState.UNRANKABLE
+        else:
+            state = AttemptState.SCORED
+        if gates_passed or gates_failed or gates_unavailable:
+            folded, _ = outcomes.pass_verdict(gates_passed, gates_failed, gates_unavailable, rule)
+            gate = _ATTEMPT_AS_GATE[folded]
+        else:
+            gate = GateState.NONE
+        passed = scored_gate_passed
+        if state is not AttemptState.SCORED or gate is GateState.UNAVAILABLE:
+            verdict = Verdict.UNDECIDED
+        elif gate is GateState.FAILED:
+            verdict = Verdict.FAILED
+        else:
+            verdict = Verdict.PASSED
+    is_score = kind is EvalKind.SCORE
+    return (state, gate, mean_score(scores) if scores and is_score else None, max_score if is_score else None,
+            passed, verdict)
 
 
 def _score_change(base: Side, new: Side) -> int:

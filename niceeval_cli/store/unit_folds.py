@@ -99,12 +99,22 @@ def _scores_sql(runs: str) -> str:
 
 def _results_sql(runs: str) -> str:
     """The results of chosen units (a JSON list of "experiment␟eval id"), by attempt, worst first."""
-    return (
-        "SELECT s.experiment_id, s.eval_id, s.ordinal, r.key, r.state "
+    return _whole(
+        "SELECT s.experiment_id, s.eval_id, s.ordinal, r.key, r.state, s.attempt_id AS attempt_id, "
+        "r.ordinal AS result_ordinal "
         f"FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id WHERE s.run_id IN ({runs}) "
-        "AND s.experiment_id || char(31) || s.eval_id IN (SELECT value FROM json_each(?)) "
-        f"ORDER BY s.experiment_id, s.eval_id, s.ordinal, s.attempt_id, {assertion_severity_sql('r.state')}, r.ordinal"
-    )
+        "AND s.experiment_id || char(31) || s.eval_id IN (SELECT value FROM json_each(?))",
+        order=f"experiment_id, eval_id, ordinal, attempt_id, {assertion_severity_sql('state')}, result_ordinal")
+
+
+def _whole(sql: str, *, order: str = "") -> str:
+    """`sql` computed whole within its first step (a MATERIALIZED CTE: SQLite fills a table
+    before the first row comes out), its rows in `order` if given. The sqlite3 module releases
+    the GIL for each step and takes it back to hand over the row; a statement yielding its 10 000
+    groups one step at a time then waits for the GIL at every group (up to Python's 5 ms switch
+    interval each) while another thread holds it, e.g. one importing scipy, and stalls. Computed
+    in one step, it runs beside that thread; only reading the rows waits."""
+    return f"WITH whole AS MATERIALIZED ({sql}) SELECT * FROM whole" + (f" ORDER BY {order}" if order else "")
 
 
 def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
@@ -112,10 +122,14 @@ def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     reading order meets each); None when some unit's attempts cannot be told by counts."""
     runs = ", ".join("'" + member.replace("'", "''") + "'" for member in run_scope(db, run_id))
     with translated(db.path, "Folding a run's attempts"):
-        attempts = db.conn.execute(_attempts_sql(runs)).fetchall()
-        keys = {(row[0], row[1]): row[2:] for row in db.conn.execute(_keys_sql(runs))}
+        # All three are computed before any row is read (see `_whole`), so the statements run
+        # back to back without the GIL while another thread imports or folds.
+        attempts_rows, keys_rows, scores_rows = (
+            db.conn.execute(_whole(sql)) for sql in (_attempts_sql(runs), _keys_sql(runs), _scores_sql(runs)))
+        attempts = attempts_rows.fetchall()
+        keys = {(row[0], row[1]): row[2:] for row in keys_rows}
         scores: dict[_UnitKey, list[tuple[Any, ...]]] = defaultdict(list)
-        for row in db.conn.execute(_scores_sql(runs)):
+        for row in scores_rows:
             scores[(row[0], row[1])].append(row[2:])
     folds: list[UnitFold] = []
     irregular: dict[_UnitKey, int] = {}  # unit → index of its fold, whose keys are read one by one
@@ -240,7 +254,7 @@ def _key_states_of(rows: Iterable[Sequence[Any]]) -> dict[_UnitKey, Mapping[str,
     """Each unit's key states from its results, by attempt in ordinal order, each attempt's worst
     first (a key registered twice keeps its place and its later state, as `assertion_states`)."""
     by_unit: dict[_UnitKey, dict[int, dict[str, str]]] = {}
-    for experiment_id, eval_id, ordinal, key, state in rows:
+    for experiment_id, eval_id, ordinal, key, state, *_ in rows:  # then the columns it was ordered by
         mapping = by_unit.setdefault((experiment_id, eval_id), {}).setdefault(ordinal, {})
         mapping[key] = state
     return {unit: fold_key_states(attempts[o] for o in sorted(attempts)) for unit, attempts in by_unit.items()}

@@ -9,6 +9,7 @@ every shape of unit (tests/support/unit_fold_store.py) the two give the same uni
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import fields
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from niceeval_cli.app.compare import attempt_facts, compare_runs
 from niceeval_cli.comparison import compare
 from niceeval_cli.outcomes import attempt_severity
 from niceeval_cli.store import Store
+from niceeval_cli.store.db import Db
+from niceeval_cli.store.unit_folds import unit_folds
 from tests.support import unit_fold_store
 
 SEEDS = range(12)
@@ -83,3 +86,48 @@ def test_a_unit_whose_attempts_differ_in_identity_is_compared_from_its_attempts(
         attempts = compare(attempt_facts(store, store.resolve_run(base)),
                            attempt_facts(store, store.resolve_run(new)))
     assert [p.row() for p in folded.pairs] == [p.row() for p in attempts.pairs]
+
+
+def _work(conn: sqlite3.Connection, sql: str) -> tuple[int, int, int]:
+    """SQLite's work (virtual-machine steps, in hundreds) computing a statement's first row
+    (`execute`, which steps once) and reading the rest (`fetchall`), and how many rows it gave."""
+    counted = [0]
+
+    def count() -> int:
+        counted[0] += 1
+        return 0  # go on
+
+    conn.set_progress_handler(count, 100)
+    try:
+        cursor = conn.execute(sql)
+        first, counted[0] = counted[0], 0
+        rows = cursor.fetchall()
+        return first, counted[0], len(rows)
+    finally:
+        conn.set_progress_handler(None, 0)
+
+
+def test_every_fold_statement_is_computed_before_its_first_row(tmp_path: Path) -> None:
+    """The sqlite3 module releases the GIL for each step of a statement and takes it back for each
+    row; a statement handing out its units one step at a time stalls while another thread holds
+    the GIL (compare imports scipy meanwhile), so each statement the folds run must do its work
+    within its first step and leave only reading the rows for later."""
+    path = tmp_path / "results.db"
+    base, _ = unit_fold_store.build(path, seed=5, units=400)
+    conn = sqlite3.connect(path)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    assert unit_folds(Db(conn, path), base) is not None
+    conn.set_trace_callback(None)
+    folding = [sql for sql in statements if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+               and "run_slots" in sql]
+    assert len(folding) >= 3, statements
+    for sql in folding:
+        computing, reading, rows = _work(conn, sql)
+        assert rows > 100, sql
+        assert reading * 2 < computing, (computing, reading, sql)
+    # the check can fail: the same statement unwrapped does its work while its rows are read
+    unwrapped = folding[0].split("AS MATERIALIZED (", 1)[1].rsplit(") SELECT * FROM", 1)[0]
+    computing, reading, _ = _work(conn, unwrapped)
+    assert reading > computing * 4
+    conn.close()
