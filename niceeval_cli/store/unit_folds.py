@@ -64,7 +64,8 @@ def _attempts_sql(runs: str) -> str:
         "count(a.eval_module), min(a.eval_name), max(a.eval_name), count(a.eval_name), min(a.kind), max(a.kind), "
         "min(s.pass_rule), max(s.pass_rule), count(s.pass_rule), "
         f"{_packed('a.state', _STATES)}, sum(a.state IS 'unrankable'), {_packed('a.gate', _GATES)}, count(a.gate), "
-        "sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none'))), max(a.max_score) "
+        "sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none'))), max(a.max_score), "
+        f"{_SCORES_ALIKE} "
         f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
         "GROUP BY s.experiment_id, s.eval_id"
     )
@@ -89,11 +90,28 @@ def _keys_sql(runs: str) -> str:
     )
 
 
+#: An attempt whose score is evidence (`_unit_folds.score_evidence`: scored, its gate not
+#: unavailable, a score out of a positive maximum).
+_EVIDENCE = ("a.state = 'scored' AND (a.gate IS NULL OR a.gate <> 'unavailable') AND a.score IS NOT NULL "
+             "AND a.max_score > 0")
+#: Most score-style units score alike in every attempt (a check's fixed points): their scores are
+#: told by the lowest and highest score, how many there are, and the same of the maxima of the
+#: attempts whose score is evidence. Only the others' scores are read one by one (`_scores_sql`).
+_SCORES_ALIKE = (
+    f"min(a.score), max(a.score), count(a.score), sum({_EVIDENCE}), "
+    f"min(CASE WHEN {_EVIDENCE} THEN a.max_score END), max(CASE WHEN {_EVIDENCE} THEN a.max_score END)"
+)
+
+
 def _scores_sql(runs: str) -> str:
+    """Each score of the score-style units whose scores are not alike (see `_SCORES_ALIKE`)."""
+    scored = (f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
+              "AND a.kind = 'score' AND a.score IS NOT NULL")
     return (
-        "SELECT s.experiment_id, s.eval_id, s.ordinal, a.state, a.gate, a.score, a.max_score "
-        f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
-        "AND a.kind = 'score' AND a.score IS NOT NULL"
+        f"SELECT s.experiment_id, s.eval_id, s.ordinal, a.state, a.gate, a.score, a.max_score {scored} "
+        f"AND (s.experiment_id, s.eval_id) IN (SELECT s.experiment_id, s.eval_id {scored} "
+        "GROUP BY s.experiment_id, s.eval_id HAVING min(a.score) IS NOT max(a.score) "
+        f"OR min(CASE WHEN {_EVIDENCE} THEN a.max_score END) IS NOT max(CASE WHEN {_EVIDENCE} THEN a.max_score END))"
     )
 
 
@@ -163,7 +181,8 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
           ) -> UnitFold | None:
     (experiment_id, eval_id, n, ordinals, _, first_seen, disagree, case_lo, case_hi, case_n,
      module_lo, module_hi, module_n, name_lo, name_hi, name_n, kind_lo, kind_hi, rule_lo, rule_hi, rule_n,
-     states, unrankable, gates, gate_n, scored_gate_passed, max_score) = row
+     states, unrankable, gates, gate_n, scored_gate_passed, max_score,
+     score_lo, score_hi, score_n, evidence_n, top_lo, top_hi) = row
     passed, failed, errored, n_scored = _unpacked(states)
     gate_passed, gate_failed, gate_unavailable, gate_none = _unpacked(gates)
     if (n >= _PACKED_LIMIT or disagree or ordinals != n or kind_lo != kind_hi or kind_lo not in KIND_OF
@@ -175,13 +194,19 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
     kind = KIND_OF[kind_lo]
     if kind is EvalKind.PASS and (n_scored or unrankable):
         return None
-    values: list[float] = []
-    evidence_scores: list[float] = []
-    for _, state, gate, score, top in sorted(scored, key=lambda s: s[0]):  # by ordinal
-        values.append(score)
-        x = score_evidence(state, gate, score, top)
-        if x is not None:
-            evidence_scores.append(x)
+    values: tuple[float, ...] = ()
+    evidence_scores: tuple[float, ...] = ()
+    if kind is EvalKind.SCORE and scored:
+        values, evidence_scores = _scores_of(scored)
+    elif kind is EvalKind.SCORE and score_n:  # alike in every attempt: none was read one by one
+        if score_lo != score_hi or (evidence_n and top_lo != top_hi):
+            return None  # not alike after all
+        values = (score_lo,) * score_n
+        if evidence_n:
+            x = score_evidence(AttemptState.SCORED.value, None, score_lo, top_lo)
+            if x is None:
+                return None
+            evidence_scores = (x,) * evidence_n
     if kind is EvalKind.PASS:
         evidence = UnitEvidence("pass", passed, failed, (), n - passed - failed)
     else:
@@ -191,10 +216,23 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
         experiment_id=experiment_id, eval_id=eval_id, case_id=case_lo, kind=kind, pass_rule=rule_lo,
         attempts=n, passed=passed, failed=failed, errored=errored, scored=n_scored, unrankable=unrankable,
         gates_passed=gate_passed, gates_failed=gate_failed, gates_unavailable=gate_unavailable,
-        scored_gate_passed=scored_gate_passed, scores=tuple(values), max_score=max_score,
+        scored_gate_passed=scored_gate_passed, scores=values, max_score=max_score,
         key_states=key_states, evidence=evidence,
         eval_module=module_lo, eval_name=name_lo, first_seen=(severity, experiment_id, eval_id, ordinal),
     )
+
+
+def _scores_of(scored: Iterable[Sequence[Any]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A unit's scores read one by one ((ordinal, state, gate, score, max_score) each): all of them,
+    and those that are evidence, in ordinal order."""
+    values: list[float] = []
+    evidence: list[float] = []
+    for _, state, gate, score, top in sorted(scored, key=lambda s: s[0]):
+        values.append(score)
+        x = score_evidence(state, gate, score, top)
+        if x is not None:
+            evidence.append(x)
+    return tuple(values), tuple(evidence)
 
 
 def _regular_key_states(n: int, first_ordinal: int, keys: Sequence[Any] | None

@@ -124,7 +124,7 @@ def test_every_fold_statement_is_computed_before_its_first_row(tmp_path: Path) -
     assert len(folding) >= 3, statements
     for sql in folding:
         computing, reading, rows = _work(conn, sql)
-        assert rows > 100, sql
+        assert rows > 20, sql
         assert reading * 2 < computing, (computing, reading, sql)
     # the check can fail: the same statement unwrapped does its work while its rows are read
     unwrapped = folding[0].split("AS MATERIALIZED (", 1)[1].rsplit(") SELECT * FROM", 1)[0]

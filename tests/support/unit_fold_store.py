@@ -2,9 +2,10 @@
 
 For holding the store's SQL folds (`Store.unit_folds`) to the Python fold of the attempts
 (`_unit_folds.unit_fold`): pass- and score-style units, cases, attempts with and without an
-identity, pass rules, every attempt state and gate, scores with and without a maximum, results
-whose keys are alike in every attempt and results that are not (a key missing from an attempt,
-registered twice, one result stored twice at its ordinal, an attempt without results), units on
+identity, pass rules, every attempt state and gate, scores with and without a maximum, units
+that score alike in every attempt and units that do not, results whose keys are alike in every
+attempt and results that are not (a key missing from an attempt, registered twice, one result
+stored twice at its ordinal, an attempt without results), units on
 one side only, and slots of the second run that reuse the first run's attempts. `mixed=True`
 adds a unit whose attempts differ in identity, which the store does not fold (the caller
 compares attempts).
@@ -30,7 +31,8 @@ def _id(prefix: str) -> str:
 
 
 def _attempt(run_id: str, experiment: str, eval_id: str, ordinal: int, kind: str, case_id: str | None,
-             identity: tuple[str, str] | None, rng: random.Random) -> dict[str, object]:
+             identity: tuple[str, str] | None, rng: random.Random,
+             fixed: tuple[float | None, float | None] | None = None) -> dict[str, object]:
     row: dict[str, object] = dict.fromkeys(ATTEMPT_COLUMNS)
     if kind == "pass":
         state = rng.choice(("passed", "passed", "passed", "failed", "errored"))
@@ -40,6 +42,8 @@ def _attempt(run_id: str, experiment: str, eval_id: str, ordinal: int, kind: str
         gate = rng.choice((None, "passed", "passed", "failed", "unavailable", "none"))
         max_score = rng.choice((None, 0.0, 10.0, 10.0, 3.0))
         score = None if rng.random() < 0.15 else round(rng.uniform(0, 12), rng.choice((0, 1, 3)))
+        if fixed is not None:  # the unit scores alike in every attempt that has a score
+            score, max_score = (None if score is None else fixed[0]), fixed[1]
     row.update(
         id=_id("A"), run_id=run_id, experiment_id=experiment, eval_id=eval_id, ordinal=ordinal, kind=kind,
         state=state, score=score, max_score=max_score, gate=gate, fingerprint="f" * 64, fingerprint_parts="{}",
@@ -87,7 +91,8 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
         keys = [f"k{j}" + rng.choice(("", ",x", " y")) for j in range(rng.randrange(0, 5))]
         shape = rng.choice(("regular", "regular", "regular", "ragged", "twice", "same-ordinal", "none"))
         sides = rng.choice(("both", "both", "both", "both", "base", "new"))
-        specs.append((experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides))
+        fixed = rng.choice((None, None, (7.0, 10.0), (0.0, 10.0), (12.5, 10.0), (3.0, 0.0), (4.0, None)))
+        specs.append((experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides, fixed))
     conn = sqlite3.connect(path)
     base_attempts: dict[tuple[str, str, int], str] = {}
     for run_id, side in ((base_id, "base"), (new_id_, "new")):
@@ -97,7 +102,7 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
                 "experiments) VALUES (?, ?, NULL, 'running', '[\"run\"]', 'test', NULL, NULL, '[]')",
                 (run_id, "2025-01-01T00:00:00.000Z"),
             )
-            for u, (experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides) in enumerate(specs):
+            for u, (experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides, fixed) in enumerate(specs):
                 if sides not in ("both", side):
                     continue
                 for ordinal in range(rng.randrange(1, 6)):
@@ -110,7 +115,7 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
                     mine = identity
                     if mixed and u == 0 and ordinal == 1:
                         mine = None if identity else ("elsewhere", "other")  # identities differ within the unit
-                    attempt = _attempt(run_id, experiment, eval_id, ordinal, kind, case_id, mine, rng)
+                    attempt = _attempt(run_id, experiment, eval_id, ordinal, kind, case_id, mine, rng, fixed)
                     conn.execute(INSERT_ATTEMPT, tuple(attempt[c] for c in ATTEMPT_COLUMNS))
                     conn.executemany(INSERT_ASSERTION, _results(str(attempt["id"]), keys, shape, rng))
                     conn.execute(INSERT_SLOT, (run_id, experiment, eval_id, ordinal, attempt["id"], "origin", "new",
