@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .. import _collector
 from .._errors import ExitCode, UsageError
 from .._states import (
     ASSERTION_STATE_OF,
@@ -169,7 +170,7 @@ def load_comparison(
             raise UsageError("with --experiments A B give at most one run (the run holding both experiments).")
     elif base is None:
         raise UsageError("give the BASE run id (or the start of one); `niceeval query runs` lists them.")
-    with Store.open(Path(path), readonly=True) as store:
+    with Store.open(Path(path), readonly=True) as store, _collector.building():
         if experiments is not None:
             return compare_experiments(store, experiments[0], experiments[1], base, alpha=alpha,
                                        confidence=confidence)
