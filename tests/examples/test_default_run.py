@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
+
+from tests.support.examples import ExamplesProject, Run, copy_examples
 
 POLICY_CASES = ("return-window", "refund-late", "shipping-time", "shipping-abroad", "warranty", "damaged",
                 "gift-card", "unclear")
 FIX_LINE = "judge items are unavailable (judge-key-unresolved): set the API key variable"
 
 
-def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_their_gates(examples: Any) -> None:
-    run = examples.run()
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ExamplesProject, Run]]:
+    """One default run of a private copy of the examples, for the checks that only read it (a
+    whole examples run is seconds of CPU; the check of a second run makes its own)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        examples = copy_examples(tmp_path_factory.mktemp("examples"), monkeypatch)
+        yield examples, examples.run()
+
+
+def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_their_gates(
+        default_run: tuple[ExamplesProject, Run]) -> None:
+    examples, run = default_run
     assert run.exit_code == 1, run.output
     assert FIX_LINE in run.output
 
@@ -47,8 +62,9 @@ def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_
     }
 
 
-def test_without_a_key_every_judge_item_is_unavailable_and_keeps_its_weight(examples: Any) -> None:
-    examples.run()
+def test_without_a_key_every_judge_item_is_unavailable_and_keeps_its_weight(
+        default_run: tuple[ExamplesProject, Run]) -> None:
+    examples, _run = default_run
     judged = [r for r in examples.query("assertions") if r["match_name"] == "closed_qa"]
     # quickstart ×2 experiments, support ×2, directions ×3 (not uncorrelated), coding_agent ×2 (not forgets-notes),
     # from_promptfoo's llm-rubric
