@@ -19,6 +19,14 @@ import pytest
 
 from tests.support.project import Project, sealed_count, stop, wait_for
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 SHOP = '''
 from niceeval_cli import ToolCall, Turn, define_adapter
 from niceeval_cli.expect import includes

@@ -62,7 +62,7 @@ PASSES = {"PASSES_good": "100", "PASSES_bad": "0", "PASSES_mid": "7", "NO_COLOR"
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Project:
-    proj = Project(tmp_path / "proj")
+    proj = Project(tmp_path / "proj", in_process=True)
     proj.write("app.py", APP)
     proj.write("costly.py", COSTLY)
     proj.write("evals/pattern.py", EVALS)
