@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -175,8 +176,10 @@ def test_a_bad_samples_setting_is_a_usage_error_naming_the_key(proj: Proj, judge
 
 
 @pytest.mark.slow
-def test_on_ray_each_worker_grades_through_the_same_seam_with_its_samples(proj: Proj, judge: JudgeServer):
-    """The Ray worker makes its grader from the run's grader name: samples work there too."""
+def test_on_ray_each_worker_grades_through_the_same_seam_with_its_samples(tmp_path: Path, judge: JudgeServer):
+    """The Ray worker makes its grader from the run's grader name: samples work there too. The run
+    starts its own local Ray, so it is a real `niceeval` process (never a Ray driver in pytest's)."""
+    proj = Proj(tmp_path / "ray")
     import shutil
     import tempfile
 
