@@ -82,7 +82,7 @@ def capital(t, country):
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Project:
-    p = Project(tmp_path / "proj")
+    p = Project(tmp_path / "proj", in_process=True)
     p.write("niceeval.toml", "[project]\nmax_concurrency = 4\n")
     p.write("evals/a.py", EVALS)
     (tmp_path / "tickets").mkdir()
@@ -223,7 +223,7 @@ def test_every_command_lists_only_its_own_exit_codes(tmp_path: Path) -> None:
 
 
 def test_init_into_a_folder_it_cannot_write_is_a_usage_error(tmp_path: Path) -> None:
-    proj = Project(tmp_path / "p")
+    proj = Project(tmp_path / "p", in_process=True)
     (proj.root / "evals").write_text("a file where the folder goes", encoding="utf-8")
     res = proj.cli("init")
     assert res.returncode == 2, res.stderr
@@ -241,7 +241,7 @@ def test_init_into_a_folder_it_cannot_write_is_a_usage_error(tmp_path: Path) -> 
 def test_an_adapter_option_typo_says_which_key_was_meant(
     tmp_path: Path, adapter: str, options: str, typo: str, meant: str
 ) -> None:
-    proj = Project(tmp_path / "p")
+    proj = Project(tmp_path / "p", in_process=True)
     proj.write("niceeval.toml", f'[experiments.sut]\nadapter = "{adapter}"\n[experiments.sut.options]\n{options}\n')
     proj.write("agent.py", "def reply(message):\n    return 'hi'\n")
     proj.write("evals/a.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
@@ -282,7 +282,7 @@ def _positions(text: str, names: list[str]) -> list[int]:
 
 @pytest.mark.slow
 def test_every_output_lists_experiments_in_the_file_order(tmp_path: Path) -> None:
-    proj = Project(tmp_path / "p")
+    proj = Project(tmp_path / "p", in_process=True)
     proj.write("niceeval.toml", ORDERED)
     proj.write("evals/a.py", ORDER_EVALS)
     order = ["zeta", "alpha", "mid"]

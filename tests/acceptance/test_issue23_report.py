@@ -14,6 +14,14 @@ import pytest
 from tests.support.browser import chromium_context
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 EVALS = '''
 from niceeval_cli import define_eval
 from niceeval_cli.expect import equals, includes
@@ -78,7 +86,7 @@ def test_a_path_like_group_id_is_refused_before_anything_runs(
 @pytest.mark.parametrize("hostile", ["../../../escaped", "ABSOLUTE"])
 def test_a_hostile_group_id_from_the_store_cannot_place_the_report_outside_the_reports_folder(
         tmp_path: Path, hostile: str) -> None:
-    proj = Project(tmp_path / "deep" / "er" / "proj")
+    proj = Project(tmp_path / "deep" / "er" / "proj", in_process=True)
     proj.write("evals/app.py", EVALS)
     res = proj.run("--shard", "1/1", "--group", "ci-1")
     assert res.returncode == 1, res.stdout + res.stderr
