@@ -14,7 +14,16 @@ from statistics import NormalDist
 
 from scipy import stats as sp
 
+import pytest
 from tests.support.project import Project, base_env
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 APP = """
 import os

@@ -13,6 +13,14 @@ import pytest
 
 from tests.support.project import REPO, Project, sealed_count, wait_for
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 FLAKY = '''
 from pathlib import Path
 
@@ -35,7 +43,7 @@ def _count_line(stdout: str) -> str:
 
 @pytest.fixture(scope="module")
 def flaky(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, str, str]:
-    proj = Project(tmp_path_factory.mktemp("flaky") / "proj")
+    proj = Project(tmp_path_factory.mktemp("flaky") / "proj", in_process=True)
     proj.write("niceeval.toml", '''
         [project]
         max_concurrency = 1
