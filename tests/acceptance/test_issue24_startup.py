@@ -1,0 +1,65 @@
+"""Issue 24, item 9 (the suite's time): every `niceeval` process pays its start-up, so a command
+imports only what it needs. Measured from the outside, as the check that a plain run imports no
+scipy is: the real CLI under `python -X importtime`, in a project with a sealed run.
+
+- `merge` imports no asyncio: the store's heartbeat loads it only when a run beats.
+- `--version` stays a bare start: no pydantic, no rich, no store, no configuration.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import Project, base_env
+
+pytestmark = pytest.mark.slow
+
+EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def ok(t):
+    t.check(1, equals(1)).label("one")
+"""
+
+_MAIN = "import sys; from niceeval_cli.cli import main; sys.argv = ['niceeval', *sys.argv[1:]]; main()"
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with a sealed run (made in process: only the measured commands are processes)."""
+    proj = Project(tmp_path_factory.mktemp("startup") / "proj", in_process=True)
+    proj.write("niceeval.toml", "[project]\n")
+    proj.write("evals/a.py", EVALS)
+    done = proj.run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    return proj.root
+
+
+def imported(root: Path, *args: str) -> tuple[int, set[str]]:
+    """The exit code of `niceeval ARGS` and every module it imported."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", _MAIN, *args], cwd=root, env=base_env(),
+                          capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("import time:")]
+    assert lines, done.stderr  # the measure saw the imports
+    return done.returncode, {ln.rsplit("|", 1)[-1].strip() for ln in lines}
+
+
+def test_merge_imports_no_asyncio(sealed: Path) -> None:
+    code, modules = imported(sealed, "merge", ".niceeval/results.db", "--into", "again.db")
+    assert code == 0
+    assert "niceeval_cli.store" in modules  # the measure sees the store being loaded
+    assert "asyncio" not in modules, "merge imported asyncio"
+
+
+def test_version_is_a_bare_start(sealed: Path) -> None:
+    code, modules = imported(sealed, "--version")
+    assert code == 0
+    assert not modules & {"pydantic", "rich", "niceeval_cli.store", "niceeval_cli.config"}, \
+        sorted(modules & {"pydantic", "rich", "niceeval_cli.store", "niceeval_cli.config"})
