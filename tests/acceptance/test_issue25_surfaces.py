@@ -12,9 +12,9 @@ import subprocess
 import sys
 from statistics import NormalDist
 
+import pytest
 from scipy import stats as sp
 
-import pytest
 from tests.support.project import Project, base_env
 
 
