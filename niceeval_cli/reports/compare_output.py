@@ -57,7 +57,9 @@ def write_comparison(out: IO[str], result: CompareResult, fmt: str, *, tty: bool
         rows = [{**r, "changed_keys": json.dumps(r["changed_keys"], ensure_ascii=False)} for r in rows]
         write_rows(out, ROW_COLUMNS, rows, fmt, tty=tty)
     elif fmt == "json":
-        out.write(json.dumps({"pairs": rows, "experiments": experiments}, ensure_ascii=False) + "\n")
+        # plain rows made here: json need not track the containers it is inside (10 000 rows)
+        out.write(json.dumps({"pairs": rows, "experiments": experiments}, ensure_ascii=False, check_circular=False)
+                  + "\n")
     else:
         write_rows(out, ("row", *ROW_COLUMNS), [{"row": "pair", **r} for r in rows], fmt, tty=tty)
         write_rows(out, ("row", *EXPERIMENT_COLUMNS), [{"row": "experiment", **r} for r in experiments], fmt,
