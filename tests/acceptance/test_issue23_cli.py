@@ -1,5 +1,6 @@
-"""Issue 23, the command-line items (10, 14, 15, 18, 19), reproduced from the outside: the real
-`niceeval` in a subprocess, real files, links, FIFOs and signals, stores read with sqlite3."""
+"""Issue 23, the command-line items (10, 14, 15, 18, 19), reproduced from the outside: the CLI
+(in process where only exit codes, output, files and rows matter; the real `niceeval` for
+/dev/stdout, FIFOs and signals), real files and links, stores read with sqlite3."""
 
 from __future__ import annotations
 
@@ -34,12 +35,24 @@ def wrong(t):
 """
 
 
-@pytest.fixture
-def proj(tmp_path: Path) -> Project:
-    p = Project(tmp_path / "proj")
+def _project(p: Project) -> Project:
     p.write("niceeval.toml", "[project]\n")
     p.write("evals/a.py", EVALS)
     return p
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Project:
+    """The CLI in process where a check reads exit codes, output, files and rows; `popen` and
+    `shell` still start the real `niceeval`."""
+    return _project(Project(tmp_path / "proj", in_process=True))
+
+
+@pytest.fixture
+def real_proj(tmp_path: Path) -> Project:
+    """Every call a real `niceeval` process: for what is about one (its stdout's file, a FIFO it
+    writes, its signal watch)."""
+    return _project(Project(tmp_path / "proj"))
 
 
 # --- item 14: --junit / report --out through a symlink --------------------------------------
@@ -88,7 +101,8 @@ def test_report_out_through_a_symlink_writes_its_target(proj: Project, tmp_path:
     _no_temp_files(proj.root, target.parent)
 
 
-def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(proj: Project) -> None:
+def test_junit_to_dev_stdout_writes_to_the_pipe_and_leaves_dev_stdout_alone(real_proj: Project) -> None:
+    proj = real_proj
     before = os.lstat("/dev/stdout")
     res = proj.run("--junit", "/dev/stdout")
     assert res.returncode == 1, res.stderr
@@ -104,7 +118,8 @@ def test_junit_to_dev_stdout_redirected_to_a_file_follows_what_the_run_printed(p
     assert "<testsuites" in text and "niceeval view" in text  # both: the summary was not truncated away
 
 
-def test_junit_into_a_fifo_is_written_to_its_reader(proj: Project, tmp_path: Path) -> None:
+def test_junit_into_a_fifo_is_written_to_its_reader(real_proj: Project, tmp_path: Path) -> None:
+    proj = real_proj
     fifo = tmp_path / "junit.fifo"
     os.mkfifo(fifo)
     got: list[bytes] = []
@@ -155,7 +170,7 @@ for i in range(8):
 
 
 def test_run_finished_executed_counts_attempts_run_not_slots_planned(tmp_path: Path) -> None:
-    proj = Project(tmp_path / "paid")
+    proj = Project(tmp_path / "paid", in_process=True)
     proj.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 2\n[experiments.paid]\n')
     proj.write("agent.py", PAID_AGENT)
     proj.write("evals/e.py", PAID_EVALS)
@@ -284,7 +299,8 @@ def _has_open(pid: int, path: Path) -> bool:
     return False
 
 
-def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Project) -> None:
+def test_a_query_that_ends_is_unchanged_by_the_signal_watch(real_proj: Project) -> None:
+    proj = real_proj
     assert proj.run().returncode == 1
     res = proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
                    "SELECT count(*) AS n FROM c", "--format", "json")
