@@ -1,5 +1,5 @@
-"""Issue 22, items 4 and 5: what a new user hit, replayed from the outside (real `niceeval`
-subprocesses, stores read with sqlite3). Items 6's tool-output parts live in
+"""Issue 22, items 4 and 5: what a new user hit, replayed from the outside (the CLI in
+process, stores read with sqlite3). Items 6's tool-output parts live in
 test_issue22_tool_outputs.py."""
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.project import REPO, Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 GATED_AND_UNRANKABLE = '''
 from niceeval_cli import Fact, define_score_eval

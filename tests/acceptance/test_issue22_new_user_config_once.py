@@ -1,5 +1,5 @@
 """Issue 22, item 5: a configuration mistake is reported once, before anything is dispatched —
-never one ERRORED block per attempt. Real `niceeval` subprocesses, a real loopback server that
+never one ERRORED block per attempt. The CLI (in process), a real loopback server that
 counts the requests, stores read with sqlite3."""
 
 from __future__ import annotations
@@ -8,6 +8,14 @@ import pytest
 
 from tests.support.loopback import Loopback
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 ASK_TWENTY = '''
 from niceeval_cli import define_eval

@@ -1,6 +1,6 @@
 """Issue 22, item 5: `--keep-sandbox failed` on a run whose failure would be reused kept nothing,
 silently. The failed slot is executed again (plan reason `keep-sandbox`, said by `run --dry`) so
-its workspace is kept; a passing one is still reused. Real `niceeval` subprocesses, the store read
+its workspace is kept; a passing one is still reused. The CLI (in process), the store read
 with sqlite3, the kept directory looked at on disk."""
 
 from __future__ import annotations
@@ -9,7 +9,17 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 EVALS = '''
 from niceeval_cli import define_eval

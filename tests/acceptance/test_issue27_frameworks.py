@@ -1,7 +1,7 @@
 """Issue 27, item 2: the python adapter accepts a framework's own result, from the outside.
 
 A project's callable returns a pydantic-ai, OpenAI Agents SDK or LangGraph result as it is; the
-real `niceeval` stores its tool calls, and each stored call (name, arguments, status) equals the
+CLI (in process) stores its tool calls, and each stored call (name, arguments, status) equals the
 log the tool functions wrote themselves."""
 
 from __future__ import annotations
@@ -12,6 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
 
 FRAMEWORKS = Path(__file__).resolve().parents[1] / "support" / "frameworks.py"
 
