@@ -53,10 +53,13 @@ def _fingerprint_parts(model: str, sources: int = 1, eval_id: str = "bench/judge
     }, separators=(",", ":"), sort_keys=True)
 
 
-def build(path: Path, results: int, identities: int, sources: int = 1, distinct_parts: bool = False) -> None:
+def build(path: Path, results: int, identities: int, sources: int = 1, distinct_parts: bool = False,
+          regrade: bool = False) -> tuple[str, str | None]:
     """The store: N attempts, each one judge result and its labels (see the module docstring).
     `distinct_parts`: each attempt's parts name its own eval, as a real store's do (SQLite's JSON
-    functions keep the last few documents parsed, so two shared texts are parsed twice in all)."""
+    functions keep the last few documents parsed, so two shared texts are parsed twice in all).
+    `regrade`: also a regrade run of it (judge-r, one attempt per original, `regraded_from` set,
+    every fifth decision changed). Returns the run's id and the regrade's (None without)."""
     rng = random.Random(26)
     Store.open(path).close()
     run_id = new_id()
@@ -98,22 +101,50 @@ def build(path: Path, results: int, identities: int, sources: int = 1, distinct_
         names = list(columns)  # type: ignore[call-overload]
         conn.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", rows)
 
+    regrade_id = _regrade_rows(conn, run_id, attempts, assertions, slots, sources) if regrade else None
     insert("attempts", ATTEMPT_COLUMNS, attempts)
     insert("assertion_results", ASSERTION_COLUMNS, assertions)
     insert("run_slots", ("run_id", "experiment_id", "eval_id", "ordinal", "attempt_id", "relation", "plan_reason",
                          "pass_rule"), slots)
     insert("labels", LABEL_COLUMNS, labels)
-    conn.execute("UPDATE runs SET status = 'finished' WHERE id = ?", [run_id])
+    conn.execute("UPDATE runs SET status = 'finished' WHERE id IN (?, ?)", [run_id, regrade_id])
     conn.execute("COMMIT")
     conn.close()
+    return run_id, regrade_id
 
 
-def timed(store: Path) -> tuple[float, float, str]:
+def _regrade_rows(conn: sqlite3.Connection, run_id: str, attempts: list[tuple[object, ...]],
+                  assertions: list[tuple[object, ...]], slots: list[tuple[object, ...]], sources: int) -> str:
+    """A regrade run of `run_id` (its row inserted here), its attempts, results and slots appended
+    to the lists: each original's result decided again by judge-r, every fifth one differently."""
+    rng = random.Random(27)
+    regrade_id = new_id()
+    conn.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, kind, "
+                 "regrade_of) VALUES (?, '2026-01-04T00:00:00.000Z', '2026-01-04T01:00:00.000Z', 'running', '[]', "
+                 "'bench', 0, 'regrade', ?)", [regrade_id, run_id])
+    a_columns, r_columns = list(ATTEMPT_COLUMNS), list(ASSERTION_COLUMNS)
+    originals = {row[0]: row for row in attempts}
+    for result in list(assertions):
+        original = dict(zip(a_columns, originals[result[1]], strict=True))
+        row_a = original | {"id": new_id(), "run_id": regrade_id, "regraded_from": original["id"],
+                            "fingerprint_parts": _fingerprint_parts("judge-r", sources, original["eval_id"])}
+        attempts.append(tuple(row_a.values()))
+        row_r = dict(zip(r_columns, result, strict=True))
+        measured = row_r["measurement"]
+        row_r.update(id=new_id(), attempt_id=row_a["id"],
+                     measurement=(1.0 - measured) if rng.random() < 0.2 else measured)
+        assertions.append(tuple(row_r.values()))
+        slots.append((regrade_id, "default", original["eval_id"], 0, row_a["id"], "origin", "new", "any"))
+    return regrade_id
+
+
+def timed(store: Path, *extra: str) -> tuple[float, float, str]:
     """Wall time and the command's own CPU time (user + system: what it costs on a busy machine)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "niceeval_cli.cli", "judge", "agreement", "--store", str(store),
-                           "--format", "json"], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+                           "--format", "json", *extra], capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1"})
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -129,24 +160,34 @@ def main() -> None:
     parser.add_argument("--sources", type=int, default=1, help="Project files in each attempt's fingerprint parts.")
     parser.add_argument("--distinct-parts", action="store_true",
                         help="Each attempt's fingerprint parts name its own eval (as in a real store).")
+    parser.add_argument("--between", action="store_true",
+                        help="Also a regrade run of the run; time `judge agreement --between RUN REGRADE`.")
     parser.add_argument("--store", type=Path, help="Reuse (or build once into) this store file.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="niceeval-agreement-") as tmp:
         store = args.store or Path(tmp) / "results.db"
         started = time.perf_counter()
         if not store.exists():
-            build(store, args.results, args.identities, args.sources, args.distinct_parts)
+            build(store, args.results, args.identities, args.sources, args.distinct_parts, args.between)
         print(f"store of {args.results} labelled judge results ({args.identities} criteria × 2 models × "
               f"2 factories) in {time.perf_counter() - started:.1f} s")
+        extra: list[str] = []
+        if args.between:
+            with sqlite3.connect(store) as conn:
+                regrade = conn.execute("SELECT regrade_of, id FROM runs WHERE kind = 'regrade'").fetchone()
+            if regrade is None:
+                raise SystemExit(f"{store} has no regrade run: build it with --between")
+            extra = ["--between", *regrade]
         times, cpu, out = [], [], ""
         for _ in range(args.repeat):
-            elapsed, used, out = timed(store)
+            elapsed, used, out = timed(store, *extra)
             times.append(elapsed)
             cpu.append(used)
         rows = json.loads(out)
-        counted = sum(r["labels"] for r in rows)
+        counted = sum(r["pairs" if extra else "labels"] for r in rows)
         load = os.getloadavg()[0]
-        print(f"judge agreement: {len(rows)} identities, {counted} effective labels; wall first {times[0]:.3f} s, "
+        command = "judge agreement --between" if extra else "judge agreement"
+        print(f"{command}: {len(rows)} identities, {counted} pairs; wall first {times[0]:.3f} s, "
               f"median {statistics.median(times):.3f} s, best {min(times):.3f} s; CPU first {cpu[0]:.3f} s, median "
               f"{statistics.median(cpu):.3f} s, best {min(cpu):.3f} s, of {args.repeat} "
               f"(wall: {', '.join(f'{t:.3f}' for t in times)}); target ≤ 1 s; load average {load:.1f} on "

@@ -84,13 +84,15 @@ class PairCounts:
     exact_equal: int  # ... of which had the very same value on the scale
 
 
-def _scope(alias: str, run_ids: Sequence[str] | None, params: list[Any]) -> str:
+def _scope(alias: str, run_ids: Sequence[str] | None, params: list[Any], *, filter_only: bool = False) -> str:
+    """Only attempts of `run_ids`; `filter_only`: a test on attempts found otherwise (the unary `+`
+    keeps SQLite from walking the run's attempts through it, as it would the driving side's)."""
     if run_ids is None:
         return ""
     params.extend(run_ids)
     marks = ", ".join("?" * len(run_ids))
-    return (f" AND {alias}.id IN (SELECT attempt_id FROM run_slots WHERE run_id IN ({marks}) "
-            "AND attempt_id IS NOT NULL)")
+    column = f"+{alias}.id" if filter_only else f"{alias}.id"
+    return f" AND {column} IN (SELECT attempt_id FROM run_slots WHERE run_id IN ({marks}) AND attempt_id IS NOT NULL)"
 
 
 def label_pairs(db: Db, run_ids: Sequence[str] | None = None) -> list[PairCounts]:
@@ -122,7 +124,14 @@ def between_pairs(db: Db, reference_runs: Sequence[str], judge_runs: Sequence[st
     """Judge against judge: results of `judge_runs` paired with those of `reference_runs` by
     original attempt (`regraded_from` when the store has it, else the attempt itself) and key."""
     params: list[Any] = []
-    original = "COALESCE({a}.regraded_from, {a}.id)" if _has_column(db, "attempts", "regraded_from") else "{a}.id"
+    if _has_column(db, "attempts", "regraded_from"):
+        # An attempt's original is what it regraded, else itself. Equal originals, said as `ab`'s
+        # regraded_from or id being `aa`'s original: each side an index lookup (attempts_by_regraded_from,
+        # the primary key), not every attempt of RUN_B compared with every attempt of RUN_A.
+        paired = ("(ab.regraded_from = COALESCE(aa.regraded_from, aa.id) OR ab.id = COALESCE(aa.regraded_from, aa.id)) "
+                  "AND COALESCE(ab.regraded_from, ab.id) = COALESCE(aa.regraded_from, aa.id)")
+    else:
+        paired = "ab.id = aa.id"
     sql = f"""
 WITH pairs AS (
   SELECT {_identity('rb', 'ab')}, {_identity('ra', 'aa', 'ref_')},
@@ -130,10 +139,10 @@ WITH pairs AS (
          COALESCE(rb.threshold, 0.5) AS cut, COALESCE(ra.threshold, 0.5) AS ref_cut,
          (ra.threshold IS NULL AND rb.threshold IS NULL) AS exact_scale
     FROM attempts aa JOIN assertion_results ra ON ra.attempt_id = aa.id
-    JOIN attempts ab ON {original.format(a='ab')} = {original.format(a='aa')}
+    JOIN attempts ab ON {paired}
     JOIN assertion_results rb ON rb.attempt_id = ab.id AND rb.key = ra.key
    WHERE ra.match_name IN ({_JUDGES}) AND rb.match_name IN ({_JUDGES}){_scope('aa', reference_runs, params)}
-         {_scope('ab', judge_runs, params)} {_UNFLATTENED}
+         {_scope('ab', judge_runs, params, filter_only=True)} {_UNFLATTENED}
 )
 SELECT model, factory, version, criterion, ref_model, ref_factory, ref_version, ref_criterion,
        {_COUNTS.replace('judged IS NOT NULL', '(judged IS NOT NULL AND ref_measured IS NOT NULL)')

@@ -74,3 +74,24 @@ def test_counting_costs_about_one_read_of_the_pairs_with_real_sized_parts(tmp_pa
     assert counting <= CEILING * floor, (
         f"judge agreement took {counting:.3f} s CPU, {counting / floor:.2f} × reading its pairs once "
         f"({floor:.3f} s); at most {CEILING} × expected")
+
+
+@pytest.mark.slow
+def test_between_a_run_and_its_regrade_costs_about_what_counting_labels_does(tmp_path: Path) -> None:
+    """`--between RUN REGRADE` pairs each regraded attempt with its original by index; it compared
+    every attempt of one run with every attempt of the other (5 000 × 5 000: ≈ 20 s of CPU)."""
+    store = tmp_path / "results.db"
+    attempts = 5_000
+    run_id, regrade_id = _benchmark().build(store, attempts, 10, sources=40, distinct_parts=True, regrade=True)
+    assert regrade_id is not None
+
+    figures = judge_agreement(store, between=(run_id, regrade_id))
+    assert sum(f.figures.n + f.unmeasured for f in figures) == attempts  # each regraded result with its original
+    assert {(f.judge.model, f.reference.model) for f in figures if f.reference} == {("judge-r", "judge-a"),
+                                                                                   ("judge-r", "judge-b")}
+
+    labels = _cpu_median(lambda: judge_agreement(store))  # the same number of pairs, against people
+    between = _cpu_median(lambda: judge_agreement(store, between=(run_id, regrade_id)))
+    assert between <= 4 * labels, (
+        f"--between took {between:.3f} s CPU for {attempts} pairs, {between / labels:.1f} × counting as many "
+        f"labels ({labels:.3f} s)")
