@@ -11,7 +11,6 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +19,24 @@ from tests.support.loopback import GATEWAY_EVALS as EVALS
 from tests.support.loopback import Gateway, free_port
 from tests.support.project import Project
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process (tests/conftest.py `project`): these checks read exit codes, output and
+    stored rows; what is about a process (signals, pipes) still starts the real `niceeval`."""
+    return project
+
+
 pytestmark = pytest.mark.slow
 MASTER = "sk-litellm-master-for-tests-0001"
 
 
-@pytest.fixture
-def proxy(tmp_path: Path) -> Iterator[tuple[str, Gateway]]:
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Gateway]]:
+    """One proxy for the module (it takes seconds of CPU to start); each check counts the
+    upstream requests its own run made."""
     binary = need_litellm()
+    tmp_path = tmp_path_factory.mktemp("litellm")
     upstream = Gateway(listed=None)
     port = free_port()
     config = tmp_path / "litellm.yaml"
@@ -104,9 +114,10 @@ def test_litellm_cost_header_is_the_reported_cost(proj: Project, proxy: tuple[st
 def test_litellm_unknown_model_is_one_setup_error(proj: Project, proxy: tuple[str, Gateway]) -> None:
     base, upstream = proxy
     _project(proj, base, "gpt-typo")
+    posted = upstream.posts()
     res = proj.run(env={"LITELLM_KEY": MASTER, "NO_COLOR": "1"})
     out = res.stdout + res.stderr
     assert res.returncode == 3, out[-2000:]
     assert "gpt-typo" in out and "Traceback" not in out
     assert proj.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
-    assert upstream.posts() == 0
+    assert upstream.posts() == posted  # nothing reached the upstream model
