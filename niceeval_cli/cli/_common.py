@@ -1,8 +1,6 @@
 """What every command shares: the typer app, the options' shapes, the guard that turns a
 NiceEvalError into one paragraph and its exit code, and the console."""
 
-from __future__ import annotations
-
 import functools
 import os
 import sys

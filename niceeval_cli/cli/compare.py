@@ -1,7 +1,5 @@
 """`niceeval compare` and `niceeval report`: a run against another, and the HTML report."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Optional

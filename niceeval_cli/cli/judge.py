@@ -1,7 +1,5 @@
 """`niceeval judge agreement`: each judge identity's agreement with human labels or another run."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Optional
 

@@ -1,7 +1,5 @@
 """`niceeval label @ATTEMPT [KEY] --value V`, `label import FILE`, `label export`: human labels."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Any

@@ -1,7 +1,5 @@
 """`niceeval merge`, `niceeval list` and `niceeval init`: the project and its stores."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Optional
 

@@ -1,7 +1,5 @@
 """`niceeval view` and `niceeval query`: sealed results read back."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Optional
 

@@ -1,7 +1,5 @@
 """`niceeval regrade`: a sealed run's judge assertions graded again with changed judge settings."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

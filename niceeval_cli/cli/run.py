@@ -1,7 +1,5 @@
 """`niceeval run`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Optional
 

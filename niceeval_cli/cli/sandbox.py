@@ -1,7 +1,5 @@
 """`niceeval sandbox list|prune`: the sandboxes NiceEval left on this machine."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer
