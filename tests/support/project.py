@@ -119,8 +119,7 @@ class Project:
             result = runner.invoke(app, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
         finally:
             os.chdir(old)
-            os.environ.clear()
-            os.environ.update(environ)
+            _restore_environ(environ)
             self.forget()
         return Result(result.exit_code, result.stdout, result.stderr)
 
@@ -189,6 +188,16 @@ class Project:
         root on sys.path and imports its modules; afterwards the root leaves sys.path and those
         modules are forgotten, so a later test's `app.py` is never served from this one's cache."""
         forget_project(self.root)
+
+
+def _restore_environ(saved: Mapping[str, str]) -> None:
+    """Put the environment back as `saved` had it, touching only what changed (a thread of the
+    test reading it meanwhile never sees it emptied)."""
+    for key in [key for key in os.environ if key not in saved]:
+        del os.environ[key]
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def forget_project(root: Path) -> None:
