@@ -86,7 +86,7 @@ def test_importing_the_command_line_leaves_typer_as_it_is() -> None:
 
 
 def test_help_rows_show_metavars_and_no_type_labels(tmp_path: Path) -> None:
-    proj = Project(tmp_path)
+    proj = Project(tmp_path, in_process=True)  # what --help prints (the console script: above)
     for command in ([], ["run"], ["view"], ["query"], ["merge"], ["compare"], ["report"], ["sandbox"],
                     ["sandbox", "list"]):
         done = proj.cli(*command, "--help", env={"COLUMNS": "120", "TERM": "dumb"})
@@ -100,7 +100,7 @@ def test_help_rows_show_metavars_and_no_type_labels(tmp_path: Path) -> None:
 
 
 def test_a_bad_option_value_is_still_typers_usage_error(tmp_path: Path) -> None:
-    proj = Project(tmp_path)
+    proj = Project(tmp_path, in_process=True)
     proj.write("niceeval.toml", "[project]\n")
     done = proj.run("--attempts", "0")
     assert done.returncode == 2
