@@ -14,14 +14,8 @@ from niceeval_cli.store import GroupOutcome, Store, groups
 
 
 @pytest.fixture(params=["complete", "missing a shard"])
-def merged(suite, request):
-    kept = (1, 2, 3) if request.param == "complete" else (1, 3)
-    for k in (1, 2, 3):
-        result = suite.run("--shard", f"{k}/3", "--group", "ci-7", "--store", f"shard{k}.db")
-        assert result.exit_code in (0, 1, 5), result.stderr
-    result = suite.cli("merge", *(f"shard{k}.db" for k in kept), "--into", "merged.db")
-    assert result.exit_code == 0, result.stderr
-    return suite.root / "merged.db"
+def merged(suite, request, group_stores):
+    return group_stores((1, 2, 3) if request.param == "complete" else (1, 3), suite.root)
 
 
 @pytest.fixture(params=["stored", "decided on read"])

@@ -48,13 +48,9 @@ def decided_on_read(monkeypatch) -> None:
 
 
 @pytest.fixture(params=[(1, 2, 3), (1, 3)], ids=["complete", "missing a shard"])
-def merged(suite, request):
-    for k in (1, 2, 3):
-        result = suite.run("--shard", f"{k}/3", "--group", "ci-7", "--store", f"shard{k}.db")
-        assert result.exit_code in (0, 1, 5), result.stderr
-    result = suite.cli("merge", *(f"shard{k}.db" for k in request.param), "--into", "merged.db")
-    assert result.exit_code == 0, result.stderr
-    return suite.root / "merged.db"
+def merged(suite, request, group_stores):
+    """shard1.db … shard3.db run as group ci-7, and merged.db: the shards of the param merged."""
+    return group_stores(request.param, suite.root)
 
 
 def test_merge_stores_the_verdict_of_exactly_the_merged_members(merged):
