@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,28 +19,57 @@ def suite(project):
     return project
 
 
-@pytest.fixture(scope="package")
-def group_stores(tmp_path_factory) -> Callable[[tuple[int, ...], Path], Path]:
-    """`place(kept, root)` puts into `root` the stores of the `suite` project run as shard group
-    `ci-7` (`shard1.db` … `shard3.db`) and `merged.db`, the shards `kept` merged, and returns
-    the merged store. Each set is run and merged once per worker, in a project of its own, and
-    each test gets copies: a test may write to its stores (merge again, insert) without another
-    test seeing it. The shard runs and the merge are the ones each test used to make itself."""
-    built: dict[tuple[int, ...], Path] = {}
+class Built:
+    """Stores of the `suite` project that many tests start from, each run once per worker in a
+    project of its own; a test gets copies in its own folder, so it may write to them (merge
+    again, tamper) without another test seeing it. The runs and merges are the ones each test
+    used to make itself: the same command lines on the same project."""
 
-    def place(kept: tuple[int, ...], root: Path) -> Path:
-        if kept not in built:
-            source = Project(tmp_path_factory.mktemp("group"), in_process=True)
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+        self._made: dict[tuple[Any, ...], tuple[Path, Any]] = {}
+
+    def _make(self, key: tuple[Any, ...], *commands: tuple[str, ...]) -> tuple[Path, Any]:
+        if key not in self._made:
+            source = Project(self._factory.mktemp("built"), in_process=True)
             source.write("niceeval.toml", TOML)
             source.write("evals/many.py", eval_source())
-            for k in (1, 2, 3):
-                result = source.run("--shard", f"{k}/3", "--group", "ci-7", "--store", f"shard{k}.db")
+            result = None
+            for args in commands:
+                result = source.cli(*args)
                 assert result.exit_code in (0, 1, 5), result.stderr
-            result = source.cli("merge", *(f"shard{k}.db" for k in kept), "--into", "merged.db")
-            assert result.exit_code == 0, result.stderr
-            built[kept] = source.root
-        for store in sorted(built[kept].glob("*.db*")):  # a WAL left beside a store goes with it
+            self._made[key] = (source.root, result)
+        return self._made[key]
+
+    @staticmethod
+    def _copy(made: Path, root: Path) -> None:
+        for store in sorted(made.glob("*.db*")):  # a WAL left beside a store goes with it
             shutil.copy2(store, root / store.name)
+
+    def shards(self, n: int, root: Path) -> list[str]:
+        """`run --shard K/n --group ci-7 --store shardK.db` for each K, into `root`."""
+        names = [f"shard{k}.db" for k in range(1, n + 1)]
+        made, _ = self._make(("shards", n), *(("run", "--shard", f"{k}/{n}", "--group", "ci-7", "--store", name)
+                                               for k, name in enumerate(names, start=1)))
+        self._copy(made, root)
+        return names
+
+    def merged(self, kept: tuple[int, ...], root: Path) -> Path:
+        """The three shards of group ci-7 and `merged.db`, the shards `kept` merged."""
+        made, _ = self._make(("merged", kept),
+                             *(("run", "--shard", f"{k}/3", "--group", "ci-7", "--store", f"shard{k}.db")
+                               for k in (1, 2, 3)),
+                             ("merge", *(f"shard{k}.db" for k in kept), "--into", "merged.db"))
+        self._copy(made, root)
         return root / "merged.db"
 
-    return place
+    def one_machine(self, root: Path) -> Any:
+        """`run --store one.db`: the whole plan on one machine; its result."""
+        made, result = self._make(("one",), ("run", "--store", "one.db"))
+        self._copy(made, root)
+        return result
+
+
+@pytest.fixture(scope="package")
+def built(tmp_path_factory) -> Built:
+    return Built(tmp_path_factory)

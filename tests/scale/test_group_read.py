@@ -14,8 +14,8 @@ from niceeval_cli.store import GroupOutcome, Store, groups
 
 
 @pytest.fixture(params=["complete", "missing a shard"])
-def merged(suite, request, group_stores):
-    return group_stores((1, 2, 3) if request.param == "complete" else (1, 3), suite.root)
+def merged(suite, request, built):
+    return built.merged((1, 2, 3) if request.param == "complete" else (1, 3), suite.root)
 
 
 @pytest.fixture(params=["stored", "decided on read"])

@@ -48,9 +48,9 @@ def decided_on_read(monkeypatch) -> None:
 
 
 @pytest.fixture(params=[(1, 2, 3), (1, 3)], ids=["complete", "missing a shard"])
-def merged(suite, request, group_stores):
+def merged(suite, request, built):
     """shard1.db … shard3.db run as group ci-7, and merged.db: the shards of the param merged."""
-    return group_stores(request.param, suite.root)
+    return built.merged(request.param, suite.root)
 
 
 def test_merge_stores_the_verdict_of_exactly_the_merged_members(merged):

@@ -25,29 +25,19 @@ def counts(path) -> dict[str, int]:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
 
 
-def shards(suite, n: int, group: str = "ci-7", *extra: str) -> list[str]:
-    names = []
-    for k in range(1, n + 1):
-        name = f"shard{k}.db"
-        result = suite.run("--shard", f"{k}/{n}", "--group", group, "--store", name, *extra)
-        assert result.exit_code in (0, 1, 5), result.stderr
-        names.append(name)
-    return names
-
-
 def merge(suite, *args: str):
     return suite.cli("merge", *args)
 
 
 @pytest.fixture
-def one_machine(suite):
-    result = suite.run("--store", "one.db")
+def one_machine(suite, built):
+    result = built.one_machine(suite.root)
     assert result.exit_code == 1, result.stderr
     return result
 
 
-def test_shard_runs_record_the_whole_plan_and_their_part(suite):
-    shards(suite, 3)
+def test_shard_runs_record_the_whole_plan_and_their_part(suite, built):
+    built.shards(3, suite.root)
     runs = [next(r for r in query(suite, "runs", "--store", f"shard{k}.db") if r["kind"] == "run") for k in (1, 2, 3)]
     assert [r["shard_index"] for r in runs] == [1, 2, 3]
     assert {r["shard_count"] for r in runs} == {3}
@@ -65,9 +55,9 @@ def test_shard_runs_record_the_whole_plan_and_their_part(suite):
         assert conn.execute("SELECT count(*) FROM run_plan").fetchone()[0] == 30
 
 
-def test_only_shard_runs_record_a_plan_digest(suite, one_machine):
+def test_only_shard_runs_record_a_plan_digest(suite, built, one_machine):
     """A digest tells the plans of one group's shards apart; a plain run has no group to compare."""
-    shards(suite, 2)
+    built.shards(2, suite.root)
     plain = next(r for r in query(suite, "runs", "--store", "one.db") if r["kind"] == "run")
     shard = next(r for r in query(suite, "runs", "--store", "shard1.db") if r["kind"] == "run")
     assert plain["plan_digest"] in (None, "") and plain["shard_count"] in (None, "")
@@ -75,8 +65,8 @@ def test_only_shard_runs_record_a_plan_digest(suite, one_machine):
 
 
 @pytest.mark.parametrize("order", [(1, 2, 3), (3, 1, 2)])
-def test_a_merged_group_reads_like_a_one_machine_run_of_the_same_plan(suite, one_machine, order):
-    names = shards(suite, 3)
+def test_a_merged_group_reads_like_a_one_machine_run_of_the_same_plan(suite, built, one_machine, order):
+    names = built.shards(3, suite.root)
     result = merge(suite, *[names[k - 1] for k in order], "--into", "merged.db", "--exit-code")
     assert result.exit_code == 1, result.stdout + result.stderr  # the group's verdict, like the one-machine run's
     assert "shards merged 3 of 3" in result.stdout
@@ -103,8 +93,8 @@ def test_different_hash_seeds_shard_alike(suite):
     assert picked[0] == picked[1] and picked[0]
 
 
-def test_merging_twice_or_overlapping_stores_is_a_no_op(suite):
-    names = shards(suite, 2)
+def test_merging_twice_or_overlapping_stores_is_a_no_op(suite, built):
+    names = built.shards(2, suite.root)
     assert merge(suite, *names, "--into", "merged.db").exit_code == 0
     before = counts(suite.root / "merged.db")
     again = merge(suite, *names, "--into", "merged.db")
@@ -121,8 +111,8 @@ def _tamper(path, sql: str) -> None:
         conn.execute(sql)
 
 
-def test_a_conflicting_id_refuses_the_whole_merge_and_names_the_id(suite):
-    names = shards(suite, 2)
+def test_a_conflicting_id_refuses_the_whole_merge_and_names_the_id(suite, built):
+    names = built.shards(2, suite.root)
     shutil.copy(suite.root / names[0], suite.root / "tampered.db")
     victim = query(suite, "attempts", "--store", "tampered.db")[0]["id"]
     _tamper(suite.root / "tampered.db", f"UPDATE attempts SET state = 'passed', error = NULL WHERE id = '{victim}'")
@@ -149,8 +139,8 @@ def test_shards_of_another_plan_under_one_group_are_refused(suite):
     assert result.exit_code == 2 and "another plan" in result.stderr
 
 
-def test_a_missing_shard_leaves_exact_denominators_and_not_run_slots(suite):
-    names = shards(suite, 3)
+def test_a_missing_shard_leaves_exact_denominators_and_not_run_slots(suite, built):
+    names = built.shards(3, suite.root)
     result = merge(suite, names[0], names[2], "--into", "merged.db", "--junit", "merged.xml")
     assert result.exit_code == 0  # merge itself succeeded; --exit-code gates
     group = query(suite, "runs", "--store", "merged.db", "--run", "ci-7")[0]
@@ -190,8 +180,8 @@ def test_the_group_exit_code_is_1_for_a_sealed_failure_else_5_while_a_shard_is_m
     assert project.cli("merge", f"b{bad}.db", "--into", "n.db", "--exit-code").exit_code == 1
 
 
-def test_a_group_id_is_accepted_wherever_a_run_id_is_and_latest_is_the_group(suite):
-    names = shards(suite, 2)
+def test_a_group_id_is_accepted_wherever_a_run_id_is_and_latest_is_the_group(suite, built):
+    names = built.shards(2, suite.root)
     merge(suite, *names, "--into", "merged.db")
     latest = query(suite, "attempts", "--store", "merged.db")
     assert len(latest) == 30  # the latest run is the group (a group counts as one)
@@ -223,8 +213,8 @@ def test_group_without_shard_is_a_usage_error(suite):
     assert result.exit_code == 2 and "--shard" in result.stderr
 
 
-def test_a_shard_against_the_merged_store_reuses_by_fingerprint(suite):
-    names = shards(suite, 2)
+def test_a_shard_against_the_merged_store_reuses_by_fingerprint(suite, built):
+    names = built.shards(2, suite.root)
     merge(suite, *names, "--into", "cache.db")
     result = suite.run("--shard", "1/2", "--group", "ci-8", "--store", "cache.db", "--json")
     finished = next(json.loads(line) for line in result.stdout.splitlines() if '"run.finished"' in line)
@@ -240,8 +230,8 @@ def test_merge_of_a_missing_file_is_a_usage_error(suite):
     assert result.exit_code == 2 and "nope.db" in result.stderr
 
 
-def test_report_and_compare_take_a_group_id(suite, one_machine):
-    names = shards(suite, 2)
+def test_report_and_compare_take_a_group_id(suite, built, one_machine):
+    names = built.shards(2, suite.root)
     assert merge(suite, "one.db", *names, "--into", "merged.db").exit_code == 0
     single = next(r for r in query(suite, "runs", "--store", "one.db") if r["kind"] == "run")["id"]
     compared = suite.cli("compare", single, "ci-7", "--store", "merged.db", "--format", "json",
