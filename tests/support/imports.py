@@ -107,9 +107,21 @@ def file_imports(path: Path, root: Path = PACKAGE) -> Iterator[Import]:
                 yield Import(source, target, imported, path, node.lineno, lazy, typing_only)
 
 
+#: A file's imports, by (file, its size and mtime, root): the layer and private-import tests
+#: read the whole package several times per process, and parsing it costs about a second each.
+_READ: dict[tuple[Path, int, int, Path], tuple[Import, ...]] = {}
+
+
 def package_imports(root: Path = PACKAGE) -> list[Import]:
     """Every import of a package module by a module of the package."""
-    return [found for path in sorted(root.rglob("*.py")) for found in file_imports(path, root)]
+    found: list[Import] = []
+    for path in sorted(root.rglob("*.py")):
+        stat = path.stat()
+        key = (path, stat.st_size, stat.st_mtime_ns, root)
+        if key not in _READ:
+            _READ[key] = tuple(file_imports(path, root))
+        found += _READ[key]
+    return found
 
 
 def first_level_unit(module: str) -> str:
