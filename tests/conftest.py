@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.loopback import JudgeServer
+from tests.support.made_once import MadeOnce
 from tests.support.project import Project
 
 # --- bytecode: the package compiled once, before any test starts a `niceeval` ------------------
@@ -91,3 +92,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if defs and defs[-1].scope in ("module", "package") and defs[-1].baseid.startswith("tests"):
                 item.add_marker(pytest.mark.xdist_group(defs[-1].baseid))
                 break
+
+
+# --- made once: a sealed run many tests start from, made once per worker and copied -----------
+@pytest.fixture(scope="session")
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> MadeOnce:
+    """`made_once.place(project, files, ("run",), ...)` (tests/support/made_once.py)."""
+    return MadeOnce(tmp_path_factory)

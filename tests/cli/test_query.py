@@ -56,11 +56,12 @@ ASSERTION_SEVERITY = {"errored": 0, "mismatched": 1, "below": 1, "unavailable": 
 
 
 @pytest.fixture
-def ran(project):
-    """Two experiments × six evals, one attempt in every state; run once."""
-    project.write("niceeval.toml", '[experiments.b]\nmodel = "m"\n[experiments.a]\nmodel = "m"\n')
-    project.write("evals/sev.py", SEVERITY)
-    assert project.run().exit_code == 1
+def ran(project, made_once):
+    """Two experiments × six evals, one attempt in every state; run once (per worker: each test
+    gets its own copy of the store)."""
+    files = {"niceeval.toml": '[experiments.b]\nmodel = "m"\n[experiments.a]\nmodel = "m"\n', "evals/sev.py": SEVERITY}
+    [run] = made_once.place(project, files, ("run",))
+    assert run.exit_code == 1
     return project
 
 
