@@ -16,7 +16,7 @@ from typing import Any
 from .._records import EventRecord, TurnRecord
 from .._redact import is_clean, redact, safe_json
 from ..expect._json import to_jsonable  # the engine's JSON form, not in expect's pinned user API
-from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn, event_kind
+from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn
 
 TEXT_LIMIT = 20_000  # characters of one stored text (a turn's input or message, an event's text)
 JSON_LIMIT = 64 * 1024  # UTF-8 bytes of one stored JSON value
@@ -65,31 +65,33 @@ def stored_json(value: Any, secrets: Sequence[str] = ()) -> str | None:
     return safe_json(value, secrets=secrets, max_bytes=JSON_LIMIT)
 
 
-def _raw_json(value: Any) -> str | None:
-    """Compact JSON of a plain JSON value, or None (then the careful path converts it)."""
-    if value is None:
-        return None
-    try:
-        return _ENCODE(value)
-    except (TypeError, ValueError, RecursionError):
-        return None
-
-
 class _Fields:
     """How one turn's values are stored. The usual turn holds nothing to redact and nothing too
     long: one check over all its text at once (`is_clean`) then stores each value as it is;
-    otherwise every value goes the careful way (`stored_text` / `stored_json`)."""
+    otherwise every value goes the careful way (`stored_text` / `stored_json`).
+
+    One pass over the events gathers what the check reads (each JSON value encoded once, kept by
+    identity for `json`); a traced turn has two events per span, so the pass and `event` are
+    written for the common case and send anything unusual to the general code."""
 
     def __init__(self, turn: Turn, secrets: Sequence[str]) -> None:
         self.secrets = secrets
-        self.raw: dict[int, str | None] = {}
+        raw: dict[int, str | None] = {}
+        self.raw = raw
         parts: list[str] = [turn.input, turn.message]
-        for value in _json_values(turn):
-            raw = self.raw[id(value)] = _raw_json(value)
-            if raw is not None:
-                parts.append(raw)
+        texts: list[str] = []
+        if turn.data is not None:
+            _encoded(turn.data, raw, parts)
         for event in turn.events:
-            parts.extend(t for t in _texts(event) if t)
+            if isinstance(event, ToolCall):
+                if event.input is not None:
+                    _encoded(event.input, raw, parts)
+                if event.output is not None:
+                    _encoded(event.output, raw, parts)
+            elif isinstance(event, Event) and event.data is not None:
+                _encoded(event.data, raw, parts)
+            texts.extend(t for t in _texts(event) if t)
+        parts += texts
         self.clean = is_clean("\n".join(parts), secrets)
 
     def text(self, text: str | None) -> str | None:
@@ -108,14 +110,15 @@ class _Fields:
         return stored_json(value, self.secrets)
 
 
-def _json_values(turn: Turn) -> list[Any]:
-    values = [turn.data]
-    for event in turn.events:
-        if isinstance(event, ToolCall):
-            values += [event.input, event.output]
-        elif isinstance(event, Event):
-            values.append(event.data)
-    return [v for v in values if v is not None]
+def _encoded(value: Any, raw: dict[int, str | None], parts: list[str]) -> None:
+    """`value`'s compact JSON into `raw` (by identity) and `parts` (None when not plain JSON)."""
+    try:
+        text: str | None = _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    raw[id(value)] = text
+    if text is not None:
+        parts.append(text)
 
 
 def _texts(event: AnyEvent) -> tuple[str | None, ...]:
@@ -131,19 +134,20 @@ def _texts(event: AnyEvent) -> tuple[str | None, ...]:
 def event_record(attempt_id: str, turn_ordinal: int, seq: int, event: AnyEvent,
                  secrets: Sequence[str] = (), fields: _Fields | None = None) -> EventRecord:
     f = fields if fields is not None else _Fields(Turn("", "", events=(event,)), secrets)
-    kind = event_kind(event)
     if isinstance(event, ToolCall):
         return EventRecord(
-            attempt_id, turn_ordinal, seq, kind, name=f.text(event.name),
-            input=f.json(event.input), output=f.json(event.output),
-            status=event.status, text=f.text(event.error),
+            attempt_id, turn_ordinal, seq, "tool_call", f.text(event.name), None,
+            f.json(event.input), f.json(event.output), event.status, f.text(event.error),
         )
+    if isinstance(event, Event):
+        kind = event.kind
+        return EventRecord(attempt_id, turn_ordinal, seq, f.text(kind) or kind, None, None, f.json(event.data))
     if isinstance(event, Message):
-        return EventRecord(attempt_id, turn_ordinal, seq, kind, role=event.role, text=f.text(event.text))
-    if isinstance(event, AgentError):
-        return EventRecord(attempt_id, turn_ordinal, seq, kind, name=f.text(event.kind), text=f.text(event.text))
-    assert isinstance(event, Event)
-    return EventRecord(attempt_id, turn_ordinal, seq, f.text(kind) or kind, input=f.json(event.data))
+        return EventRecord(attempt_id, turn_ordinal, seq, "message", None, event.role, None, None, None,
+                           f.text(event.text))
+    assert isinstance(event, AgentError)
+    return EventRecord(attempt_id, turn_ordinal, seq, "error", f.text(event.kind), None, None, None, None,
+                       f.text(event.text))
 
 
 def turn_record(attempt_id: str, ordinal: int, turn: Turn, secrets: Sequence[str] = ()) -> TurnRecord:

@@ -59,11 +59,13 @@ class ToolCall:
     ended_ms: float | None = None
 
     def __post_init__(self) -> None:
+        # The usual call passes every check: nothing is formatted unless one fails (a traced
+        # turn makes a ToolCall per span).
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"ToolCall: name must be non-empty text, got {self.name!r}")
-        _choice(f"ToolCall({self.name!r})", "status", self.status, TOOL_STATUSES)
-        for label in ("started_ms", "ended_ms"):
-            value = getattr(self, label)
+        if self.status not in TOOL_STATUSES:
+            _choice(f"ToolCall({self.name!r})", "status", self.status, TOOL_STATUSES)
+        for label, value in (("started_ms", self.started_ms), ("ended_ms", self.ended_ms)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise TypeError(f"ToolCall({self.name!r}): {label} must be a number of milliseconds")
 

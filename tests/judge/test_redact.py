@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from niceeval_cli._redact import REDACTED, redact, redact_json, safe_json, trim_json
 
 
@@ -170,3 +173,19 @@ def test_base64_is_not_searched_for_a_short_secret_and_nothing_else_is_touched()
 def test_safe_json_of_a_lone_surrogate_is_replaced_not_an_encoding_error() -> None:
     assert json.loads(safe_json({"t": "bad \ud800 text"}, secrets=["some-secret-value"], max_bytes=1000)) == {
         "t": "bad \ufffd text"}
+
+
+# Issue 27 item 8: the quick checks over a turn's text answer exactly as the plain scans did.
+_WORDS = ("authorization", "apikey", "api-key", "api_key", "bearer", "sk-")
+_PIECES = ("api", "key", "-", "_", "sk", "bearer", "authoriz", "ation", "x", "é", "\ud800", "\udfff", " ")
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_quick_credential_and_surrogate_checks_agree_with_the_plain_scans(text: str) -> None:
+    from niceeval_cli._redact import _SURROGATE, _has_surrogate, _maybe_credential, is_clean
+
+    low = text.lower()
+    assert _maybe_credential(low) == any(word in low for word in _WORDS)
+    assert _has_surrogate(text) == (_SURROGATE.search(text) is not None)
+    assert is_clean(text) == (_SURROGATE.search(text) is None and not any(word in low for word in _WORDS))
+    assert not is_clean(text) or redact(text) == text
