@@ -68,21 +68,6 @@ class Converted:
     events: tuple[Event, ...]
 
 
-def _whole_json(text: str) -> Any:
-    """`json.loads(text)` for text without surrounding whitespace, through json's C scanner made
-    once (`json.loads` builds its way there on every call: a turn parses two values per tool
-    call). Raises ValueError as `json.loads` does when the text is not one JSON value."""
-    if _SCAN is None:
-        return json.loads(text)
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration as exc:
-        raise ValueError("not JSON") from exc
-    if end != len(text):
-        raise ValueError("extra data after the JSON value")
-    return value
-
-
 def _scanner() -> Any:
     make = getattr(json.scanner, "c_make_scanner", None)
     return make(json.JSONDecoder()) if make is not None else None
@@ -91,15 +76,26 @@ def _scanner() -> Any:
 _SCAN = _scanner()
 
 
+_JSON_STARTS = frozenset('{["')
+_JSON_WORDS = frozenset(("true", "false", "null"))
+
+
 def _json_or_text(value: Any) -> Any:
     """JSON text is parsed (arguments and results usually are); anything else stays as it is."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null"):
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    if stripped[:1] in _JSON_STARTS or stripped in _JSON_WORDS:
+        if _SCAN is None:
             try:
-                return _whole_json(stripped)
+                return json.loads(stripped)
             except ValueError:
                 return value
+        try:  # json's C scanner made once (`json.loads` builds its way there per call)
+            parsed, end = _SCAN(stripped, 0)
+        except (StopIteration, ValueError):
+            return value
+        return parsed if end == len(stripped) else value
     return value
 
 
@@ -122,15 +118,15 @@ def _tool_call(span: SpanData, name: Any, call_id: Any, arguments: Any, result: 
     error = None
     if failed:
         error = span.status_message or (str(error_type) if error_type else None) or "the span's status is ERROR"
-    return ToolCall(
-        name=str(name) if name else span.name,
-        input=_json_or_text(arguments),
-        output=_json_or_text(result),
-        status="failed" if failed else "completed",
-        id=str(call_id) if call_id else span.span_id,
-        error=error,
-        started_ms=span.start_ns / 1e6,
-        ended_ms=span.end_ns / 1e6,
+    return ToolCall(  # positional (name, input, output, status, id, error, started_ms, ended_ms): one per span
+        str(name) if name else span.name,
+        _json_or_text(arguments),
+        _json_or_text(result),
+        "failed" if failed else "completed",
+        str(call_id) if call_id else span.span_id,
+        error,
+        span.start_ns / 1e6,
+        span.end_ns / 1e6,
     )
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from niceeval_cli.traces._spans import SpanData, convert
 
 
@@ -32,3 +37,22 @@ def test_usage_is_summed_over_model_spans_and_an_agent_span_never_counts_twice()
                                                 "gen_ai.usage.input_tokens": 30})])
     assert only_agent.usage is not None and only_agent.usage.input_tokens == 30
     assert convert([_span("other", 1)]).usage is None
+
+
+_PIECES = ("{", "}", "[", "]", '"', ":", ",", " ", "\n", "1", "-", "e", "a", "true", "null", "NaN", "é", "\\", "u")
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join) | st.integers() | st.none())
+def test_an_argument_that_is_json_text_is_parsed_as_json_loads_parses_it_and_anything_else_kept(value: object) -> None:
+    from niceeval_cli.traces._spans import _json_or_text
+
+    expected = value
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[", '"') or stripped in ("true", "false", "null"):
+            try:
+                expected = json.loads(stripped)
+            except ValueError:
+                expected = value
+    got = _json_or_text(value)
+    assert got == expected or (got != got and expected != expected)  # NaN parsed either way
