@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import os
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -99,3 +100,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def made_once(tmp_path_factory: pytest.TempPathFactory) -> MadeOnce:
     """`made_once.place(project, files, ("run",), ...)` (tests/support/made_once.py)."""
     return MadeOnce(tmp_path_factory)
+
+
+# --- xdist: `-n auto` starts two workers per core -------------------------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (README, .ci/run) starts two workers per core instead of one. A good part of the
+    suite's wall time is waiting on what the CPU count does not see — Ray clusters starting,
+    Docker creating containers, Chromium, sleeps that are the behaviour under test — and with one
+    worker per core a core idled for each of those seconds; a second worker fills it. The suite
+    passes at that density (tests bind port 0, label what they make, work in their own folders:
+    "Tests in parallel" in docs/contributing.md). `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides
+    when set (xdist's own hook reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
