@@ -4,7 +4,6 @@ Ray installed it is a usage error naming the install command; `[run]` in niceeva
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.components import need_ray
+from tests.support.project import Project
 from tests.support.ray_cluster import ray_env
 from tests.support.scale_project import TOML, comparable, eval_source
 
@@ -35,9 +35,8 @@ def _raylets(marker: str) -> set[int]:
 
 
 def _rows(root: Path, env: dict[str, str], target: str, store: str) -> list[dict]:
-    done = subprocess.run([sys.executable, "-m", "niceeval_cli", "query", target, "--format", "json", "--store",
-                           store], cwd=root, env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    """The stored rows, read by `niceeval query` in process (reading a store is no Ray's business)."""
+    return Project(root, in_process=True).query(target, "--store", store)
 
 
 @pytest.mark.slow
