@@ -9,10 +9,17 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support.loopback import JudgeServer
 from tests.support.made_once import MadeOnce
 from tests.support.project import Project
+
+# Property tests check values, not speed: on a loaded machine (xdist workers beside real niceeval
+# subprocesses, Docker and Ray) an example may take longer than hypothesis's 200 ms deadline, which
+# failed a correct test now and then. No deadline, here and in CI.
+settings.register_profile("niceeval", deadline=None)
+settings.load_profile("niceeval")
 
 # --- bytecode: the package compiled once, before any test starts a `niceeval` ------------------
 
