@@ -100,6 +100,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if defs and defs[-1].scope in ("module", "package") and defs[-1].baseid.startswith("tests"):
                 item.add_marker(pytest.mark.xdist_group(defs[-1].baseid))
                 break
+    _slow_folders_first(items)
+
+
+def _slow_folders_first(items: list[pytest.Item]) -> None:
+    """The folders holding `slow` tests run first (each folder's tests in their usual order, so a
+    package- or module-scoped fixture is still built once). xdist hands out the tests that share
+    no fixture in collection order as workers free up; alphabetically the Docker and Ray folders
+    (`sandbox`, `scale`) came near the end, so one of their long tests handed out last kept a
+    worker busy after the others had run out of work. The long ones first, the many quick
+    ones (`expect`, `outcomes`, `store`, …) fill in at the end."""
+    def folder(item: pytest.Item) -> str:
+        parts = item.nodeid.split("/")
+        return parts[1] if len(parts) > 2 else item.nodeid.split("::")[0]
+
+    slow = {folder(item) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: folder(item) not in slow)  # stable: the order within stays
 
 
 # --- made once: a sealed run many tests start from, made once per worker and copied -----------
