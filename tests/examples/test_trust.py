@@ -2,7 +2,8 @@
 
 The fake judge (`examples/trust/_fake_judge.py`) is started as the reader starts it, a real
 process on a loopback port; the example is copied and its `base_url` pointed at that port; every
-command is the real CLI in a subprocess, as the example's README tells the reader to type it."""
+command is the one the example's README tells the reader to type, run through the CLI in process
+(exit codes, output and the stored rows are what is checked; nothing here is about a process)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def trust(tmp_path: Path) -> Iterator[Project]:
     try:
         assert judge.stdout is not None
         assert "fake judge on" in judge.stdout.readline()
-        yield Project(root)
+        yield Project(root, in_process=True)
     finally:
         judge.terminate()
         judge.wait(timeout=10)
