@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.support.project import Project
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -29,7 +29,7 @@ def test_view_large_builds_a_store_the_cli_reads(tmp_path: Path) -> None:
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT count(*) FROM attempts WHERE run_id = ?", (run_id,)).fetchone()[0] == 400
         assert conn.execute("SELECT count(*) FROM assertion_results").fetchone()[0] == 4000
-    done = subprocess.run([sys.executable, "-m", "niceeval_cli.cli", "query", "units", "--run", run_id,
-                           "--store", str(store), "--format", "ndjson"], capture_output=True, text=True)
+    done = Project(tmp_path, in_process=True).cli("query", "units", "--run", run_id, "--store", str(store),
+                                                  "--format", "ndjson")
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 400 // view_large.ATTEMPTS_PER_EVAL
