@@ -106,7 +106,9 @@ class Project:
 
         Each call starts as a new process would: what the last one changed dies with it — the
         environment (a `.env` it loaded, the variables `env` set), the working directory and the
-        project's imported modules — so a test may edit the project between calls."""
+        project's imported modules — so a test may edit the project between calls. It sees the
+        environment a subprocess would (`base_env`): without the judge keys, FORCE_COLOR, COLUMNS
+        and LINES of the shell that started pytest, unless `env` gives them."""
         from typer.testing import CliRunner
 
         from niceeval_cli.cli import app
@@ -116,7 +118,8 @@ class Project:
         environ = dict(os.environ)
         os.chdir(self.root)
         try:
-            result = runner.invoke(app, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
+            result = runner.invoke(app, list(args), env={**dict.fromkeys(_SCRUBBED), **(env or {})}, input=stdin,
+                                   catch_exceptions=False)
         finally:
             os.chdir(old)
             _restore_environ(environ)
