@@ -15,6 +15,7 @@ disagree with their slots. Where an attempt's assertion keys are not every other
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -132,7 +133,14 @@ def _whole(sql: str, *, order: str = "") -> str:
     groups one step at a time then waits for the GIL at every group (up to Python's 5 ms switch
     interval each) while another thread holds it, e.g. one importing scipy, and stalls. Computed
     in one step, it runs beside that thread; only reading the rows waits."""
-    return f"WITH whole AS MATERIALIZED ({sql}) SELECT * FROM whole" + (f" ORDER BY {order}" if order else "")
+    ordered = f" ORDER BY {order}" if order else ""
+    if sqlite3.sqlite_version_info < _MATERIALIZED_SINCE:  # the same rows, computed step by step
+        return f"SELECT * FROM ({sql}) AS whole{ordered}"
+    return f"WITH whole AS MATERIALIZED ({sql}) SELECT * FROM whole{ordered}"
+
+
+#: `AS MATERIALIZED` arrived in SQLite 3.35.0 (2021-03); an older library reads the folds as before.
+_MATERIALIZED_SINCE = (3, 35, 0)
 
 
 def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:

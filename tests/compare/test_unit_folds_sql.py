@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import niceeval_cli.store.unit_folds as unit_folds_module
 from niceeval_cli._unit_folds import UnitFold, unit_fold
 from niceeval_cli.app.compare import attempt_facts, compare_runs
 from niceeval_cli.comparison import compare
@@ -107,6 +108,7 @@ def _work(conn: sqlite3.Connection, sql: str) -> tuple[int, int, int]:
         conn.set_progress_handler(None, 0)
 
 
+@pytest.mark.skipif(sqlite3.sqlite_version_info < (3, 35, 0), reason="MATERIALIZED CTEs need SQLite 3.35")
 def test_every_fold_statement_is_computed_before_its_first_row(tmp_path: Path) -> None:
     """The sqlite3 module releases the GIL for each step of a statement and takes it back for each
     row; a statement handing out its units one step at a time stalls while another thread holds
@@ -131,3 +133,22 @@ def test_every_fold_statement_is_computed_before_its_first_row(tmp_path: Path) -
     computing, reading, _ = _work(conn, unwrapped)
     assert reading > computing * 4
     conn.close()
+
+
+def test_an_sqlite_without_materialized_ctes_folds_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`AS MATERIALIZED` needs SQLite 3.35: an older library computes the same statements step by step."""
+    path = tmp_path / "results.db"
+    base, new = unit_fold_store.build(path, seed=7)
+    with Store.open(path, readonly=True) as store:
+        computed_whole = compare_runs(store, base, new).comparison
+    monkeypatch.setattr(unit_folds_module, "_MATERIALIZED_SINCE", (9999, 0, 0))
+    conn = sqlite3.connect(path)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    assert unit_folds(Db(conn, path), base) is not None
+    conn.close()
+    assert statements and not any("MATERIALIZED" in sql for sql in statements)
+    with Store.open(path, readonly=True) as store:
+        step_by_step = compare_runs(store, base, new).comparison
+    assert [p.row() for p in step_by_step.pairs] == [p.row() for p in computed_whole.pairs]
+    assert [c.row() for c in step_by_step.experiments] == [c.row() for c in computed_whole.experiments]
