@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,11 +18,14 @@ from niceeval_cli.runner import (
     DEFAULT_EXECUTOR,
     ExecutorContext,
     RerunMode,
+    RunOutcome,
     SealedAttempt,
     SlotSpec,
     executor_names,
     register_executor,
 )
+from tests.support.project import Project
+from tests.support.run_library import Recorder, library_runner
 
 EVALS = """
 from niceeval_cli import define_adapter, define_eval, define_score_eval
@@ -112,14 +116,37 @@ def test_the_inprocess_executor_is_the_registered_default() -> None:
     assert "inprocess" in executor_names()
 
 
-@pytest.mark.slow
-def test_a_worker_with_only_the_spec_runs_attempts_the_driver_seals(project, run_library):
+@dataclasses.dataclass(frozen=True)
+class BothWays:
+    project: Project
+    inprocess: RunOutcome
+    elsewhere: RunOutcome
+    seen: Recorder
+    executor: SubprocessExecutor
+
+
+@pytest.fixture(scope="module")
+def both_ways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BothWays]:
+    """The project run in process, then all over again by the subprocess executor (a Python
+    process per attempt, ~0.5 s of CPU each): once for the module, whose checks only read it."""
+    project = Project(tmp_path_factory.mktemp("executor") / "proj", in_process=True)
     _project(project)
-    inprocess, _ = run_library()
-    elsewhere, seen = run_library(executor="subprocess-test", mode=RerunMode.ALL)
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            run_library = library_runner(project, monkeypatch)
+            inprocess, _ = run_library()
+            elsewhere, seen = run_library(executor="subprocess-test", mode=RerunMode.ALL)
+        yield BothWays(project, inprocess, elsewhere, seen, made[-1])
+    finally:
+        project.forget()
+
+
+@pytest.mark.slow
+def test_a_worker_with_only_the_spec_runs_attempts_the_driver_seals(both_ways: BothWays) -> None:
+    inprocess, elsewhere, seen = both_ways.inprocess, both_ways.elsewhere, both_ways.seen
     assert elsewhere.exit_code == inprocess.exit_code == 1
     assert elsewhere.counts == inprocess.counts == {"passed": 3, "failed": 1, "scored": 1}
-    stored = project.attempts("--run", elsewhere.run_id)
+    stored = both_ways.project.attempts("--run", elsewhere.run_id)
     assert sorted((a["eval_id"], a["ordinal"], a["state"]) for a in stored) == [
         ("work/a_own_adapter", 0, "passed"), ("work/a_own_adapter", 1, "passed"),
         ("work/b_experiment_adapter", 0, "passed"), ("work/c_scored", 0, "scored"), ("work/d_fails", 0, "failed"),
@@ -128,10 +155,8 @@ def test_a_worker_with_only_the_spec_runs_attempts_the_driver_seals(project, run
     assert len(seen.sealed_attempts) == 5  # sealed and told by the driver
 
 
-def test_a_spec_is_plain_data(project, run_library):
-    _project(project)
-    run_library(executor="subprocess-test")
-    spec = made[-1].specs[0]
+def test_a_spec_is_plain_data(both_ways: BothWays) -> None:
+    spec = both_ways.executor.specs[0]  # what a worker process received
     as_json = json.loads(json.dumps(dataclasses.asdict(spec)))
     assert as_json["eval_file"].endswith("work.py") and as_json["run_id"]
     assert pickle.loads(pickle.dumps(spec)) == spec
