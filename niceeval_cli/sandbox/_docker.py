@@ -332,12 +332,18 @@ class DockerKind:
 
     async def probe(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_ms: int) -> CommandResult:
         """`docker run --rm` of the image with `argv[0]` as its entrypoint: no shell is needed in the
-        image, and a binary the image lacks is exit 127 (126: not executable; 125: docker's own error)."""
+        image, and a binary the image lacks is exit 127 (126: not executable; 125: docker's own error).
+        Killing the `docker run` client (a timeout, a cancellation) does not stop its container, so
+        either way the container is removed here."""
         name = f"niceeval-probe-{os.getpid()}-{next(_count)}"
         user = ["--user", spec.user] if spec.user is not None else []
-        result = await run_host([docker(), "run", "--rm", "--name", name, f"--label={LABEL}.probe={os.getpid()}",
-                                 "--network", "none", *user, "--entrypoint", argv[0], spec.image or "", *argv[1:]],
-                                timeout_ms=timeout_ms)
+        try:
+            result = await run_host([docker(), "run", "--rm", "--name", name, f"--label={LABEL}.probe={os.getpid()}",
+                                     "--network", "none", *user, "--entrypoint", argv[0], spec.image or "",
+                                     *argv[1:]], timeout_ms=timeout_ms)
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(_remove, name))
+            raise
         if result.timed_out:
             await asyncio.to_thread(_remove, name)
         return result

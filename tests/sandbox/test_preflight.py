@@ -41,3 +41,42 @@ async def test_a_present_image_passes_and_gives_its_id(docker_image):
                                      (local_sandbox().resolved(), "experiment 'b'")])
     assert ids[("docker", docker_image)].startswith("sha256:")
     assert ids[("local", None)] is None
+
+
+def _probes() -> list[str]:
+    """The probe containers this test process made (their names and labels carry its pid)."""
+    import os
+    import subprocess
+
+    done = subprocess.run(["docker", "ps", "-aq", f"--filter=label=niceeval.sandbox.probe={os.getpid()}",
+                           f"--filter=name=niceeval-probe-{os.getpid()}-"], capture_output=True, text=True,
+                          timeout=30, check=False)
+    return done.stdout.split()
+
+
+@pytest.mark.slow
+async def test_a_cancelled_binary_probe_leaves_no_container(docker_image):
+    """A coding agent's binary is checked in a throwaway container (`DockerKind.probe`). Killing the
+    `docker run` client does not stop its container: a probe cancelled while a binary never
+    answers (busybox `yes --version` prints for ever) must remove the container itself."""
+    import asyncio
+
+    from niceeval_cli.sandbox import kind_for
+
+    spec = docker_sandbox(image=docker_image).resolved()
+    probing = asyncio.ensure_future(kind_for(spec).probe(spec, ["yes", "--version"], timeout_ms=120_000))
+    try:
+        for _ in range(300):
+            await asyncio.sleep(0.1)
+            if _probes():
+                break
+        assert _probes(), "the probe's container never started"
+        probing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await probing
+        assert _probes() == []
+    finally:
+        probing.cancel()
+        for container in _probes():
+            await asyncio.to_thread(__import__("subprocess").run, ["docker", "rm", "-f", container],
+                                    capture_output=True, timeout=60, check=False)
