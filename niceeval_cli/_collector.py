@@ -44,8 +44,8 @@ def release() -> None:
 def building() -> Iterator[None]:
     """A reading command's answer being built (`compare`: two runs folded, paired, tested): it
     lives until the command ends and makes no cycles worth a collection, yet even above the build
-    threshold the collector walked its young objects some 40 times (≈ 0.1 s of a comparison of two
-    100 000-attempt runs, scipy's import included). Off meanwhile; what was built is then frozen."""
+    threshold the collector walked its young objects dozens of times (benchmarks/README.md,
+    compare). Off meanwhile; what was built is then frozen."""
     if not _started:
         yield
         return

@@ -166,7 +166,8 @@ def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> h
     """The response as httpx's own transport hands it to its client (the headers as sent, the
     body a stream the client reads, decoding any Content-Encoding). Without a Content-Encoding
     the read body is the body as received, so it is set as read already: building the
-    response through httpx's decoding machinery cost about a seventh of a lane's request."""
+    response through httpx's decoding machinery was a noticeable share of a lane's request
+    (benchmarks/README.md)."""
     response = httpx.Response(
         status_code=event.status_code,
         headers=event.headers.raw_items(),

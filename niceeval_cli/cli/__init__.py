@@ -4,7 +4,7 @@ reports/ and prints a NiceEvalError as one paragraph with its exit code.
 Heavy imports (runner, store, rich, pydantic) happen inside the commands so that
 `niceeval --version` and `--help` stay fast. The command modules keep real annotations (no
 `from __future__ import annotations`): typer builds every command on each start and reads their
-annotations; as strings they were compiled again each time (~17 ms of CPU per process).
+annotations; as strings they were compiled again each time (benchmarks/README.md, start-up).
 
 One module per group of commands (`run`, `read`: view and query, `project`: merge, list and
 init, `compare`: compare and report, `label`: human labels, `judge`: judge agreement,
