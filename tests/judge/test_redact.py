@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+import niceeval_cli._redact as _redact_module
 from niceeval_cli._redact import REDACTED, redact, redact_json, safe_json, trim_json
 
 
@@ -176,7 +177,13 @@ def test_safe_json_of_a_lone_surrogate_is_replaced_not_an_encoding_error() -> No
 
 
 # Issue 27 item 8: the quick checks over a turn's text answer exactly as the plain scans did.
-_WORDS = ("authorization", "apikey", "api-key", "api_key", "bearer", "sk-")
+# `_maybe_credential` spells the words out; `_MAYBE_WORDS` stays their one list.
+_WORDS = _redact_module._MAYBE_WORDS
+
+
+def test_the_quick_credential_check_knows_every_listed_word() -> None:
+    for word in _WORDS:
+        assert _redact_module._maybe_credential(f"x {word} y"), word
 _PIECES = ("api", "key", "-", "_", "sk", "bearer", "authoriz", "ation", "x", "é", "\ud800", "\udfff", " ")
 
 
