@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -15,12 +15,23 @@ FIX_LINE = "judge items are unavailable (judge-key-unresolved): set the API key 
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ExamplesProject, Run]]:
-    """One default run of a private copy of the examples, for the checks that only read it (a
-    whole examples run is seconds of CPU; the check of a second run makes its own)."""
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ExamplesProject, ExamplesProject, Run]]:
+    """One default run of a private copy of the examples (a whole examples run is seconds of CPU):
+    the project it ran in, a copy of that project and its store for the checks that only read it,
+    and the run. The check of a second run runs again where the first ran: a reused attempt is
+    told by its fingerprint, which sees where the project is (in a copy it would run again)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        examples = copy_examples(tmp_path_factory.mktemp("examples"), monkeypatch)
-        yield examples, examples.run()
+        ran_in = copy_examples(tmp_path_factory.mktemp("examples"), monkeypatch)
+        run = ran_in.run()
+        read = tmp_path_factory.mktemp("examples-read") / "repo"
+        shutil.copytree(ran_in.root, read)
+        yield ran_in, ExamplesProject(read, monkeypatch), run
+
+
+@pytest.fixture(scope="module")
+def default_run(first_run: tuple[ExamplesProject, ExamplesProject, Run]) -> tuple[ExamplesProject, Run]:
+    """The first run, to read: (the copy, the run)."""
+    return first_run[1], first_run[2]
 
 
 def test_the_default_run_needs_no_network_and_exits_1_because_two_switches_fail_their_gates(
@@ -82,8 +93,9 @@ def test_without_a_key_every_judge_item_is_unavailable_and_keeps_its_weight(
     assert (success["score"], success["max_score"], success["unavailable_weight"]) == (5, 10, 5)
 
 
-def test_a_second_run_reuses_the_decided_attempts_and_reruns_the_undecided_ones(examples: Any) -> None:
-    examples.run()
+def test_a_second_run_reuses_the_decided_attempts_and_reruns_the_undecided_ones(
+        first_run: tuple[ExamplesProject, ExamplesProject, Run]) -> None:
+    examples = first_run[0]
     again = examples.run()
     assert again.exit_code == 1, again.output
     relations = {(a["experiment_id"], a["eval_id"]): a["relation"] for a in examples.query("attempts")}
