@@ -184,6 +184,8 @@ _WORDS = _redact_module._MAYBE_WORDS
 def test_the_quick_credential_check_knows_every_listed_word() -> None:
     for word in _WORDS:
         assert _redact_module._maybe_credential(f"x {word} y"), word
+
+
 _PIECES = ("api", "key", "-", "_", "sk", "bearer", "authoriz", "ation", "x", "é", "\ud800", "\udfff", " ")
 
 

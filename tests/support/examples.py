@@ -15,11 +15,16 @@ from typer.testing import CliRunner
 
 from niceeval_cli.cli import app
 from tests.support.loopback import JudgeServer
+from tests.support.project import DISPLAY_VARIABLES
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_ENV = "NICEEVAL_EXAMPLES_TEST_KEY"
 KEY_VALUE = "examples-test-key-5fQ2"
 JUDGE_KEY_VARIABLES = ("OPENAI_API_KEY", "LOCAL_JUDGE_API_KEY", KEY_ENV)
+
+#: The CLI in process prints as it would to a pipe of a new process: a FORCE_COLOR, COLUMNS or
+#: LINES of the shell that ran pytest stays out (as `Project` keeps it out).
+_PLAIN = dict.fromkeys(DISPLAY_VARIABLES)
 
 
 @dataclass
@@ -60,12 +65,13 @@ class ExamplesProject:
     # -- the CLI ------------------------------------------------------------------------------
     def run(self, *args: str, cwd: Path | None = None) -> Run:
         self.monkeypatch.chdir(cwd or self.root)
-        result = CliRunner().invoke(app, ["run", "--store", str(self.store), *args])
+        result = CliRunner().invoke(app, ["run", "--store", str(self.store), *args], env=_PLAIN)
         return Run(result.exit_code, result.output)
 
     def query(self, target: str, *args: str) -> list[dict[str, Any]]:
         self.monkeypatch.chdir(self.root)
-        result = CliRunner().invoke(app, ["query", target, "--format", "json", "--store", str(self.store), *args])
+        result = CliRunner().invoke(app, ["query", target, "--format", "json", "--store", str(self.store), *args],
+                                    env=_PLAIN)
         assert result.exit_code == 0, result.output
         rows: list[dict[str, Any]] = json.loads(result.output)
         return rows

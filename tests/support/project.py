@@ -30,7 +30,9 @@ NICEEVAL: list[str] = (
     [str(_SCRIPT)] if _SCRIPT.exists()
     else [sys.executable, "-c", "import sys; from niceeval_cli.cli import main; sys.argv[0] = 'niceeval'; main()"]
 )
-_SCRUBBED = ("OPENAI_API_KEY", "LOCAL_JUDGE_API_KEY", "FORCE_COLOR", "COLUMNS", "LINES")
+#: How the shell that ran pytest would shape the CLI's output: never passed on to it.
+DISPLAY_VARIABLES = ("FORCE_COLOR", "COLUMNS", "LINES")
+_SCRUBBED = ("OPENAI_API_KEY", "LOCAL_JUDGE_API_KEY", *DISPLAY_VARIABLES)
 
 
 def base_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
