@@ -56,3 +56,14 @@ def test_a_variable_the_test_gives_still_reaches_the_cli(tmp_path: Path, shell_e
     assert proj.cli("list", env={"COLUMNS": "200", "OPENAI_API_KEY": "sk-given"}).returncode == 0
     seen = json.loads((proj.root / "seen.json").read_text())
     assert seen["COLUMNS"] == "200" and seen["OPENAI_API_KEY"] == "sk-given" and seen["FORCE_COLOR"] is None
+
+
+@pytest.mark.parametrize("in_process", [False, True], ids=["subprocess", "in-process"])
+def test_the_run_stores_its_own_command_line(tmp_path: Path, in_process: bool) -> None:
+    """A run keeps its argv (`runs.argv`, shown by view and the report); in process it must be
+    the CLI's arguments, not pytest's own command line."""
+    proj = Project(tmp_path / "p", in_process=in_process)
+    proj.write("niceeval.toml", "[project]\n")
+    proj.write("evals/e.py", SEEN)
+    assert proj.run("--attempts", "1").returncode == 0
+    assert [json.loads(r["argv"]) for r in proj.sql("SELECT argv FROM runs")] == [["run", "--attempts", "1"]]

@@ -16,6 +16,10 @@ from typer.testing import CliRunner
 from niceeval_cli.authoring import AdapterContext, ExperimentInfo, UsageMeter
 from niceeval_cli.cli import app
 from tests.support.loopback import Answer, Loopback
+from tests.support.project import DISPLAY_VARIABLES
+
+#: The CLI in process prints as to a pipe of a new process, whatever the shell running pytest set.
+_PLAIN = dict.fromkeys(DISPLAY_VARIABLES)
 
 
 @dataclass
@@ -88,7 +92,8 @@ class ProjectRun:
     store: Path
 
     def query(self, target: str = "attempts") -> list[dict[str, Any]]:
-        result = CliRunner().invoke(app, ["query", target, "--format", "json", "--store", str(self.store)])
+        result = CliRunner().invoke(app, ["query", target, "--format", "json", "--store", str(self.store)],
+                                    env=_PLAIN)
         assert result.exit_code == 0, result.output
         rows: list[dict[str, Any]] = json.loads(result.output)
         return rows
@@ -106,7 +111,7 @@ def run_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[st
             (root / "evals" / name).write_text(textwrap.dedent(source), encoding="utf-8")
         monkeypatch.chdir(root)
         store = root / ".niceeval" / "results.db"
-        result = CliRunner().invoke(app, ["run"])
+        result = CliRunner().invoke(app, ["run"], env=_PLAIN)
         return ProjectRun(result.exit_code, result.output, store)
 
     return run

@@ -243,18 +243,20 @@ def test_help_reads_like_a_man_page() -> None:
     from niceeval_cli.cli import app
 
     runner = CliRunner()
-    top = runner.invoke(app, ["--help"], env={"COLUMNS": "120", "TERM": "dumb"}).stdout
+    plain = {"COLUMNS": "120", "TERM": "dumb", "FORCE_COLOR": None}  # whatever the shell running pytest set
+    top = runner.invoke(app, ["--help"], env=plain).stdout
     for text in ("Run evals and seal their results into the store.", "Show a run's results, failures first.",
                  "Print sealed rows (runs, attempts, assertions) for scripts."):
         assert text in " ".join(top.split()), text
     for command in ("run", "view", "query", "list", "init"):
-        text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "120", "TERM": "dumb"}).stdout
+        text = runner.invoke(app, [command, "--help"], env=plain).stdout
         shown = text.replace("<eval id>[<case id>]", "")  # list --cases names the case id form (issue 22)
         assert "<" not in shown and "[[" not in shown, (command, text)  # no <list[str]>, <bool>, <int range>
         assert "Exit codes" in text, command
-    run_help = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "120"}).stdout
+    wide = {"COLUMNS": "120", "FORCE_COLOR": None}
+    run_help = runner.invoke(app, ["run", "--help"], env=wide).stdout
     assert "Examples" in run_help and "130" in run_help and "--junit FILE" in " ".join(run_help.split())
-    view_help = re.sub(r"[│\s]+", " ", runner.invoke(app, ["view", "--help"], env={"COLUMNS": "120"}).stdout)
+    view_help = re.sub(r"[│\s]+", " ", runner.invoke(app, ["view", "--help"], env=wide).stdout)
     assert "errored, failed, unrankable, gate-failed, gate-unavailable, passed, scored" in view_help
 
 

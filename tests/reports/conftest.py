@@ -10,9 +10,7 @@ skip saying why — except in CI (`CI=true`), where a missing browser fails them
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,27 +95,14 @@ class Built:
     plain: Path  # the report of `run` without a baseline
 
 
-@contextlib.contextmanager
-def argv(*args: str) -> Iterator[None]:
-    """The run records sys.argv; in-process (CliRunner) that would be pytest's own."""
-    saved = sys.argv
-    sys.argv = ["niceeval", *args]
-    try:
-        yield
-    finally:
-        sys.argv = saved
-
-
 @pytest.fixture(scope="package")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     project = Project(tmp_path_factory.mktemp("report") / "proj", in_process=True)
     project.write("niceeval.toml", TOML)
     project.write("evals/app.py", EVALS.format(payload=PAYLOAD))
-    with argv("run"):
-        assert project.run().exit_code == 1
+    assert project.run().exit_code == 1  # in process, the run stores ["run"] as its argv all the same
     base = project.query("runs")[0]["id"]
-    with argv("run", "--rerun-all"):
-        assert project.run("--rerun-all", env={"NE_UNKNOWN": "1"}).exit_code == 1
+    assert project.run("--rerun-all", env={"NE_UNKNOWN": "1"}).exit_code == 1
     run = project.query("runs")[0]["id"]
     out = project.root / "out" / "report.html"
     made = project.cli("report", run, "--baseline", base, "--out", str(out))

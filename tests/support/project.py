@@ -107,10 +107,11 @@ class Project:
         """`niceeval ARGS` in this interpreter (typer's CliRunner), in the project folder.
 
         Each call starts as a new process would: what the last one changed dies with it — the
-        environment (a `.env` it loaded, the variables `env` set), the working directory and the
-        project's imported modules — so a test may edit the project between calls. It sees the
-        environment a subprocess would (`base_env`): without the judge keys, FORCE_COLOR, COLUMNS
-        and LINES of the shell that started pytest, unless `env` gives them."""
+        environment (a `.env` it loaded, the variables `env` set), the working directory, `sys.argv`
+        (`["niceeval", *args]` meanwhile) and the project's imported modules — so a test may edit
+        the project between calls. It sees the environment a subprocess would (`base_env`): without
+        the judge keys, FORCE_COLOR, COLUMNS and LINES of the shell that started pytest, unless
+        `env` gives them."""
         from typer.testing import CliRunner
 
         from niceeval_cli.cli import app
@@ -118,12 +119,15 @@ class Project:
         runner = CliRunner()
         old = Path.cwd()
         environ = dict(os.environ)
+        argv = sys.argv
+        sys.argv = ["niceeval", *args]  # a run stores its argv[1:] (runs.argv), as the console script's
         os.chdir(self.root)
         try:
             result = runner.invoke(app, list(args), env={**dict.fromkeys(_SCRUBBED), **(env or {})}, input=stdin,
                                    catch_exceptions=False)
         finally:
             os.chdir(old)
+            sys.argv = argv
             _restore_environ(environ)
             self.forget()
         return Result(result.exit_code, result.stdout, result.stderr)
