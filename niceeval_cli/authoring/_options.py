@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, TypedDict
 
+from .._judge_fields import JUDGE_FIELDS
+from .._sandbox_spec import SandboxSpec
 from ..outcomes import PassRule, parse_pass_rule
-from ..sandbox import SandboxSpec
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule
 
@@ -43,11 +44,6 @@ class EvalOptions(TypedDict, total=False):
 OPTIONS = tuple(sorted([*EvalOptions.__annotations__, "test"]))
 OPTION_NAMES = frozenset(OPTIONS)
 
-#: The judge fields an eval may set: the judge table's, but for `max_concurrency` (one client
-#: serves the whole run).
-JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries", "headers",
-                          "temperature", "seed", "samples", "min_agreement",
-                          "min_human_kappa", "min_labels"})
 JUDGE_MAX_CONCURRENCY = (
     "max_concurrency cannot be set on an eval: one judge client serves the whole run, so set it in "
     "[judge] or [experiments.<id>.judge] of niceeval.toml"

@@ -9,8 +9,7 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
-from ..authoring import _options as options  # each option's one rule (issue 24.2), checked again for the config
-from ..sandbox import SandboxSpec
+from .._sandbox_spec import SandboxSpec
 from ._file_errors import expected_text, given
 from ._sandbox import resolve_sandbox
 from ._schema import (
@@ -127,6 +126,9 @@ def resolve_max_concurrency(
 
 
 def _eval_sandbox(eval_opts: EvalOptionsLike) -> SandboxSpec | None:
+    # each option's one rule (issue 24.2); imported late: a command that only reads loads no authoring
+    from ..authoring import _options as options
+
     declared = getattr(eval_opts, "sandbox", None)
     try:
         return options.check_sandbox(declared)
@@ -141,6 +143,9 @@ def _where(eval_opts: EvalOptionsLike) -> str:
 def _eval_options(eval_opts: EvalOptionsLike) -> _EvalOptions:
     """The eval's attempts, timeout and pass rule, each checked by its one rule (`authoring`'s),
     every problem named at once."""
+    # each option's one rule (issue 24.2); imported late: a command that only reads loads no authoring
+    from ..authoring import _options as options
+
     checked: list[Any] = []
     problems: list[str] = []
     for check, value in ((options.check_attempts, eval_opts.attempts), (options.check_timeout_ms, eval_opts.timeout_ms),
@@ -156,6 +161,9 @@ def _eval_options(eval_opts: EvalOptionsLike) -> _EvalOptions:
 
 def _eval_judge(eval_opts: EvalOptionsLike) -> JudgeOverrides | None:
     """The eval's judge declaration as overrides; None when it declares no judge."""
+    # each option's one rule (issue 24.2); imported late: a command that only reads loads no authoring
+    from ..authoring import _options as options
+
     where = _where(eval_opts)
     try:
         declared = options.check_judge(eval_opts.judge)

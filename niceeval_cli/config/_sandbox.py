@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..sandbox import SandboxSpec, SandboxSpecError, spec_from_mapping
+from .._sandbox_spec import SandboxSpec, SandboxSpecError, spec_from_mapping
 from ._schema import DOCKER_ONLY_KEYS, ExperimentConfig, ProjectConfig, SandboxTable
 from ._wording import ConfigError, table_name
 

@@ -23,8 +23,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .. import outcomes
 from .._gateway import header_problem, resolve_headers
+from .._judge_fields import JUDGE_FIELDS
 from .._registry import ADAPTERS, SANDBOXES
-from ..authoring import JUDGE_FIELDS
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
 

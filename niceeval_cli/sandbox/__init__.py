@@ -9,6 +9,7 @@ last-line cleanup of whatever is still alive), `_kept` (list / prune).
 from __future__ import annotations
 
 from .._registry import SANDBOXES, UnknownName
+from .._sandbox_spec import Command, SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
 from ._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, diff_text, is_binary, trimmed
 from ._docker import DockerKind
 from ._kept import KeptSandbox, Pruned, list_sandboxes, prune_sandboxes
@@ -16,7 +17,6 @@ from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_rec
 from ._live import cleanup_all
 from ._local import LocalKind
 from ._preflight import preflight_sandboxes
-from ._spec import Command, SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
 from ._sweep import sweep_run
 from ._workspace import (
     READ_LIMIT,

@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import IO
 
+from .._sandbox_spec import Command, SandboxSpec, template_problem
 from . import _live
 from ._baked import Bakery
 from ._local import argv_of
 from ._proc import run_host
-from ._spec import Command, SandboxSpec, template_problem
 from ._starts import stable_workdir, template_tar
 from ._workspace import (
     READ_LIMIT,

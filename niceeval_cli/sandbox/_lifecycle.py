@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._sandbox_spec import Command, SandboxSpec
 from ._baked import settle_bakes
-from ._spec import Command, SandboxSpec
 from ._starts import shared_baseline
 from ._workspace import Cancel, CommandResult, SandboxKind, Snapshot, Workspace
 

@@ -19,9 +19,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from .._sandbox_spec import Command, SandboxSpec, node_kind, template_problem
 from . import _live
 from ._proc import kill_group, run_host
-from ._spec import Command, SandboxSpec, node_kind, template_problem
 from ._workspace import (
     DIFFABLE_BYTES,
     READ_LIMIT,

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Iterable
 
 from .._registry import SANDBOXES
-from ._spec import SandboxSpec
+from .._sandbox_spec import SandboxSpec
 from ._workspace import SandboxSetupError
 
 __all__ = ["preflight_sandboxes"]

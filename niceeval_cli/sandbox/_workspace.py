@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .._errors import SetupError
+from .._sandbox_spec import Command, SandboxSpec
 from ..expect import NumericMaterial
-from ._spec import Command, SandboxSpec
 
 __all__ = [
     "DIFFABLE_BYTES",

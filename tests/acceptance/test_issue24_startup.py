@@ -6,6 +6,9 @@ scipy is: the real CLI under `python -X importtime`, in a project with a sealed 
 - `--version` stays a bare start: no pydantic, no rich, no store, no configuration.
 - The command modules keep real annotations: typer reads every command's annotations on each
   start, and strings were compiled again every time (~17 ms of CPU per process).
+- The commands that read the store (view, query, compare, report, label, judge agreement) load
+  neither the authoring package nor the sandboxes: the configuration takes the judge fields and
+  the sandbox spec from low modules and checks an eval's options only when a run resolves them.
 """
 
 from __future__ import annotations
@@ -66,6 +69,41 @@ def test_version_is_a_bare_start(sealed: Path) -> None:
     assert code == 0
     assert not modules & {"pydantic", "rich", "niceeval_cli.store", "niceeval_cli.config"}, \
         sorted(modules & {"pydantic", "rich", "niceeval_cli.store", "niceeval_cli.config"})
+
+
+def _attempt(root: Path) -> str:
+    """The id of the sealed attempt (read with sqlite3, as a user's tool would)."""
+    import sqlite3
+
+    with sqlite3.connect(root / ".niceeval" / "results.db") as db:
+        return str(db.execute("SELECT id FROM attempts LIMIT 1").fetchone()[0])
+
+
+def _run_id(root: Path) -> str:
+    import sqlite3
+
+    with sqlite3.connect(root / ".niceeval" / "results.db") as db:
+        return str(db.execute("SELECT id FROM runs LIMIT 1").fetchone()[0])
+
+
+READERS = {
+    "view": lambda root: ["view"],
+    "query runs": lambda root: ["query", "runs"],
+    "compare": lambda root: ["compare", _run_id(root), _run_id(root)],
+    "report": lambda root: ["report"],
+    "label": lambda root: ["label", f"@{_attempt(root)}", "one", "--value", "1", "--author", "Ada"],
+    "judge agreement": lambda root: ["judge", "agreement"],
+}
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_reader_loads_no_authoring_and_no_sandbox(sealed: Path, command: str) -> None:
+    code, modules = imported(sealed, *READERS[command](sealed))
+    assert code == 0, command
+    assert "niceeval_cli.config" in modules  # the measure sees the configuration being loaded
+    heavy = sorted(modules & {"niceeval_cli.authoring", "niceeval_cli.sandbox", "niceeval_cli.adapters",
+                              "niceeval_cli.runner"})
+    assert heavy == [], f"{command} imported {heavy}"
 
 
 def test_the_command_modules_keep_real_annotations() -> None:
