@@ -10,9 +10,9 @@ to the measurement through `choices`. The choices and `JUDGE_SCALE_VERSION` are 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, Literal, NoReturn
 
+from .._judge_scale import CRITERION_FIELD, JUDGE_CHOICES
 from ._core import ScoreMatch
 
 JudgeKind = Literal["closed_qa", "factuality", "summarizes"]
@@ -21,20 +21,6 @@ JudgeKind = Literal["closed_qa", "factuality", "summarizes"]
 JUDGE_SCALE_VERSION = "1"
 DEFAULT_MAX_MATERIAL_BYTES = 256 * 1024
 DEFAULT_MAX_AUDIT_BYTES = 1024 * 1024
-
-#: letter → measurement, exactly judge.md's table.
-JUDGE_CHOICES: Mapping[str, Mapping[str, float]] = MappingProxyType({
-    "closed_qa": MappingProxyType({"Y": 1.0, "N": 0.0}),
-    "factuality": MappingProxyType({"A": 0.4, "B": 0.6, "C": 1.0, "D": 0.0, "E": 1.0}),
-    "summarizes": MappingProxyType({"Y": 1.0, "N": 0.0}),
-})
-
-#: The match_config key holding each kind's criterion text.
-CRITERION_FIELD: Mapping[str, str] = MappingProxyType({
-    "closed_qa": "question",
-    "factuality": "reference",
-    "summarizes": "source",
-})
 
 
 class JudgeMatch(ScoreMatch):

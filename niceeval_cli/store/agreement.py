@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..expect._judge import CRITERION_FIELD  # the judge's criterion key: not in expect's pinned user API
+from .._judge_scale import CRITERION_FIELD
 from .db import Db
 
 #: The judge factories (`match_name`), in SQL.

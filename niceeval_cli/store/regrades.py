@@ -14,8 +14,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from .._judge_scale import JUDGE_CHOICES
 from .._records import EventRecord, TurnRecord
-from ..expect._judge import JUDGE_CHOICES  # the judge factories' names, as stored in match_name
 from .db import Db
 from .reads import run_slots
 from .rows import AssertionRow, AttemptRow, SlotRow, assertion_row, attempt_row, event_row, turn_row

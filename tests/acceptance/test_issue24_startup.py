@@ -7,8 +7,9 @@ scipy is: the real CLI under `python -X importtime`, in a project with a sealed 
 - The command modules keep real annotations: typer reads every command's annotations on each
   start, and strings were compiled again every time (~17 ms of CPU per process).
 - The commands that read the store (view, query, compare, report, label, judge agreement) load
-  neither the authoring package nor the sandboxes: the configuration takes the judge fields and
-  the sandbox spec from low modules and checks an eval's options only when a run resolves them.
+  neither the authoring package, the sandboxes nor the matches (`expect`): the configuration takes
+  the judge fields and the sandbox spec from low modules and checks an eval's options only when a
+  run resolves them; the store takes the judge kinds' tables from a low module too.
 """
 
 from __future__ import annotations
@@ -97,12 +98,12 @@ READERS = {
 
 
 @pytest.mark.parametrize("command", list(READERS))
-def test_a_reader_loads_no_authoring_and_no_sandbox(sealed: Path, command: str) -> None:
+def test_a_reader_loads_no_authoring_no_sandbox_and_no_matches(sealed: Path, command: str) -> None:
     code, modules = imported(sealed, *READERS[command](sealed))
     assert code == 0, command
     assert "niceeval_cli.config" in modules  # the measure sees the configuration being loaded
-    heavy = sorted(modules & {"niceeval_cli.authoring", "niceeval_cli.sandbox", "niceeval_cli.adapters",
-                              "niceeval_cli.runner"})
+    heavy = sorted(modules & {"niceeval_cli.authoring", "niceeval_cli.sandbox", "niceeval_cli.expect",
+                              "niceeval_cli.adapters", "niceeval_cli.runner"})
     assert heavy == [], f"{command} imported {heavy}"
 
 
