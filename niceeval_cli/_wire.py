@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import httpcore
@@ -185,8 +185,8 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             lambda: stream, host, port, local_addr=(local_address, 0) if local_address else None,
         )
         try:
-            transport, _ = await asyncio.wait_for(connecting, timeout)
-        except (TimeoutError, asyncio.TimeoutError) as exc:
+            transport = await _connected(loop, connecting, timeout)
+        except _TimedOut as exc:
             raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
         except OSError as exc:
             raise httpcore.ConnectError(str(exc)) from exc
@@ -205,3 +205,33 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+async def _connected(loop: asyncio.AbstractEventLoop,
+                     connecting: Coroutine[Any, Any, tuple[asyncio.BaseTransport, Any]],
+                     timeout: float | None) -> asyncio.BaseTransport:
+    """`connecting` within `timeout` (`_TimedOut` past it). Not `asyncio.wait_for`: before Python
+    3.12 it swallows a cancellation (Ctrl-C) that arrives as the connection completes, and the
+    request then waited out its read timeout. A connection made as the caller is cancelled is
+    closed, never leaked."""
+    task = asyncio.ensure_future(connecting)
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    timer = loop.call_later(timeout, expire) if timeout is not None else None
+    try:
+        transport, _ = await task
+        return transport
+    except asyncio.CancelledError:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            task.result()[0].close()
+        if expired and task.cancelled():
+            raise _TimedOut() from None
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()

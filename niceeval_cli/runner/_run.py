@@ -17,7 +17,6 @@ from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
 from .._states import AttemptReason, Relation, RunStatus
-from ..adapters import preflight_adapters
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import SlotRecord, Store
@@ -35,7 +34,7 @@ from ._frames import project_traceback
 from ._judge_glue import judge_grader
 from ._plan import PlannedSlot, RunRequest, plan
 from ._plan_rows import Rows, plan_slots, reference_slots, rule_text
-from ._sandboxing import preflight_adapters_in_sandboxes, preflight_sandbox_slots, runs_in_sandbox
+from ._preflights import interruptible, preflights
 from ._sanitize import clean_sealed, replace_surrogates
 from ._sealer import Sealer
 from ._shard import ShardLayout, layout_of
@@ -348,45 +347,6 @@ def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     return values
 
 
-async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
-    """The system under test checked once before dispatch, like the judge (a setup error, exit 3);
-    an adapter running its own binary in a sandbox off this host is checked in that sandbox."""
-    elsewhere = [s for s in slots if s.adapter is not None and runs_in_sandbox(s)]
-    failures = await preflight_adapters_in_sandboxes(elsewhere) if elsewhere else []
-    if elsewhere:
-        slots = [s for s in slots if not runs_in_sandbox(s)]
-    adapters = {s.experiment.id: s.adapter for s in slots if s.adapter is not None}
-    causes = await preflight_adapters(list(adapters.items()))
-    for experiment_id, cause in causes.items():
-        adapter = adapters[experiment_id]
-        eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
-        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause, "adapter"))
-    return failures
-
-
-async def _preflight(judge: Grader, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
-    distinct: dict[tuple[Any, ...], JudgeSettings] = {}
-    for slot in slots:
-        settings = slot.settings.judge
-        if settings is not None and judge.resolve_problem(settings) is None:
-            distinct.setdefault((settings.model, settings.base_url, settings.api_key_env), settings)
-    results = await asyncio.gather(*(judge.preflight(s) for s in distinct.values()))
-    failed = {key: r for key, r in zip(distinct, results, strict=True) if r is not None}
-    failures = []
-    by_experiment: dict[tuple[str, tuple[Any, ...]], list[str]] = {}
-    for slot in slots:
-        settings = slot.settings.judge
-        if settings is None:
-            continue
-        key = (settings.model, settings.base_url, settings.api_key_env)
-        if key in failed and slot.eval.id not in by_experiment.setdefault((slot.experiment.id, key), []):
-            by_experiment[(slot.experiment.id, key)].append(slot.eval.id)
-    for (experiment_id, key), eval_ids in by_experiment.items():
-        failure = failed[key]
-        failures.append(SetupFailure(experiment_id, tuple(eval_ids), failure.endpoint, key[0], failure.cause))
-    return failures
-
-
 async def run_async(
     request: RunRequest, events: RunEvents | None = None, *, executor: str = DEFAULT_EXECUTOR,
     grader: str = DEFAULT_GRADER,
@@ -443,12 +403,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             judge = Calibrated(judge, calibration)
         try:
             if not await stop.settle():
-                failures = await _preflight(judge, executing) if judge is not None else []
-                unmade = await preflight_sandbox_slots(executing)  # no binary is probed in those
-                broken = {(f.experiment_id, e) for f in unmade for e in f.eval_ids}
-                failures += await _preflight_adapters(
-                    [s for s in executing if (s.experiment.id, s.eval.id) not in broken] if broken else executing)
-                failures += unmade
+                failures = await interruptible(stop, preflights(judge, executing))
             blocked = {(f.experiment_id, e) for f in failures for e in f.eval_ids}
             dispatchable = (
                 [s for s in executing if (s.experiment.id, s.eval.id) not in blocked] if blocked else executing
