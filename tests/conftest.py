@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import os
 import sys
+import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from hypothesis import settings
 
 from tests.support.loopback import JudgeServer
 from tests.support.made_once import MadeOnce
-from tests.support.project import Project
+from tests.support.project import Project, module_is_under
 
 # Property tests check values, not speed: on a loaded machine (xdist workers beside real niceeval
 # subprocesses, Docker and Ray) an example may take longer than hypothesis's 200 ms deadline, which
@@ -75,6 +76,23 @@ def project(tmp_path: Path) -> Iterator[Project]:
     proj = Project(tmp_path / "proj", in_process=True)
     yield proj
     proj.forget()
+
+
+# --- hermetic: a throwaway project's modules die with the test that imported them ---------------
+@pytest.fixture(autouse=True)
+def _forget_throwaway_modules() -> Iterator[None]:
+    """A test that imports a throwaway project's modules in this worker (discovery called directly,
+    the in-process CLI) would leave them in `sys.modules` for the next test on the worker — whose own
+    `helpers` module is then served from that cache (`No module named 'helpers.checks'`). After each
+    test, the modules it imported from a temporary folder, and the temporary folders it put on
+    `sys.path`, are forgotten, as a new process would never have known them."""
+    modules, path = set(sys.modules), list(sys.path)
+    yield
+    temporary = tempfile.gettempdir()
+    for name in [name for name in sys.modules if name not in modules]:
+        if module_is_under(sys.modules[name], temporary):
+            del sys.modules[name]
+    sys.path[:] = [entry for entry in sys.path if entry in path or not entry.startswith(temporary)]
 
 
 # --- hermetic: no test may reach a real judge with a developer's or CI's key ----------------------

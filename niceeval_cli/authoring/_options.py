@@ -11,11 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, TypedDict
 
-from .._judge_fields import JUDGE_FIELDS
 from .._sandbox_spec import SandboxSpec
 from ..outcomes import PassRule, parse_pass_rule
 from ._adapter import Adapter
 from ._cases import Case, CaseIdRule
+
+#: The judge fields an eval may set: the judge table's, but for `max_concurrency` (one client
+#: serves the whole run). `config` reads them only when a run resolves an eval's options.
+JUDGE_FIELDS = frozenset({"model", "base_url", "api_key_env", "timeout_ms", "max_retries", "headers",
+                          "temperature", "seed", "samples", "min_agreement",
+                          "min_human_kappa", "min_labels"})
 
 #: `judge=`: True, or a mapping of judge fields overriding the configured judge for this eval.
 JudgeOption: TypeAlias = bool | Mapping[str, object]

@@ -27,7 +27,6 @@ from ._schema import (
     DEFAULT_EXPERIMENT_ID,
     DEFAULT_STORE,
     ENV_FILE_NAME,
-    EVAL_JUDGE_FIELDS,
     ExperimentConfig,
     JudgeOverrides,
     JudgeSettings,
@@ -36,6 +35,7 @@ from ._schema import (
     SandboxTable,
     adapter_names,
     check_pass_rule,
+    eval_judge_fields,
 )
 from ._selection import experiment_selects_eval, explain_nothing_selected, select_experiments
 from ._wording import LOOKS_LIKE_A_KEY, ConfigError, env_name_problem, looks_like_secret
@@ -72,3 +72,11 @@ __all__ = [
     "resolve_slot_settings",
     "select_experiments",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`EVAL_JUDGE_FIELDS`, made when first asked for (it reads authoring's rule: see
+    `eval_judge_fields`)."""
+    if name == "EVAL_JUDGE_FIELDS":
+        return eval_judge_fields()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,6 @@ from .._sandbox_spec import SandboxSpec
 from ._file_errors import expected_text, given
 from ._sandbox import resolve_sandbox
 from ._schema import (
-    EVAL_JUDGE_FIELDS,
     AtLeastOne,
     ExperimentConfig,
     FrozenModel,
@@ -23,6 +22,7 @@ from ._schema import (
     PassRuleValue,
     PositiveMs,
     ProjectConfig,
+    eval_judge_fields,
 )
 from ._wording import ConfigError, quoted, show, suggest
 
@@ -174,8 +174,8 @@ def _eval_judge(eval_opts: EvalOptionsLike) -> JudgeOverrides | None:
             raise ConfigError(f"{where}: judge {problem.problem}.") from None
         unknown = problem.unknown[0]
         raise ConfigError(
-            f"{where}: unknown judge field {quoted(unknown)}{suggest(unknown, EVAL_JUDGE_FIELDS)}; "
-            f"allowed fields: {', '.join(EVAL_JUDGE_FIELDS)}."
+            f"{where}: unknown judge field {quoted(unknown)}{suggest(unknown, eval_judge_fields())}; "
+            f"allowed fields: {', '.join(eval_judge_fields())}."
         ) from None
     if declared is None or declared is False:
         return None

@@ -23,7 +23,6 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .. import outcomes
 from .._gateway import header_problem, resolve_headers
-from .._judge_fields import JUDGE_FIELDS
 from .._registry import ADAPTERS, SANDBOXES
 from ._values import freeze, json_problem, thaw
 from ._wording import env_name_problem
@@ -245,7 +244,13 @@ class JudgeSettings(FrozenModel):
 
 
 #: The judge fields an eval may set (`define_eval(judge={...})`): authoring's list, in table order.
-EVAL_JUDGE_FIELDS = tuple(name for name in JudgeOverrides.model_fields if name in JUDGE_FIELDS)
+def eval_judge_fields() -> tuple[str, ...]:
+    """The judge fields an eval may set, in table order: authoring's rule (`JUDGE_FIELDS`), read
+    when a run resolves an eval's options, so a command that only reads the store never loads
+    the authoring package."""
+    from ..authoring import JUDGE_FIELDS  # the rule's one home: authoring/_options.py
+
+    return tuple(name for name in JudgeOverrides.model_fields if name in JUDGE_FIELDS)
 
 
 # --- sandbox settings --------------------------------------------------------------------------

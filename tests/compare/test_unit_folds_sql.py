@@ -24,6 +24,7 @@ from niceeval_cli.store import Store
 from niceeval_cli.store.db import Db
 from niceeval_cli.store.unit_folds import unit_folds
 from tests.support import unit_fold_store
+from tests.support.components import need_sqlite
 
 SEEDS = range(12)
 
@@ -108,12 +109,12 @@ def _work(conn: sqlite3.Connection, sql: str) -> tuple[int, int, int]:
         conn.set_progress_handler(None, 0)
 
 
-@pytest.mark.skipif(sqlite3.sqlite_version_info < (3, 35, 0), reason="MATERIALIZED CTEs need SQLite 3.35")
 def test_every_fold_statement_is_computed_before_its_first_row(tmp_path: Path) -> None:
     """The sqlite3 module releases the GIL for each step of a statement and takes it back for each
     row; a statement handing out its units one step at a time stalls while another thread holds
     the GIL (compare imports scipy meanwhile), so each statement the folds run must do its work
     within its first step and leave only reading the rows for later."""
+    need_sqlite((3, 35, 0))  # MATERIALIZED CTEs
     path = tmp_path / "results.db"
     base, _ = unit_fold_store.build(path, seed=5, units=400)
     conn = sqlite3.connect(path)

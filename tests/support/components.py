@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import NoReturn
@@ -70,6 +71,13 @@ def docker_problem(image: str) -> str | None:
     if found.returncode != 0:
         return f"the test image {image} is not built"
     return None
+
+
+def need_sqlite(version: tuple[int, int, int]) -> None:
+    """Skip (or, in CI, fail) unless Python's SQLite library is at least `version`."""
+    if sqlite3.sqlite_version_info < version:
+        missing("SQLite", f"Python's sqlite3 library is {sqlite3.sqlite_version}, older than "
+                f"{'.'.join(map(str, version))}", "use a Python built against a newer SQLite")
 
 
 def need_docker(image: str = SHELL_IMAGE) -> None:

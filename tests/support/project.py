@@ -214,8 +214,17 @@ def forget_project(root: Path) -> None:
     resolved = str(root.resolve())
     sys.path[:] = [entry for entry in sys.path if entry != resolved]
     for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(resolved):
+        if module_is_under(module, resolved):
             del sys.modules[name]
+
+
+def module_is_under(module: object, folder: str) -> bool:
+    """The module was imported from `folder`: its file, or — a namespace package (a folder without
+    `__init__.py`, such as a project's `helpers/`) has no file — one of its package paths."""
+    file = getattr(module, "__file__", None)
+    if file:
+        return str(file).startswith(folder)
+    return any(str(entry).startswith(folder) for entry in getattr(module, "__path__", None) or ())
 
 
 def _quote(arg: str) -> str:
