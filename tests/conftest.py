@@ -5,7 +5,6 @@ from __future__ import annotations
 import compileall
 import os
 import sys
-import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -80,15 +79,16 @@ def project(tmp_path: Path) -> Iterator[Project]:
 
 # --- hermetic: a throwaway project's modules die with the test that imported them ---------------
 @pytest.fixture(autouse=True)
-def _forget_throwaway_modules() -> Iterator[None]:
+def _forget_throwaway_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A test that imports a throwaway project's modules in this worker (discovery called directly,
     the in-process CLI) would leave them in `sys.modules` for the next test on the worker — whose own
     `helpers` module is then served from that cache (`No module named 'helpers.checks'`). After each
-    test, the modules it imported from a temporary folder, and the temporary folders it put on
-    `sys.path`, are forgotten, as a new process would never have known them."""
+    test, the modules it imported from pytest's temporary folders (where every test's `tmp_path`
+    lies — never this checkout, wherever it is cloned), and those folders it put on `sys.path`, are
+    forgotten, as a new process would never have known them."""
     modules, path = set(sys.modules), list(sys.path)
     yield
-    temporary = tempfile.gettempdir()
+    temporary = str(tmp_path_factory.getbasetemp().resolve())
     for name in [name for name in sys.modules if name not in modules]:
         if module_is_under(sys.modules[name], temporary):
             del sys.modules[name]
