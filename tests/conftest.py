@@ -89,9 +89,9 @@ def _forget_throwaway_modules(tmp_path_factory: pytest.TempPathFactory) -> Itera
     modules, path = set(sys.modules), list(sys.path)
     yield
     temporary = str(tmp_path_factory.getbasetemp().resolve())
-    for name in [name for name in sys.modules if name not in modules]:
-        if module_is_under(sys.modules[name], temporary):
-            del sys.modules[name]
+    for name in [name for name in list(sys.modules) if name not in modules
+                 and module_is_under(sys.modules[name], temporary)]:
+        sys.modules.pop(name, None)
     sys.path[:] = [entry for entry in sys.path if entry in path or not entry.startswith(temporary)]
 
 

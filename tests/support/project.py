@@ -213,9 +213,8 @@ def forget_project(root: Path) -> None:
     """See `Project.forget` (also for projects that are not driven through `Project`)."""
     resolved = str(root.resolve())
     sys.path[:] = [entry for entry in sys.path if entry != resolved]
-    for name, module in list(sys.modules.items()):
-        if module_is_under(module, resolved):
-            del sys.modules[name]
+    for name in [name for name, module in list(sys.modules.items()) if module_is_under(module, resolved)]:
+        sys.modules.pop(name, None)
 
 
 def module_is_under(module: object, folder: str) -> bool:
@@ -224,7 +223,10 @@ def module_is_under(module: object, folder: str) -> bool:
     file = getattr(module, "__file__", None)
     if file:
         return str(file).startswith(folder)
-    return any(str(entry).startswith(folder) for entry in getattr(module, "__path__", None) or ())
+    try:
+        return any(str(entry).startswith(folder) for entry in getattr(module, "__path__", None) or ())
+    except KeyError:  # a namespace package's path is recomputed from its parent's: the parent was
+        return True  # forgotten already, so this one is a leftover of the same throwaway project
 
 
 def _quote(arg: str) -> str:
