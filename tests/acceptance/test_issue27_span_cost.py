@@ -119,3 +119,9 @@ def test_the_spans_benchmark_quotes_the_sdk_alone_beside_the_spans() -> None:
     assert re.search(r"^the same spans made by the SDK, not read: [\d.]+ s .* ratio to W1 [\d.]+x$", text, re.M), text
     # (at 20 evals the difference is within the noise and may come out negative)
     assert re.search(r"^NiceEval reading them \(spans − SDK alone\): -?[\d.]+ ms per attempt", text, re.M), text
+    spans = re.search(r"^W1 with 10 tool calls as OTel spans: ([\d.]+) s ", text, re.M)
+    sdk = re.search(r"^the same spans made by the SDK, not read: ([\d.]+) s ", text, re.M)
+    floor = re.search(r"^ratio of the spans run to that floor \(W1 \+ the SDK's own cost\): ([\d.]+)x$", text, re.M)
+    assert spans and sdk and floor, text
+    # the printed ratio is the two printed walls' (each rounded to 10 ms), from the same runs
+    assert float(floor.group(1)) == pytest.approx(float(spans.group(1)) / float(sdk.group(1)), abs=0.06)
