@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..adapters import preflight_adapters
 from ..config import JudgeSettings
 from ._events import SetupFailure
-from ._sandboxing import preflight_adapters_in_sandboxes, preflight_sandbox_slots, runs_in_sandbox
+from ._sandboxing import evals_by_experiment, preflight_adapters_in_sandboxes, preflight_sandbox_slots, runs_in_sandbox
 from ._stop import Stop
 
 if TYPE_CHECKING:
@@ -49,16 +49,19 @@ async def interruptible(stop: Stop, checks: Coroutine[Any, Any, list[SetupFailur
 async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
     """The system under test checked once before dispatch, like the judge (a setup error, exit 3);
     an adapter running its own binary in a sandbox off this host is checked in that sandbox."""
-    elsewhere = [s for s in slots if s.adapter is not None and runs_in_sandbox(s)]
+    here: list[PlannedSlot] = []
+    elsewhere: list[PlannedSlot] = []
+    for slot in slots:
+        if slot.adapter is not None:
+            (elsewhere if runs_in_sandbox(slot) else here).append(slot)
     failures = await preflight_adapters_in_sandboxes(elsewhere) if elsewhere else []
-    if elsewhere:
-        slots = [s for s in slots if not runs_in_sandbox(s)]
-    adapters = {s.experiment.id: s.adapter for s in slots if s.adapter is not None}
+    adapters = {s.experiment.id: s.adapter for s in here if s.adapter is not None}
     causes = await preflight_adapters(list(adapters.items()))
+    evals = evals_by_experiment(here) if causes else {}
     for experiment_id, cause in causes.items():
         adapter = adapters[experiment_id]
-        eval_ids = tuple(dict.fromkeys(s.eval.id for s in slots if s.experiment.id == experiment_id))
-        failures.append(SetupFailure(experiment_id, eval_ids, adapter.endpoint or adapter.name, None, cause, "adapter"))
+        failures.append(SetupFailure(experiment_id, evals[experiment_id], adapter.endpoint or adapter.name, None,
+                                     cause, "adapter"))
     return failures
 
 

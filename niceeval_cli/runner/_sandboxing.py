@@ -23,6 +23,7 @@ __all__ = [
     "AttemptScope",
     "PrepareFailed",
     "SandboxFingerprints",
+    "evals_by_experiment",
     "preflight_adapters_in_sandboxes",
     "preflight_sandbox_slots",
     "runs_in_sandbox",
@@ -68,15 +69,17 @@ async def preflight_sandbox_slots(slots: Sequence[PlannedSlot]) -> list[SetupFai
     for spec, problem in zip(specs, problems, strict=True):
         if problem is None:
             continue
-        where = _where(spec)
-        experiments: dict[str, list[str]] = {}
-        for slot in by_spec[spec]:
-            evals = experiments.setdefault(slot.experiment.id, [])
-            if slot.eval.id not in evals:
-                evals.append(slot.eval.id)
-        failures += [SetupFailure(experiment_id, tuple(evals), where, None, problem, "sandbox")
-                     for experiment_id, evals in experiments.items()]
+        failures += [SetupFailure(experiment_id, evals, _where(spec), None, problem, "sandbox")
+                     for experiment_id, evals in evals_by_experiment(by_spec[spec]).items()]
     return failures
+
+
+def evals_by_experiment(slots: Sequence[PlannedSlot]) -> dict[str, tuple[str, ...]]:
+    """Each experiment's eval ids among `slots`, in order, once each: what a setup failure names."""
+    found: dict[str, dict[str, None]] = {}
+    for slot in slots:
+        found.setdefault(slot.experiment.id, {})[slot.eval.id] = None
+    return {experiment_id: tuple(evals) for experiment_id, evals in found.items()}
 
 
 def _where(spec: SandboxSpec) -> str:
@@ -124,13 +127,8 @@ async def preflight_adapters_in_sandboxes(slots: Sequence[PlannedSlot]) -> list[
             continue
         adapter = group[0].adapter
         assert adapter is not None
-        experiments: dict[str, list[str]] = {}
-        for slot in group:
-            evals = experiments.setdefault(slot.experiment.id, [])
-            if slot.eval.id not in evals:
-                evals.append(slot.eval.id)
-        failures += [SetupFailure(experiment_id, tuple(evals), adapter.endpoint or adapter.name, None, cause, "adapter")
-                     for experiment_id, evals in experiments.items()]
+        failures += [SetupFailure(experiment_id, evals, adapter.endpoint or adapter.name, None, cause, "adapter")
+                     for experiment_id, evals in evals_by_experiment(group).items()]
     return failures
 
 
