@@ -86,12 +86,12 @@ def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, tmp_pa
         wait_for(lambda: len(_labels(proj)) == 1, timeout=20)
         assert _labels(proj) == [{"assertion_key": "capital", "value": 0.0, "author": "Ada", "comment": "names Paris"}]
         # The page moved on to the next judge assertion (factuality); key 2 picks its third value, 0.6.
-        page.wait_for_function("document.querySelector('h2').textContent.startsWith('facts')")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('facts')")
         page.keyboard.press("2")
         wait_for(lambda: len(_labels(proj)) == 2, timeout=20)
         assert _labels(proj)[1]["assertion_key"] == "facts" and _labels(proj)[1]["value"] == 0.6
         page.keyboard.press("ArrowLeft")
-        page.wait_for_function("document.querySelector('h2').textContent.startsWith('capital')")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('capital')")
         assert "0 by Ada: names Paris" in page.inner_text("main")  # its earlier label, shown
         assert outside == [] and dialogs == []
     server.send_signal(signal.SIGINT)
@@ -109,11 +109,11 @@ def test_a_label_saved_after_the_reader_moved_away_leaves_them_where_they_went(r
         page.goto(url)
         page.wait_for_selector(".scale button")
         page.keyboard.press("ArrowRight")
-        page.wait_for_function("document.querySelector('h2').textContent.startsWith('facts')")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('facts')")
         page.keyboard.press("2")  # labels facts; its reply is held
         wait_for(lambda: page.wait_for_timeout(50) or len(held) == 1, timeout=20)
         page.keyboard.press("ArrowLeft")  # the reader goes back before the reply arrives
-        page.wait_for_function("document.querySelector('h2').textContent.startsWith('capital')")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('capital')")
         held[0].continue_()  # type: ignore[attr-defined]
         wait_for(lambda: page.wait_for_timeout(50) or "saved 0.6" in page.inner_text("#status"), timeout=20)
         assert page.inner_text("h2").startswith("capital")
