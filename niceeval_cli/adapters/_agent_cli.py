@@ -13,11 +13,13 @@ arguments), `env` (names of variables handed to the CLI: in a docker sandbox not
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from pydantic import Field, field_validator
 
 from .._capture import run_captured
 from .._credentials import looks_like_secret
-from ..authoring import Adapter, AdapterContext, Turn
+from ..authoring import Adapter, AdapterContext, InstalledVersionError, Turn
 from ..traces import current_turn_trace
 from ._options import AdapterOptions, tail
 
@@ -79,6 +81,8 @@ class AgentCliAdapter(Adapter):
         # the keys handed to the CLI are never stored: whatever it echoes of them is redacted
         self.secrets: list[str] = [value for name in options.env if (value := os.environ.get(name))
                                    and (_SECRET_NAME.search(name) or looks_like_secret(value))]
+        self._version: dict[str, str] | None = None  # `--version` as read while planning, once
+        self._version_error: str | None = None
 
     @abstractmethod
     def argv(self, message: str, resume: str | None, model: str | None) -> list[str]:
@@ -132,13 +136,53 @@ class AgentCliAdapter(Adapter):
             ctx.note(f"{self.name}: killed after timeout_ms={timeout_ms}; the turn is unobserved")
         return code, out, err
 
-    async def preflight(self) -> str | None:
-        """`<binary> --version` runs: else the cause (the run stops with a setup error, exit 3)."""
+    def installed_version(self) -> dict[str, str] | None:
+        """The CLI's `--version` on this host (its first line, and a digest of all it printed): an
+        upgraded CLI is a changed system under test (config.md). Read once per run; a CLI that
+        cannot say is `InstalledVersionError` (its cause, as the preflight would give it)."""
+        if self._version is None and self._version_error is None:
+            self._version_error = self._read_version()
+        if self._version_error is not None:
+            raise InstalledVersionError(self._version_error)
+        return self._version
+
+    def _read_version(self) -> str | None:
+        found = self._found()
+        if found is None:
+            return self._not_found()
+        try:
+            done = subprocess.run([found, "--version"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+                                  start_new_session=_POSIX, check=False)
+        except subprocess.TimeoutExpired:
+            return f"`{self.binary} --version` timed out"
+        except OSError as exc:
+            return f"`{self.binary} --version` could not start: {exc}"
+        if done.returncode != 0:
+            stderr = done.stderr.decode("utf-8", errors="replace")
+            return (f"`{self.binary} --version` exited with code {done.returncode}: "
+                    f"{tail(stderr, self.secrets, 300) or '(no output)'}")
+        printed = done.stdout.decode("utf-8", errors="replace").strip()
+        self._version = {"version": printed.splitlines()[0][:200] if printed else "",
+                         "stdout_sha256": hashlib.sha256(done.stdout).hexdigest()}
+        return None
+
+    def _found(self) -> str | None:
         found = shutil.which(self.binary) if os.sep not in self.binary else self.binary
-        if found is None or not os.path.exists(found):
-            return (f"the {self.name} adapter's binary {self.binary!r} was not found"
-                    f"{' on PATH' if os.sep not in self.binary else ''}; install it ({self.install_hint}) "
-                    "or set `binary` in the experiment's options")
+        return found if found is not None and os.path.exists(found) else None
+
+    def _not_found(self) -> str:
+        return (f"the {self.name} adapter's binary {self.binary!r} was not found"
+                f"{' on PATH' if os.sep not in self.binary else ''}; install it ({self.install_hint}) "
+                "or set `binary` in the experiment's options")
+
+    async def preflight(self) -> str | None:
+        """`<binary> --version` runs: else the cause (the run stops with a setup error, exit 3).
+        Already read while planning (`installed_version`): that answer stands for this run."""
+        if self._version is not None or self._version_error is not None:
+            return self._version_error
+        found = self._found()
+        if found is None:
+            return self._not_found()
         try:
             done = await run_captured([found, "--version"], timeout_s=30, new_session=_POSIX)
         except OSError as exc:

@@ -1,6 +1,14 @@
 """What eval code touches: definitions, the test context `t`, handles, adapters."""
 
-from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, AdapterFactory, ExperimentInfo, define_adapter
+from ._adapter import (
+    RESERVED_NAMES,
+    Adapter,
+    AdapterContext,
+    AdapterFactory,
+    ExperimentInfo,
+    InstalledVersionError,
+    define_adapter,
+)
 from ._cases import Case, CaseIdRule, positional_warning
 from ._context import AdapterFailure, NoAdapterError, TestContext
 from ._definition import EvalDefinition, TestFunction, define_eval, define_score_eval
@@ -45,6 +53,7 @@ __all__ = [
     "EvalOptions",
     "Event",
     "ExperimentInfo",
+    "InstalledVersionError",
     "Message",
     "NoAdapterError",
     "Price",

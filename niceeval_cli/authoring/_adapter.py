@@ -40,6 +40,10 @@ class ExperimentInfo:
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
+class InstalledVersionError(RuntimeError):
+    """An adapter's `installed_version` could not be read (the message says why, for the user)."""
+
+
 @dataclass
 class AdapterContext:
     """What `create` and `send` receive for one Attempt."""
@@ -100,6 +104,15 @@ class Adapter:
     #: http and openai-chat adapters, any custom adapter): without `version_command` / `inputs`
     #: such an experiment is identified by its configuration only (config.md).
     remote: bool = True
+
+    def installed_version(self) -> Mapping[str, str] | None:
+        """What a program this adapter runs from outside the project (a coding agent's CLI) says of
+        its version (plain strings), read once per run while planning: it joins the system under test's identity, so
+        upgrading the program runs its evals again instead of reusing what the old one produced
+        (config.md). None: nothing outside the project to identify. Raises `InstalledVersionError`
+        when the program cannot tell (the run stops with a setup error: nothing could be reused
+        honestly, and nothing could run)."""
+        return None
 
     def __init__(
         self,

@@ -31,7 +31,7 @@ from ..discovery import DiscoveredEval
 from ..outcomes import IntervalRule
 from ..sandbox import should_keep
 from ..store import EvalRef, LatestAttempt, Store
-from ._sandboxing import SandboxFingerprints
+from ._sandboxing import SandboxFingerprints, commands_run_here
 from ._sut import SutIdentities
 
 T = TypeVar("T")
@@ -432,7 +432,8 @@ class _Shapes:
             adapter = _adapter_for(experiment, discovered, self.adapters)
         except AdapterLoadError as exc:
             raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
-        sut = self.sut.of(experiment, adapter, own=definition.adapter is not None)
+        sut = self.sut.of(experiment, adapter, own=definition.adapter is not None,
+                          on_host=commands_run_here(settings.sandbox))
         shared = fingerprint_parts(
             eval_id=discovered.identity_id,  # its identity, not its displayed id (authoring.md)
             eval_kind=str(definition.kind),

@@ -90,12 +90,15 @@ def _where(spec: SandboxSpec) -> str:
 PROBE_TIMEOUT_MS = 30_000
 
 
+def commands_run_here(spec: SandboxSpec | None) -> bool:
+    """An attempt's programs run on this host: no sandbox, or one whose commands run here."""
+    return spec is None or kind_for(spec).runs_on_host
+
+
 def runs_in_sandbox(slot: PlannedSlot) -> bool:
     """The slot's adapter runs its own binary (a coding agent's CLI) in a sandbox whose commands do
     not run on this host: that binary is checked there, not on this host (integrations.md §3)."""
-    spec = slot.settings.sandbox
-    return (spec is not None and hasattr(slot.adapter, "preflight_in")
-            and not kind_for(spec).runs_on_host)
+    return hasattr(slot.adapter, "preflight_in") and not commands_run_here(slot.settings.sandbox)
 
 
 async def preflight_adapters_in_sandboxes(slots: Sequence[PlannedSlot]) -> list[SetupFailure]:

@@ -4,7 +4,9 @@ A result may be reused only while the code that produced it is unchanged, the ag
 the eval's. NiceEval hashes what it can see — the project files the adapter names (the python
 callable's module, openai-chat's `tools` / `tool_handlers` modules, the files in a command's
 argv, a custom adapter's module) with the project modules they import — and what the experiment
-declares: `inputs` globs, a `version` string, the output of a `version_command`. The identity is
+declares: `inputs` globs, a `version` string, the output of a `version_command` — and, for an
+adapter running an installed program on this host (a coding agent's CLI), that program's
+`--version`. The identity is
 per experiment (and adapter), made once per run and shared by every slot: a 20 000-eval plan
 reads each file and runs each command once.
 """
@@ -19,7 +21,7 @@ from typing import Any, NamedTuple
 
 from .._errors import SetupError
 from .._project_sources import ProjectSources
-from ..authoring import Adapter
+from ..authoring import Adapter, InstalledVersionError
 from ..config import ConfigError, ExperimentConfig, ProjectConfig
 
 #: How long a `version_command` may take: it runs before anything is planned.
@@ -46,20 +48,23 @@ class SutIdentities:
             {store.resolve().with_name(store.name + tail) for tail in ("", "-wal", "-shm", "-journal")}
             if store is not None else set()
         )
-        self._made: dict[tuple[str, int, bool], SutIdentity] = {}
+        self._made: dict[tuple[str, int, bool, bool], SutIdentity] = {}
         self._declared: dict[str, dict[str, Any]] = {}
         self._outputs: dict[str, str] = {}  # version_command → sha256 of its stdout (run once)
 
-    def of(self, experiment: ExperimentConfig, adapter: Adapter | None, *, own: bool) -> SutIdentity:
+    def of(self, experiment: ExperimentConfig, adapter: Adapter | None, *, own: bool,
+           on_host: bool = True) -> SutIdentity:
         """`own`: the adapter is the eval's own (`define_eval(adapter=...)`), whose code is in the
-        eval's sources already; the experiment's declarations still apply."""
-        key = (experiment.id, id(adapter), own)
+        eval's sources already; the experiment's declarations still apply. `on_host`: the adapter's
+        programs run on this host (no sandbox, or one whose commands run here); in a docker
+        sandbox the image's id, part of the fingerprint already, identifies what is installed."""
+        key = (experiment.id, id(adapter), own, on_host)
         made = self._made.get(key)
         if made is None:
-            made = self._made[key] = self._make(experiment, adapter, own)
+            made = self._made[key] = self._make(experiment, adapter, own, on_host)
         return made
 
-    def _make(self, experiment: ExperimentConfig, adapter: Adapter | None, own: bool) -> SutIdentity:
+    def _make(self, experiment: ExperimentConfig, adapter: Adapter | None, own: bool, on_host: bool) -> SutIdentity:
         files: list[Path] = []
         if adapter is not None and not own:
             files += adapter.sut_files
@@ -70,9 +75,23 @@ class SutIdentities:
         # As scripts (a command's argv): a file's own folder is searched for its imports too. For
         # a module that only adds a sibling shadowing a top-level name, never one that is missed.
         parts: dict[str, Any] = {"sut": self.sources.files(files, scripts=True), **declared}
+        installed = self._installed(experiment, adapter) if adapter is not None and not own and on_host else None
+        if installed is not None:
+            parts["installed"] = dict(installed)
         configured = adapter is not None and not own and experiment.adapter is not None
-        config_only = configured and not declared and (bool(adapter and adapter.remote) or not parts["sut"])
+        config_only = configured and not declared and installed is None \
+            and (bool(adapter and adapter.remote) or not parts["sut"])
         return SutIdentity(parts, config_only)
+
+    def _installed(self, experiment: ExperimentConfig, adapter: Adapter) -> Any:
+        """The adapter's installed program's version (a coding agent's CLI), read once per run."""
+        try:
+            return adapter.installed_version()
+        except InstalledVersionError as exc:
+            raise SetupError(
+                f"{self._where()}: [experiments.{experiment.id}] adapter {adapter.name!r}: {exc}; the run needs "
+                "its version to tell whether earlier results still stand. Nothing was run."
+            ) from None
 
     def _declared_parts(self, experiment: ExperimentConfig) -> dict[str, Any]:
         declared = self._declared.get(experiment.id)
