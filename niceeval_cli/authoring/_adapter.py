@@ -110,8 +110,8 @@ class Adapter:
         its version (plain strings), read once per run while planning: it joins the system under test's identity, so
         upgrading the program runs its evals again instead of reusing what the old one produced
         (config.md). None: nothing outside the project to identify. Raises `InstalledVersionError`
-        when the program cannot tell (the run stops with a setup error: nothing could be reused
-        honestly, and nothing could run)."""
+        when the program cannot tell: its slots are then never reused, and the adapter's preflight
+        should fail with the same cause."""
         return None
 
     def __init__(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -75,7 +76,7 @@ class SutIdentities:
         # As scripts (a command's argv): a file's own folder is searched for its imports too. For
         # a module that only adds a sibling shadowing a top-level name, never one that is missed.
         parts: dict[str, Any] = {"sut": self.sources.files(files, scripts=True), **declared}
-        installed = self._installed(experiment, adapter) if adapter is not None and not own and on_host else None
+        installed = self._installed(adapter) if adapter is not None and not own and on_host else None
         if installed is not None:
             parts["installed"] = dict(installed)
         configured = adapter is not None and not own and experiment.adapter is not None
@@ -83,15 +84,15 @@ class SutIdentities:
             and (bool(adapter and adapter.remote) or not parts["sut"])
         return SutIdentity(parts, config_only)
 
-    def _installed(self, experiment: ExperimentConfig, adapter: Adapter) -> Any:
-        """The adapter's installed program's version (a coding agent's CLI), read once per run."""
+    def _installed(self, adapter: Adapter) -> Any:
+        """The adapter's installed program's version (a coding agent's CLI), read once per run. A
+        program that cannot say is unknown, and unknown never matches: its slots execute (none is
+        reused), and the adapter's preflight, given the same answer, stops them with a setup error
+        while the other experiments run."""
         try:
             return adapter.installed_version()
         except InstalledVersionError as exc:
-            raise SetupError(
-                f"{self._where()}: [experiments.{experiment.id}] adapter {adapter.name!r}: {exc}; the run needs "
-                "its version to tell whether earlier results still stand. Nothing was run."
-            ) from None
+            return {"unreadable": str(exc), "this_run": uuid.uuid4().hex}
 
     def _declared_parts(self, experiment: ExperimentConfig) -> dict[str, Any]:
         declared = self._declared.get(experiment.id)

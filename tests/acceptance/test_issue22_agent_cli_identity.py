@@ -96,14 +96,29 @@ def test_upgrading_the_cli_runs_the_evals_again_and_dry_names_it(proj: Project, 
     assert json.loads(parts["fingerprint_parts"])["installed"]["version"] == "1.1.0 (Claude Code)"
 
 
-def test_a_cli_that_cannot_tell_its_version_is_a_setup_error_before_anything_runs(
+def test_a_cli_that_cannot_tell_its_version_is_never_reused_and_stops_at_its_preflight(
         proj: Project, tmp_path: Path) -> None:
+    proj.write("niceeval.toml", (proj.root / "niceeval.toml").read_text() + """
+        [experiments.other]
+        adapter = "python"
+        [experiments.other.options]
+        callable = "app:reply"
+    """)
+    proj.write("app.py", "def reply(message):\n    return 'hello ' + message\n")
     assert proj.run().returncode == 0
     (tmp_path / "installed" / "VERSION").unlink()  # `--version` now fails: what is installed is unknown
-    for args in (("--dry",), ()):
-        res = proj.run(*args)
-        assert res.returncode == 3, (args, res.stdout, res.stderr)
-        assert "[experiments.agent] adapter 'claude-code'" in res.stderr and "--version` exited with code 1" \
-            in res.stderr, res.stderr
-        assert "Traceback" not in res.stderr
-    assert proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"] == 1  # nothing reused, nothing run, nothing lost
+    plan = proj.run("--dry", "--json")
+    assert plan.returncode == 0, plan.stderr
+    [event] = [json.loads(line) for line in plan.stdout.splitlines() if line.strip()]
+    decisions = {slot["experiment_id"]: slot["decision"] for slot in event["slots"]}
+    assert decisions == {"agent": "execute", "other": "reuse"}, event["slots"]
+    res = proj.run()
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "--version` exited with code 1" in res.stdout + res.stderr, res.stdout + res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
+    rows = proj.sql("SELECT experiment_id, relation, plan_reason FROM run_slots WHERE run_id = "
+                    "(SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY experiment_id")
+    relations = [(r["experiment_id"], r["relation"]) for r in rows]
+    assert ("other", "reference") in relations, rows
+    # the agent's earlier pass was not adopted: it is not this run's result
+    assert all(not (r["experiment_id"] == "agent" and r["relation"] == "reference") for r in rows), rows
