@@ -16,6 +16,7 @@ import os
 import posixpath
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
@@ -24,6 +25,7 @@ from typing import IO
 from .._sandbox_spec import Command, SandboxSpec, template_problem
 from . import _live
 from ._baked import Bakery
+from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, read_script, remember_tar, tar_of_files
 from ._local import argv_of
 from ._proc import run_host
 from ._starts import stable_workdir, template_tar
@@ -168,6 +170,7 @@ class DockerWorkspace:
         # What this container's workspace starts as, when every container with the same key starts
         # the same (`_starts`): set once the template is in; None means "take its own baseline".
         self.start_key: tuple[object, ...] | None = None
+        self.held = Held()  # writes not in the container yet: they go in with the next use (`_held`)
 
     def _cwd(self, cwd: str | None) -> str:
         return f"{self.workdir}/{_rel(cwd)}" if cwd else self.workdir
@@ -175,7 +178,13 @@ class DockerWorkspace:
     def exec_argv(self, argv: Sequence[str], cwd: str | None = None, env_names: Sequence[str] = (),
                   interactive: bool = True) -> list[str]:
         """`docker exec` of `argv`; `env_names` are passed by name, their values read from the client's
-        environment, so they never show in the host's process list."""
+        environment, so they never show in the host's process list. Held writes go in first (blocking,
+        and only when the test wrote since the workspace was last used): the caller spawns it itself."""
+        self._flush()
+        return self._exec_argv(argv, cwd, env_names, interactive)
+
+    def _exec_argv(self, argv: Sequence[str], cwd: str | None, env_names: Sequence[str],
+                   interactive: bool) -> list[str]:
         flags = ["-i"] if interactive else []
         for name in env_names:
             flags += ["-e", name]
@@ -189,9 +198,10 @@ class DockerWorkspace:
                   timeout_ms: int | None = None) -> CommandResult:
         if cwd:
             await asyncio.to_thread(_check_dir, self.container, self.workdir, _rel(cwd), cwd)
+        await asyncio.to_thread(self._flush)
         pidfile = f"{_PID_DIR}/{next(_count)}"
         wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
-        argv = self.exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
+        argv = self._exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
         started = time.monotonic()
         try:
             result = await run_host(argv, env={**os.environ, **env} if env else None, input=input,
@@ -214,17 +224,26 @@ class DockerWorkspace:
 
     async def read_bytes(self, path: str, max_bytes: int = READ_LIMIT) -> bytes:
         cancel = Cancel()
+
+        def read() -> bytes:
+            self._flush()
+            return _read_member(self.container, self.workdir, _rel(path), path, max_bytes, cancel)
+
         try:
-            return await asyncio.to_thread(_read_member, self.container, self.workdir, _rel(path), path, max_bytes,
-                                           cancel)
+            return await asyncio.to_thread(read)
         except BaseException:
             cancel.set()
             raise
 
     async def write_bytes(self, path: str, data: bytes) -> None:
+        """Held until the workspace is next used (`_held`): nothing can see it before that. A path
+        through a symlink out of the workspace is refused here, at the write."""
         import tarfile
 
         await asyncio.to_thread(_check_dir, self.container, self.workdir, posixpath.dirname(_rel(path)), path)
+        if has_tar(self.image_id) is not False:
+            self.held.add(_rel(path), data)
+            return
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(_rel(path))
@@ -235,7 +254,71 @@ class DockerWorkspace:
         if done.returncode != 0:
             raise OSError(f"{path}: could not write into the sandbox: {done.stderr.decode(errors='replace').strip()}")
 
+    def _flush(self) -> None:
+        """Put the held writes in (one `docker cp -`); blocking."""
+        self.held.flush(lambda tar: _sync("cp", "-", f"{self.container}:{self.workdir}", input=tar))
+
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
+        """The workspace now, the held writes put in by the same `docker exec` (`_held`); through
+        `docker cp` when the image has no `tar` or the exec's read failed."""
+        if has_tar(self.image_id) is not False:
+            states = self._exec_snapshot(cancel)
+            if states is not None:
+                return states
+        self._flush()
+        return self._cp_snapshot(cancel)
+
+    def _exec_snapshot(self, cancel: Cancel | None) -> Snapshot | None:
+        """None: not read this way (no `tar`, or the exec failed): the held writes are given back, and the
+        `docker cp` path puts them in (again, if they were: the same bytes, so no change)."""
+        import tarfile
+
+        files = self.held.take()
+        paths = list(dict(files))
+        argv = [docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
+                *read_script(self.workdir, paths)]
+        process = subprocess.Popen(argv, stdin=subprocess.PIPE if files else subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        if cancel is not None:
+            cancel.on_cancel(process.kill)
+        if files:
+            data = tar_of_files(files)
+
+            def feed() -> None:
+                assert process.stdin is not None
+                with contextlib.suppress(OSError):
+                    process.stdin.write(data)
+                with contextlib.suppress(OSError):
+                    process.stdin.close()
+
+            threading.Thread(target=feed, daemon=True).start()
+        states: Snapshot | None
+        try:
+            states = _tar_states(process.stdout, cancel)
+        except tarfile.TarError:
+            states = None
+        except BaseException:
+            process.kill()
+            raise
+        finally:
+            process.stdout.close()
+            error = process.stderr.read().decode(errors="replace").strip()
+            process.stderr.close()
+            process.wait()
+        if cancel is not None:
+            cancel.check()  # killed on purpose: not a broken workspace
+        if process.returncode == WRITE_FAILED:
+            raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox: {error or 'tar -x failed'}")
+        if process.returncode == 0 and states is not None:
+            remember_tar(self.image_id, True)
+            return states
+        if process.returncode == NO_TAR:
+            remember_tar(self.image_id, False)
+        self.held.give_back(files)
+        return None
+
+    def _cp_snapshot(self, cancel: Cancel | None) -> Snapshot:
         process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert process.stdout is not None and process.stderr is not None
@@ -264,6 +347,8 @@ class DockerWorkspace:
     async def teardown(self, *, keep: bool) -> str | None:
         try:
             if keep:  # stopped: its processes are dead, its files stay for `docker cp` / `docker start`
+                with contextlib.suppress(OSError):  # the attempt is over: a write that cannot go in is lost
+                    await asyncio.to_thread(self._flush)
                 await asyncio.to_thread(_quiet, "stop", "-t", "0", self.container)
                 return f"docker container {self.container}"
             await asyncio.to_thread(_remove, self.container)

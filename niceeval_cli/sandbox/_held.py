@@ -1,0 +1,113 @@
+"""A docker workspace's writes held until it is next looked at, and its reads through one `exec`.
+
+Every `docker cp` or `docker exec` costs the daemon about a third of a container start
+(benchmarks/README.md, issue 28), and an eval that writes a file and then checks its changes paid
+two of them: the write in, the read out. Nothing can see a write before the workspace is next
+used, so a write is held here and goes in with whatever comes next:
+
+- a read of the whole workspace (a change assertion's snapshot, the baseline) is one
+  `docker exec -u 0 ... sh -c` that first puts the held files in (`tar -x`) and then streams the
+  workspace out (`tar -c`) — one daemon operation for both;
+- anything else (a command, a read of one file, `exec_argv`, keeping the container) puts them
+  in first with one `docker cp -`, as a write always did.
+
+An image without `tar` (only `sh` is required) is found on its first read (exit 97, nothing
+done) and remembered per image id: its workspaces write and read with `docker cp` as before.
+A held write that fails is reported by the read that carried it (`OSError` naming the files).
+The snapshot keeps `docker cp`'s semantics: it runs as root, a held file replaces whatever
+non-directory (a symlink included) was at its path, and the stream is the workdir itself.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["NO_TAR", "WRITE_FAILED", "Held", "has_tar", "read_script", "remember_tar", "tar_of_files"]
+
+NO_TAR, WRITE_FAILED = 97, 98
+
+# $1 the workdir's parent, $2 its name, then the held paths (relative to the workdir; their tar on stdin).
+_READ = ('command -v tar >/dev/null 2>&1 || exit 97; p=$1; n=$2; shift 2; '
+         'if [ $# -gt 0 ]; then cd -- "$p/$n" || exit 98; '
+         'for f; do if [ -L "$f" ] || [ ! -d "$f" ]; then rm -f -- "$f" || exit 98; fi; done; '
+         'tar -x -f - >&2 || exit 98; fi; '
+         'cd -- "$p" && exec tar -c -f - -- "$n"')
+
+_tar_known: dict[str, bool] = {}  # image id → whether its containers have `tar`
+_tar_lock = threading.Lock()
+
+
+def has_tar(image_id: str | None) -> bool | None:
+    """Whether containers of `image_id` have `tar` (None: not known yet)."""
+    if image_id is None:
+        return False  # nothing to remember it by: the `docker cp` path
+    with _tar_lock:
+        return _tar_known.get(image_id)
+
+
+def remember_tar(image_id: str | None, present: bool) -> None:
+    if image_id is not None:
+        with _tar_lock:
+            _tar_known[image_id] = present
+
+
+def read_script(workdir: str, paths: list[str]) -> list[str]:
+    """`sh -c` argv (after `docker exec -u 0 [-i] CONTAINER`) that writes `paths` from stdin, then tars the workdir."""
+    clean = "/" + workdir.strip("/")
+    parent, name = posixpath.split(clean)
+    return ["sh", "-c", _READ, "sh", parent or "/", name, *paths]
+
+
+def tar_of_files(files: list[tuple[str, bytes]]) -> bytes:
+    """The held files as one tar of workspace-relative members (a later write of a path wins)."""
+    import tarfile
+
+    last = dict(files)
+    buffer = io.BytesIO()
+    now = int(time.time())
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for rel, data in last.items():
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode, info.mtime = len(data), 0o644, now
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class Held:
+    """The writes of one workspace not yet in its container (thread-safe: reads run in worker threads)."""
+
+    __slots__ = ("_files", "_lock")
+
+    def __init__(self) -> None:
+        self._files: list[tuple[str, bytes]] = []
+        self._lock = threading.Lock()
+
+    def add(self, rel: str, data: bytes) -> None:
+        with self._lock:
+            self._files.append((rel, data))
+
+    def take(self) -> list[tuple[str, bytes]]:
+        with self._lock:
+            files, self._files = self._files, []
+            return files
+
+    def give_back(self, files: list[tuple[str, bytes]]) -> None:
+        """Put taken files back in front (their read did nothing: no `tar` in the image)."""
+        with self._lock:
+            self._files = [*files, *self._files]
+
+    def flush(self, copy_in: Callable[[bytes], subprocess.CompletedProcess[bytes]]) -> None:
+        """Put every held file in with one `docker cp -` (`copy_in(tar)`); raises OSError naming them."""
+        files = self.take()
+        if not files:
+            return
+        done = copy_in(tar_of_files(files))
+        if done.returncode != 0:
+            raise OSError(f"{', '.join(sorted({rel for rel, _ in files}))}: could not write into the sandbox: "
+                          f"{done.stderr.decode(errors='replace').strip()}")
+
