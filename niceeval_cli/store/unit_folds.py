@@ -55,10 +55,14 @@ _STATES = tuple(state.value for state in (AttemptState.PASSED, AttemptState.FAIL
 _GATES = tuple(gate.value for gate in (GateState.PASSED, GateState.FAILED, GateState.UNAVAILABLE, GateState.NONE))
 
 
-def _attempts_sql(runs: str) -> str:
+def _attempts_sql(runs: str, *, members: int = 1) -> str:
+    """The units' counts; `members` is how many runs the scope holds (a shard group, several)."""
     severity = attempt_severity_sql("a.state", "a.gate")
+    # A slot's key is (run, experiment, eval, ordinal): one run's unit cannot repeat an ordinal, so
+    # only a group of runs needs the distinct count (a temporary B-tree of every slot).
+    ordinals = "count(*)" if members == 1 else "count(DISTINCT s.ordinal)"
     return (
-        "SELECT s.experiment_id, s.eval_id, count(*), count(DISTINCT s.ordinal), min(s.ordinal), "
+        f"SELECT s.experiment_id, s.eval_id, count(*), {ordinals}, min(s.ordinal), "
         f"min(({severity}) * {1 << _ORDINAL_BITS} + s.ordinal), "
         "sum(a.experiment_id IS NOT s.experiment_id OR a.eval_id IS NOT s.eval_id OR a.ordinal IS NOT s.ordinal), "
         "min(a.case_id), max(a.case_id), count(a.case_id), min(a.eval_module), max(a.eval_module), "
@@ -96,24 +100,20 @@ def _keys_sql(runs: str) -> str:
 _EVIDENCE = ("a.state = 'scored' AND (a.gate IS NULL OR a.gate <> 'unavailable') AND a.score IS NOT NULL "
              "AND a.max_score > 0")
 #: Most score-style units score alike in every attempt (a check's fixed points): their scores are
-#: told by the lowest and highest score, how many there are, and the same of the maxima of the
-#: attempts whose score is evidence. Only the others' scores are read one by one (`_scores_sql`).
-_SCORES_ALIKE = (
-    f"min(a.score), max(a.score), count(a.score), sum({_EVIDENCE}), "
-    f"min(CASE WHEN {_EVIDENCE} THEN a.max_score END), max(CASE WHEN {_EVIDENCE} THEN a.max_score END)"
-)
+#: told by the lowest and highest score, how many there are, how many are evidence, and the lowest
+#: maximum (beside the highest, already read): one maximum in every attempt is one maximum in the
+#: evidence. Only the others' scores are read one by one (`_scores_sql`), for the units named.
+_SCORES_ALIKE = f"min(a.score), max(a.score), count(a.score), sum({_EVIDENCE}), min(a.max_score)"
 
 
 def _scores_sql(runs: str) -> str:
-    """Each score of the score-style units whose scores are not alike (see `_SCORES_ALIKE`)."""
-    scored = (f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
-              "AND a.kind = 'score' AND a.score IS NOT NULL")
-    return (
-        f"SELECT s.experiment_id, s.eval_id, s.ordinal, a.state, a.gate, a.score, a.max_score {scored} "
-        f"AND (s.experiment_id, s.eval_id) IN (SELECT s.experiment_id, s.eval_id {scored} "
-        "GROUP BY s.experiment_id, s.eval_id HAVING min(a.score) IS NOT max(a.score) "
-        f"OR min(CASE WHEN {_EVIDENCE} THEN a.max_score END) IS NOT max(CASE WHEN {_EVIDENCE} THEN a.max_score END))"
-    )
+    """Each score of chosen units (a JSON list of [experiment, eval id]): those whose scores are
+    not alike (see `_SCORES_ALIKE`). Each unit's slots are found by their key, not by a walk of the run."""
+    return _whole(
+        "SELECT s.experiment_id, s.eval_id, s.ordinal, a.state, a.gate, a.score, a.max_score "
+        f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
+        "AND a.score IS NOT NULL AND (s.experiment_id, s.eval_id) IN "
+        "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))")
 
 
 def _results_sql(runs: str) -> str:
@@ -146,17 +146,20 @@ _MATERIALIZED_SINCE = (3, 35, 0)
 def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     """Every unit of a run (or group) folded, in no particular order (`first_seen` says where
     reading order meets each); None when some unit's attempts cannot be told by counts."""
-    runs = ", ".join("'" + member.replace("'", "''") + "'" for member in run_scope(db, run_id))
+    members = run_scope(db, run_id)
+    runs = ", ".join("'" + member.replace("'", "''") + "'" for member in members)
     with translated(db.path, "Folding a run's attempts"):
-        # All three are computed before any row is read (see `_whole`), so the statements run
-        # back to back without the GIL while another thread imports or folds.
-        attempts_rows, keys_rows, scores_rows = (
-            db.conn.execute(_whole(sql)) for sql in (_attempts_sql(runs), _keys_sql(runs), _scores_sql(runs)))
+        # Both are computed before any row is read (see `_whole`), so the statements run back to
+        # back without the GIL while another thread imports or folds.
+        attempts_rows = db.conn.execute(_whole(_attempts_sql(runs, members=len(members))))
+        keys_rows = db.conn.execute(_whole(_keys_sql(runs)))
         attempts = attempts_rows.fetchall()
-        keys = {(row[0], row[1]): row[2:] for row in keys_rows}
         scores: dict[_UnitKey, list[tuple[Any, ...]]] = defaultdict(list)
-        for row in scores_rows:
-            scores[(row[0], row[1])].append(row[2:])
+        varied = [[row[0], row[1]] for row in attempts if _scores_vary(row)]
+        if varied:
+            for row in db.conn.execute(_scores_sql(runs), [json.dumps(varied)]):
+                scores[(row[0], row[1])].append(row[2:])
+        keys = {(row[0], row[1]): row[2:] for row in keys_rows}
     folds: list[UnitFold] = []
     irregular: dict[_UnitKey, int] = {}  # unit → index of its fold, whose keys are read one by one
     for row in attempts:
@@ -177,6 +180,20 @@ def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     return folds
 
 
+#: Where `_fold` finds the score columns in an attempts row (`_attempts_sql`).
+_KIND_LO, _KIND_HI, _MAX_SCORE, _SCORE_LO, _SCORE_HI, _SCORE_N, _EVIDENCE_N, _TOP_LO = 16, 17, 26, 27, 28, 29, 30, 31
+
+
+def _scores_vary(row: Sequence[Any]) -> bool:
+    """A score-style unit whose scores are not told by `_SCORES_ALIKE`: read them one by one."""
+    return (row[_KIND_LO] == row[_KIND_HI] == "score" and bool(row[_SCORE_N])
+            and not _alike(row[_SCORE_LO], row[_SCORE_HI], row[_EVIDENCE_N], row[_TOP_LO], row[_MAX_SCORE]))
+
+
+def _alike(score_lo: Any, score_hi: Any, evidence_n: int, top_lo: Any, top_hi: Any) -> bool:
+    return score_lo == score_hi and (not evidence_n or top_lo == top_hi)
+
+
 _NO_KEYS = shared_key_states(())
 
 
@@ -190,7 +207,7 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
     (experiment_id, eval_id, n, ordinals, _, first_seen, disagree, case_lo, case_hi, case_n,
      module_lo, module_hi, module_n, name_lo, name_hi, name_n, kind_lo, kind_hi, rule_lo, rule_hi, rule_n,
      states, unrankable, gates, gate_n, scored_gate_passed, max_score,
-     score_lo, score_hi, score_n, evidence_n, top_lo, top_hi) = row
+     score_lo, score_hi, score_n, evidence_n, top_lo) = row
     passed, failed, errored, n_scored = _unpacked(states)
     gate_passed, gate_failed, gate_unavailable, gate_none = _unpacked(gates)
     if (n >= _PACKED_LIMIT or disagree or ordinals != n or kind_lo != kind_hi or kind_lo not in KIND_OF
@@ -207,11 +224,11 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
     if kind is EvalKind.SCORE and scored:
         values, evidence_scores = _scores_of(scored)
     elif kind is EvalKind.SCORE and score_n:  # alike in every attempt: none was read one by one
-        if score_lo != score_hi or (evidence_n and top_lo != top_hi):
+        if not _alike(score_lo, score_hi, evidence_n, top_lo, max_score):
             return None  # not alike after all
         values = (score_lo,) * score_n
         if evidence_n:
-            x = score_evidence(AttemptState.SCORED.value, None, score_lo, top_lo)
+            x = score_evidence(AttemptState.SCORED.value, None, score_lo, max_score)
             if x is None:
                 return None
             evidence_scores = (x,) * evidence_n
