@@ -1,10 +1,12 @@
 """A run's units folded in SQL: what `compare` reads of 100 000 attempts, as 10 000 rows.
 
 A unit is one (experiment, eval, case) of a run — here, the slots of one (experiment, eval id),
-whose attempts the store adds up in three statements that each walk the run's slots in key order
-(no sort): the attempts' counts by state and gate, their assertion keys with every state that is
-not `matched`, and the scores of score-style units. `_unit_folds.unit_fold` folds attempts in
-Python to the same `UnitFold` (tests/compare/test_unit_folds_sql.py holds the two together).
+whose attempts the store adds up in two statements that each walk the run's slots in key order
+(no sort): the attempts' counts by state and gate (and how their scores spread), and their
+assertion keys with every state that is not `matched`. A third reads the scores one by one of the
+few score-style units whose counts do not tell them, finding those units' slots by key.
+`_unit_folds.unit_fold` folds attempts in Python to the same `UnitFold`
+(tests/compare/test_unit_folds_sql.py holds the two together).
 
 Where the counts cannot stand for the attempts the answer is None, and the caller reads the
 attempts: a unit whose attempts differ in kind, pass rule, case or identity, or whose attempt rows
