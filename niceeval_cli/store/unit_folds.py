@@ -63,19 +63,29 @@ def _attempts_sql(runs: str, *, members: int = 1) -> str:
     # A slot's key is (run, experiment, eval, ordinal): one run's unit cannot repeat an ordinal, so
     # only a group of runs needs the distinct count (a temporary B-tree of every slot).
     ordinals = "count(*)" if members == 1 else "count(DISTINCT s.ordinal)"
+    # Whether the counts can stand for the attempts (`_told`) is decided in SQL, once per unit: the
+    # row then carries each column's value, not its lowest, highest and count (fewer to hand over).
     return (
-        f"SELECT s.experiment_id, s.eval_id, count(*), {ordinals}, min(s.ordinal), "
+        f"SELECT s.experiment_id, s.eval_id, count(*), {_told(ordinals)}, min(s.ordinal), "
         f"min(({severity}) * {1 << _ORDINAL_BITS} + s.ordinal), "
-        "sum(a.experiment_id IS NOT s.experiment_id OR a.eval_id IS NOT s.eval_id OR a.ordinal IS NOT s.ordinal), "
-        "min(a.case_id), max(a.case_id), count(a.case_id), min(a.eval_module), max(a.eval_module), "
-        "count(a.eval_module), min(a.eval_name), max(a.eval_name), count(a.eval_name), min(a.kind), max(a.kind), "
-        "min(s.pass_rule), max(s.pass_rule), count(s.pass_rule), "
+        "min(a.case_id), min(a.eval_module), min(a.eval_name), min(a.kind), min(s.pass_rule), "
         f"{_packed('a.state', _STATES)}, sum(a.state IS 'unrankable'), {_packed('a.gate', _GATES)}, count(a.gate), "
         "sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none'))), max(a.max_score), "
         f"{_SCORES_ALIKE} "
         f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
         "GROUP BY s.experiment_id, s.eval_id"
     )
+
+
+def _told(ordinals: str) -> str:
+    """True when the unit's attempts are one attempt per ordinal, each its slot's, of one kind, and
+    alike in case, identity and pass rule (each NULL in all or one value in all)."""
+    alike = [f"(count({c}) = 0 OR (count({c}) = count(*) AND min({c}) = max({c})))"
+             for c in ("a.case_id", "a.eval_module", "a.eval_name", "s.pass_rule")]
+    return " AND ".join([
+        f"({ordinals} = count(*)",
+        "NOT sum(a.experiment_id IS NOT s.experiment_id OR a.eval_id IS NOT s.eval_id OR a.ordinal IS NOT s.ordinal)",
+        "min(a.kind) = max(a.kind)", *alike]) + ")"
 
 
 def _unpacked(total: int) -> tuple[int, int, int, int]:
@@ -183,12 +193,12 @@ def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
 
 
 #: Where `_fold` finds the score columns in an attempts row (`_attempts_sql`).
-_KIND_LO, _KIND_HI, _MAX_SCORE, _SCORE_LO, _SCORE_HI, _SCORE_N, _EVIDENCE_N, _TOP_LO = 16, 17, 26, 27, 28, 29, 30, 31
+_KIND, _MAX_SCORE, _SCORE_LO, _SCORE_HI, _SCORE_N, _EVIDENCE_N, _TOP_LO = 9, 16, 17, 18, 19, 20, 21
 
 
 def _scores_vary(row: Sequence[Any]) -> bool:
     """A score-style unit whose scores are not told by `_SCORES_ALIKE`: read them one by one."""
-    return (row[_KIND_LO] == row[_KIND_HI] == "score" and bool(row[_SCORE_N])
+    return (row[_KIND] == "score" and bool(row[_SCORE_N])
             and not _alike(row[_SCORE_LO], row[_SCORE_HI], row[_EVIDENCE_N], row[_TOP_LO], row[_MAX_SCORE]))
 
 
@@ -199,26 +209,18 @@ def _alike(score_lo: Any, score_hi: Any, evidence_n: int, top_lo: Any, top_hi: A
 _NO_KEYS = shared_key_states(())
 
 
-def _same(low: Any, high: Any, count: int, n: int) -> bool:
-    """A column is alike across the unit's n attempts: NULL in all, or one value in all."""
-    return count == 0 or (count == n and low == high)
-
-
 def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored: Iterable[Sequence[Any]]
           ) -> UnitFold | None:
-    (experiment_id, eval_id, n, ordinals, _, first_seen, disagree, case_lo, case_hi, case_n,
-     module_lo, module_hi, module_n, name_lo, name_hi, name_n, kind_lo, kind_hi, rule_lo, rule_hi, rule_n,
+    (experiment_id, eval_id, n, told, _, first_seen, case_id, eval_module, eval_name, kind_name, pass_rule,
      states, unrankable, gates, gate_n, scored_gate_passed, max_score,
      score_lo, score_hi, score_n, evidence_n, top_lo) = row
     passed, failed, errored, n_scored = _unpacked(states)
     gate_passed, gate_failed, gate_unavailable, gate_none = _unpacked(gates)
-    if (n >= _PACKED_LIMIT or disagree or ordinals != n or kind_lo != kind_hi or kind_lo not in KIND_OF
-            or not (_same(case_lo, case_hi, case_n, n) and _same(module_lo, module_hi, module_n, n)
-                    and _same(name_lo, name_hi, name_n, n) and _same(rule_lo, rule_hi, rule_n, n))
+    if (not told or n >= _PACKED_LIMIT or kind_name not in KIND_OF
             or passed + failed + errored + n_scored + unrankable != n
             or gate_passed + gate_failed + gate_unavailable + gate_none != gate_n):
         return None  # read from the attempts, which fold (or fail) as they always have
-    kind = KIND_OF[kind_lo]
+    kind = KIND_OF[kind_name]
     if kind is EvalKind.PASS and (n_scored or unrankable):
         return None
     values: tuple[float, ...] = ()
@@ -240,12 +242,12 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
         evidence = UnitEvidence("score", 0, 0, tuple(evidence_scores), n - len(evidence_scores))
     severity, ordinal = divmod(first_seen, 1 << _ORDINAL_BITS)
     return UnitFold(
-        experiment_id=experiment_id, eval_id=eval_id, case_id=case_lo, kind=kind, pass_rule=rule_lo,
+        experiment_id=experiment_id, eval_id=eval_id, case_id=case_id, kind=kind, pass_rule=pass_rule,
         attempts=n, passed=passed, failed=failed, errored=errored, scored=n_scored, unrankable=unrankable,
         gates_passed=gate_passed, gates_failed=gate_failed, gates_unavailable=gate_unavailable,
         scored_gate_passed=scored_gate_passed, scores=values, max_score=max_score,
         key_states=key_states, evidence=evidence,
-        eval_module=module_lo, eval_name=name_lo, first_seen=(severity, experiment_id, eval_id, ordinal),
+        eval_module=eval_module, eval_name=eval_name, first_seen=(severity, experiment_id, eval_id, ordinal),
     )
 
 
