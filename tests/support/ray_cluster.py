@@ -1,13 +1,18 @@
 """A real Ray cluster on this machine for tests and benchmarks: a head node plus, optionally, a
 second node with its own resources (`ray start --head` + `ray start --address`), bound to
 127.0.0.1, stopped by pid (every process whose command line names the cluster's own temp dir,
-and all their descendants) — never `ray stop`, which would stop every Ray on the machine."""
+and all their descendants) — never `ray stop`, which would stop every Ray on the machine.
+
+A test cluster runs only what a `niceeval run` driver uses (the GCS, a raylet per node and the
+agents each raylet starts itself) and starts its nodes side by side; `start_cluster` says what
+is left out and why."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,12 +27,21 @@ from tests.support.loopback import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
+#: Ray system config (`RAY_<name>`, read by every Ray process it reaches) for a test Ray.
+#: `prestart_worker_first_driver`: a raylet starts idle Python workers when the first driver
+#: connects, for tasks that never come — an attempt runs in an actor whose worker the driver's
+#: runtime env (PYTHONPATH) makes a process of its own anyway; each idle one cost ~1 s of CPU.
+TEST_SYSTEM_CONFIG = {"RAY_prestart_worker_first_driver": "false"}
+
+
 def ray_env() -> dict[str, str]:
-    """Workers must import this tree's niceeval_cli; no token auth for a loopback test cluster."""
+    """Workers must import this tree's niceeval_cli; no token auth for a loopback test cluster; a
+    test Ray's system config (`TEST_SYSTEM_CONFIG`) for every Ray this environment starts."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env["RAY_AUTH_MODE"] = "disabled"
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    env.update(TEST_SYSTEM_CONFIG)
     return env
 
 
@@ -101,29 +115,73 @@ def _own_ports(*, head: bool = False) -> list[str]:
     return [item for flag in flags for item in (flag, str(free_port()))]
 
 
-def start_cluster(*, nodes: int = 2, cpus: int = 1) -> Cluster:
-    """Start a head node (and `nodes - 1` more, each with resource `node<N>`); the caller stops it."""
+def start_cluster(*, nodes: int = 2, cpus: int = 2) -> Cluster:
+    """Start a head node (and `nodes - 1` more, each with resource `node<N>`); the caller stops it.
+
+    What a test cluster leaves out, each a documented `ray start` flag: the log monitors
+    (`--include-log-monitor false`: they forward worker output to drivers, and a `niceeval run`
+    connects with `log_to_driver=False`; Ray's own `cluster_utils` runs none on added nodes) and
+    the autoscaler monitor (`--no-monitor`, as KubeRay starts heads: nothing autoscales here) —
+    three Python processes a cluster, ~1.5 s of CPU to start and more to poll. `cpus` (2) is the
+    node's CPU count, and with it how many workers its raylet starts at once (at most the
+    machine's cores): the actors of a run ask for none, but a driver makes its ledger and the
+    head's worker together, and a lost worker's attempts each start a fresh one. The other nodes
+    start as soon as the head's GCS answers, beside the rest of the head (its API server, its
+    raylet): a node joins through the GCS alone."""
     temp_dir = Path(tempfile.mkdtemp(prefix="nr", dir="/tmp"))  # short: Ray's socket paths have a length limit
     port = free_port()
     env = ray_env()
     cluster = Cluster(f"127.0.0.1:{port}", temp_dir, env, nodes)
-    common = ["--num-cpus", str(cpus), "--disable-usage-stats"]
+    common = ["--num-cpus", str(cpus), "--disable-usage-stats", "--include-log-monitor", "false"]
+    head = [*_ray_cli(), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+            "--include-dashboard", "false", "--no-monitor", "--temp-dir", str(temp_dir), *common,
+            *_own_ports(head=True)]
+    others = [[*_ray_cli(), "start", "--address", cluster.address, "--node-ip-address", "127.0.0.1",
+               "--resources", f'{{"node{n}": 1}}', *common, *_own_ports()] for n in range(2, nodes + 1)]
+    started: list[subprocess.Popen[str]] = []
     try:
-        subprocess.run(
-            [*_ray_cli(), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-             "--include-dashboard", "false", "--temp-dir", str(temp_dir), *common, *_own_ports(head=True)],
-            env=env, check=True, capture_output=True, timeout=120,
-        )
-        for n in range(2, nodes + 1):
-            subprocess.run(
-                [*_ray_cli(), "start", "--address", cluster.address, "--node-ip-address", "127.0.0.1",
-                 "--resources", f'{{"node{n}": 1}}', *common, *_own_ports()],
-                env=env, check=True, capture_output=True, timeout=120,
-            )
+        started.append(_ray_start(head, env))
+        if others:
+            _wait_for_gcs(port, started[0])
+            started += [_ray_start(argv, env) for argv in others]
+        for process in started:
+            _finished(process)
     except BaseException:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
         cluster.stop()
         raise
     return cluster
+
+
+def _ray_start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _finished(process: subprocess.Popen[str], timeout: float = 120) -> None:
+    """`ray start` returns once its node is registered with the GCS; a failure names its output."""
+    out, _ = process.communicate(timeout=timeout)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, process.args, out)
+
+
+def _wait_for_gcs(port: int, head: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Until the head's GCS accepts connections (a `ray start --head` that ended first failed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            pass
+        if head.poll() is not None:
+            _finished(head)  # raises with its output when it failed
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the test Ray head's GCS did not answer on port {port} in {timeout:.0f} s")
+        time.sleep(0.05)
 
 
 @contextmanager
