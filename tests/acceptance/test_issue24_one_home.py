@@ -128,7 +128,7 @@ def test_on_ray_an_eval_module_imports_relatively_and_its_case_test_gets_the_dat
 ) -> None:
     proj.write("evals/pairs.py", RELATIVE)
     proj.write("evals/_shared.py", SHARED)
-    local = proj.run("--store", "local.db", timeout=120)
+    local = Project(proj.root, in_process=True).run("--store", "local.db")  # the reference, in process
     assert local.returncode == 0, local.stdout + local.stderr
     done = proj.run("--store", "ray.db", "--executor", "ray", "--ray-address", cluster.address,
                     env=RAY_ENV, timeout=300)

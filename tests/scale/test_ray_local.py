@@ -51,8 +51,8 @@ def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
     env = {**ray_env(), "RAY_TMPDIR": own}
     ray = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)
-    local = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "local.db", "--executor",
-                            "inprocess"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    # the reference: an in-process run, nothing about its process compared (run in process)
+    local = Project(tmp_path, in_process=True).run("--store", "local.db", "--executor", "inprocess")
     assert ray.returncode == local.returncode == 1, ray.stderr
     assert _rows(tmp_path, env, "runs", "ray.db")[0]["executor"] == "ray"
     for target in ("attempts", "assertions"):
