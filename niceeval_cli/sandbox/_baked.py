@@ -36,9 +36,10 @@ HELPER_PREFIX = "niceeval-template-"
 
 
 def _docker(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    from ._docker import docker
+    from ._docker import client_env, docker
 
-    return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False)
+    return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False,
+                          env=client_env())
 
 
 def _quiet(*args: str) -> subprocess.CompletedProcess[bytes] | None:

@@ -52,8 +52,20 @@ def docker() -> str:
     return os.environ.get("NICEEVAL_DOCKER", "docker")
 
 
+def client_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a docker CLI client NiceEval spawns: yours, with `GOMAXPROCS=1` unless you
+    set it. A client moves one stream and exits; with a Go thread per core it spent about 30 % more
+    CPU spinning, on the cores the daemon needs (a run spawns four per attempt; benchmarks/README.md)."""
+    env = dict(os.environ)
+    env.setdefault("GOMAXPROCS", "1")
+    if extra:
+        env.update(extra)
+    return env
+
+
 def _sync(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False)
+    return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False,
+                          env=client_env())
 
 
 def _rel(path: str) -> str:
@@ -124,7 +136,7 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
 
     _check_dir(container, workdir, posixpath.dirname(rel), shown)
     process = subprocess.Popen([docker(), "cp", f"{container}:{workdir}/{rel}", "-"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
     cancel.on_cancel(process.kill)
     assert process.stdout is not None and process.stderr is not None
     follow: str | None = None
@@ -204,7 +216,7 @@ class DockerWorkspace:
         argv = self._exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
         started = time.monotonic()
         try:
-            result = await run_host(argv, env={**os.environ, **env} if env else None, input=input,
+            result = await run_host(argv, env=client_env(env), input=input,
                                     timeout_ms=timeout_ms)
         except BaseException:
             await asyncio.shield(self._kill(pidfile))
@@ -218,7 +230,7 @@ class DockerWorkspace:
         """Kill the command's process group: `docker exec` starts each command in its own session."""
         process = await asyncio.create_subprocess_exec(
             docker(), "exec", self.container, "sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=client_env(),
         )
         await process.wait()
 
@@ -278,7 +290,7 @@ class DockerWorkspace:
         argv = [docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
                 *read_script(self.workdir, paths)]
         process = subprocess.Popen(argv, stdin=subprocess.PIPE if files else subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
         assert process.stdout is not None and process.stderr is not None
         if cancel is not None:
             cancel.on_cancel(process.kill)
@@ -320,7 +332,7 @@ class DockerWorkspace:
 
     def _cp_snapshot(self, cancel: Cancel | None) -> Snapshot:
         process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
         assert process.stdout is not None and process.stderr is not None
         if cancel is not None:
             cancel.on_cancel(process.kill)
@@ -425,7 +437,7 @@ class DockerKind:
         try:
             result = await run_host([docker(), "run", "--rm", "--name", name, f"--label={LABEL}.probe={os.getpid()}",
                                      "--network", "none", *user, "--entrypoint", argv[0], spec.image or "",
-                                     *argv[1:]], timeout_ms=timeout_ms)
+                                     *argv[1:]], timeout_ms=timeout_ms, env=client_env())
         except BaseException:
             await asyncio.shield(asyncio.to_thread(_remove, name))
             raise
@@ -463,7 +475,7 @@ class DockerKind:
                 docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
                 "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
                 "--entrypoint", "sh", baked or spec.image or "", "-c", _IDLE,
-            ], timeout_ms=120_000))
+            ], timeout_ms=120_000, env=client_env()))
             try:
                 started = await asyncio.shield(starting)
             except asyncio.CancelledError:

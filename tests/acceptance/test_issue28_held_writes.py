@@ -137,3 +137,37 @@ def test_a_kept_container_holds_the_write_nothing_read_after(proj: Project, tmp_
         proj.cli("sandbox", "prune", env=scoped)
         for container in kept:
             subprocess.run(["docker", "rm", "-f", "-v", container], capture_output=True, env=base_env(), timeout=60)
+
+
+ENV_EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+async def env_of_the_command(t):
+    done = await t.sandbox.run("echo ${GOMAXPROCS:-unset}")
+    t.check(done.stdout, equals("unset\\n")).gate().label("the container never gets the client's setting")
+    mine = await t.sandbox.run("echo $GOMAXPROCS", env={"GOMAXPROCS": "5"})
+    t.check(mine.stdout, equals("5\\n")).gate().label("a command's own env wins")
+"""
+
+
+@pytest.mark.parametrize("given", [None, "3"])
+def test_docker_clients_run_with_one_go_thread_unless_the_user_set_it(proj: Project, tmp_path: Path,
+                                                                      given: str | None):
+    """Each docker CLI client NiceEval spawns moves one stream and exits: GOMAXPROCS=1 spares the
+    daemon's cores (benchmarks/README.md, session 6); a value of the user's is kept."""
+    need_docker(SHELL_IMAGE)
+    log = tmp_path / "docker-calls.log"
+    env = _project(proj, log)
+    proj.write("evals/held.py", ENV_EVAL)
+    wrapper = proj.root / "docker-logging"
+    real = shutil.which("docker") or "docker"
+    wrapper.write_text(f'#!/bin/sh\necho "${{GOMAXPROCS:-unset}} $1" >> {shlex.quote(str(log))}\n'
+                       f'exec {shlex.quote(real)} "$@"\n')
+    done = proj.run(env={**env, "GOMAXPROCS": given}, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = log.read_text().splitlines()
+    assert calls.count("5 exec") == 1, calls  # the command given its own GOMAXPROCS: its client passes it on
+    assert {line.split()[0] for line in calls if line != "5 exec"} == {given or "1"}, calls
