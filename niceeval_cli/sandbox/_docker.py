@@ -183,6 +183,8 @@ class DockerWorkspace:
         # the same (`_starts`): set once the template is in; None means "take its own baseline".
         self.start_key: tuple[object, ...] | None = None
         self.held = Held()  # writes not in the container yet: they go in with the next use (`_held`)
+        # Held while held writes are being put in: a read that starts meanwhile waits for them.
+        self._carrying = threading.RLock()
 
     def _cwd(self, cwd: str | None) -> str:
         return f"{self.workdir}/{_rel(cwd)}" if cwd else self.workdir
@@ -268,7 +270,8 @@ class DockerWorkspace:
 
     def _flush(self) -> None:
         """Put the held writes in (one `docker cp -`); blocking."""
-        self.held.flush(lambda tar: _sync("cp", "-", f"{self.container}:{self.workdir}", input=tar))
+        with self._carrying:
+            self.held.flush(lambda tar: _sync("cp", "-", f"{self.container}:{self.workdir}", input=tar))
 
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         """The workspace now, the held writes put in by the same `docker exec` (`_held`); through
@@ -282,10 +285,17 @@ class DockerWorkspace:
 
     def _exec_snapshot(self, cancel: Cancel | None) -> Snapshot | None:
         """None: not read this way (no `tar`, or the exec failed): the held writes are given back, and the
-        `docker cp` path puts them in (again, if they were: the same bytes, so no change)."""
+        `docker cp` path puts them in (again, if they were: the same bytes, so no change). A read that
+        carries writes in holds `_carrying` to its end; one that starts meanwhile waits, so it sees them."""
+        with self._carrying:
+            files = self.held.take()
+            if files:
+                return self._exec_read(files, cancel)
+        return self._exec_read([], cancel)
+
+    def _exec_read(self, files: list[tuple[str, bytes]], cancel: Cancel | None) -> Snapshot | None:
         import tarfile
 
-        files = self.held.take()
         paths = list(dict(files))
         argv = [docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
                 *read_script(self.workdir, paths)]

@@ -4,6 +4,7 @@ writes and reads through `docker cp` as before. Real containers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -66,5 +67,20 @@ async def test_a_held_write_is_in_before_a_command_or_a_file_read(docker_image, 
         assert done.stdout == "second\n"
         await workspace.write_bytes("b.txt", b"bee\n")
         assert await workspace.read_bytes("b.txt") == b"bee\n"
+    finally:
+        await sandbox.close(keep=False)
+
+
+async def test_a_read_that_starts_while_another_carries_the_write_in_sees_it(docker_image, template):
+    """Two reads of one workspace at once (an assertion registered once the first read had begun):
+    the one that did not carry the write waits until it is in, as it would after a `docker cp`."""
+    sandbox = await _open(template)
+    workspace = sandbox.workspace
+    try:
+        for round_ in range(3):
+            await workspace.write_bytes(f"w{round_}.txt", b"x" * 200_000)
+            first, second = await asyncio.gather(asyncio.to_thread(workspace.snapshot),
+                                                 asyncio.to_thread(workspace.snapshot))
+            assert f"w{round_}.txt" in first and f"w{round_}.txt" in second, round_
     finally:
         await sandbox.close(keep=False)
