@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sandbox import EVAL, ROOT, _docker_ok, _left, _template
+from sandbox import EVAL, ROOT, _docker_ok, _template
 
 COMMAND = "echo changed >> /tmp/README.md && ls | wc -l"
 
@@ -91,10 +91,19 @@ def _calls(log: Path) -> None:
         print(f"    {command:8} {len(times):4}  {sum(times):7.2f} s  {1000 * statistics.median(times):6.0f} ms")
 
 
-def _baked_images() -> int:
-    done = subprocess.run(["docker", "images", "-q", "--filter", "label=niceeval.template.run"],
-                          capture_output=True, text=True, check=False)
-    return len(done.stdout.split())
+def _left_by(project: Path) -> tuple[int, int]:
+    """Containers and baked images the run in `project` left (never another process's on the same daemon)."""
+    import sqlite3
+
+    with sqlite3.connect(project / ".niceeval" / "results.db") as db:
+        runs = [row[0] for row in db.execute("SELECT id FROM runs")]
+    containers = images = 0
+    for run in runs:
+        containers += len(subprocess.run(["docker", "ps", "-aq", "--filter", f"label=niceeval.sandbox.run={run}"],
+                                         capture_output=True, text=True, check=False).stdout.split())
+        images += len(subprocess.run(["docker", "images", "-q", "--filter", f"label=niceeval.template.run={run}"],
+                                     capture_output=True, text=True, check=False).stdout.split())
+    return containers, images
 
 
 def main() -> int:
@@ -111,7 +120,6 @@ def main() -> int:
         return 0
     label = f"niceeval.bench.floor={os.getpid()}"
     n, c = args.attempts, args.concurrency
-    before, images = _left(), _baked_images()
     ratios = []
     with tempfile.TemporaryDirectory(prefix="niceeval-bench-") as folder:
         floor_before = asyncio.run(_floor(n, c, args.image, label))
@@ -129,8 +137,9 @@ def main() -> int:
                   f"slot; {floor_before:.2f} s before, {floor_after:.2f} s after)")
             print(f"niceeval run, docker sandbox   {wall:7.2f} s  ({1000 * wall / n * c:.0f} ms per attempt per slot); "
                   f"exit {code}")
+            containers, images = _left_by(work / "project")
             print(f"ratio {wall / floor:.2f} × (target ≤ 1.3 ×): {'met' if wall <= 1.3 * floor else 'MISSED'}; "
-                  f"left: sandboxes {_left() - before}, baked images {_baked_images() - images}, floor {len(ours)}")
+                  f"left by the run: containers {containers}, baked images {images}; by the floor {len(ours)}")
             if log is not None and log.exists():
                 _calls(log)
             if code != 0:
