@@ -32,12 +32,14 @@ async def test_the_exec_read_sees_what_docker_cp_sees(docker_image, template):
         assert done.exit_code == 0, done
         await workspace.write_bytes("src/app.py", b"def add(a, b):\n    return a + b\n")
         await workspace.write_bytes("fresh.txt", b"new\n")
+        await workspace.write_bytes("deep/ünï_" + "a" * 150 + ".txt", b"long\n")  # pax / GNU long names
         through_exec = workspace._exec_snapshot(None)  # type: ignore[attr-defined]
         assert through_exec is not None
         through_cp = workspace._cp_snapshot(None)  # type: ignore[attr-defined]
         assert through_exec == through_cp
         assert through_exec["fresh.txt"].digest == through_cp["fresh.txt"].digest
         assert "logo.bin" not in through_exec and "deep/er/bin.dat" in through_exec
+        assert "deep/ünï_" + "a" * 150 + ".txt" in through_exec
     finally:
         await sandbox.close(keep=False)
 
