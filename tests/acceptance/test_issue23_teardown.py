@@ -3,7 +3,9 @@
 The test had finished (and passed) when the interrupt arrived; the attempt is sealed with its
 real verdict, never reported "not run". A real `niceeval run` subprocess gets SIGINT while the
 sandbox is being removed: a local workspace of 20 000 files (its removal takes about a second)
-and a docker container (`docker rm -f`).
+and a docker container (`docker rm -f`). The eval makes those files itself (empty, in one folder,
+one `xargs touch`): a template of 20 000 files cost the test writing them, the sandbox copying
+them and its baseline reading them — most of the test's time — before the teardown it is about.
 """
 
 from __future__ import annotations
@@ -30,18 +32,14 @@ _here = Path(__file__).resolve().parent.parent
 
 @define_eval(sandbox={factory}({args}))
 async def finished(t):
-    result = await t.sandbox.run("echo ok")
+{fill}    result = await t.sandbox.run("echo ok")
     t.check(result.stdout.strip(), equals("ok"))
     (_here / "test.done").write_text("1")  # the test is over: teardown follows at once
 """
 
 
-def _big_template(root: Path, files: int = 20_000) -> None:
-    for d in range(files // 100):
-        folder = root / "repo" / f"d{d}"
-        folder.mkdir(parents=True)
-        for f in range(100):
-            (folder / f"f{f}").write_text("x")
+#: The local eval's first line: a workspace whose removal takes about a second.
+MANY_FILES = '    await t.sandbox.run("mkdir many && cd many && seq 20000 | xargs touch")\n'
 
 
 def _interrupt_during_teardown(proj: Project, env: dict[str, str]) -> tuple[int, list[dict], str]:
@@ -76,8 +74,8 @@ def _check_sealed_with_its_real_verdict(proj: Project, code: int, events: list[d
 
 
 def test_ctrl_c_during_a_local_sandbox_teardown_seals_the_finished_attempt(proj: Project, tmp_path: Path):
-    _big_template(proj.root)
-    proj.write("evals/e.py", EVAL.format(factory="local_sandbox", args='template="../repo"'))
+    proj.write("repo/README.md", "# r\n")
+    proj.write("evals/e.py", EVAL.format(factory="local_sandbox", args='template="../repo"', fill=MANY_FILES))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     code, events, err = _interrupt_during_teardown(proj, {"TMPDIR": str(tmp), "NO_COLOR": "1"})
@@ -92,7 +90,7 @@ def test_ctrl_c_during_a_docker_sandbox_teardown_seals_the_finished_attempt(proj
     proj.write("repo/README.md", "# r\n")
     label = f"niceeval-test-teardown-{time.time_ns()}"
     proj.write("evals/e.py", EVAL.format(factory="docker_sandbox",
-                                         args=f'image="{SHELL_IMAGE}", template="../repo"'))
+                                         args=f'image="{SHELL_IMAGE}", template="../repo"', fill=""))
     code, events, err = _interrupt_during_teardown(proj, {"NO_COLOR": "1"})
     _check_sealed_with_its_real_verdict(proj, code, events, err)
     run_id = proj.sql("SELECT id FROM runs")[0]["id"]
