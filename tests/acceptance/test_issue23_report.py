@@ -158,13 +158,13 @@ def _huge_run(store: Path, attempts: int) -> str:
     import os
 
     from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, EVENT_COLUMNS, TURN_COLUMNS, insert_sql
+    from tests.support.records import bulk_rows
 
     def text(n: int) -> str:
         return os.urandom(n // 2).hex()
 
     run_id = "01HUGE0000000000000000RUN0"
-    con = sqlite3.connect(store)
-    with con:
+    with bulk_rows(store) as con:
         con.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, "
                     "config_file, experiments) VALUES (?, '2026-01-01T00:00:00.000Z', NULL, 'running', '[\"run\"]', "
                     "'test', NULL, NULL, '[\"big\"]')", [run_id])
@@ -197,7 +197,6 @@ def _huge_run(store: Path, attempts: int) -> str:
                         [run_id, f"huge/e{n:04d}", attempt_id])
         con.execute("UPDATE runs SET status = 'finished', ended_at = '2026-01-01T00:10:00.000Z', exit_code = 1 "
                     "WHERE id = ?", [run_id])
-    con.close()
     return run_id
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.records import bulk_rows
 
 pytestmark = pytest.mark.slow
 
@@ -63,14 +63,9 @@ def _many_attempts(store: Path, attempts: int) -> str:
     )
 
     run_id = "01MANY000000000000000RUN00"
-    con = sqlite3.connect(store)
-    # Bulk rows need no journal (a failed build fails the test); the store goes back to WAL, as
-    # NiceEval keeps it, before the report opens it. Half the build's CPU is the journal.
-    con.execute("PRAGMA journal_mode = OFF")
-    con.execute("PRAGMA synchronous = OFF")
     blank_attempt = dict.fromkeys(ATTEMPT_COLUMNS)
     blank_result = dict.fromkeys(ASSERTION_COLUMNS)
-    with con:
+    with bulk_rows(store) as con:
         con.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, "
                     "config_file, experiments) VALUES (?, '2026-01-01T00:00:00.000Z', NULL, 'running', '[\"run\"]', "
                     "'test', NULL, NULL, '[\"a\", \"b\"]')", [run_id])
@@ -103,8 +98,6 @@ def _many_attempts(store: Path, attempts: int) -> str:
             con.executemany(INSERT_SLOT, slots)
         con.execute("UPDATE runs SET status = 'finished', ended_at = '2026-01-01T00:10:00.000Z', exit_code = 1 "
                     "WHERE id = ?", [run_id])
-    con.execute("PRAGMA journal_mode = WAL")
-    con.close()
     return run_id
 
 
