@@ -65,6 +65,7 @@ def build(path: Path, results: int, identities: int, sources: int = 1, distinct_
     Store.open(path).close()
     run_id = new_id()
     conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = OFF")  # bulk rows: the journal was 40 % of the build's CPU and half its writes
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("BEGIN")
     conn.execute("INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code) "
@@ -110,6 +111,7 @@ def build(path: Path, results: int, identities: int, sources: int = 1, distinct_
     insert("labels", LABEL_COLUMNS, labels)
     conn.execute("UPDATE runs SET status = 'finished' WHERE id IN (?, ?)", [run_id, regrade_id])
     conn.execute("COMMIT")
+    conn.execute("PRAGMA journal_mode = WAL")  # as NiceEval keeps its stores
     conn.close()
     return run_id, regrade_id
 
