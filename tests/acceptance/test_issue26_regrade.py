@@ -508,11 +508,13 @@ def test_ctrl_c_keeps_what_was_regraded_and_marks_the_regrade_interrupted(
         proj: Proj, judges: Judges, sut: Loopback):
     _project(proj, judges, sut, attempts=6)
     assert proj.run(env=ENV).returncode == 0
-    # The regrade's preflight is answered at once, then every grading request hangs.
-    judges.server.enqueue(Reply.tool("Y", "preflight"), *[Reply.tool("Y", "slow", delay_s=10)] * 12)
+    # The regrade's preflight and its first six grading requests are answered at once, then every
+    # grading request hangs; the interrupt comes once six were regraded and one hangs.
+    judges.server.enqueue(Reply.tool("Y", "preflight"), *[Reply.tool("Y", "graded")] * 6,
+                          *[Reply.tool("Y", "slow", delay_s=10)] * 6)
     proc = proj.popen("regrade", "--judge-model", "judge-c", env=ENV)
     try:
-        wait_for(lambda: judges.counts().get("judge-c", 0) >= 6, timeout=60)
+        wait_for(lambda: judges.counts().get("judge-c", 0) >= 6 and judges.server.in_flight > 0, timeout=60)
         proc.send_signal(signal.SIGINT)
         asked = time.monotonic()
         _out, err = proc.communicate(timeout=60)

@@ -185,6 +185,11 @@ class JudgeServer:
         return self._state.max_in_flight
 
     @property
+    def in_flight(self) -> int:
+        """Requests received and not answered yet (a request is logged only once answered)."""
+        return self._state.in_flight
+
+    @property
     def connections(self) -> int:
         return self._state.connections
 
