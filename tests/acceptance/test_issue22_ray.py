@@ -3,7 +3,8 @@ innocent attempts that shared the worker are run again once and keep their real 
 case test on Ray receives the dataset's own value, not a JSON copy of it.
 
 Against a real two-node local Ray cluster (`ray start --head` + `ray start --address`, stopped by
-pid at the end; no raylet of it is left), driven by real `niceeval run` subprocesses.
+pid at the end; no process of it is left: the acceptance checks' shared `ray_cluster`), driven by
+real `niceeval run` subprocesses.
 """
 
 from __future__ import annotations
@@ -11,21 +12,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.support.components import need_ray
 from tests.support.project import Project, wait_for
-from tests.support.ray_cluster import Cluster, start_cluster
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _needs_ray() -> None:
-    """Without Ray: skipped naming it, or failed under CI (tests/support/components.py)."""
-    need_ray()
-
-
+from tests.support.ray_cluster import Cluster
 
 pytestmark = pytest.mark.slow
 
@@ -101,25 +92,14 @@ async def sleeper{_i}(t):
 """
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Cluster:
-    started = start_cluster(nodes=2)
-    try:
-        yield started
-    finally:
-        started.stop()
-    assert not started.pids(), "a Ray process of the test cluster is still running"
-    assert _raylets(started) == []
-
-
 def _attempts(proj: Project, store: str) -> dict[str, dict]:
     rows = proj.sql("SELECT eval_id, state, reason, error, notes FROM attempts", store=proj.root / store)
     return {row["eval_id"]: row for row in rows}
 
 
-def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Project, cluster: Cluster):
+def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Project, ray_cluster: Cluster):
     proj.write("evals/cases.py", CASES)
-    done = proj.run("--store", "cases.db", "--executor", "ray", "--ray-address", cluster.address,
+    done = proj.run("--store", "cases.db", "--executor", "ray", "--ray-address", ray_cluster.address,
                     env=RAY_ENV, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     attempts = _attempts(proj, "cases.db")
@@ -127,9 +107,9 @@ def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Project, clust
 
 
 def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_is_lost(
-        proj: Project, cluster: Cluster):
+        proj: Project, ray_cluster: Cluster):
     proj.write("evals/holder.py", HOLDER)
-    driver = proj.popen("run", "--store", "holder.db", "--executor", "ray", "--ray-address", cluster.address,
+    driver = proj.popen("run", "--store", "holder.db", "--executor", "ray", "--ray-address", ray_cluster.address,
                         "--attempts", "1", "--max-concurrency", "6", env=RAY_ENV)
     try:
         pid_file = proj.root / "victim.pid"
@@ -153,9 +133,9 @@ def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_
     assert driver.returncode == 5, out + err  # undecided: the lost attempt, never a failure
 
 
-def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(proj: Project, cluster: Cluster):
+def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(proj: Project, ray_cluster: Cluster):
     proj.write("evals/killer.py", KILLER)
-    done = proj.run("--store", "killer.db", "--executor", "ray", "--ray-address", cluster.address,
+    done = proj.run("--store", "killer.db", "--executor", "ray", "--ray-address", ray_cluster.address,
                     "--attempts", "1", "--max-concurrency", "5", env=RAY_ENV, timeout=300)
     attempts = _attempts(proj, "killer.db")
     killer = attempts.pop("killer/a_killer")
@@ -166,14 +146,3 @@ def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(pro
     assert any(a["notes"] and "ran again alone" in a["notes"] for a in attempts.values()), attempts
     assert done.returncode == 5, done.stdout + done.stderr
 
-
-def _raylets(cluster: Cluster) -> list[int]:
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if b"raylet" in (entry / "cmdline").read_bytes() and str(cluster.temp_dir).encode() in (
-                    entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found

@@ -3,7 +3,8 @@
 1. A Ray worker killed mid-attempt never reaches its attempts' teardown: after the run, no
    process those attempts started (a daemon that left its group and the workspace) and no docker
    container of that run is left — the driver sweeps the run's sandboxes on every alive node.
-   Against a real two-node local Ray cluster, driven by a real `niceeval run`.
+   Against a real two-node local Ray cluster (the acceptance checks' shared `ray_cluster`), driven
+   by a real `niceeval run`.
 2. In a normal (in-process) run, an agent's process that leaves both its process group and the
    workspace (`setsid` + `cd /`) does not survive the run.
 
@@ -17,14 +18,13 @@ import os
 import signal
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.docker import SHELL_IMAGE, need_docker, niceeval_containers, processes_running, unique_seconds
 from tests.support.project import Project, wait_for
-from tests.support.ray_cluster import Cluster, running_cluster
+from tests.support.ray_cluster import Cluster
 
 RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 
@@ -53,12 +53,6 @@ async def boxedN(t):
 """
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    with running_cluster(nodes=2) as started:
-        yield started
-
-
 def _workspaces_of(run_id: str) -> list[Path]:
     """Local workspaces recorded as made for `run_id` (the Ray workers make them in their temp folder)."""
     found = []
@@ -85,7 +79,7 @@ def _gone(seconds: str) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "docker"])
-def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Project, cluster: Cluster, kind: str) -> None:
+def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Project, ray_cluster: Cluster, kind: str) -> None:
     if kind == "docker":
         need_docker(SHELL_IMAGE)
         factory, args = "docker_sandbox", f'image="{SHELL_IMAGE}"'
@@ -97,7 +91,7 @@ def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Project, c
                   .replace("DAEMON", repr(DAEMON.replace("SECONDS", seconds))))
         proj.write(f"evals/boxed{n}.py", source)
     store = proj.root / f"boxed-{kind}.db"
-    driver = proj.popen("run", "--store", store.name, "--executor", "ray", "--ray-address", cluster.address,
+    driver = proj.popen("run", "--store", store.name, "--executor", "ray", "--ray-address", ray_cluster.address,
                         "--attempts", "1", "--max-concurrency", "3", env=RAY_ENV)
     pids = proj.root / "boxed.pids"
     try:

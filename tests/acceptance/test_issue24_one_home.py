@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.components import need_ray
 from tests.support.project import Project
-from tests.support.ray_cluster import Cluster, start_cluster
+from tests.support.ray_cluster import Cluster
 
 PACKAGE = Path(__file__).resolve().parents[2] / "niceeval_cli"
 STATE_WORDS = {"passed", "failed", "errored", "scored", "unrankable"}
@@ -111,26 +110,15 @@ CASES = {"a": {"pair": (1, 2)}, "b": {"pair": (3, 4)}}
 """
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Cluster:
-    need_ray()
-    started = start_cluster(nodes=1)
-    try:
-        yield started
-    finally:
-        started.stop()
-    assert not started.pids(), "a Ray process of the test cluster is still running"
-
-
 @pytest.mark.slow
 def test_on_ray_an_eval_module_imports_relatively_and_its_case_test_gets_the_datasets_value(
-    proj: Project, cluster: Cluster
+    proj: Project, ray_cluster: Cluster
 ) -> None:
     proj.write("evals/pairs.py", RELATIVE)
     proj.write("evals/_shared.py", SHARED)
     local = Project(proj.root, in_process=True).run("--store", "local.db")  # the reference, in process
     assert local.returncode == 0, local.stdout + local.stderr
-    done = proj.run("--store", "ray.db", "--executor", "ray", "--ray-address", cluster.address,
+    done = proj.run("--store", "ray.db", "--executor", "ray", "--ray-address", ray_cluster.address,
                     env=RAY_ENV, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = proj.sql("SELECT eval_id, state, error FROM attempts ORDER BY eval_id", store=proj.root / "ray.db")

@@ -198,3 +198,30 @@ def running_cluster(*, nodes: int = 2, check_stopped: bool = False) -> Iterator[
         started.stop()
     if check_stopped:
         assert not started.pids(), "a Ray process of the test cluster is still running"
+
+
+class SharedCluster:
+    """One test cluster for the tests of several modules, run one after another on one worker (an
+    xdist group): started by the first test that asks (`get`), stopped by its conftest once the
+    next test does not need it (`stop`), so it neither starts once per module nor idles while the
+    worker runs other tests. Run without xdist, it starts again for each run of such tests."""
+
+    def __init__(self, *, nodes: int = 2) -> None:
+        self.nodes = nodes
+        self._cluster: Cluster | None = None
+
+    def get(self) -> Cluster:
+        """The running cluster, started now if none is (skipped, or failed under CI, without Ray)."""
+        from tests.support.components import need_ray
+
+        need_ray()
+        if self._cluster is None:
+            self._cluster = start_cluster(nodes=self.nodes)
+        return self._cluster
+
+    def stop(self) -> None:
+        """Stop the cluster if one runs, and check that none of its processes is left running."""
+        cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            cluster.stop()
+            assert not cluster.pids(), "a Ray process of the test cluster is still running"
