@@ -169,6 +169,8 @@ _HELP: dict[str, str] = {}  # one subprocess per command's --help for the whole 
 
 
 def _help(proj: Project, command: str) -> str:
+    """`niceeval COMMAND --help` as a 400-column pipe shows it (in process: byte for byte what the
+    console script prints, without a start-up per command)."""
     if command not in _HELP:
         res = proj.cli(*command.split(), "--help", env={"COLUMNS": "400", "NO_COLOR": "1", "TERM": "dumb"},
                        timeout=300)
@@ -190,7 +192,7 @@ def _click_command(command: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_help_shows_brackets_and_angle_brackets_of_every_option(tmp_path: Path) -> None:
-    proj = Project(tmp_path / "p")
+    proj = Project(tmp_path / "p", in_process=True)
     assert "<eval id>[<case id>]" in _help(proj, "list")
     for command in COMMANDS:
         shown = " ".join(_help(proj, command).split())
@@ -208,7 +210,7 @@ def _listed_codes(help_text: str) -> list[int]:
 def test_every_command_lists_only_its_own_exit_codes(tmp_path: Path) -> None:
     from niceeval_cli._errors import COMMAND_EXIT_CODES
 
-    proj = Project(tmp_path / "p")
+    proj = Project(tmp_path / "p", in_process=True)
     assert sorted(COMMAND_EXIT_CODES) == sorted(COMMANDS)
     for command in COMMANDS:
         assert _listed_codes(_help(proj, command)) == sorted(COMMAND_EXIT_CODES[command]), command
