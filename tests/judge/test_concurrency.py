@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import httpx
 
@@ -45,13 +44,12 @@ async def test_waiting_for_a_slot_does_not_count_against_the_judge_timeout(
 
 
 async def test_the_test_server_overlaps_64_slow_requests(judge_server):
-    judge_server.latency_s = 0.3
+    judge_server.latency_s = 1.0  # long enough for 64 connections to open on a loaded machine
     limits = httpx.Limits(max_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=10) as client:
-        started = time.monotonic()
         url = judge_server.base_url + "/chat/completions"
         responses = await asyncio.gather(*[client.post(url, json={"model": "m"}) for _ in range(64)])
-        elapsed = time.monotonic() - started
     assert all(r.status_code == 200 for r in responses)
+    # all 64 were inside the server at once (serialised, it would count 1): overlap shown by the
+    # server's own count, not by a wall time a loaded machine stretches
     assert judge_server.max_in_flight == 64 and judge_server.connections == 64
-    assert elapsed < 2.0  # 64 × 0.3s if serialised
