@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import itertools
 import os
 import posixpath
@@ -171,6 +170,30 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
     return _read_member(container, workdir, inner[len(workdir.rstrip("/")) + 1:], shown, max_bytes, cancel, hops + 1)
 
 
+def _read_states(process: subprocess.Popen[bytes], cancel: Cancel | None) -> tuple[Snapshot | None, str]:
+    """The states of the tar `process` streams out (None: not a tar stream) and its stderr, once it
+    has ended; a cancelled read raises here (killed on purpose: not a broken workspace)."""
+    import tarfile
+
+    assert process.stdout is not None and process.stderr is not None
+    states: Snapshot | None
+    try:
+        states = _tar_states(process.stdout, cancel)
+    except tarfile.TarError:
+        states = None
+    except BaseException:
+        process.kill()
+        raise
+    finally:
+        process.stdout.close()
+        error = process.stderr.read().decode(errors="replace").strip()
+        process.stderr.close()
+        process.wait()
+    if cancel is not None:
+        cancel.check()
+    return states, error
+
+
 class DockerWorkspace:
     kind = "docker"
 
@@ -252,21 +275,10 @@ class DockerWorkspace:
     async def write_bytes(self, path: str, data: bytes) -> None:
         """Held until the workspace is next used (`_held`): nothing can see it before that. A path
         through a symlink out of the workspace is refused here, at the write."""
-        import tarfile
-
         await asyncio.to_thread(_check_dir, self.container, self.workdir, posixpath.dirname(_rel(path)), path)
-        if has_tar(self.image_id) is not False:
-            self.held.add(_rel(path), data)
-            return
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            info = tarfile.TarInfo(_rel(path))
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-            archive.addfile(info, io.BytesIO(data))
-        done = await asyncio.to_thread(_sync, "cp", "-", f"{self.container}:{self.workdir}",
-                                       input=buffer.getvalue())
-        if done.returncode != 0:
-            raise OSError(f"{path}: could not write into the sandbox: {done.stderr.decode(errors='replace').strip()}")
+        self.held.add(_rel(path), data)
+        if has_tar(self.image_id) is False:  # no exec read to carry it: in now, with `docker cp`
+            await asyncio.to_thread(self._flush)
 
     def _flush(self) -> None:
         """Put the held writes in (one `docker cp -`); blocking."""
@@ -294,14 +306,11 @@ class DockerWorkspace:
         return self._exec_read([], cancel)
 
     def _exec_read(self, files: list[tuple[str, bytes]], cancel: Cancel | None) -> Snapshot | None:
-        import tarfile
-
         paths = list(dict(files))
         argv = [docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
                 *read_script(self.workdir, paths)]
         process = subprocess.Popen(argv, stdin=subprocess.PIPE if files else subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
-        assert process.stdout is not None and process.stderr is not None
         if cancel is not None:
             cancel.on_cancel(process.kill)
         if files:
@@ -315,21 +324,7 @@ class DockerWorkspace:
                     process.stdin.close()
 
             threading.Thread(target=feed, daemon=True).start()
-        states: Snapshot | None
-        try:
-            states = _tar_states(process.stdout, cancel)
-        except tarfile.TarError:
-            states = None
-        except BaseException:
-            process.kill()
-            raise
-        finally:
-            process.stdout.close()
-            error = process.stderr.read().decode(errors="replace").strip()
-            process.stderr.close()
-            process.wait()
-        if cancel is not None:
-            cancel.check()  # killed on purpose: not a broken workspace
+        states, error = _read_states(process, cancel)
         if process.returncode == WRITE_FAILED:
             raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox: {error or 'tar -x failed'}")
         if process.returncode == 0 and states is not None:
@@ -343,25 +338,9 @@ class DockerWorkspace:
     def _cp_snapshot(self, cancel: Cancel | None) -> Snapshot:
         process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
-        assert process.stdout is not None and process.stderr is not None
         if cancel is not None:
             cancel.on_cancel(process.kill)
-        import tarfile
-
-        try:
-            states = _tar_states(process.stdout, cancel)
-        except tarfile.TarError:
-            states = None
-        except BaseException:
-            process.kill()
-            raise
-        finally:
-            process.stdout.close()
-            error = process.stderr.read().decode(errors="replace").strip()
-            process.stderr.close()
-            process.wait()
-        if cancel is not None:
-            cancel.check()  # killed on purpose: not a broken workspace
+        states, error = _read_states(process, cancel)
         if process.returncode != 0 or states is None:
             raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
         return states
