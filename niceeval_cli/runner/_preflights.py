@@ -66,26 +66,28 @@ async def _preflight_adapters(slots: Sequence[PlannedSlot]) -> list[SetupFailure
 
 
 async def _preflight(judge: Grader, slots: Sequence[PlannedSlot]) -> list[SetupFailure]:
+    """Each distinct judge endpoint checked once; a failure names every (experiment, its evals) using it."""
     distinct: dict[tuple[Any, ...], JudgeSettings] = {}
     for slot in slots:
         settings = slot.settings.judge
         if settings is not None and judge.resolve_problem(settings) is None:
-            distinct.setdefault((settings.model, settings.base_url, settings.api_key_env), settings)
+            distinct.setdefault(_judge_key(settings), settings)
     results = await asyncio.gather(*(judge.preflight(s) for s in distinct.values()))
     failed = {key: r for key, r in zip(distinct, results, strict=True) if r is not None}
-    failures = []
-    by_experiment: dict[tuple[str, tuple[Any, ...]], list[str]] = {}
+    if not failed:
+        return []
+    by_experiment: dict[tuple[str, tuple[Any, ...]], dict[str, None]] = {}  # eval ids in order, once each
     for slot in slots:
         settings = slot.settings.judge
-        if settings is None:
-            continue
-        key = (settings.model, settings.base_url, settings.api_key_env)
-        if key in failed and slot.eval.id not in by_experiment.setdefault((slot.experiment.id, key), []):
-            by_experiment[(slot.experiment.id, key)].append(slot.eval.id)
-    for (experiment_id, key), eval_ids in by_experiment.items():
-        failure = failed[key]
-        failures.append(SetupFailure(experiment_id, tuple(eval_ids), failure.endpoint, key[0], failure.cause))
-    return failures
+        if settings is not None and (key := _judge_key(settings)) in failed:
+            by_experiment.setdefault((slot.experiment.id, key), {})[slot.eval.id] = None
+    return [SetupFailure(experiment_id, tuple(eval_ids), failed[key].endpoint, key[0], failed[key].cause)
+            for (experiment_id, key), eval_ids in by_experiment.items()]
+
+
+def _judge_key(settings: JudgeSettings) -> tuple[Any, ...]:
+    """What makes two judges one endpoint to check."""
+    return settings.model, settings.base_url, settings.api_key_env
 
 
 __all__ = ["interruptible", "preflights"]
