@@ -153,18 +153,20 @@ class AgentCliAdapter(Adapter):
         try:
             done = subprocess.run([found, "--version"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
                                   start_new_session=_POSIX, check=False)
-        except subprocess.TimeoutExpired:
-            return f"`{self.binary} --version` timed out"
+        except subprocess.TimeoutExpired as exc:
+            return self._failed("timed out", (exc.stderr or b"").decode("utf-8", errors="replace"))
         except OSError as exc:
             return f"`{self.binary} --version` could not start: {exc}"
         if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", errors="replace")
-            return (f"`{self.binary} --version` exited with code {done.returncode}: "
-                    f"{tail(stderr, self.secrets, 300) or '(no output)'}")
+            return self._failed(f"exited with code {done.returncode}", done.stderr.decode("utf-8", errors="replace"))
         printed = done.stdout.decode("utf-8", errors="replace").strip()
         self._version = {"version": printed.splitlines()[0][:200] if printed else "",
                          "stdout_sha256": hashlib.sha256(done.stdout).hexdigest()}
         return None
+
+    def _failed(self, why: str, stderr: str) -> str:
+        """The cause a failed `--version` gives (planning's read and the preflight's alike)."""
+        return f"`{self.binary} --version` {why}: {tail(stderr, self.secrets, 300) or '(no output)'}"
 
     def _found(self) -> str | None:
         found = shutil.which(self.binary) if os.sep not in self.binary else self.binary
@@ -188,8 +190,8 @@ class AgentCliAdapter(Adapter):
         except OSError as exc:
             return f"`{self.binary} --version` could not start: {exc}"
         if done.timed_out or done.exit_code != 0:
-            why = "timed out" if done.timed_out else f"exited with code {done.exit_code}"
-            return f"`{self.binary} --version` {why}: {tail(done.stderr.text(), self.secrets, 300) or '(no output)'}"
+            return self._failed("timed out" if done.timed_out else f"exited with code {done.exit_code}",
+                                done.stderr.text())
         return None
 
     async def preflight_in(self, probe: Callable[[list[str]], Awaitable[Any]], where: str) -> str | None:
