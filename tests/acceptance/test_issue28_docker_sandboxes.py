@@ -15,15 +15,13 @@ logging wrapper (NICEEVAL_DOCKER) so the test counts them. Each test looks only 
 from __future__ import annotations
 
 import json
-import shlex
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.docker import SHELL_IMAGE, docker_seeing_only, need_docker
+from tests.support.docker import SHELL_IMAGE, docker_logging_to, docker_seeing_only, need_docker
 from tests.support.project import Project, base_env, wait_for
 
 pytestmark = pytest.mark.slow
@@ -60,11 +58,7 @@ def _project(proj: Project, wrapper_log: Path) -> dict[str, str]:
     proj.write("evals/bench.py", EVAL)
     proj.write("niceeval.toml", f'[project]\nevals = ["evals"]\n\n[experiments.docker.sandbox]\nkind = "docker"\n'
                                 f'image = "{SHELL_IMAGE}"\ntemplate = "repo"\n')
-    real = shutil.which("docker") or "docker"
-    wrapper = proj.root / "docker-logging"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(wrapper_log))}\nexec {shlex.quote(real)} "$@"\n')
-    wrapper.chmod(0o755)
-    return {"NICEEVAL_DOCKER": str(wrapper), "NO_COLOR": "1"}
+    return {"NICEEVAL_DOCKER": docker_logging_to(wrapper_log, proj.root), "NO_COLOR": "1"}
 
 
 def _left_by(run_id: str) -> dict[str, list[str]]:

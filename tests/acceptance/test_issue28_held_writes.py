@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docker import SHELL_IMAGE, docker_seeing_only, need_docker
+from tests.support.docker import SHELL_IMAGE, docker_logging_to, docker_seeing_only, need_docker
 from tests.support.project import Project, base_env
 
 pytestmark = pytest.mark.slow
@@ -69,11 +69,7 @@ def _project(proj: Project, log: Path) -> dict[str, str]:
     proj.write("evals/held.py", EVALS)
     proj.write("niceeval.toml", f'[project]\nevals = ["evals"]\n\n[experiments.docker.sandbox]\nkind = "docker"\n'
                                 f'image = "{SHELL_IMAGE}"\ntemplate = "repo"\n')
-    real = shutil.which("docker") or "docker"
-    wrapper = proj.root / "docker-logging"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {shlex.quote(real)} "$@"\n')
-    wrapper.chmod(0o755)
-    return {"NICEEVAL_DOCKER": str(wrapper), "NO_COLOR": "1"}
+    return {"NICEEVAL_DOCKER": docker_logging_to(log, proj.root), "NO_COLOR": "1"}
 
 
 def _by_eval(proj: Project) -> dict[str, dict[str, object]]:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tests.support.components import PYTHON_IMAGE, SHELL_IMAGE, need_docker
 
-__all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "docker_seeing_only", "need_docker", "niceeval_containers",
-           "processes_running", "unique_seconds"]
+__all__ = ["PYTHON_IMAGE", "SHELL_IMAGE", "docker_logging_to", "docker_seeing_only", "need_docker",
+           "niceeval_containers", "processes_running", "unique_seconds"]
 
 LABEL = "niceeval.sandbox"
 
@@ -85,5 +85,16 @@ def docker_seeing_only(run_id: str, folder: Path) -> str:
         f'exec {shlex.quote(real)} "$@"\n',
         encoding="utf-8",
     )
+    script.chmod(0o755)
+    return str(script)
+
+
+def docker_logging_to(log: Path, folder: Path) -> str:
+    """A `docker` for NICEEVAL_DOCKER that appends each command line it is given to `log` and passes
+    it to the real docker: what a run asked of the daemon, call by call (written into `folder`)."""
+    real = shutil.which("docker") or "docker"
+    script = folder / "docker-logging"
+    script.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {shlex.quote(real)} "$@"\n',
+                      encoding="utf-8")
     script.chmod(0o755)
     return str(script)
