@@ -423,8 +423,12 @@ class DockerKind:
         either way the container is removed here."""
         name = f"niceeval-probe-{os.getpid()}-{next(_count)}"
         user = ["--user", spec.user] if spec.user is not None else []
+        # The base label, the owner and the host as every sandbox container has them: a probe left
+        # running by a killed run is then `orphaned` in `sandbox list` and removed by `prune`.
+        labels = [f"--label={LABEL}={name}", f"--label={LABEL}.probe={os.getpid()}",
+                  f"--label={LABEL}.owner={os.getpid()}", f"--label={LABEL}.host={socket.gethostname()}"]
         try:
-            result = await run_host([docker(), "run", "--rm", "--name", name, f"--label={LABEL}.probe={os.getpid()}",
+            result = await run_host([docker(), "run", "--rm", "--name", name, *labels,
                                      "--network", "none", *user, "--entrypoint", argv[0], spec.image or "",
                                      *argv[1:]], timeout_ms=timeout_ms, env=client_env())
         except BaseException:

@@ -80,3 +80,56 @@ async def test_a_cancelled_binary_probe_leaves_no_container(docker_image):
         for container in _probes():
             await asyncio.to_thread(__import__("subprocess").run, ["docker", "rm", "-f", container],
                                     capture_output=True, timeout=60, check=False)
+
+
+@pytest.mark.slow
+def test_a_probe_left_running_by_a_killed_run_is_listed_orphaned_and_pruned(docker_image, tmp_path):
+    """A run killed outright (SIGKILL: no cleanup runs) while a binary probe hangs leaves the probe's
+    container running. It carries the sandbox label, its owner and its host like every sandbox
+    container, so `sandbox list` shows it `orphaned` and `sandbox prune` removes it."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.docker import docker_seeing_only
+    from tests.support.project import Project
+
+    prober = (
+        "import asyncio\n"
+        "from niceeval_cli.sandbox import docker_sandbox, kind_for\n"
+        f"spec = docker_sandbox(image={docker_image!r}).resolved()\n"
+        "asyncio.run(kind_for(spec).probe(spec, ['sleep', '300'], timeout_ms=600_000))\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", prober], start_new_session=True)
+    name = f"niceeval-probe-{child.pid}-"
+
+    def probes() -> list[str]:
+        return subprocess.run(["docker", "ps", "-aq", f"--filter=name={name}"], capture_output=True, text=True,
+                              timeout=30, check=False).stdout.split()
+
+    try:
+        deadline = time.monotonic() + 60
+        while not probes():
+            assert time.monotonic() < deadline and child.poll() is None, "the probe's container never started"
+            time.sleep(0.1)
+        os.killpg(child.pid, signal.SIGKILL)  # the run and its `docker run` client, no cleanup
+        child.wait(timeout=30)
+        assert probes(), "the probe's container outlived its run"
+        project = Project(tmp_path)
+        mine = {"NICEEVAL_DOCKER": docker_seeing_only("", tmp_path, label=f"niceeval.sandbox.probe={child.pid}")}
+        listed = project.cli("sandbox", "list", "--json", env=mine)
+        assert listed.returncode == 0, listed.stderr
+        rows = json.loads(listed.stdout)
+        assert [(row["kind"], row["status"]) for row in rows] == [("docker", "orphaned")], rows
+        assert name in rows[0]["location"]
+        pruned = project.cli("sandbox", "prune", env=mine)
+        assert pruned.returncode == 0 and name in pruned.stdout, pruned.stdout + pruned.stderr
+        assert probes() == []
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        for container in probes():
+            subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=60, check=False)

@@ -70,8 +70,9 @@ def processes_running(*argv: str) -> list[int]:
     return found
 
 
-def docker_seeing_only(run_id: str, folder: Path) -> str:
-    """A `docker` for NICEEVAL_DOCKER whose `ps` lists only the containers of run `run_id`.
+def docker_seeing_only(run_id: str, folder: Path, *, label: str | None = None) -> str:
+    """A `docker` for NICEEVAL_DOCKER whose `ps` lists only the containers of run `run_id` (or,
+    given `label`, only those carrying that `key=value` label).
 
     `niceeval sandbox list|prune` look at every NiceEval container on the machine; a test that
     prunes must remove only what it made, never a parallel test's kept container. This wrapper
@@ -79,9 +80,10 @@ def docker_seeing_only(run_id: str, folder: Path) -> str:
     other command to the real docker unchanged."""
     real = shutil.which("docker") or "docker"
     script = folder / "docker-seeing-one-run"
+    only = label or f"{LABEL}.run={run_id}"
     script.write_text(
         "#!/bin/sh\n"
-        f'if [ "$1" = ps ]; then exec {shlex.quote(real)} "$@" --filter label={LABEL}.run={shlex.quote(run_id)}; fi\n'
+        f'if [ "$1" = ps ]; then exec {shlex.quote(real)} "$@" --filter label={shlex.quote(only)}; fi\n'
         f'exec {shlex.quote(real)} "$@"\n',
         encoding="utf-8",
     )
