@@ -11,7 +11,9 @@ split into different shard counts) are refused.
 
 Stored group verdicts (`group_verdicts`) are derived data and are not copied: a source's verdict
 is of its own members; the merge stores the target's, for the groups it brought (`settle`), in
-the same transaction.
+the same transaction. Stored unit folds (`unit_folds`) are derived too: each run the merge
+finishes in the target is folded there, from the rows the target now holds, in the same
+transaction (unit_folds.py), as a run that finishes itself.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .schema import (
     TURN_COLUMNS,
     TURN_KEY,
 )
+from .unit_folds import store_unit_folds
 
 _SHOWN = 5
 _COLUMNS = {
@@ -260,6 +263,8 @@ def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], in
         f"UPDATE main.runs SET {finish} WHERE status = '{_RUNNING}' AND id IN "
         "(SELECT id FROM temp.niceeval_merge_finishing)"
     )
+    for (run_id,) in conn.execute("SELECT id FROM temp.niceeval_merge_finishing ORDER BY id").fetchall():
+        store_unit_folds(conn, run_id)
     conn.execute("DROP TABLE temp.niceeval_merge_finishing")
     _check_groups(conn)
     return copied, skipped, finished

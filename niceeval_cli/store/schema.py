@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -230,6 +230,23 @@ JUDGE_INPUT_COLUMNS: Mapping[str, type] = {
     "content": str,  # JSON
 }
 
+# Schema 10 (statistics.md, "Stored unit folds"): a finished run's units folded once, when it is
+# finalised, by the fold's own statements (store/unit_folds.py, which names each column): one row
+# per (experiment, eval id), exactly what folding on read hands Python. Derived, insert-only, not
+# copied by `merge` (it folds the runs it finishes). `unit_fold_runs` marks a run's rows complete,
+# for the fold `format` that wrote them; a reader uses them only then.
+UNIT_FOLD_COLUMNS: Mapping[str, type] = {
+    "run_id": str, "experiment_id": str, "eval_id": str,
+    "attempts": int, "told": int, "first_ordinal": int, "first_seen": int, "case_id": str, "eval_module": str,
+    "eval_name": str, "kind": str, "pass_rule": str, "states": int, "unrankable": int, "gates": int,
+    "gated": int, "scored_gate_passed": int, "max_score": float, "score_lo": float, "score_hi": float,
+    "score_n": int, "evidence_n": int, "top_lo": float,
+    "results": int, "result_slots": int, "key_pairs": str, "exceptions": str,
+}
+UNIT_FOLD_KEY = ("run_id", "experiment_id", "eval_id")
+UNIT_FOLD_RUN_COLUMNS: Mapping[str, type] = {"run_id": str, "format": int, "units": int}
+UNIT_FOLD_RUN_KEY = ("run_id", "format")
+
 
 def insert_sql(table: str, columns: Mapping[str, type]) -> str:
     """A one-row prepared INSERT (sqlite3 caches the compiled statement); many rows go in as
@@ -284,10 +301,12 @@ SEALED_KEYS: Mapping[str, tuple[str, ...]] = {
     "run_plan": PLAN_KEY,
     "group_verdicts": GROUP_VERDICT_KEY,
     "labels": ("id",),
+    "unit_folds": UNIT_FOLD_KEY,
+    "unit_fold_runs": UNIT_FOLD_RUN_KEY,
 }
 SEALED_TABLES = tuple(SEALED_KEYS)
 TABLES = ("runs", "attempts", "assertion_results", "run_slots", "run_plan", "turns", "events", "group_verdicts",
-          "run_heartbeats", "labels", "judge_inputs")
+          "run_heartbeats", "labels", "judge_inputs", "unit_folds", "unit_fold_runs")
 
 _INDEXES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("attempts", ("run_id",), "attempts_by_run"),
@@ -346,6 +365,19 @@ def _triggers() -> list[str]:
             f"BEFORE INSERT ON {table} WHEN (SELECT status FROM runs WHERE id IS NEW.run_id) IS NOT 'running'",
             "a finished run is immutable: its slots and plan are not added to",
         ) for table in ("run_slots", "run_plan")),
+        # Stored folds summarise a run whose slots can no longer change (schema 10), and its
+        # attempts' results: an attempt they summarise never gains one.
+        *(_raise_trigger(
+            f"{table}_only_when_final",
+            f"BEFORE INSERT ON {table} WHEN (SELECT status FROM runs WHERE id IS NEW.run_id) IS 'running'",
+            "the units of a running run are folded on read: its folds are stored once it is finished",
+        ) for table in ("unit_folds", "unit_fold_runs")),
+        _raise_trigger(
+            "assertion_results_not_under_folds",
+            "BEFORE INSERT ON assertion_results WHEN EXISTS (SELECT 1 FROM run_slots s JOIN unit_fold_runs f "
+            "ON f.run_id = s.run_id WHERE s.attempt_id = NEW.attempt_id)",
+            "a sealed attempt never gains results: the stored folds of a finished run summarise them",
+        ),
         _raise_trigger(
             "runs_finished_are_immutable", "BEFORE UPDATE ON runs WHEN OLD.status IS NOT 'running'",
             "a finished run is immutable",
@@ -411,6 +443,10 @@ _SCHEMA_TABLES: tuple[_Table, ...] = (
     _Table("labels", LABEL_COLUMNS, "id", frozenset({"id", "attempt_id", "value", "author", "created_at"}),
            {"attempt_id": "attempts"}),
     _Table("judge_inputs", JUDGE_INPUT_COLUMNS, "sha256", frozenset({"sha256", "content"})),
+    _Table("unit_folds", UNIT_FOLD_COLUMNS, UNIT_FOLD_KEY, frozenset({*UNIT_FOLD_KEY, "attempts"}),
+           {"run_id": "runs"}),
+    _Table("unit_fold_runs", UNIT_FOLD_RUN_COLUMNS, UNIT_FOLD_RUN_KEY, frozenset(UNIT_FOLD_RUN_COLUMNS),
+           {"run_id": "runs"}),
 )
 
 _SQL_TYPES: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -540,9 +576,16 @@ def _to_9(db: Database) -> None:
     _to_newest(db)
 
 
+def _to_10(db: Database) -> None:
+    """Schema 10: tables `unit_folds` / `unit_fold_runs` (a finished run's units folded once) and
+    their triggers. Every earlier row is kept as it is; runs finished before have no stored folds
+    and `compare` folds them on read, as before."""
+    _to_newest(db)
+
+
 # version → the step that upgrades a store of that version to version + 1.
 MIGRATIONS: Mapping[int, Callable[[Database], None]] = {
-    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8, 8: _to_9,
+    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8, 8: _to_9, 9: _to_10,
 }
 
 

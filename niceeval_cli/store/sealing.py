@@ -56,6 +56,7 @@ from .schema import (
     TURN_COLUMNS,
     MultiRowInsert,
 )
+from .unit_folds import store_unit_folds
 
 _ATTEMPT_NOT_NULL = frozenset({"ordinal", "judge_tokens"})
 _ASSERTION_NOT_NULL = frozenset({"ordinal", "or_stop"})
@@ -212,7 +213,8 @@ def record_plan(db: Db, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]
 
 
 def finish_run(db: Db, run_id: str, *, status: RunStatus, ended_at: str, exit_code: int | None) -> None:
-    """Set a running run's final status; a shard's last one to finish stores its group's verdict."""
+    """Set a running run's final status and store its unit folds (unit_folds.py) in the same
+    transaction; a shard's last one to finish stores its group's verdict."""
     conn = db.conn
     with write_transaction(conn, db.path, f"Finishing run {run_id}"):
         row = conn.execute("SELECT status, group_id, shard_count FROM runs WHERE id = ?", [run_id]).fetchone()
@@ -226,12 +228,14 @@ def finish_run(db: Db, run_id: str, *, status: RunStatus, ended_at: str, exit_co
             "UPDATE runs SET status = ?, ended_at = ?, exit_code = ? WHERE id = ?",
             [RunStatus(status).value, ended_at, exit_code, run_id],
         )
+        store_unit_folds(conn, run_id)
         if row[2] is not None and row[1] is not None:  # a shard: the last one to finish stores the verdict
             groups.store_verdicts(db, [row[1]], complete_only=True)
 
 
 def record_abandoned(db: Db, *, ended_at: str | None) -> list[str]:
-    """Close the `running` runs whose owner process is gone (`Store.record_abandoned`)."""
+    """Close the `running` runs whose owner process is gone (`Store.record_abandoned`), each with
+    its unit folds stored, as a run that finishes itself."""
     conn = db.conn
     ended_at = ended_at or utc_now_iso()
     with write_transaction(conn, db.path, "Recording abandoned runs"):
@@ -243,6 +247,8 @@ def record_abandoned(db: Db, *, ended_at: str | None) -> list[str]:
             "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = ?",
             [(RunStatus.INTERRUPTED.value, ended_at, run_id, RunStatus.RUNNING.value) for run_id in ids],
         )
+        for run_id in ids:
+            store_unit_folds(conn, run_id)
     return ids
 
 

@@ -12,6 +12,11 @@ Where the counts cannot stand for the attempts the answer is None, and the calle
 attempts: a unit whose attempts differ in kind, pass rule, case or identity, or whose attempt rows
 disagree with their slots. Where an attempt's assertion keys are not every other attempt's keys
 (a key registered twice, or only in some attempts), that unit's results are read one by one.
+
+A run's units are folded once, when the run is finalised (`store_unit_folds`, in the transaction
+that gives it its final status): the two statements' rows go into table `unit_folds` as they
+come out, and `unit_folds` reads them back in their place — the same rows, so the same
+`UnitFold`s — instead of walking 100 000 attempts and a million results on every `compare`.
 """
 
 from __future__ import annotations
@@ -31,8 +36,17 @@ from ..stats import UnitEvidence
 from .db import Db
 from .errors import translated
 from .references import run_scope
+from .schema import UNIT_FOLD_COLUMNS
 
-__all__ = ["unit_folds"]
+__all__ = ["FOLD_FORMAT", "store_unit_folds", "unit_folds"]
+
+#: What a stored fold row holds, as the statements below name it: bumped whenever they change
+#: what a unit's row says, so rows stored by another NiceEval's statements are not read.
+FOLD_FORMAT = 1
+#: A unit's row, as table `unit_folds` stores it (less its run_id): the attempts statement's
+#: columns, then the keys statement's (NULL for a unit without results).
+_UNIT_COLUMNS = tuple(UNIT_FOLD_COLUMNS)[1:]
+_ATTEMPT_NAMES, _KEY_NAMES = _UNIT_COLUMNS[:22], _UNIT_COLUMNS[22:]
 
 #: Severity and ordinal of an attempt in one integer: the unit's first attempt in reading order.
 _ORDINAL_BITS = 40
@@ -58,23 +72,31 @@ _GATES = tuple(gate.value for gate in (GateState.PASSED, GateState.FAILED, GateS
 
 
 def _attempts_sql(runs: str, *, members: int = 1) -> str:
-    """The units' counts; `members` is how many runs the scope holds (a shard group, several)."""
+    """The units' counts; `members` is how many runs the scope holds (a shard group, several).
+    Each column is named as table `unit_folds` stores it (`_ATTEMPT_NAMES`)."""
     severity = attempt_severity_sql("a.state", "a.gate")
     # A slot's key is (run, experiment, eval, ordinal): one run's unit cannot repeat an ordinal, so
     # only a group of runs needs the distinct count (a temporary B-tree of every slot).
     ordinals = "count(*)" if members == 1 else "count(DISTINCT s.ordinal)"
     # Whether the counts can stand for the attempts (`_told`) is decided in SQL, once per unit: the
     # row then carries each column's value, not its lowest, highest and count (fewer to hand over).
+    columns = (
+        "s.experiment_id", "s.eval_id", "count(*)", _told(ordinals), "min(s.ordinal)",
+        f"min(({severity}) * {1 << _ORDINAL_BITS} + s.ordinal)",
+        "min(a.case_id)", "min(a.eval_module)", "min(a.eval_name)", "min(a.kind)", "min(s.pass_rule)",
+        _packed("a.state", _STATES), "sum(a.state IS 'unrankable')", _packed("a.gate", _GATES), "count(a.gate)",
+        "sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none')))", "max(a.max_score)",
+        *_SCORES_ALIKE,
+    )
     return (
-        f"SELECT s.experiment_id, s.eval_id, count(*), {_told(ordinals)}, min(s.ordinal), "
-        f"min(({severity}) * {1 << _ORDINAL_BITS} + s.ordinal), "
-        "min(a.case_id), min(a.eval_module), min(a.eval_name), min(a.kind), min(s.pass_rule), "
-        f"{_packed('a.state', _STATES)}, sum(a.state IS 'unrankable'), {_packed('a.gate', _GATES)}, count(a.gate), "
-        "sum(a.state IS 'scored' AND (a.gate IS NULL OR a.gate IN ('passed', 'none'))), max(a.max_score), "
-        f"{_SCORES_ALIKE} "
+        f"SELECT {_named(columns, _ATTEMPT_NAMES)} "
         f"FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id IN ({runs}) "
         "GROUP BY s.experiment_id, s.eval_id"
     )
+
+
+def _named(columns: Sequence[str], names: Sequence[str]) -> str:
+    return ", ".join(f"{column} AS {name}" for column, name in zip(columns, names, strict=True))
 
 
 def _told(ordinals: str) -> str:
@@ -97,11 +119,14 @@ def _keys_sql(runs: str) -> str:
     # (attempt, result ordinal), and each result whose state is not `matched` ("attempt-ordinal
     # result-ordinal state", space-separated: neither holds a space). `_regular_key_states` reads
     # from them whether every attempt has the same keys, each once.
-    return (
-        "SELECT s.experiment_id, s.eval_id, count(r.ordinal), count(DISTINCT s.ordinal * 4294967296 + r.ordinal), "
-        "json_group_array(DISTINCT r.ordinal || ':' || r.key), "
+    columns = (
+        "s.experiment_id", "s.eval_id", "count(r.ordinal)", "count(DISTINCT s.ordinal * 4294967296 + r.ordinal)",
+        "json_group_array(DISTINCT r.ordinal || ':' || r.key)",
         f"group_concat(CASE WHEN r.state <> '{_MATCHED}' "
-        "THEN s.ordinal || ' ' || r.ordinal || ' ' || r.state END, ' ') "
+        "THEN s.ordinal || ' ' || r.ordinal || ' ' || r.state END, ' ')",
+    )
+    return (
+        f"SELECT {_named(columns, ('experiment_id', 'eval_id', *_KEY_NAMES))} "
         f"FROM run_slots s JOIN assertion_results r ON r.attempt_id = s.attempt_id WHERE s.run_id IN ({runs}) "
         "GROUP BY s.experiment_id, s.eval_id"
     )
@@ -115,7 +140,7 @@ _EVIDENCE = ("a.state = 'scored' AND (a.gate IS NULL OR a.gate <> 'unavailable')
 #: told by the lowest and highest score, how many there are, how many are evidence, and the lowest
 #: maximum (beside the highest, already read): one maximum in every attempt is one maximum in the
 #: evidence. Only the others' scores are read one by one (`_scores_sql`), for the units named.
-_SCORES_ALIKE = f"min(a.score), max(a.score), count(a.score), sum({_EVIDENCE}), min(a.max_score)"
+_SCORES_ALIKE = ("min(a.score)", "max(a.score)", "count(a.score)", f"sum({_EVIDENCE})", "min(a.max_score)")
 
 
 def _scores_sql(runs: str) -> str:
@@ -157,26 +182,27 @@ _MATERIALIZED_SINCE = (3, 35, 0)
 
 def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     """Every unit of a run (or group) folded, in no particular order (`first_seen` says where
-    reading order meets each); None when some unit's attempts cannot be told by counts."""
+    reading order meets each); None when some unit's attempts cannot be told by counts.
+
+    A finished run's units are read as stored when it was finalised (`store_unit_folds`); a
+    run still running, one finished before schema 10 and a group of several runs are folded
+    here, by the same statements."""
     members = run_scope(db, run_id)
-    runs = ", ".join("'" + member.replace("'", "''") + "'" for member in members)
+    runs = _quoted(members)
     with translated(db.path, "Folding a run's attempts"):
-        # Both are computed before any row is read (see `_whole`), so the statements run back to
-        # back without the GIL while another thread imports or folds.
-        attempts_rows = db.conn.execute(_whole(_attempts_sql(runs, members=len(members))))
-        keys_rows = db.conn.execute(_whole(_keys_sql(runs)))
-        attempts = attempts_rows.fetchall()
+        units = _stored_units(db, members[0]) if len(members) == 1 else None
+        if units is None:
+            units = _folded_units(db, runs, len(members))
         scores: dict[_UnitKey, list[tuple[Any, ...]]] = defaultdict(list)
-        varied = [[row[0], row[1]] for row in attempts if _scores_vary(row)]
+        varied = [[row[0], row[1]] for row in units if _scores_vary(row)]
         if varied:
             for row in db.conn.execute(_scores_sql(runs), [json.dumps(varied)]):
                 scores[(row[0], row[1])].append(row[2:])
-        keys = {(row[0], row[1]): row[2:] for row in keys_rows}
     folds: list[UnitFold] = []
     irregular: dict[_UnitKey, int] = {}  # unit → index of its fold, whose keys are read one by one
-    for row in attempts:
+    for row in units:
         unit = (row[0], row[1])
-        key_states = _regular_key_states(row[2], row[4], keys.get(unit))
+        key_states = _regular_key_states(row[2], row[4], row[_RESULTS:])
         fold = _fold(row, key_states or _NO_KEYS, scores.get(unit, ()))
         if fold is None:
             return None
@@ -192,8 +218,58 @@ def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     return folds
 
 
-#: Where `_fold` finds the score columns in an attempts row (`_attempts_sql`).
-_KIND, _MAX_SCORE, _SCORE_LO, _SCORE_HI, _SCORE_N, _EVIDENCE_N, _TOP_LO = 9, 16, 17, 18, 19, 20, 21
+def _quoted(members: Sequence[str]) -> str:
+    return ", ".join("'" + member.replace("'", "''") + "'" for member in members)
+
+
+def _folded_units(db: Db, runs: str, members: int) -> list[tuple[Any, ...]]:
+    """Each unit's row folded now: its attempts statement's columns, then its keys statement's."""
+    # Both are computed before any row is read (see `_whole`), so the statements run back to
+    # back without the GIL while another thread imports or folds.
+    attempts_rows = db.conn.execute(_whole(_attempts_sql(runs, members=members)))
+    keys_rows = db.conn.execute(_whole(_keys_sql(runs)))
+    attempts = attempts_rows.fetchall()
+    keys = {(row[0], row[1]): row[2:] for row in keys_rows}
+    return [(*row, *keys.get((row[0], row[1]), _NO_RESULTS)) for row in attempts]
+
+
+_NO_RESULTS = (None,) * len(_KEY_NAMES)
+
+
+def _stored_units(db: Db, run_id: str) -> list[tuple[Any, ...]] | None:
+    """The unit rows stored when the run was finalised, or None when it has no complete set of
+    this format (still running, finished before schema 10, or stored by other statements)."""
+    marker = db.conn.execute(
+        "SELECT f.units FROM unit_fold_runs f JOIN runs r ON r.id = f.run_id "
+        "WHERE f.run_id = ? AND f.format = ? AND r.status IS NOT 'running'", [run_id, FOLD_FORMAT]).fetchone()
+    if marker is None:
+        return None
+    rows = db.conn.execute(
+        f"SELECT {', '.join(_UNIT_COLUMNS)} FROM unit_folds WHERE run_id = ? ORDER BY experiment_id, eval_id",
+        [run_id]).fetchall()
+    return rows if len(rows) == marker[0] else None
+
+
+def store_unit_folds(conn: sqlite3.Connection, run_id: str) -> None:
+    """Fold a run that has just been given its final status, and store its units with the mark
+    that they are complete (inside the caller's transaction, the one that finalises the run).
+
+    A finalised run never changes (its slots, attempts and results are sealed), so folding it
+    once stands for every later read. The rows are the fold statements' own, as read."""
+    runs = _quoted([run_id])
+    attempts = ", ".join(f"a.{name}" for name in _ATTEMPT_NAMES)
+    keys = ", ".join(f"k.{name}" for name in _KEY_NAMES)
+    conn.execute(
+        f"INSERT INTO unit_folds (run_id, {', '.join(_UNIT_COLUMNS)}) "
+        f"WITH a AS MATERIALIZED ({_attempts_sql(runs)}), k AS MATERIALIZED ({_keys_sql(runs)}) "
+        f"SELECT ?, {attempts}, {keys} FROM a LEFT JOIN k ON k.experiment_id = a.experiment_id "
+        "AND k.eval_id = a.eval_id", [run_id])
+    conn.execute("INSERT INTO unit_fold_runs (run_id, format, units) "
+                 "VALUES (?, ?, (SELECT count(*) FROM unit_folds WHERE run_id = ?))", [run_id, FOLD_FORMAT, run_id])
+
+
+#: Where `_fold` finds the score columns in a unit's row (`_attempts_sql`), and where its keys start.
+_KIND, _MAX_SCORE, _SCORE_LO, _SCORE_HI, _SCORE_N, _EVIDENCE_N, _TOP_LO, _RESULTS = 9, 16, 17, 18, 19, 20, 21, 22
 
 
 def _scores_vary(row: Sequence[Any]) -> bool:
@@ -213,7 +289,7 @@ def _fold(row: Sequence[Any], key_states: Mapping[str, tuple[str, ...]], scored:
           ) -> UnitFold | None:
     (experiment_id, eval_id, n, told, _, first_seen, case_id, eval_module, eval_name, kind_name, pass_rule,
      states, unrankable, gates, gate_n, scored_gate_passed, max_score,
-     score_lo, score_hi, score_n, evidence_n, top_lo) = row
+     score_lo, score_hi, score_n, evidence_n, top_lo, *_) = row
     passed, failed, errored, n_scored = _unpacked(states)
     gate_passed, gate_failed, gate_unavailable, gate_none = _unpacked(gates)
     if (not told or n >= _PACKED_LIMIT or kind_name not in KIND_OF
@@ -271,15 +347,15 @@ def _scores_of(scored: Iterable[Sequence[Any]]) -> tuple[tuple[float, ...], tupl
     return tuple(values), tuple(evidence)
 
 
-def _regular_key_states(n: int, first_ordinal: int, keys: Sequence[Any] | None
-                        ) -> Mapping[str, tuple[str, ...]] | None:
+def _regular_key_states(n: int, first_ordinal: int, keys: Sequence[Any]) -> Mapping[str, tuple[str, ...]] | None:
     """Each key's states when every attempt has the same keys once each; else None.
 
     Every state not listed as an exception is `matched`; the keys stand in the first attempt's
-    reading order (its worst results first, then registration order), as attempt by attempt."""
-    if keys is None:
-        return _NO_KEYS
+    reading order (its worst results first, then registration order), as attempt by attempt.
+    `keys`: the keys statement's columns, NULL for a unit without results."""
     results, attempt_ordinals, pairs_json, exceptions = keys
+    if results is None:
+        return _NO_KEYS
     pairs = _pairs(pairs_json)
     width = len(pairs)
     # Each attempt's (ordinal, key) pairs are a set (no result ordinal twice in one attempt)
