@@ -4,7 +4,9 @@ Run: python benchmarks/stats.py [stats] [w1] [--units N] [--attempts-per-unit K]
 
 `stats` builds one store holding two runs of N units × K attempts each (built directly, as
 `view_large.py` does; mostly passing, a share failing and errored, half of the evals
-score-style) and times, through the CLI, the statistics a user asks for:
+score-style; each run then finished through `Store.finish_run`, the runner's finalisation,
+which stores its unit folds as for any sealed run: its time is printed) and times, through the
+CLI, the statistics a user asks for:
 `query units` and `query experiments` on one run, and `compare RUN_A RUN_B --format json`
 (per-unit Fisher / Welch tests, Benjamini–Hochberg, paired experiment differences).
 Target: each ≤ 1.5 s (best of 3, interpreter start-up included). Each figure also gives the
@@ -67,10 +69,16 @@ def stats_figures(units: int, per_unit: int) -> dict[str, float]:
         folder = Path(tmp)
         store = folder / "results.db"
         started = time.perf_counter()
-        run_a = view_large.build(store, attempts, 4)
-        run_b = view_large.build(store, attempts, 4)
+        runs, finishing = [], []
+        for _ in range(2):
+            runs.append(view_large.build(store, attempts, 4, finish=False))
+            began = time.perf_counter()
+            view_large.finish_run(store, runs[-1])  # the runner's finalisation: its unit folds stored
+            finishing.append(time.perf_counter() - began)
+        run_a, run_b = runs
         print(f"built 2 runs × {units:,} units × {per_unit} attempts in {time.perf_counter() - started:.1f} s "
-              f"({store.stat().st_size / 1e6:.0f} MB)")
+              f"({store.stat().st_size / 1e6:.0f} MB); finishing each run (`finish_run`, its unit folds "
+              f"stored): {', '.join(f'{s:.2f}' for s in finishing)} s")
         cases = {
             "query units (one run)": ["query", "units", "--run", run_a, "--store", str(store), "--format", "ndjson"],
             "query experiments (one run)": [

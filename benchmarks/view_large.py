@@ -7,7 +7,9 @@ finish in under 1 s (wall clock of the whole CLI process, interpreter start-up i
 The store is built directly with `executemany` in a few big transactions (not through the runner,
 which would take minutes): one run holding every attempt (the worst case for a view of the
 latest run), 4 experiments, mostly passing with a realistic share of failures, errors and
-unavailable evidence, half of them score-style.
+unavailable evidence, half of them score-style. The run is then finished through
+`Store.finish_run`, the runner's own finalisation, so it is stored as a real sealed run is —
+its unit folds included (store/unit_folds.py), which `compare` reads.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout, uninstalled
 
 from niceeval_cli._ids import new_id
+from niceeval_cli._states import RunStatus
 from niceeval_cli.store import Store
 from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
 
@@ -114,8 +117,9 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
     return attempt, results, slot
 
 
-def build(path: Path, attempts: int, per_attempt: int) -> str:
-    """Create the schema through Store, then bulk-insert the rows on one raw connection."""
+def build(path: Path, attempts: int, per_attempt: int, *, finish: bool = True) -> str:
+    """Create the schema through Store, then bulk-insert the rows on one raw connection and
+    finish the run (`finish_run`; `finish=False` leaves that to the caller, e.g. to time it)."""
     Store.open(path).close()
     import sqlite3
 
@@ -139,11 +143,17 @@ def build(path: Path, attempts: int, per_attempt: int) -> str:
             conn.executemany(INSERT_ATTEMPT, (a for a, _, _ in batch))
             conn.executemany(INSERT_ASSERTION, (r for _, rs, _ in batch for r in rs))
             conn.executemany(INSERT_SLOT, (s for _, _, s in batch))
-    with conn:  # finished last: a finished run's slots are immutable (the store's triggers)
-        conn.execute("UPDATE runs SET status = 'finished', ended_at = ?, exit_code = 1 WHERE id = ?",
-                     ("2025-01-01T01:00:00.000Z", run_id))
     conn.close()  # no ANALYZE: a real store has no planner statistics either
+    if finish:
+        finish_run(path, run_id)
     return run_id
+
+
+def finish_run(path: Path, run_id: str) -> None:
+    """Finish the run as the runner does (`Store.finish_run`: its status, and its unit folds
+    stored in the same transaction), last: a finished run's slots are immutable."""
+    with Store.open(path) as store:
+        store.finish_run(run_id, status=RunStatus.FINISHED, ended_at="2025-01-01T01:00:00.000Z", exit_code=1)
 
 
 def timed(args: list[str], cwd: Path) -> tuple[float, int, str]:

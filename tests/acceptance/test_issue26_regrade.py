@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from niceeval_cli.store import SCHEMA_VERSION
 from tests.support.loopback import JudgeServer, Loopback, Reply
 from tests.support.project import Project as Proj
 from tests.support.project import stop, wait_for
@@ -225,7 +226,7 @@ def test_a_schema_8_store_is_upgraded_keeping_every_earlier_row(proj: Proj):
     before = _all_rows(proj.store)
     assert proj.cli("view", env=ENV).returncode == 0  # a reader upgrades the file
     after = _all_rows(proj.store)
-    assert sqlite3.connect(proj.store).execute("PRAGMA user_version").fetchone()[0] == 9
+    assert sqlite3.connect(proj.store).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     for table, rows in before.items():  # each earlier row, with NULL in the new columns
         assert len(after[table]) == len(rows), table
         assert sorted(r[:len(rows[0])] for r in after[table]) == sorted(rows), table

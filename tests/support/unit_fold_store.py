@@ -9,16 +9,23 @@ stored twice at its ordinal, an attempt without results), units on
 one side only, and slots of the second run that reuse the first run's attempts. `mixed=True`
 adds a unit whose attempts differ in identity, which the store does not fold (the caller
 compares attempts).
+
+`finish` says how each run ends: "sql" sets its status by hand (a run finished before schema
+10: no stored unit folds), "store" through `Store.finish_run` (the runner's finalisation, which
+stores them), "running" leaves the second run running (owned by `owner_pid` on this host, when
+given: a process that is gone makes it an abandoned run).
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+import socket
 import sqlite3
 from pathlib import Path
 
 from niceeval_cli._ids import new_id
+from niceeval_cli._states import RunStatus
 from niceeval_cli.store import Store
 from niceeval_cli.store.schema import ASSERTION_COLUMNS, ATTEMPT_COLUMNS, INSERT_ASSERTION, INSERT_ATTEMPT, INSERT_SLOT
 
@@ -74,8 +81,9 @@ def _results(attempt_id: str, keys: list[str], shape: str, rng: random.Random) -
     return rows
 
 
-def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tuple[str, str]:
-    """Two finished runs (base, new) in a new store at `path`; their ids."""
+def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False, finish: str = "sql",
+          owner_pid: int | None = None) -> tuple[str, str]:
+    """Two runs (base, new) in a new store at `path`, finished as `finish` says; their ids."""
     Store.open(path).close()
     rng = random.Random(seed)
     base_id, new_id_ = new_id(), new_id()
@@ -99,8 +107,9 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
         with conn:
             conn.execute(
                 "INSERT INTO runs (id, started_at, ended_at, status, argv, niceeval_version, exit_code, config_file, "
-                "experiments) VALUES (?, ?, NULL, 'running', '[\"run\"]', 'test', NULL, NULL, '[]')",
-                (run_id, "2025-01-01T00:00:00.000Z"),
+                "experiments, owner_pid, owner_host) VALUES (?, ?, NULL, 'running', '[\"run\"]', 'test', NULL, NULL, "
+                "'[]', ?, ?)",
+                (run_id, "2025-01-01T00:00:00.000Z", owner_pid, socket.gethostname() if owner_pid else None),
             )
             for u, (experiment, eval_id, kind, case_id, identity, rule, keys, shape, sides, fixed) in enumerate(specs):
                 if sides not in ("both", side):
@@ -122,8 +131,12 @@ def build(path: Path, *, seed: int, units: int = 40, mixed: bool = False) -> tup
                                                rule))
                     if side == "base":
                         base_attempts[(experiment, eval_id, ordinal)] = str(attempt["id"])
-        with conn:
-            conn.execute("UPDATE runs SET status = 'finished', ended_at = ?, exit_code = 1 WHERE id = ?",
-                         ("2025-01-01T01:00:00.000Z", run_id))
+        if finish == "sql":
+            with conn:
+                conn.execute("UPDATE runs SET status = 'finished', ended_at = ?, exit_code = 1 WHERE id = ?",
+                             ("2025-01-01T01:00:00.000Z", run_id))
+        elif finish == "store" or side == "base":
+            with Store.open(path) as store:
+                store.finish_run(run_id, status=RunStatus.FINISHED, ended_at="2025-01-01T01:00:00.000Z", exit_code=1)
     conn.close()
     return base_id, new_id_
