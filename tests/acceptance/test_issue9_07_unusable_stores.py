@@ -1,7 +1,10 @@
 """Issue 9, item 7: `--store` at another program's SQLite file (with or without a table named
 `runs`) or at a store of a newer NiceEval is refused with exit 2 and left byte-for-byte unchanged
 (no switch to WAL, no -wal/-shm file); a full disk (file size limit) or a store locked beyond the
-busy timeout is exit 6 with a message saying what to do, and what was sealed before is kept."""
+busy timeout is exit 6 with a message saying what to do, and what was sealed before is kept.
+
+The CLI runs in process (these checks read exit codes, messages, files and rows); the full-disk run
+is the real `niceeval`, since its file size limit is a limit of its process."""
 
 from __future__ import annotations
 
@@ -42,9 +45,9 @@ def _foreign(path: Path, *tables: str) -> Path:
 
 
 @pytest.fixture
-def app(proj: Project) -> Project:
-    proj.write("evals/fine.py", EVALS)
-    return proj
+def app(project: Project) -> Project:
+    project.write("evals/fine.py", EVALS)
+    return project
 
 
 def _assert_refused_unchanged(proj: Project, store: Path, what: str, *commands: list[str]) -> None:
@@ -93,6 +96,7 @@ async def big(t):
 '''
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_exit_6_with_what_to_do_and_earlier_results_are_kept(app: Project) -> None:
     assert app.run().returncode == 0
     sealed = app.sql("SELECT id FROM attempts ORDER BY id")

@@ -1,6 +1,9 @@
 """Issue 9, items 12 and 22: machine formats keep stored text unchanged when piped but make control
 characters visible on a terminal (a real pty), and nest JSON columns as JSON values in
-`--format json|ndjson` and `run --json` events (CSV keeps them as text)."""
+`--format json|ndjson` and `run --json` events (CSV keeps them as text).
+
+The CLI runs in process where its output goes to a pipe (the stored run, what a pipe reads); on a
+terminal it is the real `niceeval` writing to a real pty."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ async def hostile(t):
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[dict]]:
-    proj = Project(tmp_path_factory.mktemp("formats") / "proj")
+    proj = Project(tmp_path_factory.mktemp("formats") / "proj", in_process=True)
     proj.write("evals/hostile.py", EVALS)
     res = proj.run("--json")
     assert res.returncode == 1, res.stderr
