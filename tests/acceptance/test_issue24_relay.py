@@ -65,7 +65,7 @@ def test_the_command_line_reads_output_formats_through_their_public_module() -> 
 
 
 def test_an_unknown_query_format_lists_the_registered_ones(tmp_path: Path) -> None:
-    proj = Project(tmp_path)
+    proj = Project(tmp_path, in_process=True)
     proj.write("niceeval.toml", "[project]\n")
     done = proj.cli("query", "runs", "--format", "yaml")
     assert done.returncode == 2

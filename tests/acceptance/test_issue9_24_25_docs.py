@@ -58,8 +58,8 @@ def test_the_docs_agree_that_the_fingerprint_covers_the_project_modules_an_eval_
         assert "project modules it uses" in " ".join(pages[name].split()), name
 
 
-@pytest.mark.slow
-def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(proj: Project) -> None:
+def test_editing_a_project_module_the_eval_imports_changes_the_fingerprint(project: Project) -> None:
+    proj = project  # the CLI in process: each call re-imports the project's modules, as a new process would
     proj.write("support_bot.py", 'def answer():\n    return "30 days"\n')
     proj.write("evals/refunds.py", '''
         from niceeval_cli import define_eval
