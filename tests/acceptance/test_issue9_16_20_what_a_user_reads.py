@@ -108,10 +108,12 @@ STATES = ["passed", "failed", "errored", "scored", "unrankable", "gate-failed", 
 
 @pytest.fixture(scope="module")
 def helps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    proj = Project(tmp_path_factory.mktemp("help"))
+    proj = Project(tmp_path_factory.mktemp("help"), in_process=True)
     out = {}
     for command in COMMANDS:
-        res = proj.cli(*command, "--help")  # piped: rich's default 80 columns
+        # In process, as piped (rich's default 80 columns): the width is set, not read from the
+        # descriptors of whatever started pytest (a terminal's width would wrap the help otherwise).
+        res = proj.cli(*command, "--help", env={"COLUMNS": "80"})
         assert res.returncode == 0, res.stderr
         out[" ".join(command) or "niceeval"] = res.stdout
     return out
