@@ -255,8 +255,9 @@ class _EchoTraceparent(BaseHTTPRequestHandler):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter", ["http", "openai-chat"])
-def test_the_http_adapters_send_each_turn_its_traceparent(proj: Project, adapter: str) -> None:
+def test_the_http_adapters_send_each_turn_its_traceparent(project: Project, adapter: str) -> None:
     pytest.importorskip("opentelemetry.proto")
+    proj = project  # the CLI in process: the system under test is this loopback server, not a process
     server = ThreadingHTTPServer(("127.0.0.1", 0), _EchoTraceparent)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
