@@ -47,7 +47,7 @@ TAMPERING = {
 
 @pytest.fixture(scope="module")
 def sealed(tmp_path_factory: pytest.TempPathFactory) -> Project:
-    proj = Project(tmp_path_factory.mktemp("tamper") / "proj")
+    proj = Project(tmp_path_factory.mktemp("tamper") / "proj", in_process=True)  # what the store holds is checked
     proj.write("evals/wrong.py", EVALS)
     res = proj.run()
     assert res.returncode == 1, res.stdout + res.stderr
