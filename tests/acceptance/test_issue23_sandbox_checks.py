@@ -31,6 +31,13 @@ from tests.support.sandbox import (
 
 pytestmark = pytest.mark.slow
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process where a check reads the run's exit code, rows and leftovers (its TMPDIR is
+    the test's own, as in a new process); the signal checks start the real `niceeval` (`popen`)."""
+    return project
+
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return kind_of(request)

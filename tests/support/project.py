@@ -111,7 +111,10 @@ class Project:
         (`["niceeval", *args]` meanwhile) and the project's imported modules — so a test may edit
         the project between calls. It sees the environment a subprocess would (`base_env`): without
         the judge keys, FORCE_COLOR, COLUMNS and LINES of the shell that started pytest, unless
-        `env` gives them."""
+        `env` gives them. A `TMPDIR` in `env` is where its temporary files go, as in a new process
+        (`tempfile` reads it once per interpreter: its cached folder is set aside meanwhile)."""
+        import tempfile
+
         from typer.testing import CliRunner
 
         from niceeval_cli.cli import app
@@ -120,6 +123,9 @@ class Project:
         old = Path.cwd()
         environ = dict(os.environ)
         argv = sys.argv
+        tempdir = tempfile.tempdir
+        if (env or {}).get("TMPDIR"):
+            tempfile.tempdir = None  # read again from the environment the call gets
         sys.argv = ["niceeval", *args]  # a run stores its argv[1:] (runs.argv), as the console script's
         os.chdir(self.root)
         try:
@@ -128,6 +134,7 @@ class Project:
         finally:
             os.chdir(old)
             sys.argv = argv
+            tempfile.tempdir = tempdir
             _restore_environ(environ)
             self.forget()
         return Result(result.exit_code, result.stdout, result.stderr)
