@@ -3,7 +3,7 @@
 A 3.5 MB text file of 100 001 lines was reported as "Binary file" and the change assertions ran
 on nothing: a secret on its last line passed "no secret in the diff". Now the whole file is
 searched (only the stored evidence is trimmed), and a file whose content cannot be read makes
-the check `unavailable`, never matched. Local and docker variants, real `niceeval` runs.
+the check `unavailable`, never matched. Local and docker variants, the CLI in process.
 """
 
 from __future__ import annotations
@@ -16,6 +16,13 @@ from tests.support.project import Project
 from tests.support.sandbox import KINDS, assertions, attempts, containers_of, env_for, kind_of, sandbox_project
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process: these checks read the run's exit code, output and rows (its TMPDIR is the
+    test's own, as in a new process); what is about a process is checked elsewhere."""
+    return project
 
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:

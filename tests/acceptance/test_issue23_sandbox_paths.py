@@ -20,6 +20,13 @@ from tests.support.sandbox import KINDS, assertions, attempts, env_for, kind_of,
 
 pytestmark = pytest.mark.slow
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process: these checks read the run's exit code, output and rows (its TMPDIR is the
+    test's own, as in a new process); what is about a process is checked elsewhere."""
+    return project
+
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
     return kind_of(request)
