@@ -8,8 +8,10 @@ every container starts the same), assertions registered together share one read,
 container that is not kept is removed while the next attempt runs — the run ends only once
 every container, helper and baked image it made is gone (or kept, and then pruned).
 
-Real `niceeval run` subprocesses against the real daemon; every docker call goes through a
-logging wrapper (NICEEVAL_DOCKER) so the test counts them. Each test looks only at its own run.
+The CLI in process against the real daemon (a run that keeps its containers, or is interrupted, is
+the real `niceeval`: a baked image names its maker's pid, which must be gone for `prune`); every
+docker call goes through a logging wrapper (NICEEVAL_DOCKER) so the test counts them. Each test
+looks only at its own run.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from tests.support.docker import SHELL_IMAGE, docker_logging_to, docker_seeing_o
 from tests.support.project import Project, base_env, wait_for
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    return project
 
 ATTEMPTS, CONCURRENCY = 12, 3
 
@@ -107,7 +114,9 @@ def test_docker_attempts_copy_the_template_and_read_the_baseline_once_and_leave_
 def test_kept_containers_keep_their_baked_image_until_pruned(proj: Project, tmp_path: Path):
     need_docker(SHELL_IMAGE)
     env = _project(proj, tmp_path / "docker-calls.log")
-    done = proj.run("--attempts", "4", "--max-concurrency", "1", "--keep-sandbox", "all", env=env, timeout=600)
+    # a real process: its baked image names its maker's pid, which must be gone for `prune` to remove it
+    done = Project(proj.root).run("--attempts", "4", "--max-concurrency", "1", "--keep-sandbox", "all", env=env,
+                                  timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     run_id = proj.sql("SELECT id FROM runs")[0]["id"]
     left = _left_by(run_id)

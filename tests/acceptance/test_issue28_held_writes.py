@@ -7,8 +7,8 @@ workspace out. What a user sees must not change: the read sees the write, a writ
 replaces the link (never writes where it points), a write that cannot be done is reported by
 the read that carried it, and a kept container holds every write of its attempt.
 
-Real `niceeval run` subprocesses against the real daemon; every docker call goes through a
-logging wrapper (NICEEVAL_DOCKER) so the tests see which calls carried what.
+The CLI in process against the real daemon; every docker call goes through a logging wrapper
+(NICEEVAL_DOCKER) so the tests see which calls carried what.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from tests.support.docker import SHELL_IMAGE, docker_logging_to, docker_seeing_o
 from tests.support.project import Project, base_env
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    return project
 
 EVALS = """
 from niceeval_cli import define_eval
