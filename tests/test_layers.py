@@ -12,7 +12,13 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from tests.support.imports import PACKAGE, Import, first_level_unit, first_level_units, package_imports
+
+#: Under `-n`, the package's import tests share one worker: each worker that runs one of them
+#: parses the whole package first (tests/support/imports.py keeps what it read for the next).
+pytestmark = pytest.mark.xdist_group("package_imports")
 
 #: Each first-level unit → its layer. Lower layers never import higher ones.
 LAYERS: dict[str, int] = {

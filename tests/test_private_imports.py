@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.imports import PACKAGE, Import, package_imports
+
+#: Under `-n`, the package's import tests share one worker: each worker that runs one of them
+#: parses the whole package first (tests/support/imports.py keeps what it read for the next).
+pytestmark = pytest.mark.xdist_group("package_imports")
 
 LIMIT = 30
 
