@@ -13,6 +13,10 @@ import pytest
 
 from tests.support.project import Project
 
+#: Under `-n`, the tests that import the real frameworks share one worker: importing pydantic-ai,
+#: the Agents SDK and LangGraph costs ~4 s of CPU in each worker that does it.
+pytestmark = pytest.mark.xdist_group("frameworks")
+
 
 @pytest.fixture
 def proj(project: Project) -> Project:

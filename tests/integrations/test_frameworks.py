@@ -16,6 +16,10 @@ from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
 from tests.support.frameworks import langgraph_run, openai_agents_run, pydantic_ai_run
 
+#: Under `-n`, the tests that import the real frameworks share one worker: importing pydantic-ai,
+#: the Agents SDK and LangGraph costs ~4 s of CPU in each worker that does it.
+pytestmark = pytest.mark.xdist_group("frameworks")
+
 
 def _calls(turn) -> list[tuple[str, object, str]]:
     return [(e.name, e.input, e.status) for e in turn.events if isinstance(e, ToolCall)]
