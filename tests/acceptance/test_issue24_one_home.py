@@ -26,13 +26,23 @@ STATE_WORDS = {"passed", "failed", "errored", "scored", "unrankable"}
 
 
 @cache
-def _modules() -> list[tuple[str, ast.Module]]:
-    return [(path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
-            for path in sorted(PACKAGE.rglob("*.py"))]
+def _nodes() -> dict[type[ast.AST], list[tuple[str, ast.AST]]]:
+    """Every node of every module of the package, by its type, with the module it is in: the
+    package parsed and walked once per process (each check walking it again cost ~0.5 s)."""
+    found: dict[type[ast.AST], list[tuple[str, ast.AST]]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            found.setdefault(type(node), []).append((where, node))
+    return found
 
 
-def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+def _of(*kinds: type[ast.AST]) -> list[tuple[str, ast.AST]]:
+    return [found for kind in kinds for found in _nodes().get(kind, [])]
+
+
+def _calls(name: str) -> list[tuple[str, ast.Call]]:
+    return [(where, node) for where, node in _of(ast.Call) if isinstance(node, ast.Call)
             and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name)]
 
 
@@ -40,49 +50,58 @@ def _strings(node: ast.AST) -> set[str]:
     return {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 
+#: Under `-n`, these checks share one worker, where the package is parsed once for all of them.
+_one_parse = pytest.mark.xdist_group("one_home_ast")
+
+
+@_one_parse
 def test_a_stored_pass_rule_is_decoded_in_outcomes_alone() -> None:
     """Reading "0.5" back as a rate (`parse_pass_rule(float(stored))`) is done in one place."""
     decoding = sorted(
-        where for where, tree in _modules() for call in _calls(tree, "parse_pass_rule")
+        where for where, call in _calls("parse_pass_rule")
         if call.args and isinstance(call.args[0], ast.Call) and getattr(call.args[0].func, "id", None) == "float"
     )
     assert decoding == ["outcomes/_folds.py"]
 
 
+@_one_parse
 def test_a_clean_attempt_is_decided_in_outcomes_alone() -> None:
     """No module but outcomes defines a test of (state, gate) → "nothing to look at"."""
     defined = sorted(
-        where for where, tree in _modules() for node in ast.walk(tree)
+        where for where, node in _of(ast.FunctionDef)
         if isinstance(node, ast.FunctionDef) and [a.arg for a in node.args.args] == ["state", "gate"]
         and node.returns is not None and ast.unparse(node.returns) == "bool"
     )
     assert defined == ["outcomes/_attempt.py"]
 
 
+@_one_parse
 def test_lists_of_attempt_state_words_are_made_in_states_alone() -> None:
     """A tuple, list or set spelling three or more attempt states as text is `_states.py`'s (a
     report's table of a style or a mark per word is the report's own)."""
     spelled = sorted(
-        f"{where}:{node.lineno}" for where, tree in _modules() if where != "_states.py"
-        for node in ast.walk(tree) if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        f"{where}:{node.lineno}" for where, node in _of(ast.Tuple, ast.List, ast.Set) if where != "_states.py"
+        and isinstance(node, (ast.Tuple, ast.List, ast.Set))
         and len({n.value for n in node.elts if isinstance(n, ast.Constant)} & STATE_WORDS) >= 3
     )
     assert spelled == []
 
 
+@_one_parse
 def test_the_eval_option_rules_live_in_authoring_options() -> None:
     """The judge fields an eval may set, and why it may not set max_concurrency, are written once."""
     homes = sorted(
-        where for where, tree in _modules()
-        if any("max_concurrency cannot be set on an eval" in text for text in _strings(tree))
-        or any(isinstance(node, ast.Set) and {"api_key_env", "max_retries", "temperature"} <= _strings(node)
-               for node in ast.walk(tree))
+        {where for where, node in _of(ast.Constant)
+         if isinstance(node, ast.Constant) and isinstance(node.value, str)
+         and "max_concurrency cannot be set on an eval" in node.value}
+        | {where for where, node in _of(ast.Set) if {"api_key_env", "max_retries", "temperature"} <= _strings(node)}
     )
     assert homes == ["authoring/_options.py"]
 
 
+@_one_parse
 def test_eval_files_are_imported_by_path_in_discovery_alone() -> None:
-    importing = sorted(where for where, tree in _modules() if _calls(tree, "spec_from_file_location"))
+    importing = sorted({where for where, _call in _calls("spec_from_file_location")})
     assert importing == ["discovery.py"]
 
 
