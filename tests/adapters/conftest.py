@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from niceeval_cli.authoring import AdapterContext, ExperimentInfo, UsageMeter
 from niceeval_cli.cli import app
+from tests.support.cli_runner import CliRunner
 from tests.support.loopback import Answer, Loopback
 from tests.support.project import DISPLAY_VARIABLES
 

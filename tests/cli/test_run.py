@@ -320,9 +320,8 @@ def test_store_setting_in_niceeval_toml_is_relative_to_the_file(project):
 
 
 def test_niceeval_toml_is_found_by_walking_up_and_config_flag_points_elsewhere(project, monkeypatch):
-    from typer.testing import CliRunner
-
     from niceeval_cli.cli import app
+    from tests.support.cli_runner import CliRunner
 
     project.write("niceeval.toml", "[experiments.walked]\n")
     project.write("alt.toml", "[experiments.flagged]\n")

@@ -238,9 +238,8 @@ def test_json_columns_are_json_values_in_json_formats_and_text_in_csv(project) -
 
 
 def test_help_reads_like_a_man_page() -> None:
-    from typer.testing import CliRunner
-
     from niceeval_cli.cli import app
+    from tests.support.cli_runner import CliRunner
 
     runner = CliRunner()
     plain = {"COLUMNS": "120", "TERM": "dumb", "FORCE_COLOR": None}  # whatever the shell running pytest set

@@ -96,9 +96,8 @@ def test_an_ordinary_header_value_is_kept() -> None:
 @pytest.mark.parametrize("command", [["list"], ["run"]])
 def test_the_cli_exits_2_without_printing_a_pasted_key(write_config: Write, command: list[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from typer.testing import CliRunner
-
     from niceeval_cli.cli import app
+    from tests.support.cli_runner import CliRunner
 
     folder = write_config(f'[experiments.a.judge]\napi_key_env = "{KEYS[0]}"\n')
     monkeypatch.chdir(folder)

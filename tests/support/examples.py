@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from niceeval_cli.cli import app
+from tests.support.cli_runner import CliRunner
 from tests.support.loopback import JudgeServer
 from tests.support.project import DISPLAY_VARIABLES
 

@@ -3,9 +3,9 @@
 `Project(root)` starts the real console script in a subprocess (this checkout first on
 PYTHONPATH), as the hidden outside-in checks do: real pipes, exit codes, signals, a store file read
 with sqlite3. `Project(root, in_process=True)` invokes the same CLI in this interpreter through
-typer's CliRunner instead (fast; the `project` fixture of tests/conftest.py): its results have the
-same `returncode`/`stdout`/`stderr` (plus `exit_code`). Everything else — `write`, `store`, `sql`,
-`query_json` — is the same in both ways.
+typer's CliRunner instead (tests/support/cli_runner.py; fast; the `project` fixture of
+tests/conftest.py): its results have the same `returncode`/`stdout`/`stderr` (plus
+`exit_code`). Everything else — `write`, `store`, `sql`, `query_json` — is the same in both ways.
 """
 
 from __future__ import annotations
@@ -115,9 +115,8 @@ class Project:
         (`tempfile` reads it once per interpreter: its cached folder is set aside meanwhile)."""
         import tempfile
 
-        from typer.testing import CliRunner
-
         from niceeval_cli.cli import app
+        from tests.support.cli_runner import CliRunner
 
         runner = CliRunner()
         old = Path.cwd()
