@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import functools
 import json
 import os
 import random
@@ -41,17 +42,32 @@ FIELD = {"closed_qa": "question", "factuality": "reference"}
 
 def _fingerprint_parts(model: str, sources: int = 1, eval_id: str = "bench/judged") -> str:
     """As large as a real attempt's (the adapter, options, sources, judge settings)."""
+    before, between, after = _parts_template(sources)
+    return before + json.dumps(eval_id) + between + json.dumps(model) + after
+
+
+@functools.cache
+def _parts_template(sources: int) -> tuple[str, str, str]:
+    """The parts' JSON around its eval id and judge model, written once per source count: the
+    build makes one per attempt (tens of thousands), and serialising the whole document each
+    time was most of a build's CPU."""
     files = {"evals/bench.py": "61c8a56d01a8a614c7c1637a9eb62b84833f14665e23a24a5117499123a1a515"}
     files.update({f"evals/lib/module_{i:03d}.py": f"{i:064x}" for i in range(1, sources)})
-    return json.dumps({
-        "adapter": {"name": "python", "version": None}, "eval_id": eval_id, "eval_kind": "pass",
+    text = json.dumps({
+        "adapter": {"name": "python", "version": None}, "eval_id": _EVAL_MARK, "eval_kind": "pass",
         "eval_options": {"judge": True, "tags": []}, "experiment_id": "default",
         "judge": {"api_key_env": "OPENAI_API_KEY", "base_url": "https://api.openai.com/v1", "max_retries": 3,
-                  "model": model, "timeout_ms": 180000},
+                  "model": _MODEL_MARK, "timeout_ms": 180000},
         "judge_version": "prompt-1/scale-1", "model": None, "options": {}, "ordinal": 0,
         "source": files,
         "sut": {},
     }, separators=(",", ":"), sort_keys=True)
+    before, _, rest = text.partition(json.dumps(_EVAL_MARK))
+    between, _, after = rest.partition(json.dumps(_MODEL_MARK))
+    return before, between, after
+
+
+_EVAL_MARK, _MODEL_MARK = "\x00eval_id\x00", "\x00model\x00"
 
 
 def build(path: Path, results: int, identities: int, sources: int = 1, distinct_parts: bool = False,
