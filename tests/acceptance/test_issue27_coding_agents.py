@@ -49,6 +49,12 @@ class Model:
 
 
 @pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process: the processes under test are the agent CLIs it starts, not itself."""
+    return project
+
+
+@pytest.fixture
 def model_dir(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "model"
     folder.mkdir()
