@@ -1,11 +1,19 @@
 """Issue 22, item 6 (what outside tools showed, the display half): a tool output that is a JSON
 *string* is shown as a string in `view`'s transcript, never like an object; and a mismatch's
-explanation shows the outputs it compared (observed and expected, trimmed). Real `niceeval`
-subprocesses; the store read with sqlite3."""
+explanation shows the outputs it compared (observed and expected, trimmed). The CLI in process
+(what it prints and stores is checked); the store read with sqlite3."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.project import Project
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    return project
+
 
 AGENT = '''
 def reply(message):

@@ -19,6 +19,13 @@ from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
 
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    """The CLI in process: the processes under test are the container and the CLI inside it."""
+    return project
+
+
 #: Where the derived image keeps the stand-in: a path this host does not have.
 IN_IMAGE = "/usr/local/bin/claude-in-image"
 
