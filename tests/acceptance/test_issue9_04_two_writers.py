@@ -33,7 +33,7 @@ async def fresh(t):
 def test_two_runs_that_both_reuse_and_seal_on_one_store_both_finish(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 16\n")
     proj.write("evals/seeded.py", EVALS)
-    seed = proj.run("--junit", "seed.xml")
+    seed = Project(proj.root, in_process=True).run("--junit", "seed.xml")  # the two writers below are processes
     assert seed.returncode == 0, seed.stdout + seed.stderr
     proj.write("evals/fresh.py", FRESH)
 
