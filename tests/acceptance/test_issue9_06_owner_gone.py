@@ -92,7 +92,7 @@ async def many(t):
 def test_sigint_or_sigterm_at_any_moment_of_start_up_or_reuse_gives_130_and_interrupted(proj: Project) -> None:
     proj.write("niceeval.toml", "[project]\nmax_concurrency = 32\n")
     proj.write("evals/many.py", MANY)
-    seed = proj.run()
+    seed = Project(proj.root, in_process=True).run()  # the runs interrupted below are real processes
     assert seed.returncode == 0, seed.stderr
     proj.write("evals/quick.py", SLEEPY)  # the next runs reuse 600 slots and execute one that takes 3 s
     seeded = {r["id"] for r in proj.sql("SELECT id FROM runs")}
