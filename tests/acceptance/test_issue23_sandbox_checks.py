@@ -108,7 +108,7 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Project, tmp_p
     sandbox_project(proj, "docker", "truncate -s 200G huge.bin && echo done", SPARSE_EVAL, timeout_ms=600_000)
     proc = proj.popen("run", env=env_for(tmp_path / "tmp"))
     try:
-        wait_for(lambda: containers_of(proj) != [], timeout=60)
+        wait_for(lambda: containers_of(proj) != [], timeout=60, every=0.25)  # each look is a `docker ps`
         # The agent is done and the check streams 200 GB out of the container once this run has a
         # `docker cp` child. (Asking the daemon with `docker exec` could block behind that stream.)
         wait_for(lambda: _copying(proc.pid), timeout=120)
@@ -122,7 +122,7 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Project, tmp_p
             proc.kill()
             proc.communicate()
     assert proc.returncode in (130, 143), proc.returncode
-    wait_for(lambda: containers_of(proj) == [], timeout=30)
+    wait_for(lambda: containers_of(proj) == [], timeout=30, every=0.25)
 
 
 def _copying(pid: int) -> bool:
