@@ -301,7 +301,7 @@ def _has_open(pid: int, path: Path) -> bool:
 
 def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Project, real_proj: Project) -> None:
     assert proj.run().returncode == 1  # in process; the query is the real `niceeval`, with its signal watch
-    res = real_proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) "
-                   "SELECT count(*) AS n FROM c", "--format", "json")
+    res = real_proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                        "WHERE x < 300000) SELECT count(*) AS n FROM c", "--format", "json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == [{"n": 300000}]
