@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -45,11 +46,33 @@ def _declared() -> set[str]:
     return {_normalise(re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0]) for req in requirements}
 
 
+@cache
+def _test_nodes() -> tuple[tuple[Path, tuple[ast.AST, ...]], ...]:
+    """Each file of tests/ with its import statements and its calls of a function named like a skip
+    (the last part of its name `skip`, `importorskip`, `skipif` or `xfail`): tests/ parsed and
+    walked once per process for both checks below (each parsing it again cost ~1 s of CPU)."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        nodes = tuple(node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, (ast.Import, ast.ImportFrom))
+                      or (isinstance(node, ast.Call) and _last_name(node.func) in _SKIP_NAMES))
+        found.append((path, nodes))
+    return tuple(found)
+
+
+_SKIP_NAMES = {"skip", "importorskip", "skipif", "xfail"}
+
+
+def _last_name(func: ast.expr) -> str | None:
+    """`pytest.mark.skipif` → `skipif`, `skip` → `skip`; None for a call of anything else (`f()()`)."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def _imported_top_level_names() -> dict[str, str]:
     """Every absolute import in tests/ (functions included) → one file that imports it."""
     found: dict[str, str] = {}
-    for path in sorted(TESTS.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, nodes in _test_nodes():
+        for node in nodes:
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -61,6 +84,11 @@ def _imported_top_level_names() -> dict[str, str]:
     return found
 
 
+#: Under `-n`, the two checks reading every test file share one worker (one parse of tests/).
+_one_parse = pytest.mark.xdist_group("tests_ast")
+
+
+@_one_parse
 def test_every_module_the_tests_import_is_declared_in_the_test_extras() -> None:
     helpers = {"tests"} | {path.stem for path in TESTS.rglob("*.py")}  # tests.support…, the projects' own modules
     distributions = importlib.metadata.packages_distributions()
@@ -89,14 +117,15 @@ def test_the_test_extras_carry_the_runner_helpers_and_leave_ray_to_its_own_extra
 _COMPONENT_WORDS = re.compile(r"(?i)docker|chromium|playwright|\bray\b|claude|codex|\bnpm\b|openssl|sqlite3")
 
 
+@_one_parse
 def test_only_tests_components_decides_that_a_real_component_is_missing() -> None:
     """A skip of its own (`pytest.skip`, `importorskip`, `mark.skipif`) about a real component would
     skip in CI too: every such decision goes through tests/support/components.py, which fails under CI."""
     offenders = []
-    for path in sorted(TESTS.rglob("*.py")):
+    for path, nodes in _test_nodes():
         if path == TESTS / "support" / "components.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             name = ast.unparse(node.func)
