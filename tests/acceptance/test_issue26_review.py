@@ -6,13 +6,16 @@ token is refused and writes nothing, hostile text stays text, Ctrl-C ends it wit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shutil
 import signal
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,9 +40,10 @@ def capital(t):
 '''
 
 
-@pytest.fixture
-def reviewed(tmp_path: Path) -> Iterator[tuple[Project, str, object]]:
-    proj = Project(tmp_path / "proj")
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The judged run every check reviews, made once (each check reviews a copy of its own)."""
+    proj = Project(tmp_path_factory.mktemp("review") / "proj")
     with JudgeServer() as judge:
         judge.when("Paris is the capital", Reply.tool("A", "a subset " + HOSTILE))
         proj.write("niceeval.toml", f'''
@@ -50,6 +54,20 @@ def reviewed(tmp_path: Path) -> Iterator[tuple[Project, str, object]]:
         ''')
         proj.write("evals/e.py", EVALS)
         assert proj.run(env=ENV).returncode in (0, 1)
+    return proj.root
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium for the module's page checks; each opens a page of its own."""
+    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
+        yield context
+
+
+@pytest.fixture
+def reviewed(judged: Path, tmp_path: Path) -> Iterator[tuple[Project, str, object]]:
+    shutil.copytree(judged, tmp_path / "proj")
+    proj = Project(tmp_path / "proj")
     server = proj.popen("review", "--author", "Ada", env=ENV)
     lines: list[str] = []
     try:
@@ -68,10 +86,9 @@ def _labels(proj: Project) -> list[dict[str, object]]:
 
 
 @pytest.mark.slow
-def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, tmp_path: Path):
+def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, browser):
     proj, url, server = reviewed
-    with chromium_context(tmp_path / "profile") as context:
-        page = context.new_page()
+    with contextlib.closing(browser.new_page()) as page:
         outside: list[str] = []
         page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(url) else None)
         dialogs: list[str] = []
@@ -99,11 +116,10 @@ def test_a_click_on_the_page_stores_one_label_and_keys_work_too(reviewed, tmp_pa
 
 
 @pytest.mark.slow
-def test_a_label_saved_after_the_reader_moved_away_leaves_them_where_they_went(reviewed, tmp_path: Path):
+def test_a_label_saved_after_the_reader_moved_away_leaves_them_where_they_went(reviewed, browser):
     """The reply to a label arrives late (held here): the page moves on only from the item labelled."""
     proj, url, server = reviewed
-    with chromium_context(tmp_path / "profile") as context:
-        page = context.new_page()
+    with contextlib.closing(browser.new_page()) as page:
         held: list[object] = []
         page.route("**/labels", lambda route: held.append(route))
         page.goto(url)
