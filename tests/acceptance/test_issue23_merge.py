@@ -56,9 +56,11 @@ def _sha(path: Path) -> str:
 
 
 def _hostile(path: Path, *statements: str, params: tuple[tuple[object, ...], ...] = ()) -> None:
-    """Edit a store as an attacker would: its protecting triggers dropped first."""
+    """Edit a store as an attacker would: its protecting triggers dropped first (in one transaction:
+    each DROP on its own committed and synced, ~0.25 s of a test's wall for the store's 40 triggers)."""
     con = sqlite3.connect(path)
     try:
+        con.execute("BEGIN")
         for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
             con.execute(f'DROP TRIGGER "{name}"')
         for i, statement in enumerate(statements):
