@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.made_once import MadeOnce
 from tests.support.project import Project, stop, wait_for
 
 EVALS = """
@@ -46,6 +47,14 @@ def proj(tmp_path: Path) -> Project:
     """The CLI in process where a check reads exit codes, output, files and rows; `popen` and
     `shell` still start the real `niceeval`."""
     return _project(Project(tmp_path / "proj", in_process=True))
+
+
+@pytest.fixture
+def ran(proj: Project, made_once: MadeOnce) -> Project:
+    """`proj` with its one run sealed (exit 1: `wrong` fails): made once per worker, copied in."""
+    [run] = made_once.place(proj, {"niceeval.toml": "[project]\n", "evals/a.py": EVALS}, ("run",))
+    assert run.returncode == 1, run.stderr
+    return proj
 
 
 @pytest.fixture
@@ -88,8 +97,8 @@ def test_a_dangling_link_is_written_through_too(proj: Project, tmp_path: Path) -
     assert ET.parse(target).getroot().tag == "testsuites"
 
 
-def test_report_out_through_a_symlink_writes_its_target(proj: Project, tmp_path: Path) -> None:
-    assert proj.run().returncode == 1
+def test_report_out_through_a_symlink_writes_its_target(ran: Project, tmp_path: Path) -> None:
+    proj = ran
     target = tmp_path / "site" / "index.html"
     target.parent.mkdir()
     target.write_text("old", encoding="utf-8")
@@ -132,8 +141,8 @@ def test_junit_into_a_fifo_is_written_to_its_reader(real_proj: Project, tmp_path
     assert got and b"<testsuites" in got[0]
 
 
-def test_merge_junit_through_a_symlink_keeps_the_link(proj: Project, tmp_path: Path) -> None:
-    assert proj.run().returncode == 1
+def test_merge_junit_through_a_symlink_keeps_the_link(ran: Project, tmp_path: Path) -> None:
+    proj = ran
     target = tmp_path / "merged.xml"
     target.write_text("old", encoding="utf-8")
     (proj.root / "m.xml").symlink_to(target)
@@ -191,16 +200,16 @@ def test_run_finished_executed_counts_attempts_run_not_slots_planned(tmp_path: P
 
 
 @pytest.mark.parametrize("value", ["", ",,,", " , "])
-def test_compare_fail_on_naming_no_class_is_a_usage_error(proj: Project, value: str) -> None:
-    assert proj.run().returncode == 1
+def test_compare_fail_on_naming_no_class_is_a_usage_error(ran: Project, value: str) -> None:
+    proj = ran
     res = proj.cli("compare", "--fail-on", value)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert "--fail-on" in res.stderr and "regressed" in res.stderr and "Traceback" not in res.stderr
     assert res.stdout == ""
 
 
-def test_compare_fail_on_still_gates_with_a_class(proj: Project) -> None:
-    assert proj.run().returncode == 1
+def test_compare_fail_on_still_gates_with_a_class(ran: Project) -> None:
+    proj = ran
     first = proj.sql("SELECT id FROM runs")[0]["id"]
     proj.write("evals/a.py", EVALS.replace('equals("30 days")', 'equals("14 days")').replace(
         "equals(1)).label", "equals(2)).label"))
@@ -260,8 +269,8 @@ RUNAWAY = {
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("shape", sorted(RUNAWAY))
-def test_a_runaway_sql_query_is_interrupted_by_a_signal(proj: Project, sig: signal.Signals, shape: str) -> None:
-    assert proj.run().returncode == 1
+def test_a_runaway_sql_query_is_interrupted_by_a_signal(ran: Project, sig: signal.Signals, shape: str) -> None:
+    proj = ran
     digest = hashlib.sha256(proj.store.read_bytes()).hexdigest()
     proc = proj.popen("query", "--sql", RUNAWAY[shape], "--format", "csv")
     try:
@@ -299,8 +308,8 @@ def _has_open(pid: int, path: Path) -> bool:
     return False
 
 
-def test_a_query_that_ends_is_unchanged_by_the_signal_watch(proj: Project, real_proj: Project) -> None:
-    assert proj.run().returncode == 1  # in process; the query is the real `niceeval`, with its signal watch
+def test_a_query_that_ends_is_unchanged_by_the_signal_watch(ran: Project, real_proj: Project) -> None:
+    # the run made in process; the query is the real `niceeval`, with its signal watch
     res = real_proj.cli("query", "--sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                         "WHERE x < 300000) SELECT count(*) AS n FROM c", "--format", "json")
     assert res.returncode == 0, res.stderr
