@@ -3,7 +3,11 @@
 It used to SIGKILL every process whose working directory was inside a kept workspace — the user's
 own shell included, even the shell running `prune` (exit 137). Now a workspace someone else works
 in is left with a note, and a process NiceEval started there is killed wherever it went (`setsid`
-and `cd /`). Each test prunes only its own temp folder (TMPDIR) and never touches Docker."""
+and `cd /`). Each test prunes only its own temp folder (TMPDIR) and never touches Docker.
+
+The CLI runs in process (its TMPDIR the test's own, as in a new process); what is about a process
+is real: the run killed while its sandbox's daemon escaped, and `prune` run from a shell inside the
+workspace it would remove."""
 
 from __future__ import annotations
 
@@ -16,6 +20,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.project import Project, stop, wait_for
+
+
+@pytest.fixture
+def proj(project: Project) -> Project:
+    return project
 
 
 def _alive(pid: int) -> bool:
