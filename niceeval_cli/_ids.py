@@ -22,12 +22,15 @@ _last_ms = -1
 _last_random = 0
 
 
+#: Every pair of characters, by the 10 bits it spells: an id is 13 lookups instead of 26 steps
+#: (~6 µs instead of ~13: a run makes an id per attempt and per assertion result).
+_PAIRS = [first + second for first in _ALPHABET for second in _ALPHABET]
+_SHIFTS = tuple(range(10 * (_LENGTH // 2 - 1), -1, -10))
+
+
 def _encode(value: int) -> str:
-    chars = []
-    for _ in range(_LENGTH):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """The low 130 bits of `value` as 26 Crockford base32 characters, most significant first."""
+    return "".join([_PAIRS[value >> shift & 1023] for shift in _SHIFTS])
 
 
 def new_id() -> str:

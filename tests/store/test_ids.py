@@ -6,7 +6,10 @@ import re
 import time
 from datetime import datetime
 
-from niceeval_cli._ids import new_id, utc_now_iso
+from hypothesis import given
+from hypothesis import strategies as st
+
+from niceeval_cli._ids import _encode, new_id, utc_now_iso
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -44,3 +47,13 @@ def test_utc_now_iso_is_sortable_utc_text():
     offset = parsed.utcoffset()
     assert offset is not None and offset.total_seconds() == 0
     assert utc_now_iso() >= stamp
+
+
+@given(st.integers(min_value=0, max_value=(1 << 130) - 1))
+def test_the_encoding_spells_each_five_bits_as_one_crockford_character(value: int) -> None:
+    """`_encode` reads 10 bits per lookup; the id is still each 5 bits, most significant first."""
+    spelled, rest = [], value
+    for _ in range(26):
+        spelled.append(CROCKFORD[rest & 31])
+        rest >>= 5
+    assert _encode(value) == "".join(reversed(spelled))
