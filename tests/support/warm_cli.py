@@ -21,9 +21,11 @@ console script, environment read at interpreter start): those start a fresh `nic
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -72,8 +74,16 @@ def _request(conn):
 def serve():
     sel = selectors.DefaultSelector()
     sel.register(_listener, selectors.EVENT_READ, ("listener",))
+    parent = os.getppid()
     while True:
-        for key, _events in sel.select():
+        if os.getppid() != parent:  # the test's process died without stopping us: so do we
+            try:
+                os.unlink(sys.argv[1])
+                os.rmdir(os.path.dirname(sys.argv[1]))
+            except OSError:
+                pass
+            os.killpg(0, 9)
+        for key, _events in sel.select(timeout=1.0):
             kind = key.data[0]
             if kind == "listener":
                 conn, _ = _listener.accept()
@@ -171,13 +181,16 @@ class WarmCli:
     command still running."""
 
     def __init__(self, folder: Path, env: Mapping[str, str], cwd: Path, preload: Sequence[str] = COMMANDS) -> None:
-        self.socket = folder / "niceeval.sock"
         self.log = folder / "warm-niceeval.log"
+        self.socket = Path()  # set on start: a Unix socket's path holds at most 107 bytes, so a short
+        self._socket_dir: Path | None = None  # folder of its own in the temp folder, whatever `folder` is
         self._env, self._cwd, self._preload = dict(env), cwd, list(preload)
         self._process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> WarmCli:
-        self.socket.parent.mkdir(parents=True, exist_ok=True)
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="niceeval-warm-"))
+        self.socket = self._socket_dir / "cli.sock"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("wb") as log:
             self._process = subprocess.Popen([sys.executable, "-c", _SERVER, str(self.socket), *self._preload],
                                              cwd=self._cwd, env=self._env, stdin=subprocess.DEVNULL,
@@ -200,9 +213,10 @@ class WarmCli:
 
     def __exit__(self, *exc: object) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)  # its session: the interpreter and any command left
-        process.wait(timeout=30)
-        self.socket.unlink(missing_ok=True)
+        if process is not None:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)  # its session: the interpreter and any command left
+            process.wait(timeout=30)
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
