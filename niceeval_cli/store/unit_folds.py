@@ -202,7 +202,7 @@ def unit_folds(db: Db, run_id: str) -> list[UnitFold] | None:
     irregular: dict[_UnitKey, int] = {}  # unit → index of its fold, whose keys are read one by one
     for row in units:
         unit = (row[0], row[1])
-        key_states = _regular_key_states(row[2], row[4], row[_RESULTS:])
+        key_states = _regular_key_states(row[2], row[4], *row[_RESULTS:])
         fold = _fold(row, key_states or _NO_KEYS, scores.get(unit, ()))
         if fold is None:
             return None
@@ -347,14 +347,16 @@ def _scores_of(scored: Iterable[Sequence[Any]]) -> tuple[tuple[float, ...], tupl
     return tuple(values), tuple(evidence)
 
 
-def _regular_key_states(n: int, first_ordinal: int, keys: Sequence[Any]) -> Mapping[str, tuple[str, ...]] | None:
+@lru_cache(maxsize=4096)
+def _regular_key_states(n: int, first_ordinal: int, results: int | None, attempt_ordinals: int | None,
+                        pairs_json: str | None, exceptions: str | None) -> Mapping[str, tuple[str, ...]] | None:
     """Each key's states when every attempt has the same keys once each; else None.
 
     Every state not listed as an exception is `matched`; the keys stand in the first attempt's
     reading order (its worst results first, then registration order), as attempt by attempt.
-    `keys`: the keys statement's columns, NULL for a unit without results."""
-    results, attempt_ordinals, pairs_json, exceptions = keys
-    if results is None:
+    `results` ... `exceptions`: the keys statement's columns, NULL for a unit without results.
+    Decided once per distinct set of them: 10 000 units of a run meet far fewer."""
+    if results is None or pairs_json is None:
         return _NO_KEYS
     pairs = _pairs(pairs_json)
     width = len(pairs)
@@ -376,12 +378,10 @@ def _pairs(pairs_json: str) -> tuple[tuple[int, str], ...]:
     return tuple(pairs)
 
 
-@lru_cache(maxsize=1024)
 def _one_to_one(pairs: tuple[tuple[int, str], ...]) -> bool:
     return len({o for o, _ in pairs}) == len({k for _, k in pairs}) == len(pairs)
 
 
-@lru_cache(maxsize=4096)
 def _from_exceptions(n: int, first_ordinal: int, pairs: tuple[tuple[int, str], ...],
                      exceptions: str | None) -> Mapping[str, tuple[str, ...]]:
     others: dict[int, list[str]] = defaultdict(list)  # result ordinal → its states that are not matched
