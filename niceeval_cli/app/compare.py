@@ -188,11 +188,12 @@ def compare_runs(store: Store, base_ref: str, new_ref: str | None = None, *, alp
     """BASE against NEW (default: the latest run); ids are exact or unique prefixes.
 
     Each run's units are folded in SQL (`Store.unit_folds`): 10 000 rows to pair rather than
-    100 000 attempts and their results. The two folds run on connections of their own in two
-    threads while this one imports the significance tests (scipy, ~1 s of its own) when the runs
-    are large enough to be worth it; SQLite runs a statement without the GIL, so on two cores they
-    overlap. A small comparison imports scipy only if a pair is tested. Where the store cannot fold
-    a run's attempts by counts, both runs' attempts are read and compared as they are."""
+    100 000 attempts and their results — for a finished run, the rows stored when it was
+    finalised. The two folds run on connections of their own in two threads while this one
+    imports the significance tests (scipy, ~1 s of its own) when the runs are large enough to be
+    worth it; SQLite runs a statement without the GIL, so on two cores a fold on read overlaps.
+    A small comparison imports scipy only if a pair is tested. Where the store cannot fold a
+    run's attempts by counts, both runs' attempts are read and compared as they are."""
     base_run = store.resolve_run(base_ref)
     new_run = store.resolve_run(new_ref)
     comparison = None
