@@ -15,8 +15,10 @@ test of the rule uses it; so can a developer who wants the quick suite).
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -113,14 +115,51 @@ def need_chromium() -> str:
 # ── Ray ──────────────────────────────────────────────────────────────────────────────────────
 
 
-def need_ray() -> None:
-    """Skip (or fail in CI) unless `import ray` works: `[test]` does not install it."""
-    problem = "forced absent by NICEEVAL_TEST_ABSENT" if _forced_absent("ray") else None
-    if problem is None:
+#: The `[ray]` extra's floor (pyproject.toml `ray = ["ray>=2.9"]`).
+RAY_FLOOR = "2.9"
+
+
+def ray_problem() -> str | None:
+    """Why Ray is not usable here, or None when it is. `import ray` costs ~0.8 s of CPU, paid by
+    every pytest worker that asked, while no test runs Ray inside pytest's process (a cluster is
+    `ray start` processes, a driver a `niceeval run` subprocess; the product's own check is a
+    `find_spec` too): when the module found is the installed ray distribution's own, at least
+    `RAY_FLOOR`, that is enough. Anything else (a `ray` found elsewhere on the path, no
+    distribution metadata) is imported for real, and its import error is the reason."""
+    if _forced_absent("ray"):
+        return "forced absent by NICEEVAL_TEST_ABSENT"
+    try:
+        spec = importlib.util.find_spec("ray")
+    except (ImportError, ValueError) as error:  # `sys.modules["ray"] = None`: a test hiding Ray
+        return f"`import ray` failed ({error})"
+    if spec is None:
+        return "`import ray` failed (no module named 'ray')"
+    try:
+        dist = importlib.metadata.distribution("ray")
+        own = spec.origin is not None and Path(spec.origin).resolve() == Path(
+            str(dist.locate_file("ray/__init__.py"))).resolve()
+    except importlib.metadata.PackageNotFoundError:
+        own = False
+    if not own:
         try:
             importlib.import_module("ray")
         except ImportError as error:
-            problem = f"`import ray` failed ({error})"
+            return f"`import ray` failed ({error})"
+        return None
+    if _release(dist.version) < _release(RAY_FLOOR):
+        return f"Ray {dist.version} is installed; the [ray] extra needs ray>={RAY_FLOOR}"
+    return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading release numbers of a version ("2.60.0rc1" → (2, 60, 0)), enough to compare with a floor."""
+    found = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(part) for part in found.group(0).split(".")) if found else ()
+
+
+def need_ray() -> None:
+    """Skip (or fail in CI) unless Ray is installed (`ray_problem`): `[test]` does not install it."""
+    problem = ray_problem()
     if problem is not None:
         missing("Ray", problem, "pip install -e '.[ray]'")
 
