@@ -120,7 +120,7 @@ RAY_FLOOR = "2.9"
 
 
 def ray_problem() -> str | None:
-    """Why Ray is not usable here, or None when it is. `import ray` costs ~0.8 s of CPU, paid by
+    """Why Ray is not usable here, or None when it is. `import ray` costs ~0.3 s of CPU, paid by
     every pytest worker that asked, while no test runs Ray inside pytest's process (a cluster is
     `ray start` processes, a driver a `niceeval run` subprocess; the product's own check is a
     `find_spec` too): when the module found is the installed ray distribution's own, at least
