@@ -56,10 +56,27 @@ def missing(component: str, problem: str, fix: str) -> NoReturn:
 # ── Docker ───────────────────────────────────────────────────────────────────────────────────
 
 
+#: The images found usable by this process: the answer is kept, since asking (`docker version`
+#: and `docker image inspect`, ~0.05 s of CPU with the daemon's share) was paid again by every
+#: docker test, ~150 in the suite. A daemon that goes away mid-run fails the later tests instead.
+_DOCKER_USABLE: set[tuple[str, str]] = set()
+
+
 def docker_problem(image: str) -> str | None:
     """Why Docker with `image` is not usable here, or None when it is."""
     if _forced_absent("docker"):
         return "forced absent by NICEEVAL_TEST_ABSENT"
+    # A test may point PATH at a bin without docker, or DOCKER_HOST elsewhere: asked again then.
+    key = (image, "\0".join(os.environ.get(name, "") for name in ("PATH", "DOCKER_HOST", "DOCKER_CONTEXT")))
+    if key in _DOCKER_USABLE:
+        return None
+    problem = _ask_docker(image)
+    if problem is None:
+        _DOCKER_USABLE.add(key)
+    return problem
+
+
+def _ask_docker(image: str) -> str | None:
     try:
         version = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
                                  capture_output=True, text=True, timeout=20, check=False)
