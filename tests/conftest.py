@@ -141,19 +141,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _slow_folders_first(items)
 
 
+#: The groups that hold a worker longest, handed out first: their tests run one after another on
+#: one worker (the acceptance checks sharing a Ray cluster ~150 s, tests/scale/test_ray.py's
+#: cluster ~80 s, in CI's `--durations`).
+LONGEST_GROUPS = ("tests/acceptance::ray_cluster", "tests/scale/test_ray.py")
+
+
 def _slow_folders_first(items: list[pytest.Item]) -> None:
-    """The folders holding `slow` tests run first (each folder's tests in their usual order, so a
-    package- or module-scoped fixture is still built once). xdist hands out the tests that share
-    no fixture in collection order as workers free up; alphabetically the Docker and Ray folders
-    (`sandbox`, `scale`) came near the end, so one of their long tests handed out last kept a
-    worker busy after the others had run out of work. The long ones first, the many quick
-    ones (`expect`, `outcomes`, `store`, …) fill in at the end."""
+    """The longest groups first (`LONGEST_GROUPS`), then the folders holding `slow` tests, then
+    everything else — each in its usual order, so a package- or module-scoped fixture is still
+    built once. xdist hands out work (a group whole, any other test alone) in collection order as
+    workers free up: the acceptance checks on Ray handed out midway kept their worker busy after
+    the others had run out of work, and alphabetically the Docker and Ray folders (`sandbox`,
+    `scale`) came near the end. The long ones first; the many quick ones (`expect`, `outcomes`,
+    `store`, …) fill in at the end."""
     def folder(item: pytest.Item) -> str:
         parts = item.nodeid.split("/")
         return parts[1] if len(parts) > 2 else item.nodeid.split("::")[0]
 
+    def rank(item: pytest.Item) -> int:
+        marker = item.get_closest_marker("xdist_group")
+        name = None if marker is None else (marker.args[0] if marker.args else marker.kwargs.get("name"))
+        return LONGEST_GROUPS.index(name) if name in LONGEST_GROUPS else len(LONGEST_GROUPS)
+
     slow = {folder(item) for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: folder(item) not in slow)  # stable: the order within stays
+    items.sort(key=lambda item: (rank(item), folder(item) not in slow))  # stable: the order within stays
 
 
 # --- made once: a sealed run many tests start from, made once per worker and copied -----------
