@@ -175,16 +175,19 @@ def made_once(tmp_path_factory: pytest.TempPathFactory) -> MadeOnce:
     return MadeOnce(tmp_path_factory)
 
 
-# --- xdist: `-n auto` starts two workers per core -------------------------------------------------
+# --- xdist: `-n auto` starts three workers on two cores ------------------------------------------
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` (README, .ci/run) starts two workers per core instead of one. A good part of the
-    suite's wall time is waiting on what the CPU count does not see — Ray clusters starting,
-    Docker creating containers, Chromium, sleeps that are the behaviour under test — and with one
-    worker per core a core idled for each of those seconds; a second worker fills it. The suite
-    passes at that density (tests bind port 0, label what they make, work in their own folders:
-    "Tests in parallel" in docs/contributing.md). `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides
-    when set (xdist's own hook reads it)."""
+    """`-n auto` (README, .ci/run) starts one and a half workers per core (three on two cores, at
+    least two). Part of the suite's wall time is waiting the CPU count does not see — Ray clusters
+    starting, Docker creating containers, Chromium, sleeps that are the behaviour under test — and
+    with one worker per core a core idles through it; but every worker also pays its own
+    collection, session fixtures and imports, and the suite is CPU-bound: on the 2-core CI machine
+    three workers finished sooner than four (benchmarks/README.md, session 7). The suite passes at
+    any density (tests bind port 0, label what they make, work in their own folders: "Tests in
+    parallel" in docs/contributing.md).
+    `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides when set (xdist's own hook reads it)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, (3 * cores + 1) // 2)
