@@ -3,9 +3,11 @@ it is (issue 9, items 2 and 11)."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import sqlite3
+from collections.abc import Iterator
 
 from niceeval_cli.expect._judge import DEFAULT_MAX_AUDIT_BYTES
 from niceeval_cli.judge._grade import EXPLANATION_MAX_BYTES
@@ -69,21 +71,26 @@ def test_non_finite_numbers_in_the_judge_body_are_stored_as_valid_json(judged):
     assert audit["response"]["lo"] == "-Infinity"
 
 
-def _no_garbage_pending() -> None:
-    """Collect what earlier tests of this worker left before a run (in process) parses deep JSON
-    near the recursion limit: a collection falling inside that parse would run their finalizers
-    there, and an exception one raises (reported by pytest as a warning) then cannot even be
-    formatted ("Failed to process unraisable exception") — a failure of the test process, not of
-    the run under test."""
-    gc.collect()
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while a run (in process) parses JSON nested to the recursion
+    limit: a collection there calls the collector's callbacks at that depth — hypothesis installs
+    one in every pytest process that ran a property test — and the RecursionError it raises is
+    reported through pytest's unraisable-exception hook, which cannot format it at that depth
+    either ("Failed to process unraisable exception": the test process's failure, not the run's)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def test_a_body_nested_ten_thousand_deep_is_an_invalid_response_not_our_bug(judged):
     judged.setup(ONE)
     judged.server.default = Reply.raw("[" * 10_000 + "]" * 10_000)
-    _no_garbage_pending()
 
-    run = judged.run()
+    with _no_collection():
+        run = judged.run()
 
     assert run.exit_code == 5, run.stdout + run.stderr
     row = _stored(judged)["result"]
@@ -96,9 +103,9 @@ def test_a_body_nested_just_under_the_parser_limit_is_stored_as_valid_json(judge
     judged.setup(ONE)
     deep = "[" * 900 + "]" * 900
     judged.server.default = Reply.raw('{"choices": [{"message": {"content": "x"}}], "deep": ' + deep + "}")
-    _no_garbage_pending()
 
-    run = judged.run()
+    with _no_collection():
+        run = judged.run()
 
     assert run.exit_code == 5, run.stdout + run.stderr
     row = _stored(judged)["result"]
