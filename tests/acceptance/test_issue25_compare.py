@@ -13,7 +13,7 @@ import math
 import pytest
 from scipy import stats as sp
 
-from tests.support.pattern_app import APP
+from tests.support.pattern_app import run_with_passes, write_pattern_project
 from tests.support.project import Project
 
 
@@ -43,17 +43,11 @@ async def e2(t):
 
 
 def _project(proj: Project, attempts: int) -> Project:
-    proj.write("app.py", APP)
-    proj.write("evals/pattern.py", EVALS)
-    proj.write("niceeval.toml", f'[project]\nattempts = {attempts}\npass_rule = 0.6\n\n[experiments.local]\n'
-               'adapter = "python"\n[experiments.local.options]\ncallable = "app:reply"\n')
-    return proj
+    return write_pattern_project(proj, EVALS, f"attempts = {attempts}\npass_rule = 0.6\n")
 
 
 def _run(proj: Project, e1: int, e2: int) -> str:
-    result = proj.run("--rerun-all", env={"PASSES_e1": str(e1), "PASSES_e2": str(e2)})
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return proj.sql("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")[0]["id"]
+    return run_with_passes(proj, e1=e1, e2=e2)
 
 
 def test_one_regression_among_two_tests_is_within_noise_and_the_gate_says_so(proj: Project) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.browser import chromium_context
-from tests.support.pattern_app import APP
+from tests.support.pattern_app import write_pattern_project
 from tests.support.project import Project
 
 
@@ -65,10 +65,7 @@ def pct(x: float) -> str:
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     proj = Project(tmp_path_factory.mktemp("issue25-report") / "proj", in_process=True)
-    proj.write("app.py", APP)
-    proj.write("evals/pattern.py", EVALS)
-    proj.write("niceeval.toml", '[project]\nattempts = 5\npass_rule = 0.6\n\n[experiments.local]\n'
-               'adapter = "python"\n[experiments.local.options]\ncallable = "app:reply"\n')
+    write_pattern_project(proj, EVALS, "attempts = 5\npass_rule = 0.6\n")
     first = proj.run("--rerun-all", env={"PASSES_e1": "5", "PASSES_e2": "3"})
     assert first.returncode == 0, first.stdout + first.stderr
     base = proj.sql("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")[0]["id"]

@@ -25,7 +25,7 @@ from tests.acceptance.test_issue26_regrade import ENV, Judges, _latest_run, judg
 from tests.acceptance.test_issue26_regrade import _project as _judged_project
 from tests.support import unit_fold_store
 from tests.support.loopback import Loopback
-from tests.support.pattern_app import APP
+from tests.support.pattern_app import run_with_passes, write_pattern_project
 from tests.support.project import Project
 
 
@@ -56,16 +56,11 @@ async def e2(t, case):
 
 
 def _project(proj: Project) -> None:
-    proj.write("app.py", APP)
-    proj.write("evals/pattern.py", EVALS)
-    proj.write("niceeval.toml", '[project]\nattempts = 3\npass_rule = "all"\n\n[experiments.local]\n'
-               'adapter = "python"\n[experiments.local.options]\ncallable = "app:reply"\n')
+    write_pattern_project(proj, EVALS, 'attempts = 3\npass_rule = "all"\n')
 
 
 def _run(proj: Project, e1: int, e2: int) -> str:
-    result = proj.run("--rerun-all", env={"PASSES_e1": str(e1), "PASSES_e2": str(e2)})
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return str(proj.sql("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]["id"])
+    return run_with_passes(proj, e1=e1, e2=e2)
 
 
 def _outputs(proj: Project, base: str, new: str, store: Path | None = None) -> dict[str, str]:

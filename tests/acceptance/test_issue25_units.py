@@ -12,7 +12,7 @@ import math
 import pytest
 from scipy import stats as sp
 
-from tests.support.pattern_app import APP
+from tests.support.pattern_app import write_pattern_project
 from tests.support.project import Project
 
 
@@ -50,10 +50,7 @@ PASSES = {"PASSES_flaky": "3", "PASSES_steady": "5", "PASSES_ca": "1", "PASSES_c
 
 
 def _project(proj: Project) -> Project:
-    proj.write("app.py", APP)
-    proj.write("evals/pattern.py", EVALS)
-    proj.write("niceeval.toml", '[project]\nattempts = 5\n\n[experiments.local]\nadapter = "python"\n'
-               '[experiments.local.options]\ncallable = "app:reply"\n')
+    write_pattern_project(proj, EVALS, "attempts = 5\n")
     result = proj.run(env=PASSES)
     assert result.returncode == 1, result.stdout + result.stderr
     return proj

@@ -119,7 +119,7 @@ def test_a_probe_left_running_by_a_killed_run_is_listed_orphaned_and_pruned(dock
         child.wait(timeout=30)
         assert probes(), "the probe's container outlived its run"
         project = Project(tmp_path)
-        mine = {"NICEEVAL_DOCKER": docker_seeing_only("", tmp_path, label=f"niceeval.sandbox.probe={child.pid}")}
+        mine = {"NICEEVAL_DOCKER": docker_seeing_only(None, tmp_path, label=f"niceeval.sandbox.probe={child.pid}")}
         listed = project.cli("sandbox", "list", "--json", env=mine)
         assert listed.returncode == 0, listed.stderr
         rows = json.loads(listed.stdout)

@@ -70,7 +70,7 @@ def processes_running(*argv: str) -> list[int]:
     return found
 
 
-def docker_seeing_only(run_id: str, folder: Path, *, label: str | None = None) -> str:
+def docker_seeing_only(run_id: str | None, folder: Path, *, label: str | None = None) -> str:
     """A `docker` for NICEEVAL_DOCKER whose `ps` lists only the containers of run `run_id` (or,
     given `label`, only those carrying that `key=value` label).
 

@@ -1,6 +1,10 @@
 """The stand-in app of the statistics acceptance tests: it passes the first k of n attempts of each
 message (k from `PASSES_<message>`), so every pass pattern is known in advance."""
 
+from __future__ import annotations
+
+from tests.support.project import Project
+
 APP = """
 import os
 import threading
@@ -16,3 +20,20 @@ def reply(message: str) -> str:
         _seen[message] += 1
     return "yes" if n < int(os.environ["PASSES_" + message]) else "no"
 """
+
+
+def write_pattern_project(proj: Project, evals: str, project: str) -> Project:
+    """`proj` holding the stand-in app, `evals` as evals/pattern.py and experiment `local` calling
+    the app; `project` is the `[project]` table's lines (e.g. `'attempts = 5\\npass_rule = 0.6\\n'`)."""
+    proj.write("app.py", APP)
+    proj.write("evals/pattern.py", evals)
+    proj.write("niceeval.toml", f'[project]\n{project}\n[experiments.local]\nadapter = "python"\n'
+               '[experiments.local.options]\ncallable = "app:reply"\n')
+    return proj
+
+
+def run_with_passes(proj: Project, **passes: int) -> str:
+    """`niceeval run --rerun-all` with `PASSES_<message>` set for each keyword; the new run's id."""
+    result = proj.run("--rerun-all", env={f"PASSES_{message}": str(k) for message, k in passes.items()})
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    return str(proj.sql("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]["id"])
