@@ -462,38 +462,39 @@ def _first_seen(fold: UnitFold) -> tuple[int, str, str, int]:
 
 def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFold], *,
               experiments: tuple[str, str] | None, alpha: float, confidence: float) -> Comparison:
-    """Pair, class and test two sides' units, keyed by pairing key in the order first seen."""
+    """Pair, class and test two sides' units, keyed by pairing key in the order first seen.
+
+    Everything scipy is not needed for comes first (sides, classes, changed keys, the paired
+    differences), the tests and t intervals last: when a helper process imports scipy meanwhile
+    (`stats.computed_by`), the wait for it falls after this process's own work."""
     order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
     rank = {c: i for i, c in enumerate(order)}
-    sides: list[tuple[Key, Side | None, Side | None]] = []
+    drafts: list[tuple[PairClass, str, str, str, str | None, Side | None, Side | None, tuple[str, ...]]] = []
     evidence: list[tuple[UnitEvidence | None, UnitEvidence | None]] = []
     for key in dict.fromkeys([*base_folds, *new_folds]):
         base_fold, new_fold = base_folds.get(key), new_folds.get(key)
-        sides.append((key, None if base_fold is None else side_of(base_fold),
-                      None if new_fold is None else side_of(new_fold)))
-        evidence.append((None if base_fold is None else base_fold.evidence,
-                         None if new_fold is None else new_fold.evidence))
-    tests = pair_tests(evidence, alpha)
-    pairs: list[Pair] = []
-    for (key, b, n), test, (base_evidence, new_evidence) in zip(sides, tests, evidence, strict=True):
+        b = None if base_fold is None else side_of(base_fold)
+        n = None if new_fold is None else side_of(new_fold)
         side = n or b
         assert side is not None
-        pairs.append(Pair(
-            cls=classify(b, n),
-            experiment_id=experiments[1] if experiments else side.experiment_id,
-            base_experiment_id=experiments[0] if experiments else side.experiment_id,
-            eval_id=side.eval_id,  # as the new side shows it
-            case_id=key[2],
-            base=b,
-            new=n,
-            changed_keys=_changed_keys(b, n),
-            stats=PairStats(test, interval_of(base_evidence, confidence), interval_of(new_evidence, confidence)),
+        drafts.append((
+            classify(b, n),
+            experiments[1] if experiments else side.experiment_id,
+            experiments[0] if experiments else side.experiment_id,
+            side.eval_id,  # as the new side shows it
+            key[2], b, n, _changed_keys(b, n),
         ))
-    changes = experiment_differences(
-        [((p.experiment_id, p.base_experiment_id), case_eval_id(p.eval_id, p.case_id), b, n)
-         for p, (b, n) in zip(pairs, evidence, strict=True)],
-        confidence,
-    )
+        evidence.append((None if base_fold is None else base_fold.evidence,
+                         None if new_fold is None else new_fold.evidence))
+    changes = experiment_differences([((d[1], d[2]), case_eval_id(d[3], d[4]), b, n)
+                                      for d, (b, n) in zip(drafts, evidence, strict=True)], confidence)
+    tests = pair_tests(evidence, alpha)
+    pairs = [
+        Pair(cls, experiment_id, base_experiment_id, eval_id, case_id, b, n, changed,
+             PairStats(test, interval_of(base_evidence, confidence), interval_of(new_evidence, confidence)))
+        for (cls, experiment_id, base_experiment_id, eval_id, case_id, b, n, changed), test,
+        (base_evidence, new_evidence) in zip(drafts, tests, evidence, strict=True)
+    ]
     pairs.sort(key=lambda p: (rank[p.cls], p.experiment_id, p.eval_id, p.case_id is not None, p.case_id or ""))
     experiment_rows = tuple(change_of(change) for change in changes)
     return Comparison(tuple(pairs), order, experiment_rows, alpha, confidence)

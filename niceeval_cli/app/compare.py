@@ -26,7 +26,7 @@ from .._states import (
 from ..comparison import AttemptFacts, PairClass, UnitFold, compare, compare_folds, experiment_totals
 from ..outcomes import assertion_severity_sql
 from ..reports.data import CompareResult, Results
-from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, Significance, prepare_tests
+from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, Significance
 from ..store.rows import RunRow
 
 if TYPE_CHECKING:
@@ -178,31 +178,23 @@ def load_comparison(
         return compare_runs(store, base, new, alpha=alpha, confidence=confidence)
 
 
-#: From this many planned slots (both runs) the significance tests are imported while the store
-#: folds: below it the folds are quick and a comparison with no testable pair skips scipy.
-PREPARE_TESTS_FROM_SLOTS = 2_000
-
-
 def compare_runs(store: Store, base_ref: str, new_ref: str | None = None, *, alpha: float = DEFAULT_ALPHA,
                  confidence: float = DEFAULT_CONFIDENCE) -> CompareResult:
     """BASE against NEW (default: the latest run); ids are exact or unique prefixes.
 
     Each run's units are folded in SQL (`Store.unit_folds`): 10 000 rows to pair rather than
     100 000 attempts and their results — for a finished run, the rows stored when it was
-    finalised. The two folds run on connections of their own in two threads while this one
-    imports the significance tests (scipy, ~1 s of its own) when the runs are large enough to be
-    worth it; SQLite runs a statement without the GIL, so on two cores a fold on read overlaps.
-    A small comparison imports scipy only if a pair is tested. Where the store cannot fold a
-    run's attempts by counts, both runs' attempts are read and compared as they are."""
+    finalised — on connections of their own in two threads (SQLite runs a statement without the
+    GIL, so on two cores a fold on read overlaps). Where the store cannot fold a run's attempts
+    by counts, both runs' attempts are read and compared as they are. (scipy, for the tests, is
+    imported meanwhile by a helper process when the caller started one: `scipy_helper`.)"""
     base_run = store.resolve_run(base_ref)
     new_run = store.resolve_run(new_ref)
-    comparison = None
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="niceeval-compare") as pool:
         base_folding = pool.submit(_unit_folds, store.path, base_run.id)
         new_folding = pool.submit(_unit_folds, store.path, new_run.id)
-        if (base_run.planned_total or 0) + (new_run.planned_total or 0) >= PREPARE_TESTS_FROM_SLOTS:
-            prepare_tests()
         base_units, new_units = base_folding.result(), new_folding.result()
+    comparison = None
     if base_units is not None and new_units is not None:
         comparison = compare_folds(base_units, new_units, alpha=alpha, confidence=confidence)
     if comparison is None:

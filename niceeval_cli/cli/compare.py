@@ -52,6 +52,16 @@ def compare(
     Attempts pair by experiment, eval id and case id; repeated attempts compare by their result
     under pass_rule, with both pass counts. Regressions are listed first.
     """
+    from ..app.scipy_helper import scipy_beside
+
+    with scipy_beside():  # scipy imports in a helper process while this one reads and pairs
+        code = _compare(base, new, experiments, fmt, fail_on, alpha, confidence, store, config)
+    raise typer.Exit(code)
+
+
+def _compare(base: str | None, new: str | None, experiments: tuple[str, str] | None, fmt: str | None,
+             fail_on: list[str] | None, alpha: float | None, confidence: float | None, store: Path | None,
+             config: Path | None) -> int:
     from ..app import compare as compare_app
     from ..app.project import stats_settings, store_path
     from ..reports import compare_output
@@ -69,7 +79,7 @@ def compare(
     decision = compare_app.gate(result, gates)
     if decision.note:
         _console(stderr=True).print(decision.note, highlight=False, markup=False, soft_wrap=True)
-    raise typer.Exit(decision.code)
+    return int(decision.code)
 
 
 @command(

@@ -18,12 +18,12 @@ from ._comparing import (
 )
 from ._evidence import AttemptLike, evidence_of
 from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
+from ._scipy import IN_PROCESS, ScipyCalls, computed_by, scipy_calls
 from ._significance import (
     DEFAULT_ALPHA,
     Significance,
     bh_q_values,
     fisher_p,
-    prepare_tests,
     significance_of,
     welch_p,
 )
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_CONFIDENCE",
     "EXPERIMENT_COLUMNS",
+    "IN_PROCESS",
     "UNIT_COLUMNS",
     "Agreement",
     "AttemptLike",
@@ -43,6 +44,7 @@ __all__ = [
     "ExperimentEstimate",
     "Interval",
     "PairedDifference",
+    "ScipyCalls",
     "Significance",
     "UnitEvidence",
     "UnitStats",
@@ -51,6 +53,7 @@ __all__ = [
     "bh_q_values",
     "clustered_mean",
     "cohen_kappa",
+    "computed_by",
     "evidence_of",
     "experiment_differences",
     "experiment_estimates",
@@ -60,7 +63,7 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
-    "prepare_tests",
+    "scipy_calls",
     "significance_of",
     "t_interval",
     "unit_rows",

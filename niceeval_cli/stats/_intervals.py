@@ -1,7 +1,7 @@
 """One unit's uncertainty (statistics.md, "Per unit"): Wilson intervals, pass@k, pass^k, t intervals.
 
-Pure arithmetic. `z` comes from the standard library; a t quantile needs scipy, imported only
-when a t interval is asked for (a plain run never imports it).
+Pure arithmetic. `z` comes from the standard library; a t quantile is scipy's (`_scipy.py`),
+computed only when a t interval is asked for (a plain run never imports scipy).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+
+from ._scipy import scipy_calls
 
 __all__ = ["DEFAULT_CONFIDENCE", "Interval", "mean", "pass_at_k", "pass_hat_k", "t_interval", "wilson", "z_of"]
 
@@ -75,10 +77,8 @@ def mean(values: Sequence[float]) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def t_quantile(confidence: float, df: int) -> float:
-    """t(c, df): the two-sided Student t quantile (scipy, imported here only)."""
-    from scipy import stats
-
-    return float(stats.t.ppf(1.0 - (1.0 - check_confidence(confidence)) / 2.0, df))
+    """t(c, df): the two-sided Student t quantile (scipy's, `_scipy.py`)."""
+    return scipy_calls().t_ppf([(1.0 - (1.0 - check_confidence(confidence)) / 2.0, df)])[0]
 
 
 def t_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> Interval | None:

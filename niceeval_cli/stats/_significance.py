@@ -1,7 +1,8 @@
 """Whether a change is larger than the noise (statistics.md, "Comparisons"): Fisher's exact test
 per pass-style unit, Welch's t test per score-style unit, Benjamini–Hochberg q values over one
-comparison's family. The tests themselves are scipy's (imported here only, when a comparison is
-made); this module decides which test applies and what its answer means.
+comparison's family. The tests themselves are scipy's (`_scipy.py`: imported only when a comparison
+is made, in this process or a helper one); this module decides which test applies and what its
+answer means.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import math
 from collections.abc import Sequence
 from enum import Enum
 
-__all__ = ["Significance", "bh_q_values", "fisher_p", "prepare_tests", "significance_of", "welch_p"]
+from ._scipy import scipy_calls
+
+__all__ = ["Significance", "bh_q_values", "fisher_p", "significance_of", "welch_p"]
 
 DEFAULT_ALPHA = 0.05
 
@@ -22,20 +25,11 @@ class Significance(str, Enum):
     UNTESTABLE = "untestable"  # too little evidence on a side to test
 
 
-def prepare_tests() -> None:
-    """Import scipy's tests now: a caller about to compare does it while its other threads read
-    (about a second of CPU, spent anyway at the first test)."""
-    import scipy.stats  # noqa: F401
-
-
 @functools.lru_cache(maxsize=65536)
 def fisher_p(passed_base: int, n_base: int, passed_new: int, n_new: int) -> float:
     """Fisher's exact test, two-sided, on [[s_base, n_base − s_base], [s_new, n_new − s_new]].
     Cached by table: a comparison of 10 000 units of a few attempts meets few distinct tables."""
-    from scipy import stats
-
-    table = [[passed_base, n_base - passed_base], [passed_new, n_new - passed_new]]
-    return float(stats.fisher_exact(table, alternative="two-sided").pvalue)
+    return scipy_calls().fisher([(passed_base, n_base, passed_new, n_new)])[0]
 
 
 def welch_p(base: Sequence[float], new: Sequence[float]) -> float | None:
@@ -46,9 +40,7 @@ def welch_p(base: Sequence[float], new: Sequence[float]) -> float | None:
     mean_b, mean_n = math.fsum(base) / len(base), math.fsum(new) / len(new)
     if all(x == base[0] for x in base) and all(x == new[0] for x in new):
         return 1.0 if mean_b == mean_n else 0.0
-    from scipy import stats
-
-    p = float(stats.ttest_ind(list(base), list(new), equal_var=False).pvalue)
+    p = scipy_calls().welch([(base, new)])[0]
     return 1.0 if math.isnan(p) else p
 
 
@@ -56,9 +48,7 @@ def bh_q_values(p_values: Sequence[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p values (scipy's `false_discovery_control`), in input order."""
     if not p_values:
         return []
-    from scipy import stats
-
-    return [float(q) for q in stats.false_discovery_control(list(p_values), method="bh")]
+    return scipy_calls().bh(p_values)
 
 
 def significance_of(q_value: float | None, alpha: float = DEFAULT_ALPHA) -> Significance:
