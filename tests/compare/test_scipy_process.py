@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +151,48 @@ def test_a_comparison_prints_the_same_with_its_tests_from_a_helper(tmp_path: Pat
         assert helped == alone
     pairs = json.loads(_compare("two-cores", store, base, new, "--format", "json")[0])["pairs"]
     assert any(p["p_value"] is not None for p in pairs)
+
+
+def _helpers_marked(mark: str) -> list[int]:
+    """Live processes started with NICEEVAL_TEST_MARK=mark whose command is the scipy helper."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"NICEEVAL_TEST_MARK={mark}".encode() in environ.split(b"\0") and b"scipy_helper" in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists() or len(getattr(os, "sched_getaffinity",
+                    lambda _: {0})(0)) < 2, reason="needs /proc and two cores (the helper is used from two)")
+def test_compare_leaves_no_helper_behind_when_done_or_interrupted(tmp_path: Path) -> None:
+    store = tmp_path / "results.db"
+    base, new = unit_fold_store.build(store, seed=7, units=40, finish="store")
+    mark = f"{os.getpid()}-{tmp_path.name}"
+    env = {**os.environ, "NO_COLOR": "1", "NICEEVAL_TEST_MARK": mark}
+    argv = [sys.executable, "-m", "niceeval_cli.cli", "compare", base, new, "--store", str(store), "--format", "json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode in (0, 1), done.stderr
+    assert _helpers_marked(mark) == []
+    # Ctrl-C while the helper is still importing scipy (it takes about a second)
+    running = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not _helpers_marked(mark) and time.monotonic() < deadline and running.poll() is None:
+            time.sleep(0.01)
+        assert _helpers_marked(mark), "compare started no helper"
+        running.send_signal(signal.SIGINT)
+        _, err = running.communicate(timeout=60)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.wait()
+    assert running.returncode == 130, err
+    assert "interrupted" in err
+    assert _helpers_marked(mark) == []  # stopped by compare before it exited, not left to finish its import
