@@ -193,9 +193,9 @@ def test_compare_leaves_no_helper_behind_when_done_or_interrupted(tmp_path: Path
         if running.poll() is None:
             running.kill()
             running.wait()
-    # 130, or killed by SIGINT after saying so: a KeyboardInterrupt that once crossed code run by
-    # CPython's PyRun_String (some extension imports do) makes the interpreter end itself with
-    # SIGINT at exit even when handled — seen before this helper existed too
+    # 130, or ended by SIGINT after saying so: when the interrupt lands in an import, CPython at
+    # times still ends the process with its own kill(self, SIGINT) at exit although the interrupt
+    # was handled (strace shows it; seen on compare before this helper existed too)
     assert running.returncode in (130, -signal.SIGINT), err
     assert "interrupted" in err
     assert _helpers_marked(mark) == []  # stopped by compare before it exited, not left to finish its import
