@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,15 @@ from niceeval_cli._states import RunStatus
 from niceeval_cli.store import Store
 from niceeval_cli.store.connect import write_transaction
 from niceeval_cli.store.unit_folds import FOLD_FORMAT, store_unit_folds
-from tests.acceptance.test_issue26_regrade import ENV, Judges, _latest_run, judges, sut  # noqa: F401
-from tests.acceptance.test_issue26_regrade import _project as _judged_project
 from tests.support import unit_fold_store
+from tests.support.judged_project import (
+    ENV,
+    Judges,
+    answering_sut,
+    latest_run,
+    running_judges,
+    write_judged_project,
+)
 from tests.support.loopback import Loopback
 from tests.support.pattern_app import run_with_passes, write_pattern_project
 from tests.support.project import Project
@@ -261,14 +268,26 @@ def test_a_shard_group_folds_on_read(proj: Project) -> None:
     assert _outputs(proj, base, "g7", older) == grouped
 
 
+@pytest.fixture
+def judges() -> Iterator[Judges]:
+    with running_judges() as made:
+        yield made
+
+
+@pytest.fixture
+def sut() -> Iterator[Loopback]:
+    with answering_sut() as server:
+        yield server
+
+
 @pytest.mark.slow
-def test_a_regrade_run_stores_its_folds(proj: Project, judges: Judges, sut: Loopback) -> None:  # noqa: F811
-    _judged_project(proj, judges, sut)
+def test_a_regrade_run_stores_its_folds(proj: Project, judges: Judges, sut: Loopback) -> None:
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
-    original = str(_latest_run(proj)["id"])
+    original = str(latest_run(proj)["id"])
     done = proj.cli("regrade", "--judge-model", "judge-b", env=ENV)
     assert done.returncode == 1, done.stdout + done.stderr
-    regrade = str(_latest_run(proj)["id"])
+    regrade = str(latest_run(proj)["id"])
     rows, marks = _folds(proj.store, regrade)
     assert marks == [(regrade, FOLD_FORMAT, 1)] and rows[0][3] == 2  # one unit, its two attempts
     assert _folds(proj.store, original)[0][0][4:] != rows[0][4:]  # judge-b failed the gate: other counts

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 from niceeval_cli.store import SCHEMA_VERSION
-from tests.support.loopback import JudgeServer, Loopback, Reply
+from tests.support.judged_project import (
+    ENV,
+    Judges,
+    answering_sut,
+    latest_run,
+    running_judges,
+    write_judged_project,
+)
+from tests.support.loopback import Loopback, Reply
 from tests.support.project import Project as Proj
 from tests.support.project import stop, wait_for
 
@@ -29,30 +37,8 @@ def proj(project: Proj) -> Proj:
     return project
 
 
-ENV = {"JK": "sk-test-regradeKey0123456789abcdef"}
 STORE_DUMPS = Path(__file__).resolve().parents[1] / "store" / "data"  # every schema dump lives there
 
-EVALS = '''
-import pathlib
-import urllib.request
-
-from niceeval_cli import define_eval
-from niceeval_cli.expect import closed_qa, equals
-
-SUT = "{sut}"
-RAN = pathlib.Path(__file__).with_name("ran.log")
-
-
-@define_eval(judge=True)
-async def capital(t):
-    with RAN.open("a") as log:  # eval code ran: regrade must never add a line
-        log.write("capital\\n")
-    answer = urllib.request.urlopen(SUT + "/answer").read().decode()
-    t.check(answer, equals("Paris.")).label("exact")
-    await t.check({{"input": "What is the capital of France?", "output": answer}},
-                  closed_qa("Does it name the capital?").at_least(1)).gate().label("capital").or_stop()
-    t.check({{"input": "Is it polite?", "output": answer}}, closed_qa("Is the answer polite?")).label("polite")
-'''
 
 
 # A store of the previous schema (tests/store/data/schema8_judged.sql) was made by
@@ -82,54 +68,16 @@ def capital(t):
 """
 
 
-class Judges:
-    """The loopback judge: model `judge-a` says Y to everything, `judge-b` says N to the capital
-    question; `counts()` is the grading requests per model."""
-
-    def __init__(self) -> None:
-        self.server = JudgeServer().start()
-        self.server.default = Reply.tool("Y", "judge-a agrees")
-        self.server.when("judge-b", Reply.tool("N", "judge-b disagrees"))
-
-    def counts(self) -> dict[str, int]:
-        seen: dict[str, int] = {}
-        for request in self.server.grading_requests:
-            model = str(request.json["model"])  # type: ignore[index]
-            seen[model] = seen.get(model, 0) + 1
-        return seen
-
-
 @pytest.fixture
 def judges() -> Iterator[Judges]:
-    made = Judges()
-    try:
+    with running_judges() as made:
         yield made
-    finally:
-        made.server.stop()
 
 
 @pytest.fixture
 def sut() -> Iterator[Loopback]:
-    server = Loopback(lambda method, path, body: (200, b"Paris.", "text/plain"))
-    try:
+    with answering_sut() as server:
         yield server
-    finally:
-        server.stop()
-
-
-def _project(proj: Proj, judges: Judges, sut: Loopback, *, attempts: int = 2, extra: str = "") -> None:
-    proj.write("niceeval.toml", f'''
-        [project]
-        attempts = {attempts}
-
-        [judge]
-        model = "judge-a"
-        base_url = "{judges.server.base_url}"
-        api_key_env = "JK"
-        max_retries = 0
-        {extra}
-    ''')
-    proj.write("evals/capital.py", EVALS.format(sut=sut.url))
 
 
 def _ran(proj: Proj) -> int:
@@ -142,7 +90,7 @@ def _ran(proj: Proj) -> int:
 
 def test_run_stores_each_distinct_judge_input_once_and_every_judge_result_points_at_it(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     done = proj.run(env=ENV)
     assert done.returncode == 0, done.stdout + done.stderr
     inputs = proj.sql("SELECT sha256, content FROM judge_inputs ORDER BY content")
@@ -185,7 +133,7 @@ def test_a_judge_input_is_stored_redacted(proj: Proj, judges: Judges, sut: Loopb
 
 
 def test_the_file_keeps_judge_inputs_insert_only(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
     con = sqlite3.connect(proj.store)
     try:
@@ -235,7 +183,7 @@ def test_a_schema_8_store_is_upgraded_keeping_every_earlier_row(proj: Proj):
 
 
 def test_merge_brings_a_stores_judge_inputs_once(proj: Proj, judges: Judges, sut: Loopback, tmp_path: Path):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
     target = tmp_path / "merged.db"
     for _ in range(2):  # merging twice changes nothing
@@ -255,15 +203,11 @@ def _rows(proj: Proj, run_id: str) -> list[dict[str, object]]:
                     "ORDER BY a.ordinal, r.ordinal", [run_id])
 
 
-def _latest_run(proj: Proj) -> dict[str, object]:
-    return proj.sql("SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]
-
-
 def test_regrade_with_another_model_judges_again_into_a_new_run_and_never_runs_the_system_under_test(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
-    original = _latest_run(proj)["id"]
+    original = latest_run(proj)["id"]
     before = _rows(proj, str(original))
     asked, ran = len(sut.requests), _ran(proj)
     assert judges.counts() == {"judge-a": 4}
@@ -272,7 +216,7 @@ def test_regrade_with_another_model_judges_again_into_a_new_run_and_never_runs_t
     assert done.returncode == 1, done.stdout + done.stderr  # the gate fails under judge-b: exit as `run`
     assert len(sut.requests) == asked and _ran(proj) == ran  # no system under test, no eval code
     assert judges.counts() == {"judge-a": 4, "judge-b": 4}  # every judge assertion graded again, by judge-b
-    regrade = _latest_run(proj)
+    regrade = latest_run(proj)
     assert (regrade["kind"], regrade["regrade_of"], regrade["status"], regrade["exit_code"]) == (
         "regrade", original, "finished", 1)
     after = _rows(proj, str(regrade["id"]))
@@ -293,12 +237,12 @@ def test_regrade_with_another_model_judges_again_into_a_new_run_and_never_runs_t
 
 def test_regrade_with_the_same_judge_passes_as_the_run_did_and_reads_like_any_run(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
-    original = str(_latest_run(proj)["id"])
+    original = str(latest_run(proj)["id"])
     done = proj.cli("regrade", original, env=ENV)
     assert done.returncode == 0, done.stdout + done.stderr
-    regrade = str(_latest_run(proj)["id"])
+    regrade = str(latest_run(proj)["id"])
     assert {r["state"] for r in _rows(proj, regrade)} == {"passed"}
     view = proj.cli("view", regrade, env=ENV)
     assert view.returncode == 0 and "passed" in view.stdout, view.stdout + view.stderr
@@ -316,11 +260,11 @@ def test_regrade_with_the_same_judge_passes_as_the_run_did_and_reads_like_any_ru
 
 def test_compare_and_judge_agreement_between_set_a_run_against_its_regrade(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
-    original = str(_latest_run(proj)["id"])
+    original = str(latest_run(proj)["id"])
     assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
-    regrade = str(_latest_run(proj)["id"])
+    regrade = str(latest_run(proj)["id"])
     compared = proj.cli("compare", original, regrade, env=ENV)
     assert compared.returncode in (0, 1), compared.stdout + compared.stderr
     assert "regressed" in compared.stdout.lower() and "capital" in compared.stdout, compared.stdout
@@ -335,7 +279,7 @@ def test_compare_and_judge_agreement_between_set_a_run_against_its_regrade(
 
 
 def test_regrade_dry_prints_what_would_change_and_writes_nothing(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
     counts = {t: proj.sql(f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in ("runs", "attempts", "assertion_results")}
     done = proj.cli("regrade", "--judge-model", "judge-b", "--judge-samples", "3", "--dry", env=ENV)
@@ -349,28 +293,28 @@ def test_regrade_dry_prints_what_would_change_and_writes_nothing(proj: Proj, jud
 
 def test_regrade_with_samples_sends_each_assertion_n_times_and_stores_the_agreement(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
     done = proj.cli("regrade", "--judge-samples", "3", env=ENV)
     assert done.returncode == 0, done.stdout + done.stderr
     assert judges.counts() == {"judge-a": 2 + 2 * 3}
-    regraded = [r for r in _rows(proj, str(_latest_run(proj)["id"])) if r["label"] == "capital"]
+    regraded = [r for r in _rows(proj, str(latest_run(proj)["id"])) if r["label"] == "capital"]
     assert [(r["agreement"], r["judge_samples"]) for r in regraded] == [(1.0, 3)]
 
 
 def test_a_stop_at_a_judge_the_new_judge_would_pass_is_regrade_stopped_continuation(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     proj.write("niceeval.toml", (proj.root / "niceeval.toml").read_text().replace('"judge-a"', '"judge-b"'))
     done = proj.run(env=ENV)
     assert done.returncode == 1, done.stdout + done.stderr  # judge-b: the capital gate fails and stops there
-    original = _rows(proj, str(_latest_run(proj)["id"]))
+    original = _rows(proj, str(latest_run(proj)["id"]))
     assert [r["label"] for r in original] == ["exact", "capital"]  # `polite` never ran
     assert original[0]["stop_cause"] == "capital: below"
 
     done = proj.cli("regrade", "--judge-model", "judge-a", env=ENV)
     assert done.returncode == 5, done.stdout + done.stderr  # errored: undecided, as `run` exits
-    regraded = _rows(proj, str(_latest_run(proj)["id"]))
+    regraded = _rows(proj, str(latest_run(proj)["id"]))
     assert [r["label"] for r in regraded] == ["exact", "capital"], done.stdout  # nothing invented
     assert (regraded[1]["result"], regraded[0]["state"], regraded[0]["reason"]) == (
         "met", "errored", "regrade-stopped-continuation")
@@ -378,27 +322,27 @@ def test_a_stop_at_a_judge_the_new_judge_would_pass_is_regrade_stopped_continuat
 
 
 def test_a_stop_the_new_judge_also_makes_stays_a_stop(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     proj.write("niceeval.toml", (proj.root / "niceeval.toml").read_text().replace('"judge-a"', '"judge-b"'))
     assert proj.run(env=ENV).returncode == 1
     assert proj.cli("regrade", env=ENV).returncode == 1  # judge-b again: failed, still stopped there
-    (row, *_) = _rows(proj, str(_latest_run(proj)["id"]))
+    (row, *_) = _rows(proj, str(latest_run(proj)["id"]))
     assert (row["state"], row["reason"], row["stop_cause"]) == ("failed", None, "capital: below")
 
 
 def test_an_unreachable_new_judge_is_a_setup_error_and_regrades_nothing(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
     done = proj.cli("regrade", "--judge-base-url", "http://127.0.0.1:9/v1", env=ENV)
     assert done.returncode == 3, done.stdout + done.stderr
-    run = _latest_run(proj)
+    run = latest_run(proj)
     assert (run["kind"], run["status"], run["exit_code"]) == ("regrade", "setup-error", 3)
     assert proj.sql("SELECT count(*) AS n FROM attempts WHERE run_id = ?", [run["id"]])[0]["n"] == 0
     assert "127.0.0.1:9" in done.stdout + done.stderr
 
 
 def test_an_unavailable_judge_leaves_the_regrade_undecided(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
     judges.server.when("judge-c", Reply.error(503))
     judges.server.models = None
@@ -415,7 +359,7 @@ def test_an_unavailable_judge_leaves_the_regrade_undecided(proj: Proj, judges: J
 ])
 def test_bad_input_is_one_paragraph_and_exit_2(proj: Proj, judges: Judges, sut: Loopback, args: tuple[str, ...],
                                                 named: str):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
     runs = proj.sql("SELECT count(*) AS n FROM runs")[0]["n"]
     done = proj.cli("regrade", *args, env=ENV)
@@ -426,7 +370,7 @@ def test_bad_input_is_one_paragraph_and_exit_2(proj: Proj, judges: Judges, sut: 
 
 def test_regrade_of_a_store_from_the_previous_schema_names_the_attempts_it_cannot_regrade(proj: Proj):
     _schema8_store(proj)
-    old_run, old_attempts = _latest_run(proj)["id"], [a["id"] for a in proj.sql("SELECT id FROM attempts")]
+    old_run, old_attempts = latest_run(proj)["id"], [a["id"] for a in proj.sql("SELECT id FROM attempts")]
     done = proj.cli("regrade", env=ENV)
     assert done.returncode == 2, done.stdout + done.stderr
     assert all(a in done.stderr for a in old_attempts) and "--skip-missing" in done.stderr, done.stderr
@@ -441,7 +385,7 @@ def test_skip_missing_regrades_the_attempts_that_have_inputs_and_leaves_the_othe
     _schema8_store(proj, attempts=3)
     done = proj.run()  # reuses the two old attempts (same fingerprint), executes the third
     assert done.returncode == 0, done.stdout + done.stderr  # no judge key yet: unavailable, recorded only
-    mixed = str(_latest_run(proj)["id"])
+    mixed = str(latest_run(proj)["id"])
     slots = proj.sql("SELECT relation FROM run_slots WHERE run_id = ? ORDER BY ordinal", [mixed])
     assert [s["relation"] for s in slots] == ["reference", "reference", "origin"]
     env = {"JK_LATER": ENV["JK"]}
@@ -449,7 +393,7 @@ def test_skip_missing_regrades_the_attempts_that_have_inputs_and_leaves_the_othe
     assert refused.returncode == 2 and "2 attempt(s)" in refused.stderr, refused.stderr
     done = proj.cli("regrade", "--judge-base-url", judges.server.base_url, "--skip-missing", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    regrade = _latest_run(proj)
+    regrade = latest_run(proj)
     rows = proj.sql("SELECT ordinal, state, regraded_from FROM attempts WHERE run_id = ?", [regrade["id"]])
     assert [(r["ordinal"], r["state"]) for r in rows] == [(2, "passed")]
     assert judges.counts() == {"judge-a": 1}
@@ -459,14 +403,14 @@ def test_skip_missing_regrades_the_attempts_that_have_inputs_and_leaves_the_othe
 
 
 def test_a_regrade_of_a_regrade_points_at_the_attempts_that_ran(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1)
+    write_judged_project(proj, judges, sut, attempts=1)
     assert proj.run(env=ENV).returncode == 0
-    original = str(_latest_run(proj)["id"])
+    original = str(latest_run(proj)["id"])
     assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
-    first = str(_latest_run(proj)["id"])
+    first = str(latest_run(proj)["id"])
     done = proj.cli("regrade", first, "--judge-model", "judge-a", env=ENV)
     assert done.returncode == 0, done.stdout + done.stderr  # judge-a again: passed, as the run did
-    second = _latest_run(proj)
+    second = latest_run(proj)
     assert second["regrade_of"] == first
     (ran,) = proj.sql("SELECT id FROM attempts WHERE run_id = ?", [original])
     assert {r["regraded_from"] for r in proj.sql("SELECT regraded_from FROM attempts WHERE run_id = ?",
@@ -477,13 +421,13 @@ def test_a_regrade_of_a_regrade_points_at_the_attempts_that_ran(proj: Proj, judg
 
 def test_the_calibration_gate_holds_back_a_regrading_judge_people_never_labelled(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=1, extra="min_human_kappa = 0.5\nmin_labels = 1")
+    write_judged_project(proj, judges, sut, attempts=1, extra="min_human_kappa = 0.5\nmin_labels = 1")
     assert proj.run(env=ENV).returncode == 5  # judge-a has no labels yet: uncalibrated, undecided
     done = proj.cli("regrade", "--judge-model", "judge-b", "--json", env=ENV)
     assert done.returncode == 5, done.stdout + done.stderr
     events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
     assert events[0] == "run.planned" and "attempt.sealed" in events
-    rows = _rows(proj, str(_latest_run(proj)["id"]))
+    rows = _rows(proj, str(latest_run(proj)["id"]))
     capital = next(r for r in rows if r["label"] == "capital")
     assert (capital["result"], capital["measurement"]) == ("unavailable", 0.0)
     assert "judge-uncalibrated" in str(capital["explanation"])
@@ -491,15 +435,15 @@ def test_the_calibration_gate_holds_back_a_regrading_judge_people_never_labelled
 
 
 def test_the_next_run_reuses_what_ran_never_a_regraded_attempt(proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut)
+    write_judged_project(proj, judges, sut)
     assert proj.run(env=ENV).returncode == 0
-    original = str(_latest_run(proj)["id"])
+    original = str(latest_run(proj)["id"])
     ran = {r["id"] for r in proj.sql("SELECT id FROM attempts WHERE run_id = ?", [original])}
     assert proj.cli("regrade", "--judge-model", "judge-b", env=ENV).returncode == 1
     asked = len(sut.requests)
     done = proj.run(env=ENV)  # the config still names judge-a: its results are reused as they were
     assert done.returncode == 0, done.stdout + done.stderr
-    again = str(_latest_run(proj)["id"])
+    again = str(latest_run(proj)["id"])
     slots = proj.sql("SELECT relation, attempt_id FROM run_slots WHERE run_id = ?", [again])
     assert {s["relation"] for s in slots} == {"reference"} and {s["attempt_id"] for s in slots} == ran
     assert len(sut.requests) == asked and judges.counts() == {"judge-a": 4, "judge-b": 4}
@@ -507,7 +451,7 @@ def test_the_next_run_reuses_what_ran_never_a_regraded_attempt(proj: Proj, judge
 
 def test_ctrl_c_keeps_what_was_regraded_and_marks_the_regrade_interrupted(
         proj: Proj, judges: Judges, sut: Loopback):
-    _project(proj, judges, sut, attempts=6)
+    write_judged_project(proj, judges, sut, attempts=6)
     assert proj.run(env=ENV).returncode == 0
     # The regrade's preflight and its first six grading requests are answered at once, then every
     # grading request hangs; the interrupt comes once six were regraded and one hangs.
@@ -524,6 +468,6 @@ def test_ctrl_c_keeps_what_was_regraded_and_marks_the_regrade_interrupted(
         stop(proc)
     assert proc.returncode == 130, err
     assert took < 5, took  # the hanging judge requests are given up, not waited for
-    run = _latest_run(proj)
+    run = latest_run(proj)
     assert (run["kind"], run["status"], run["exit_code"]) == ("regrade", "interrupted", 130), err
     assert "Traceback" not in err
