@@ -4,7 +4,7 @@ A command builds what it keeps for its whole length (modules, definitions, 20 00
 and makes few cycles while it does, yet each full collection walks everything built so far.
 So the console script starts the collector at a high threshold over a frozen start-up
 (`start`); a run's release point (`runner/_run.py`: planned and recorded) freezes what the run
-keeps and collects its attempts' cycles at CPython's usual pace (`release`). A reading
+keeps and collects what its attempts leave at a threshold above CPython's usual (`release`). A reading
 command that builds its whole answer before printing it (`compare`) builds it with the
 collector off and freezes it (`building`). A library or test caller that never called `start`
 keeps its collector as it is.
@@ -18,8 +18,11 @@ from collections.abc import Iterator
 
 #: The first threshold while a command builds what it keeps (CPython's default is 700).
 BUILD_THRESHOLD = 20_000
-#: The first threshold while a run's attempts go: each leaves a few cycles (its context's closures).
-ATTEMPTS_THRESHOLD = 700
+#: The first threshold while a run's attempts go (CPython's default is 700). A sealed attempt's
+#: test context lets go of its turns and sessions (`TestContext._release`), so an attempt leaves
+#: no cycles to collect; what the young generation holds is the attempts in flight, which every
+#: collection walked again — at 700, every few attempts (benchmarks/README.md, session 8).
+ATTEMPTS_THRESHOLD = 5_000
 
 _started = False
 
@@ -33,7 +36,7 @@ def start() -> None:
 
 
 def release() -> None:
-    """A run's release point: what exists stays for the run (frozen); attempts are collected often."""
+    """A run's release point: what exists stays for the run (frozen); attempts are collected."""
     if not _started:
         return
     gc.freeze()

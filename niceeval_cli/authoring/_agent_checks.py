@@ -20,6 +20,7 @@ from ..expect import BooleanMatch, Interval, MatchResult, equals, tool_match
 from ..expect._json import to_jsonable  # engine helpers below are not in expect's pinned user API
 from ..expect._tools import compared  # how tool_match compares one call: the scoped checks reuse it
 from ..expect._values import RangeMatch, short  # the numeric match's type and its short display
+from ._errors import AuthoringError
 from ._turns import TOOL_CALLS_UNOBSERVED, ToolCall, Turn
 
 #: How many calls an explanation lists by number before it says how many more there were.
@@ -321,15 +322,25 @@ class ScopedChecks:
     def __init__(self, turns: Callable[[], tuple[Turn, ...]],
                  register: Callable[[Any, BooleanMatch], Any], error: Callable[[str], Exception]) -> None:
         self._turns = turns
-        self._register = register
+        self._register: Callable[[Any, BooleanMatch], Any] | None = register
         self._error = error
 
     def _file(self, build: Callable[[], ScopeMatch]) -> Any:
+        if self._register is None:
+            raise AuthoringError("an agent assertion was made after its attempt ended (it was sealed "
+                                 "already); make it inside the test, before it returns")
         try:
             match = build()
         except TypeError as exc:
             raise self._error(str(exc)) from None
         return self._register(self._turns(), match)
+
+    def close(self) -> None:
+        """Its attempt ended: let go of the test context (the links back to it made every
+        attempt's objects a reference cycle, freed only by the cyclic collector)."""
+        self._turns = tuple
+        self._register = None
+        self._error = AuthoringError
 
     def succeeded(self) -> Any:
         return self._file(Succeeded)

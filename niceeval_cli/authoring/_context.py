@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import math
 import time
+import weakref
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -286,6 +287,22 @@ class TestContext(SandboxMember):
         self._pending_sends.append(pending)
         return pending
 
+    def _release(self) -> None:
+        """The attempt ended and its records are made: let go of what ties its objects into
+        reference cycles — `t`'s scoped checks, its sessions and its turns' scopes all point
+        back at `t` — so they are freed as soon as nothing holds them, rather than by the
+        cyclic collector (which walked them all, a sizeable share of a quick attempt's CPU:
+        benchmarks/README.md). Agent assertions and sends made after it say the attempt ended."""
+        self._checks.close()
+        for session in self._sessions:
+            session._detach()
+        for turn in self._turns:
+            scope = turn.__dict__.get("_scope")
+            if scope is not None:
+                scope.close()
+        self._assertion_methods = None
+        self._pending_sends.clear()
+
     def _never_awaited(self) -> AuthoringError | None:
         """After the test: a send it started and never awaited (nothing was sent)."""
         return never_awaited(self._pending_sends)
@@ -370,7 +387,7 @@ class TestContext(SandboxMember):
             observes = self._adapter.observes if self._adapter is not None else frozenset()
             object.__setattr__(recorded, "observed", observes)
         object.__setattr__(recorded, "_ordinal", len(self._turns))
-        object.__setattr__(recorded, "_session", session)
+        object.__setattr__(recorded, "_session", weakref.ref(session))  # the session holds the turn
         object.__setattr__(recorded, "_scope", self._scoped(lambda: (recorded,)))
         self._usage.record_turn(recorded.usage)
         self._turns.append(recorded)

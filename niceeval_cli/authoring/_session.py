@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._agent_checks import ScopedChecks
+from ._errors import AuthoringError
 from ._turns import Turn
 
 DEFAULT_SESSION = "default"
@@ -22,7 +23,7 @@ Sender = Callable[["Session", str, dict[str, Any]], Awaitable[Turn]]
 class Session:
     """One conversation: its id, optional name, the adapter's per-session state and its turns."""
 
-    __slots__ = ("_checks", "_send", "_turns", "id", "name", "state")
+    __slots__ = ("__weakref__", "_checks", "_send", "_turns", "id", "name", "state")
 
     def __init__(
         self, session_id: str, name: str | None, send: Sender | None = None,
@@ -41,6 +42,12 @@ class Session:
         """Attach the test context (the default session exists before it: `create` sees it)."""
         self._send = send
         self._checks = checks(self)
+
+    def _detach(self) -> None:
+        """Its attempt ended: let go of the test context (see `TestContext._release`)."""
+        self._send = _ended
+        if self._checks is not None:
+            self._checks.close()
 
     def _bound(self) -> ScopedChecks:
         if self._checks is None:
@@ -83,6 +90,11 @@ class Session:
     def __repr__(self) -> str:
         shown = f" {self.name!r}" if self.name is not None else ""
         return f"<Session {self.id}{shown}: {len(self._turns)} turn(s)>"
+
+
+def _ended(session: Session, message: str, options: dict[str, Any]) -> Awaitable[Turn]:
+    raise AuthoringError(f"session {session.id!r}.send(...) was called after its attempt ended (it was sealed "
+                         "already); send inside the test, before it returns")
 
 
 __all__ = ["DEFAULT_SESSION", "Session"]

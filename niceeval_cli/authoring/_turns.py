@@ -239,7 +239,8 @@ class Turn:
     @property
     def session(self) -> Any:
         """The session the turn was sent in (None for a turn built by hand)."""
-        return self.__dict__.get("_session")
+        ref = self.__dict__.get("_session")  # a weak reference: the session holds its turns
+        return ref() if ref is not None else None
 
     # -- scoped agent assertions (the scope: this turn) ----------------------------------------
     def _checks(self) -> Any:

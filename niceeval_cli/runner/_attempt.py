@@ -292,6 +292,8 @@ async def execute_attempt(
         case_metadata=_case_value(spec.case_metadata_json, secrets),
         sandbox=sandbox,
     )
+    if progress.ctx is not None:
+        progress.ctx._release()  # its objects freed now, not by the cyclic collector
     adapter_notes = [redact(note, secrets) for note in adapter_ctx.notes]
     return SealedAttempt(record, tuple(results), (*adapter_notes, *notes, *usage.notes), usage.dropped)
 

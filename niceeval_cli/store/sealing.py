@@ -305,13 +305,20 @@ def _check_reference_slots(slots: Iterable[SlotRecord]) -> None:
 
 
 def _insert_rows(conn: sqlite3.Connection, insert: MultiRowInsert, rows: Iterable[Sequence[Any]]) -> None:
-    """`rows` as `insert.rows`-row statements (schema.MultiRowInsert), inside the caller's
-    transaction: a refused row rolls back the whole write."""
+    """`rows` as `insert.rows`-row statements (schema.MultiRowInsert), the rest (fewer than that)
+    one prepared single-row statement run for each, inside the caller's transaction: a refused
+    row rolls back the whole write.
+
+    A statement for the rest's own count would be compiled anew at nearly every seal (group
+    commits come in every size, and the connection keeps few statements): compiling a many-row
+    INSERT with its triggers cost more than running it (benchmarks/README.md, session 8)."""
     full = insert.sql(insert.rows)
     it = iter(rows)
     while chunk := list(itertools.islice(it, insert.rows)):
-        conn.execute(full if len(chunk) == insert.rows else insert.sql(len(chunk)),
-                     [value for row in chunk for value in row])
+        if len(chunk) == insert.rows:
+            conn.execute(full, [value for row in chunk for value in row])
+        else:
+            conn.executemany(insert.sql(1), chunk)
 
 
 def _checked_reference_slots(slots: Iterable[SlotRecord]) -> Iterator[SlotRecord]:

@@ -319,3 +319,59 @@ def test_a_timed_out_attempt_starts_no_later_handler_of_its_reply(project: Proje
     assert sealed.attempt["state"] == "errored" and sealed.attempt["reason"] == "timeout", sealed.attempt
     time.sleep(1.5)  # the slow handler has returned by now: the next one would have run
     assert not mark.exists()
+
+
+FREED_TOOLS = """
+def lookup(arguments):
+    return {"paid": 30}
+
+HANDLERS = {"lookup": lookup}
+"""
+
+
+def test_an_attempt_s_objects_are_freed_without_the_cyclic_collector(project: Project, judge_server: JudgeServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`t`, its sessions and turns pointed back at each other, so every attempt left its whole
+    transcript (replies, events, tool calls) for the cyclic collector to find. Once sealed,
+    they are freed as soon as nothing holds them: with the collector off, the second attempt
+    sees the first one's `t`, turn and tool call gone. During the attempt nothing changed."""
+    monkeypatch.setenv("ORDER_KEY", "order-key-not-secret")
+    judge_server.listed = ["m"]
+    for _ in range(2):
+        judge_server.enqueue(
+            Reply.completion({"content": None, "tool_calls": [
+                {"id": "c0", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+                finish_reason="tool_calls"),
+            Reply.text("Refunded."))
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n\n[experiments.chat]\nadapter = \"openai-chat\"\n"
+                  f"model = \"m\"\n[experiments.chat.options]\nbase_url = \"{judge_server.base_url}\"\n"
+                  "api_key_env = \"ORDER_KEY\"\ntool_handlers = \"tools:HANDLERS\"\n")
+    project.write("tools.py", FREED_TOOLS)
+    project.write("evals/e.py", """
+import gc
+import weakref
+
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+gc.disable()  # only reference counting frees anything from here on
+EARLIER = []
+
+
+@define_eval(cases=[{"n": 1}, {"n": 2}], case_id="n")
+async def freed(t, case):
+    gone = [name for name, ref in EARLIER if ref() is None]
+    kept = [name for name, ref in EARLIER if ref() is not None]
+    turn = await t.send("refund it")
+    t.check(turn.session is t.sessions[0] and turn.session.turns == (turn,), equals(True)).label("session")
+    t.tool_order(["lookup"])
+    t.check(turn.message, equals("Refunded."))
+    t.check({"gone": gone, "kept": kept}, equals({"gone": gone, "kept": []})).label("freed")
+    EARLIER.extend([("t", weakref.ref(t)), ("turn", weakref.ref(turn)), ("tool call", weakref.ref(turn.events[0]))])
+""")
+    run = project.run()
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    results = project.assertions()
+    assert len(results) == 8 and {r["state"] for r in results} == {"matched"}, results
+    freed = [r["evidence"] for r in results if r["label"] == "freed"]
+    assert sorted(len(e["gone"]) for e in freed) == [0, 3], freed  # the second saw all of the first's gone
