@@ -63,6 +63,11 @@ def _convert(value: object, active: set[int]) -> JSON:
 
 
 def _container(value: object, active: set[int]) -> JSON:
+    kind = type(value)
+    if kind is dict:  # the usual containers first (what the checks below would conclude for them)
+        return {_key(k): _convert(v, active) for k, v in value.items()}  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return [_convert(item, active) for item in value]  # type: ignore[attr-defined]
     if isinstance(value, (Fact, NumericMaterial)):
         if value.state == "available":
             return {"state": "available", "value": _convert(value._value, active)}
