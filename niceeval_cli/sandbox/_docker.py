@@ -1,7 +1,10 @@
-"""`docker`: one container per attempt from a local image, through the `docker` CLI.
+"""`docker`: one container per attempt from a local image, through the `docker` CLI or its socket.
 
 The CLI (not the SDK) because it is what users already have working, it honours DOCKER_HOST and
-contexts, and `docker cp` moves files without needing tar or a shell inside the image. The image
+contexts, and `docker cp` moves files without needing tar or a shell inside the image. Where the
+CLI would talk to a local Unix socket, an attempt's own calls (start, exec, files in and out,
+remove) go to that socket directly, the same requests the CLI makes without a client process
+each (`_engine`); the run's once-only calls (preflight, bake, stop) stay with the CLI. The image
 needs only `sh` (the container idles in a `sleep` loop while the attempt execs into it).
 NiceEval never pulls: a missing image is a setup error.
 """
@@ -22,7 +25,7 @@ from pathlib import PurePosixPath
 from typing import IO
 
 from .._sandbox_spec import Command, SandboxSpec, template_problem
-from . import _live
+from . import _engine, _live
 from ._baked import Bakery
 from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, read_script, remember_tar, tar_of_files
 from ._local import argv_of
@@ -65,6 +68,41 @@ def client_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def _sync(*args: str, input: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([docker(), *args], input=input, capture_output=True, timeout=timeout, check=False,
                           env=client_env())
+
+
+def _short_exec(container: str, argv: Sequence[str], *, user: str | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    """A short `docker exec` (no input), its whole output: over the socket when it can be (`_engine`)."""
+    path = _engine.engine_socket()
+    if path is None:
+        return _sync("exec", *(["-u", user] if user is not None else []), container, *argv, timeout=timeout)
+    try:
+        process = _engine.start_exec(path, container, argv, user=user)
+    except _engine.EngineError as error:
+        return subprocess.CompletedProcess(argv, 1, b"", str(error).encode())
+    chunks = []
+    while chunk := process.stdout.read(1 << 16):
+        chunks.append(chunk)
+    code = process.wait()
+    return subprocess.CompletedProcess(argv, code, b"".join(chunks), process.stderr.read())
+
+
+def _copy_in(container: str, dest: str, tar: bytes) -> subprocess.CompletedProcess[bytes]:
+    """`docker cp - CONTAINER:DEST` of a tar (over the socket when it can be)."""
+    path = _engine.engine_socket()
+    if path is None:
+        return _sync("cp", "-", f"{container}:{dest}", input=tar)
+    error = _engine.put_archive(path, container, dest, tar)
+    return subprocess.CompletedProcess([], 0 if error is None else 1, b"", (error or "").encode())
+
+
+def _copy_out(container: str, source: str) -> subprocess.Popen[bytes] | _engine.ArchiveProcess:
+    """`docker cp CONTAINER:SOURCE -` started: its `stdout` is the tar (over the socket when it can be)."""
+    path = _engine.engine_socket()
+    if path is not None:
+        return _engine.ArchiveProcess(path, container, source)
+    return subprocess.Popen([docker(), "cp", f"{container}:{source}", "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
 
 
 def _rel(path: str) -> str:
@@ -115,7 +153,7 @@ def _check_dir(container: str, workdir: str, rel_dir: str, shown: str) -> None:
     if rel_dir in ("", "."):
         return
     try:
-        done = _sync("exec", container, "sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}", timeout=60)
+        done = _short_exec(container, ["sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}"])
     except (OSError, subprocess.TimeoutExpired):
         return  # the read or write itself reports an unusable container
     lines = done.stdout.decode("utf-8", "surrogateescape").split("\n")
@@ -134,8 +172,10 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
     import tarfile
 
     _check_dir(container, workdir, posixpath.dirname(rel), shown)
-    process = subprocess.Popen([docker(), "cp", f"{container}:{workdir}/{rel}", "-"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
+    try:
+        process = _copy_out(container, f"{workdir}/{rel}")
+    except OSError:
+        raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace") from None
     cancel.on_cancel(process.kill)
     assert process.stdout is not None and process.stderr is not None
     follow: str | None = None
@@ -170,7 +210,8 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
     return _read_member(container, workdir, inner[len(workdir.rstrip("/")) + 1:], shown, max_bytes, cancel, hops + 1)
 
 
-def _read_states(process: subprocess.Popen[bytes], cancel: Cancel | None) -> tuple[Snapshot | None, str]:
+def _read_states(process: subprocess.Popen[bytes] | _engine.ExecProcess | _engine.ArchiveProcess,
+                 cancel: Cancel | None) -> tuple[Snapshot | None, str]:
     """The states of the tar `process` streams out (None: not a tar stream) and its stderr, once it
     has ended; a cancelled read raises here (killed on purpose: not a broken workspace)."""
     import tarfile
@@ -238,11 +279,9 @@ class DockerWorkspace:
         await asyncio.to_thread(self._flush)
         pidfile = f"{_PID_DIR}/{next(_count)}"
         wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
-        argv = self._exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
         started = time.monotonic()
         try:
-            result = await run_host(argv, env=client_env(env), input=input,
-                                    timeout_ms=timeout_ms)
+            result = await self._run_wrapped(wrapped, cwd, env, input, timeout_ms)
         except BaseException:
             await asyncio.shield(self._kill(pidfile))
             raise
@@ -251,10 +290,31 @@ class DockerWorkspace:
         return CommandResult(result.exit_code, result.stdout, result.stderr,
                              (time.monotonic() - started) * 1000, result.timed_out)
 
+    async def _run_wrapped(self, wrapped: list[str], cwd: str | None, env: Mapping[str, str] | None,
+                           input: str | None, timeout_ms: int | None) -> CommandResult:
+        """`docker exec` of the wrapped command: over the socket when it can be (`_engine`), its
+        output capped and its timeout kept as a client's would be."""
+        path = _engine.engine_socket()
+        if path is None:
+            argv = self._exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
+            return await run_host(argv, env=client_env(env), input=input, timeout_ms=timeout_ms)
+        done = await _engine.exec_captured(
+            path, self.container, wrapped, workdir=self._cwd(cwd), env=env,
+            input=input.encode("utf-8", "surrogateescape") if input is not None else None,
+            timeout_s=timeout_ms / 1000 if timeout_ms else None)
+        return CommandResult(done.exit_code, done.stdout.text(), done.stderr.text(), 0.0, done.timed_out)
+
     async def _kill(self, pidfile: str) -> None:
         """Kill the command's process group: `docker exec` starts each command in its own session."""
+        argv = ["sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null"]
+        path = _engine.engine_socket()
+        if path is not None:
+            with contextlib.suppress(OSError):
+                await _engine.exec_captured(path, self.container, argv, workdir=None, env=None, input=None,
+                                            timeout_s=60)
+            return
         process = await asyncio.create_subprocess_exec(
-            docker(), "exec", self.container, "sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null",
+            docker(), "exec", self.container, *argv,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=client_env(),
         )
         await process.wait()
@@ -283,7 +343,7 @@ class DockerWorkspace:
     def _flush(self) -> None:
         """Put the held writes in (one `docker cp -`); blocking."""
         with self._carrying:
-            self.held.flush(lambda tar: _sync("cp", "-", f"{self.container}:{self.workdir}", input=tar))
+            self.held.flush(lambda tar: _copy_in(self.container, self.workdir, tar))
 
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         """The workspace now, the held writes put in by the same `docker exec` (`_held`); through
@@ -307,10 +367,19 @@ class DockerWorkspace:
 
     def _exec_read(self, files: list[tuple[str, bytes]], cancel: Cancel | None) -> Snapshot | None:
         paths = list(dict(files))
-        argv = [docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
-                *read_script(self.workdir, paths)]
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE if files else subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
+        script = read_script(self.workdir, paths)
+        engine = _engine.engine_socket()
+        process: subprocess.Popen[bytes] | _engine.ExecProcess
+        if engine is not None:
+            try:
+                process = _engine.start_exec(engine, self.container, script, stdin=bool(files), user="0")
+            except OSError:  # refused (the container is gone): the `docker cp` path says what is wrong
+                self.held.give_back(files)
+                return None
+        else:
+            process = subprocess.Popen([docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
+                                        *script], stdin=subprocess.PIPE if files else subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
         if cancel is not None:
             cancel.on_cancel(process.kill)
         if files:
@@ -336,8 +405,7 @@ class DockerWorkspace:
         return None
 
     def _cp_snapshot(self, cancel: Cancel | None) -> Snapshot:
-        process = subprocess.Popen([docker(), "cp", f"{self.container}:{self.workdir}", "-"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
+        process = _copy_out(self.container, self.workdir)
         if cancel is not None:
             cancel.on_cancel(process.kill)
         states, error = _read_states(process, cancel)
@@ -369,7 +437,29 @@ def _quiet(*args: str) -> None:
 
 
 def _remove(container: str) -> None:
-    _quiet("rm", "-f", "-v", container)
+    path = _engine.engine_socket()
+    if path is None or not _engine.remove(path, container):
+        _quiet("rm", "-f", "-v", container)
+
+
+async def _run_detached(name: str, labels: list[str], spec: SandboxSpec, workdir: str, limits: list[str],
+                        image: str) -> str | None:
+    """`docker run -d` of the idle container: over the socket when it can be (`_engine`); the
+    daemon's or the client's words when it did not start, else None."""
+    path = _engine.engine_socket()
+    memory = _engine.memory_bytes(spec.memory) if spec.memory is not None else None
+    if path is not None and (spec.memory is None or memory is not None):
+        body = _engine.create_body(
+            image, labels=dict(item.split("=", 1) for item in labels), network=spec.network or "none",
+            workdir=workdir, tmpfs={_PID_DIR: "mode=1777"}, entrypoint=["sh"], cmd=["-c", _IDLE],
+            cpus=spec.cpus, memory=memory, user=spec.user)
+        return await _engine.run_detached(path, name, body)
+    started = await run_host([
+        docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
+        "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
+        "--entrypoint", "sh", image, "-c", _IDLE,
+    ], timeout_ms=120_000, env=client_env())
+    return None if started.exit_code == 0 else started.stderr.strip()
 
 
 class DockerKind:
@@ -464,29 +554,26 @@ class DockerKind:
         try:
             # Never cut `docker run` short: the daemon would finish creating the container after
             # we removed it. A cancellation waits for it (a few hundred ms), then removes it.
-            starting = asyncio.ensure_future(run_host([
-                docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
-                "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
-                "--entrypoint", "sh", baked or spec.image or "", "-c", _IDLE,
-            ], timeout_ms=120_000, env=client_env()))
+            image = baked or spec.image or ""
+            starting = asyncio.ensure_future(_run_detached(name, labels, spec, workdir, limits, image))
             try:
-                started = await asyncio.shield(starting)
+                refused = await asyncio.shield(starting)
             except asyncio.CancelledError:
                 with contextlib.suppress(BaseException):
                     await starting
                 raise
-            if started.exit_code != 0:
-                raise OSError(f"docker could not start a container from {spec.image!r}: {started.stderr.strip()}")
+            if refused is not None:
+                raise OSError(f"docker could not start a container from {spec.image!r}: {refused}")
             if spec.template:
                 if baked is None:
-                    copied = await asyncio.to_thread(_sync, "cp", "-", f"{name}:{workdir}", input=tar) \
+                    copied = await asyncio.to_thread(_copy_in, name, workdir, tar) \
                         if tar is not None else await asyncio.to_thread(_sync, "cp", f"{spec.template}/.",
                                                                        f"{name}:{workdir}")
                     if copied.returncode != 0:
                         raise OSError(f"could not copy the template into the container: "
                                       f"{copied.stderr.decode(errors='replace').strip()}")
                 if spec.user is not None:
-                    await asyncio.to_thread(_sync, "exec", "-u", "0", name, "chown", "-R", spec.user, workdir)
+                    await asyncio.to_thread(_short_exec, name, ["chown", "-R", spec.user, workdir], user="0")
             if key is not None and (tar is not None or not spec.template) and not spec.prepare \
                     and stable_workdir(workdir):
                 workspace.start_key = key
