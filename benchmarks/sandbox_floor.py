@@ -10,8 +10,9 @@ same image (labelled with this process's id; nothing else), C at a time. The flo
 before and after each sandboxed run (the shared machine's load drifts) and the run is compared
 with their mean. Printed per round: the walls, the time per attempt per slot, the ratio (target
 ≤ 1.3 ×), containers and baked images left; with `--rounds K`, the median ratio. `--calls`
-routes the run's docker calls through a logging wrapper (NICEEVAL_DOCKER) and prints, per
-subcommand, how many and their summed and median seconds (the wrapper itself costs a little).
+puts a logging `docker` first on PATH (the CLI clients the run spawns, per subcommand) and points
+DOCKER_HOST at a logging proxy of the daemon's socket (the requests the run and its clients make,
+per method and path, with how long each connection lasted): both cost a little themselves.
 Measurement only: needs a daemon and the image (`bash .ci/docker.sh`).
 """
 
@@ -19,12 +20,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -52,7 +57,8 @@ async def _floor(attempts: int, concurrency: int, image: str, label: str) -> flo
     return time.perf_counter() - started
 
 
-def _run(attempts: int, concurrency: int, image: str, work: Path, docker: str | None) -> tuple[float, int, str]:
+def _run(attempts: int, concurrency: int, image: str, work: Path,
+         calls: dict[str, str] | None) -> tuple[float, int, str]:
     project = work / "project"
     (project / "evals").mkdir(parents=True)
     _template(project / "repo")
@@ -61,8 +67,9 @@ def _run(attempts: int, concurrency: int, image: str, work: Path, docker: str | 
         f'[project]\nevals = ["evals"]\n\n[experiments.docker.sandbox]\nkind = "docker"\n'
         f'image = "{image}"\ntemplate = "repo"\n')
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    if docker is not None:
-        env["NICEEVAL_DOCKER"] = docker
+    if calls is not None:
+        env.update(calls)
+        env.pop("NICEEVAL_DOCKER", None)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "niceeval_cli.cli", "run", "--attempts", str(attempts),
                            "--max-concurrency", str(concurrency)],
@@ -70,25 +77,94 @@ def _run(attempts: int, concurrency: int, image: str, work: Path, docker: str | 
     return time.perf_counter() - started, done.returncode, done.stderr[-2000:]
 
 
-def _logging_docker(folder: Path) -> tuple[str, Path]:
-    """A `docker` that appends `start end subcommand` per call to a log, then the real one's exit."""
-    log = folder / "calls.log"
-    script = folder / "docker-timed"
+def _logging_docker(folder: Path) -> tuple[Path, Path]:
+    """A folder with a `docker` that appends `start end subcommand` per call to a log, then the real one's exit."""
+    log = folder / "clients.log"
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "docker"
     real = shutil.which("docker") or "docker"
     script.write_text(f'#!/bin/bash\ns=$(date +%s.%N)\n{real} "$@"\nrc=$?\n'
                       f'echo "$s $(date +%s.%N) $1" >> {log}\nexit $rc\n')
     script.chmod(0o755)
-    return str(script), log
+    return bin_dir, log
 
 
-def _calls(log: Path) -> None:
+_REQUEST = re.compile(rb"^(GET|HEAD|POST|PUT|DELETE) (/\S*) HTTP/1\.[01]\r\n")
+
+
+def _shape(target: bytes) -> str:
+    path = re.sub(r"^/v[0-9.]+", "", target.decode("latin-1").split("?")[0])
+    return re.sub(r"^/(containers|exec|images)/[^/]+", r"/\1/{}", path)
+
+
+class _Proxy:
+    """A Unix socket in front of the daemon's: every connection passed on, and per connection its
+    request lines (`METHOD /path`; ids as {}) and how long it lasted, appended to `requests.log`."""
+
+    def __init__(self, folder: Path, real: str) -> None:
+        self.path = folder / "docker.sock"
+        self.log = folder / "requests.log"
+        self._real = real
+        self._lock = threading.Lock()
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(self.path))
+        self._server.listen(64)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        started = time.time()
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.connect(self._real)
+        seen: list[str] = []
+
+        def pipe(source: socket.socket, sink: socket.socket, requests: bool) -> None:
+            with contextlib.suppress(OSError):
+                while data := source.recv(1 << 16):
+                    if requests and (found := _REQUEST.match(data)):
+                        seen.append(f"{found.group(1).decode()} {_shape(found.group(2))}")
+                    sink.sendall(data)
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+        back = threading.Thread(target=pipe, args=(upstream, client, False), daemon=True)
+        back.start()
+        pipe(client, upstream, True)
+        back.join()
+        client.close()
+        upstream.close()
+        with self._lock, self.log.open("a") as out:
+            for line in seen or ["(none)"]:
+                out.write(f"{started} {time.time()} {line}\n")
+
+    def close(self) -> None:
+        self._server.close()
+
+
+def _calls(log: Path, title: str) -> None:
     by: dict[str, list[float]] = {}
-    for line in log.read_text().splitlines():
-        start, end, command = line.split()[:3]
-        by.setdefault(command, []).append(float(end) - float(start))
-    print("  docker calls of the sandboxed run (count, summed s, median ms):")
+    if log.exists():
+        for line in log.read_text().splitlines():
+            start, end, command = line.split(" ", 2)
+            by.setdefault(command, []).append(float(end) - float(start))
+    print(f"  {title} (count, summed s, median ms):")
     for command, times in sorted(by.items(), key=lambda item: -sum(item[1])):
-        print(f"    {command:8} {len(times):4}  {sum(times):7.2f} s  {1000 * statistics.median(times):6.0f} ms")
+        print(f"    {command:32} {len(times):4}  {sum(times):7.2f} s  {1000 * statistics.median(times):6.0f} ms")
+    if not by:
+        print("    none")
+
+
+def _daemon_socket() -> str:
+    host = os.environ.get("DOCKER_HOST", "")
+    return host[len("unix://"):] if host.startswith("unix://") else "/var/run/docker.sock"
 
 
 def _left_by(project: Path) -> tuple[int, int]:
@@ -126,8 +202,14 @@ def main() -> int:
         for round_ in range(args.rounds):
             work = Path(folder) / f"round{round_}"
             work.mkdir()
-            docker, log = _logging_docker(work) if args.calls else (None, None)
-            wall, code, err = _run(n, c, args.image, work, docker)
+            proxy = _Proxy(work, _daemon_socket()) if args.calls else None
+            calls = None
+            if proxy is not None:
+                bin_dir, clients = _logging_docker(work)
+                calls = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '')}", "DOCKER_HOST": f"unix://{proxy.path}"}
+            wall, code, err = _run(n, c, args.image, work, calls)
+            if proxy is not None:
+                proxy.close()
             floor_after = asyncio.run(_floor(n, c, args.image, label))
             floor = (floor_before + floor_after) / 2
             ours = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={label}"],
@@ -140,8 +222,9 @@ def main() -> int:
             containers, images = _left_by(work / "project")
             print(f"ratio {wall / floor:.2f} × (target ≤ 1.3 ×): {'met' if wall <= 1.3 * floor else 'MISSED'}; "
                   f"left by the run: containers {containers}, baked images {images}; by the floor {len(ours)}")
-            if log is not None and log.exists():
-                _calls(log)
+            if proxy is not None:
+                _calls(clients, "docker CLI clients the run spawned")
+                _calls(proxy.log, "requests to the daemon, per connection")
             if code != 0:
                 print(err, file=sys.stderr)
                 return 1

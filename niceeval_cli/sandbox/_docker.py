@@ -25,7 +25,7 @@ from pathlib import PurePosixPath
 from typing import IO
 
 from .._sandbox_spec import Command, SandboxSpec, template_problem
-from . import _engine, _live
+from . import _engine, _engine_ops, _live
 from ._baked import Bakery
 from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, read_script, remember_tar, tar_of_files
 from ._local import argv_of
@@ -57,7 +57,8 @@ def docker() -> str:
 def client_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a docker CLI client NiceEval spawns: yours, with `GOMAXPROCS=1` unless you
     set it. A client moves one stream and exits; with a Go thread per core it spent about 30 % more
-    CPU spinning, on the cores the daemon needs (a run spawns four per attempt; benchmarks/README.md)."""
+    CPU spinning, on the cores the daemon needs (benchmarks/README.md, "Session 6"). Where an attempt's
+    calls go over the socket (`_engine`), a run spawns a few for what it does once."""
     env = dict(os.environ)
     env.setdefault("GOMAXPROCS", "1")
     if extra:
@@ -92,15 +93,15 @@ def _copy_in(container: str, dest: str, tar: bytes) -> subprocess.CompletedProce
     path = _engine.engine_socket()
     if path is None:
         return _sync("cp", "-", f"{container}:{dest}", input=tar)
-    error = _engine.put_archive(path, container, dest, tar)
+    error = _engine_ops.put_archive(path, container, dest, tar)
     return subprocess.CompletedProcess([], 0 if error is None else 1, b"", (error or "").encode())
 
 
-def _copy_out(container: str, source: str) -> subprocess.Popen[bytes] | _engine.ArchiveProcess:
+def _copy_out(container: str, source: str) -> subprocess.Popen[bytes] | _engine_ops.ArchiveProcess:
     """`docker cp CONTAINER:SOURCE -` started: its `stdout` is the tar (over the socket when it can be)."""
     path = _engine.engine_socket()
     if path is not None:
-        return _engine.ArchiveProcess(path, container, source)
+        return _engine_ops.ArchiveProcess(path, container, source)
     return subprocess.Popen([docker(), "cp", f"{container}:{source}", "-"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
 
@@ -210,7 +211,7 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
     return _read_member(container, workdir, inner[len(workdir.rstrip("/")) + 1:], shown, max_bytes, cancel, hops + 1)
 
 
-def _read_states(process: subprocess.Popen[bytes] | _engine.ExecProcess | _engine.ArchiveProcess,
+def _read_states(process: subprocess.Popen[bytes] | _engine.ExecProcess | _engine_ops.ArchiveProcess,
                  cancel: Cancel | None) -> tuple[Snapshot | None, str]:
     """The states of the tar `process` streams out (None: not a tar stream) and its stderr, once it
     has ended; a cancelled read raises here (killed on purpose: not a broken workspace)."""
@@ -438,7 +439,7 @@ def _quiet(*args: str) -> None:
 
 def _remove(container: str) -> None:
     path = _engine.engine_socket()
-    if path is None or not _engine.remove(path, container):
+    if path is None or not _engine_ops.remove(path, container):
         _quiet("rm", "-f", "-v", container)
 
 
@@ -449,11 +450,11 @@ async def _run_detached(name: str, labels: list[str], spec: SandboxSpec, workdir
     path = _engine.engine_socket()
     memory = _engine.memory_bytes(spec.memory) if spec.memory is not None else None
     if path is not None and (spec.memory is None or memory is not None):
-        body = _engine.create_body(
+        body = _engine_ops.create_body(
             image, labels=dict(item.split("=", 1) for item in labels), network=spec.network or "none",
             workdir=workdir, tmpfs={_PID_DIR: "mode=1777"}, entrypoint=["sh"], cmd=["-c", _IDLE],
             cpus=spec.cpus, memory=memory, user=spec.user)
-        return await _engine.run_detached(path, name, body)
+        return await _engine_ops.run_detached(path, name, body)
     started = await run_host([
         docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
         "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,

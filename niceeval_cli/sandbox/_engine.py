@@ -26,11 +26,12 @@ import struct
 import threading
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, cast
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from .._capture import OUTPUT_LIMIT, CappedOutput, Captured
 
-__all__ = ["EngineError", "ExecProcess", "engine_socket", "exec_captured", "memory_bytes", "request", "start_exec"]
+__all__ = ["EngineError", "ExecProcess", "Limited", "arequest", "body_of", "checked", "connect", "engine_socket",
+           "exec_captured", "memory_bytes", "message_of", "read_head", "request", "request_head", "start_exec"]
 
 _DEFAULT = "/var/run/docker.sock"
 _known: dict[str, bool] = {}  # socket path → answered /_ping
@@ -103,14 +104,14 @@ def memory_bytes(value: str) -> int | None:
 # ---- blocking calls (worker threads) ------------------------------------------------------------
 
 
-def _head(method: str, target: str, length: int, *, upgrade: bool = False) -> bytes:
+def request_head(method: str, target: str, length: int, *, upgrade: bool = False) -> bytes:
     lines = [f"{method} {target} HTTP/1.1", "Host: docker", "Content-Type: application/json",
              f"Content-Length: {length}"]
     lines += ["Connection: Upgrade", "Upgrade: tcp"] if upgrade else ["Connection: close"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def _connect(path: str, timeout: float | None) -> socket.socket:
+def connect(path: str, timeout: float | None) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
@@ -121,7 +122,7 @@ def _connect(path: str, timeout: float | None) -> socket.socket:
     return sock
 
 
-def _read_head(reader: IO[bytes]) -> tuple[int, dict[str, str]]:
+def read_head(reader: IO[bytes]) -> tuple[int, dict[str, str]]:
     status_line = reader.readline(65536)
     parts = status_line.split(None, 2)
     if len(parts) < 2 or not parts[1].isdigit():
@@ -166,7 +167,7 @@ class _Chunked:
         return data
 
 
-class _Limited:
+class Limited:
     def __init__(self, reader: IO[bytes], length: int) -> None:
         self._reader, self._left = reader, length
 
@@ -178,15 +179,15 @@ class _Limited:
         return data
 
 
-def _body(reader: IO[bytes], headers: Mapping[str, str]) -> Any:
+def body_of(reader: IO[bytes], headers: Mapping[str, str]) -> Any:
     if headers.get("transfer-encoding", "").lower() == "chunked":
         return _Chunked(reader)
     if "content-length" in headers:
-        return _Limited(reader, int(headers["content-length"]))
+        return Limited(reader, int(headers["content-length"]))
     return reader
 
 
-def _message(data: bytes) -> str:
+def message_of(data: bytes) -> str:
     try:
         return str(json.loads(data).get("message") or data.decode(errors="replace").strip())
     except (ValueError, AttributeError):
@@ -197,10 +198,10 @@ def request(path: str, method: str, target: str, body: Any = None, *, data: byte
             timeout: float | None = 120) -> tuple[int, bytes]:
     """One call, its whole answer: (status, body). `body` is sent as JSON, `data` as it is."""
     payload = data if data is not None else (json.dumps(body).encode() if body is not None else b"")
-    with _connect(path, timeout) as sock, sock.makefile("rb") as reader:
-        sock.sendall(_head(method, target, len(payload)) + payload)
-        status, headers = _read_head(reader)
-        stream = _body(reader, headers)
+    with connect(path, timeout) as sock, sock.makefile("rb") as reader:
+        sock.sendall(request_head(method, target, len(payload)) + payload)
+        status, headers = read_head(reader)
+        stream = body_of(reader, headers)
         chunks = []
         while chunk := stream.read(_READ):
             chunks.append(chunk)
@@ -212,7 +213,7 @@ def checked(path: str, method: str, target: str, body: Any = None, *, data: byte
     """`request`, an EngineError for any status ≥ 400."""
     status, answer = request(path, method, target, body, data=data, timeout=timeout)
     if status >= 400:
-        raise EngineError(status, _message(answer))
+        raise EngineError(status, message_of(answer))
     return answer
 
 
@@ -258,6 +259,11 @@ class _Demux:
                 continue
             return data
 
+    def drain(self) -> None:
+        with contextlib.suppress(OSError):  # killed: the stream ends here
+            while self.read(_READ):
+                pass
+
 
 class _Stdin:
     def __init__(self, sock: socket.socket) -> None:
@@ -276,6 +282,9 @@ class _Stderr:
         self._demux = demux
 
     def read(self) -> bytes:
+        """Everything the command wrote to stderr: the stream is read to its end first (what a
+        reader left of stdout, a tar's padding, is dropped), as the client's stderr ends with it."""
+        self._demux.drain()
         return bytes(self._demux.errors)
 
     def close(self) -> None:
@@ -290,7 +299,7 @@ class ExecProcess:
     def __init__(self, path: str, exec_id: str, sock: socket.socket, reader: IO[bytes]) -> None:
         self._path, self._id, self._sock = path, exec_id, sock
         self._reader = reader
-        demux = _Demux(reader)
+        demux = self._demux = _Demux(reader)
         self.stdout = cast(IO[bytes], _Stdout(demux))
         self.stderr = _Stderr(demux)
         self.stdin = _Stdin(sock)
@@ -307,7 +316,10 @@ class ExecProcess:
             self._sock.close()
 
     def wait(self) -> int:
+        """The exit code, once the stream has ended (read to its end here unless killed: a command
+        still writing when the connection closed would die of SIGPIPE, not exit on its own)."""
         if self.returncode is None:
+            self._demux.drain()
             self._close()
             self.returncode = _exit_code(self._path, self._id)
         return self.returncode
@@ -354,21 +366,17 @@ def start_exec(path: str, container: str, argv: Sequence[str], *, stdin: bool = 
                       exec_body(argv, stdin=stdin, user=user, workdir=workdir, env=env), timeout=60)
     exec_id = str(json.loads(created)["Id"])
     payload = b'{"Detach":false,"Tty":false}'
-    sock = _connect(path, None)
+    sock = connect(path, None)
     try:
         reader = sock.makefile("rb")
-        sock.sendall(_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
-        status, headers = _read_head(reader)
+        sock.sendall(request_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
+        status, headers = read_head(reader)
         if status >= 400:
-            raise EngineError(status, _message(_body(reader, headers).read()))
+            raise EngineError(status, message_of(body_of(reader, headers).read()))
     except BaseException:
         sock.close()
         raise
     return ExecProcess(path, exec_id, sock, reader)
-
-
-def container_query(name: str) -> str:
-    return f"/containers/create?{urlencode({'name': name})}"
 
 
 # ---- asynchronous: a command of the eval (`t.sandbox.run`, `prepare`) ------------------------------
@@ -398,7 +406,7 @@ async def arequest(path: str, method: str, target: str, body: Any = None, *,
     async def call() -> bytes:
         reader, writer = await asyncio.open_unix_connection(path)
         try:
-            writer.write(_head(method, target, len(payload)) + payload)
+            writer.write(request_head(method, target, len(payload)) + payload)
             await writer.drain()
             return await reader.read()  # `Connection: close`: the answer ends with the connection
         finally:
@@ -419,7 +427,7 @@ async def achecked(path: str, method: str, target: str, body: Any = None, *,
                    timeout: float | None = 120) -> bytes:
     status, answer = await arequest(path, method, target, body, timeout=timeout)
     if status >= 400:
-        raise EngineError(status, _message(answer))
+        raise EngineError(status, message_of(answer))
     return answer
 
 
@@ -449,20 +457,20 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
     status, answer = await arequest(path, "POST", f"/containers/{quote(container)}/exec",
                                     exec_body(argv, stdin=input is not None, workdir=workdir, env=env))
     if status >= 400:
-        err.feed(f"Error response from daemon: {_message(answer)}\n".encode())
+        err.feed(f"Error response from daemon: {message_of(answer)}\n".encode())
         return Captured(1, out, err, False)
     exec_id = str(json.loads(answer)["Id"])
     reader, writer = await asyncio.open_unix_connection(path, limit=1 << 20)
     try:
         payload = b'{"Detach":false,"Tty":false}'
-        writer.write(_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
+        writer.write(request_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
         await writer.drain()
         status_line = await reader.readline()
         while await reader.readline() not in (b"\r\n", b"\n", b""):
             pass
         parts = status_line.split(None, 2)
         if len(parts) < 2 or not parts[1].isdigit() or int(parts[1]) >= 400:
-            err.feed(f"Error response from daemon: {_message(await reader.read(65536))}\n".encode())
+            err.feed(f"Error response from daemon: {message_of(await reader.read(65536))}\n".encode())
             return Captured(1, out, err, False)
         feeding = asyncio.ensure_future(_feed(writer, input)) if input is not None else None
         try:
@@ -500,123 +508,3 @@ async def _pump(reader: asyncio.StreamReader, out: CappedOutput, err: CappedOutp
                 return
             into.feed(chunk)
             left -= len(chunk)
-
-
-# ---- files in and out (`docker cp`) -------------------------------------------------------------
-
-
-class ArchiveProcess:
-    """`docker cp CONTAINER:PATH -` as its readers use the client's `Popen`: `stdout` the tar (empty
-    when the daemon refused: no such file), `stderr` the daemon's words, `kill()`, `wait()`."""
-
-    def __init__(self, path: str, container: str, source: str) -> None:
-        self._sock = _connect(path, None)
-        self._reader = self._sock.makefile("rb")
-        self.returncode: int | None = None
-        self._error = b""
-        target = f"/containers/{quote(container)}/archive?{urlencode({'path': source})}"
-        try:
-            self._sock.sendall(_head("GET", target, 0))
-            status, headers = _read_head(self._reader)
-        except BaseException:
-            self._close()
-            raise
-        body = _body(self._reader, headers)
-        if status >= 400:
-            self._error = f"Error response from daemon: {_message(body.read(65536))}".encode()
-            body = _Limited(self._reader, 0)
-        self._status = status
-        self.stdout = cast(IO[bytes], _Guarded(body))
-        self.stderr = _Fixed(self._error)
-
-    def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-
-    def _close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._reader.close()
-        with contextlib.suppress(OSError):
-            self._sock.close()
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            self._close()
-            self.returncode = 0 if self._status < 400 else 1
-        return self.returncode
-
-
-class _Guarded:
-    def __init__(self, body: Any) -> None:
-        self._body = body
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            return bytes(self._body.read(size))
-        except OSError:
-            return b""  # killed: the stream ends here
-
-    def close(self) -> None:
-        pass
-
-
-class _Fixed:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def read(self) -> bytes:
-        return self._data
-
-    def close(self) -> None:
-        pass
-
-
-def put_archive(path: str, container: str, dest: str, tar: bytes) -> str | None:
-    """`docker cp - CONTAINER:DEST` (a tar, never overwriting a directory with a file, as the CLI
-    asks); the daemon's words when it refused, else None."""
-    target = f"/containers/{quote(container)}/archive?{urlencode({'path': dest, 'noOverwriteDirNonDir': 'true'})}"
-    try:
-        status, answer = request(path, "PUT", target, data=tar, timeout=120)
-    except OSError as error:
-        return str(error)
-    return None if status < 400 else f"Error response from daemon: {_message(answer)}"
-
-
-def create_body(image: str, *, labels: Mapping[str, str], network: str, workdir: str, tmpfs: Mapping[str, str],
-                entrypoint: Sequence[str], cmd: Sequence[str], cpus: float | None, memory: int | None,
-                user: str | None) -> dict[str, object]:
-    """What `docker run -d --name … --label … --network … --tmpfs … -w … [--cpus] [--memory] [--user]
-    --entrypoint … IMAGE CMD…` asks the daemon to create."""
-    host: dict[str, object] = {"NetworkMode": network, "Tmpfs": dict(tmpfs)}
-    if cpus is not None:
-        host["NanoCpus"] = round(cpus * 1e9)
-    if memory is not None:
-        host["Memory"] = memory
-    body: dict[str, object] = {"Image": image, "Labels": dict(labels), "WorkingDir": workdir,
-                               "Entrypoint": list(entrypoint), "Cmd": list(cmd), "Tty": False,
-                               "OpenStdin": False, "AttachStdin": False, "AttachStdout": False,
-                               "AttachStderr": False, "HostConfig": host}
-    if user is not None:
-        body["User"] = user
-    return body
-
-
-async def run_detached(path: str, name: str, body: Mapping[str, object]) -> str | None:
-    """`docker run -d`: create, then start; the daemon's words when either refused, else None. A
-    container created but not started stays (the caller removes it, as after the CLI's failure)."""
-    status, answer = await arequest(path, "POST", container_query(name), body)
-    if status >= 400:
-        return f"Error response from daemon: {_message(answer)}"
-    status, answer = await arequest(path, "POST", f"/containers/{quote(name)}/start")
-    if status >= 400:
-        return f"Error response from daemon: {_message(answer)}"
-    return None
-
-
-def remove(path: str, container: str) -> bool:
-    """`docker rm -f -v`; False when the daemon could not be asked (the caller tries the CLI)."""
-    try:
-        request(path, "DELETE", f"/containers/{quote(container)}?force=1&v=1", timeout=60)
-    except OSError:
-        return False
-    return True

@@ -1,0 +1,131 @@
+"""Container and file calls of the Docker Engine API (`_engine`): what `docker run -d`, `docker rm -f
+-v` and `docker cp` ask the daemon, for a docker sandbox's per-attempt work."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Mapping, Sequence
+from typing import IO, Any, cast
+from urllib.parse import quote, urlencode
+
+from ._engine import Limited, arequest, body_of, connect, message_of, read_head, request, request_head
+
+__all__ = ["ArchiveProcess", "create_body", "put_archive", "remove", "run_detached"]
+
+
+class ArchiveProcess:
+    """`docker cp CONTAINER:PATH -` as its readers use the client's `Popen`: `stdout` the tar (empty
+    when the daemon refused: no such file), `stderr` the daemon's words, `kill()`, `wait()`."""
+
+    def __init__(self, path: str, container: str, source: str) -> None:
+        self._sock = connect(path, None)
+        self._reader = self._sock.makefile("rb")
+        self.returncode: int | None = None
+        self._error = b""
+        target = f"/containers/{quote(container)}/archive?{urlencode({'path': source})}"
+        try:
+            self._sock.sendall(request_head("GET", target, 0))
+            status, headers = read_head(self._reader)
+        except BaseException:
+            self._close()
+            raise
+        body = body_of(self._reader, headers)
+        if status >= 400:
+            self._error = f"Error response from daemon: {message_of(body.read(65536))}".encode()
+            body = Limited(self._reader, 0)
+        self._status = status
+        self.stdout = cast(IO[bytes], _Guarded(body))
+        self.stderr = _Fixed(self._error)
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+
+    def _close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._reader.close()
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self._close()
+            self.returncode = 0 if self._status < 400 else 1
+        return self.returncode
+
+
+class _Guarded:
+    def __init__(self, body: Any) -> None:
+        self._body = body
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return bytes(self._body.read(size))
+        except OSError:
+            return b""  # killed: the stream ends here
+
+    def close(self) -> None:
+        pass
+
+
+class _Fixed:
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def read(self) -> bytes:
+        return self._data
+
+    def close(self) -> None:
+        pass
+
+
+def put_archive(path: str, container: str, dest: str, tar: bytes) -> str | None:
+    """`docker cp - CONTAINER:DEST` (a tar, never overwriting a directory with a file, as the CLI
+    asks); the daemon's words when it refused, else None."""
+    target = f"/containers/{quote(container)}/archive?{urlencode({'path': dest, 'noOverwriteDirNonDir': 'true'})}"
+    try:
+        status, answer = request(path, "PUT", target, data=tar, timeout=120)
+    except OSError as error:
+        return str(error)
+    return None if status < 400 else f"Error response from daemon: {message_of(answer)}"
+
+
+def create_body(image: str, *, labels: Mapping[str, str], network: str, workdir: str, tmpfs: Mapping[str, str],
+                entrypoint: Sequence[str], cmd: Sequence[str], cpus: float | None, memory: int | None,
+                user: str | None) -> dict[str, object]:
+    """What `docker run -d --name … --label … --network … --tmpfs … -w … [--cpus] [--memory] [--user]
+    --entrypoint … IMAGE CMD…` asks the daemon to create."""
+    host: dict[str, object] = {"NetworkMode": network, "Tmpfs": dict(tmpfs)}
+    if cpus is not None:
+        host["NanoCpus"] = round(cpus * 1e9)
+    if memory is not None:
+        host["Memory"] = memory
+    body: dict[str, object] = {"Image": image, "Labels": dict(labels), "WorkingDir": workdir,
+                               "Entrypoint": list(entrypoint), "Cmd": list(cmd), "Tty": False,
+                               "OpenStdin": False, "AttachStdin": False, "AttachStdout": False,
+                               "AttachStderr": False, "HostConfig": host}
+    if user is not None:
+        body["User"] = user
+    return body
+
+
+async def run_detached(path: str, name: str, body: Mapping[str, object]) -> str | None:
+    """`docker run -d`: create, then start; the daemon's words when either refused, else None. A
+    container created but not started stays (the caller removes it, as after the CLI's failure)."""
+    status, answer = await arequest(path, "POST", f"/containers/create?{urlencode({'name': name})}", body)
+    if status >= 400:
+        return f"Error response from daemon: {message_of(answer)}"
+    status, answer = await arequest(path, "POST", f"/containers/{quote(name)}/start")
+    if status >= 400:
+        return f"Error response from daemon: {message_of(answer)}"
+    return None
+
+
+def remove(path: str, container: str) -> bool:
+    """`docker rm -f -v`; False when the daemon could not be asked (the caller tries the CLI)."""
+    try:
+        request(path, "DELETE", f"/containers/{quote(container)}?force=1&v=1", timeout=60)
+    except OSError:
+        return False
+    return True
