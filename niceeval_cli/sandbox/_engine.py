@@ -259,10 +259,13 @@ class _Demux:
                 continue
             return data
 
-    def drain(self) -> None:
-        with contextlib.suppress(OSError):  # killed: the stream ends here
-            while self.read(_READ):
-                pass
+    def drain(self, limit: int = 1 << 20) -> None:
+        """Read on to the stream's end, at most `limit` more bytes: a tar's padding and the stderr
+        after it, never the rest of a stream its reader gave up on (a client whose stdout was
+        closed stops there too)."""
+        with contextlib.suppress(OSError, ValueError):  # killed, or closed already: the stream ends here
+            while limit > 0 and (data := self.read(min(_READ, limit))):
+                limit -= len(data)
 
 
 class _Stdin:
@@ -282,8 +285,8 @@ class _Stderr:
         self._demux = demux
 
     def read(self) -> bytes:
-        """Everything the command wrote to stderr: the stream is read to its end first (what a
-        reader left of stdout, a tar's padding, is dropped), as the client's stderr ends with it."""
+        """What the command wrote to stderr: the stream is read on to its end first (`drain`; what
+        a reader left of stdout, a tar's padding, is dropped), as the client's stderr ends with it."""
         self._demux.drain()
         return bytes(self._demux.errors)
 
@@ -316,7 +319,7 @@ class ExecProcess:
             self._sock.close()
 
     def wait(self) -> int:
-        """The exit code, once the stream has ended (read to its end here unless killed: a command
+        """The exit code, once the stream has ended (read on to its end here, `drain`: a command
         still writing when the connection closed would die of SIGPIPE, not exit on its own)."""
         if self.returncode is None:
             self._demux.drain()
@@ -332,8 +335,8 @@ class _Stdout:
     def read(self, size: int = -1) -> bytes:
         try:
             return self._demux.read(size)
-        except OSError:
-            return b""  # killed: the stream ends here
+        except (OSError, ValueError):
+            return b""  # killed, or closed: the stream ends here
 
     def close(self) -> None:
         pass

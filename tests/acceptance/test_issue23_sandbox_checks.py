@@ -13,7 +13,6 @@ import os
 import signal
 import stat
 import time
-from pathlib import Path
 
 import pytest
 
@@ -102,16 +101,25 @@ def test_a_sparse_40g_file_never_hangs_past_the_timeout(proj: Project, kind: str
     assert containers_of(proj) == []
 
 
+# The sparse eval, saying on the host when its checks begin (their read then streams 200 GB).
+SIGNALLED_EVAL = SPARSE_EVAL.replace('    await t.send("make a sparse file")\n', (
+    '    await t.send("make a sparse file")\n'
+    '    import os, pathlib\n'
+    '    pathlib.Path(os.environ["CHECKS_BEGIN"]).touch()\n'))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Project, tmp_path, sig):
     need_kind("docker")  # locally nothing is slow to read any more; docker must stream the file
-    sandbox_project(proj, "docker", "truncate -s 200G huge.bin && echo done", SPARSE_EVAL, timeout_ms=600_000)
-    proc = proj.popen("run", env=env_for(tmp_path / "tmp"))
+    sandbox_project(proj, "docker", "truncate -s 200G huge.bin && echo done", SIGNALLED_EVAL, timeout_ms=600_000)
+    begun = tmp_path / "checks-begin"
+    proc = proj.popen("run", env={**env_for(tmp_path / "tmp"), "CHECKS_BEGIN": str(begun)})
     try:
         wait_for(lambda: containers_of(proj) != [], timeout=60, every=0.25)  # each look is a `docker ps`
-        # The agent is done and the check streams 200 GB out of the container once this run has a
-        # `docker cp` child. (Asking the daemon with `docker exec` could block behind that stream.)
-        wait_for(lambda: _copying(proc.pid), timeout=120)
+        # The agent is done and the check streams 200 GB out of the container: through a `docker cp`
+        # child on the CLI, over the daemon's socket otherwise (sandbox.md, "How NiceEval talks to
+        # Docker"). (Asking the daemon with `docker exec` could block behind that stream.)
+        wait_for(begun.exists, timeout=120)
         time.sleep(2)
         sent = time.monotonic()
         os.kill(proc.pid, sig)
@@ -123,19 +131,6 @@ def test_a_signal_during_a_long_check_ends_the_run_promptly(proj: Project, tmp_p
             proc.communicate()
     assert proc.returncode in (130, 143), proc.returncode
     wait_for(lambda: containers_of(proj) == [], timeout=30, every=0.25)
-
-
-def _copying(pid: int) -> bool:
-    """Whether process `pid` has a `docker cp` child (the check reading the workspace)."""
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid and len(argv) > 1 and argv[0].endswith(b"docker") and argv[1] == b"cp":
-            return True
-    return False
 
 
 def _special_template(proj: Project) -> list[str]:
