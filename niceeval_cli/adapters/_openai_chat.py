@@ -184,6 +184,8 @@ class OpenAIChatAdapter(Adapter):
 
     def _headers(self) -> dict[str, str]:
         """The key, then the configured extra headers with their `env:` values read now."""
+        if not self.options.headers:  # the usual case: nothing to read per request
+            return {"Authorization": f"Bearer {self._key}"}
         extra = resolve_headers(self.options.headers)
         if extra.missing:
             raise RuntimeError(self._headers_unset(extra.missing_text()))
