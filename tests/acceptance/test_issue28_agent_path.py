@@ -375,3 +375,47 @@ async def freed(t, case):
     assert len(results) == 8 and {r["state"] for r in results} == {"matched"}, results
     freed = [r["evidence"] for r in results if r["label"] == "freed"]
     assert sorted(len(e["gone"]) for e in freed) == [0, 3], freed  # the second saw all of the first's gone
+
+
+def test_a_turn_or_session_kept_past_its_attempt_reads_but_says_the_attempt_ended(project: Project) -> None:
+    """What an eval keeps of an earlier attempt still reads (its message, its session while the
+    session is kept too); an agent assertion or a send on it says that attempt ended."""
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n\n[experiments.local]\nadapter = \"app:adapter\"\n")
+    project.write("app.py", """
+from niceeval_cli import Turn, define_adapter
+
+async def send(ctx, message, **options):
+    return Turn(input=message, message="ok " + message)
+
+adapter = define_adapter(name="echo", send=send)
+""")
+    project.write("evals/e.py", """
+from niceeval_cli import define_eval
+from niceeval_cli.authoring import AuthoringError
+from niceeval_cli.expect import equals
+
+KEPT = []
+
+
+def _error(call):
+    try:
+        call()
+    except AuthoringError as exc:
+        return "attempt ended" in str(exc)
+    return False
+
+
+@define_eval(cases=[{"n": 1}, {"n": 2}], case_id="n")
+async def kept(t, case):
+    if KEPT:
+        earlier, session = KEPT
+        t.check([earlier.message, earlier.session is session, _error(lambda: earlier.tool_order(["x"])),
+                 _error(lambda: session.send("again")), _error(lambda: session.called_tool("x"))],
+                equals(["ok first", True, True, True, True])).label("kept")
+    turn = await t.send("first")
+    KEPT[:] = [turn, turn.session]
+""")
+    run = project.run()
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    kept = [r for r in project.assertions() if r["label"] == "kept"]
+    assert [r["state"] for r in kept] == ["matched"], kept
