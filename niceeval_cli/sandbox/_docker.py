@@ -421,6 +421,15 @@ class DockerWorkspace:
                     await asyncio.to_thread(self._flush)
                 await asyncio.to_thread(_quiet, "stop", "-t", "0", self.container)
                 return f"docker container {self.container}"
+            path = _engine.engine_socket()
+            if path is not None:
+                try:
+                    removed = await _engine_ops.aremove(path, self.container)
+                except BaseException:
+                    _remove(self.container)  # cut short (an interrupt): removed here, as a worker thread would
+                    raise
+                if removed:
+                    return None
             await asyncio.to_thread(_remove, self.container)
             return None
         finally:
