@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.docker import SHELL_IMAGE, docker_seeing_only, need_docker
+from tests.support.docker_proxy import DaemonProxy
 from tests.support.project import Project, base_env
 
 pytestmark = pytest.mark.slow
@@ -51,6 +52,22 @@ async def edit(t):
     t.check(piped.stdout, equals("from stdin")).gate().label("stdin")
     await t.sandbox.write_text("notes.txt", "hello\\n")
     t.check(await t.sandbox.read_text("notes.txt"), equals("hello\\n")).gate().label("read back")
+    t.sandbox.file_changed("README.md", status="modified").gate()
+    t.sandbox.not_in_diff(pattern("api_key=")).gate()
+"""
+
+
+# sandbox_floor.py's attempt: a command, a write, two change assertions
+PLAIN_EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals, pattern
+
+
+@define_eval()
+async def edit(t):
+    done = await t.sandbox.run("echo changed >> README.md && cat README.md")
+    t.check(done.stdout, equals("# bench\\nchanged\\n")).gate().label("own workspace")
+    await t.sandbox.write_text("notes.txt", "hello\\n")
     t.sandbox.file_changed("README.md", status="modified").gate()
     t.sandbox.not_in_diff(pattern("api_key=")).gate()
 """
@@ -139,3 +156,32 @@ def test_containers_made_over_the_socket_carry_their_labels_for_list_and_prune(p
             _docker("rm", "-f", "-v", container)
         for image in _left_by(run_id)["images"]:
             _docker("rmi", image)
+
+
+def test_each_attempt_asks_the_daemon_for_one_container_two_execs_and_its_removal(proj: Project, tmp_path: Path):
+    need_docker(SHELL_IMAGE)
+    env = _project(proj, tmp_path / "docker-clients.log")
+    proj.write("evals/bench.py", PLAIN_EVAL)
+    attempts, concurrency = 8, 2
+    with DaemonProxy(tmp_path) as proxy:
+        done = proj.run("--attempts", str(attempts), "--max-concurrency", str(concurrency),
+                        env={**env, "DOCKER_HOST": f"unix://{proxy.path}"}, timeout=600)
+        requests = list(proxy.requests)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [row["state"] for row in proj.sql("SELECT state FROM attempts")] == ["passed"] * attempts
+
+    def count(request: str) -> int:
+        return requests.count(request)
+
+    # the bake's helper is created through the CLI, which asks the same socket: one more create
+    assert count("POST /containers/create") == attempts + 1, requests
+    assert count("POST /containers/{}/start") == attempts, requests
+    # per attempt its command and one exec carrying its write in and reading the workspace out;
+    # the run's one baseline
+    assert count("POST /exec/{}/start") == 2 * attempts + 1, requests
+    assert count("DELETE /containers/{}") == attempts + 1, requests  # and the bake's helper
+    # the template into the attempts started before the bake, and the bake's; never the test's write
+    assert 1 <= count("PUT /containers/{}/archive") <= concurrency + 1 + 3, requests
+    assert count("GET /containers/{}/archive") == 0, requests
+    run_id = proj.sql("SELECT id FROM runs")[0]["id"]
+    assert _left_by(run_id) == {"containers": [], "images": []}
