@@ -24,19 +24,24 @@ import re
 import socket
 import struct
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, cast
 from urllib.parse import quote
 
+import httpcore
+import httpx
+
 from .._capture import OUTPUT_LIMIT, CappedOutput, Captured
 
-__all__ = ["EngineError", "ExecProcess", "Limited", "arequest", "body_of", "checked", "connect", "engine_socket",
-           "exec_captured", "memory_bytes", "message_of", "read_head", "request", "request_head", "start_exec"]
+__all__ = ["EngineError", "ExecProcess", "StreamReader", "arequest", "checked", "engine_socket", "exec_captured",
+           "memory_bytes", "message_of", "open_stream", "request", "shut", "start_exec"]
 
 _DEFAULT = "/var/run/docker.sock"
 _known: dict[str, bool] = {}  # socket path → answered /_ping
 _lock = threading.Lock()
 _READ = 1 << 16
+_START = b'{"Detach":false,"Tty":false}'
 
 
 class EngineError(OSError):
@@ -101,90 +106,40 @@ def memory_bytes(value: str) -> int | None:
     return int(number * 1024 ** power)
 
 
-# ---- blocking calls (worker threads) ------------------------------------------------------------
+# ---- the HTTP of it: httpx over the socket ------------------------------------------------------
+
+_UPGRADE = {"Content-Type": "application/json", "Connection": "Upgrade", "Upgrade": "tcp"}
+_clients: dict[str, httpx.Client] = {}
+_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
+    weakref.WeakKeyDictionary())
 
 
-def request_head(method: str, target: str, length: int, *, upgrade: bool = False) -> bytes:
-    lines = [f"{method} {target} HTTP/1.1", "Host: docker", "Content-Type: application/json",
-             f"Content-Length: {length}"]
-    lines += ["Connection: Upgrade", "Upgrade: tcp"] if upgrade else ["Connection: close"]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+def _client(path: str) -> httpx.Client:
+    """One client per socket for the process (its connections kept alive between calls; httpx's
+    client is safe to share between threads)."""
+    with _lock:
+        client = _clients.get(path)
+        if client is None:
+            client = _clients[path] = httpx.Client(transport=httpx.HTTPTransport(uds=path),
+                                                   base_url="http://docker", timeout=None)
+    return client
 
 
-def connect(path: str, timeout: float | None) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
-        sock.connect(path)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+def _async_client(path: str) -> httpx.AsyncClient:
+    """One client per socket and event loop (an async client's connections belong to its loop)."""
+    per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
+    client = per_loop.get(path)
+    if client is None:
+        client = per_loop[path] = httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=path),
+                                                    base_url="http://docker", timeout=None)
+    return client
 
 
-def read_head(reader: IO[bytes]) -> tuple[int, dict[str, str]]:
-    status_line = reader.readline(65536)
-    parts = status_line.split(None, 2)
-    if len(parts) < 2 or not parts[1].isdigit():
-        raise OSError(f"the Docker daemon answered something other than HTTP: {status_line[:80]!r}")
-    headers: dict[str, str] = {}
-    while True:
-        line = reader.readline(65536)
-        if line in (b"\r\n", b"\n", b""):
-            break
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return int(parts[1]), headers
-
-
-class _Chunked:
-    """A chunked HTTP body as a file (`read(n)`; b"" at its end)."""
-
-    def __init__(self, reader: IO[bytes]) -> None:
-        self._reader = reader
-        self._left = 0
-        self._done = False
-
-    def read(self, size: int = -1) -> bytes:
-        if self._done:
-            return b""
-        if self._left == 0:
-            line = self._reader.readline(1024)
-            try:
-                self._left = int(line.split(b";")[0].strip() or b"0", 16)
-            except ValueError:
-                self._left = 0
-            if self._left == 0:
-                self._done = True
-                return b""
-        data = self._reader.read(min(self._left, size if size > 0 else self._left))
-        if not data:
-            self._done = True
-            return b""
-        self._left -= len(data)
-        if self._left == 0:
-            self._reader.readline(16)  # the CRLF after the chunk
-        return data
-
-
-class Limited:
-    def __init__(self, reader: IO[bytes], length: int) -> None:
-        self._reader, self._left = reader, length
-
-    def read(self, size: int = -1) -> bytes:
-        if self._left <= 0:
-            return b""
-        data = self._reader.read(min(self._left, size if size > 0 else self._left))
-        self._left -= len(data)
-        return data
-
-
-def body_of(reader: IO[bytes], headers: Mapping[str, str]) -> Any:
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        return _Chunked(reader)
-    if "content-length" in headers:
-        return Limited(reader, int(headers["content-length"]))
-    return reader
+def _failed(path: str, error: httpx.TransportError) -> OSError:
+    """The daemon could not be asked: an OSError, as a CLI client that cannot connect fails
+    (TimeoutError — an OSError — for a call that ran out of time)."""
+    kind = TimeoutError if isinstance(error, httpx.TimeoutException) else OSError
+    return kind(f"the Docker daemon at {path}: {error or type(error).__name__}")
 
 
 def message_of(data: bytes) -> str:
@@ -196,16 +151,13 @@ def message_of(data: bytes) -> str:
 
 def request(path: str, method: str, target: str, body: Any = None, *, data: bytes | None = None,
             timeout: float | None = 120) -> tuple[int, bytes]:
-    """One call, its whole answer: (status, body). `body` is sent as JSON, `data` as it is."""
-    payload = data if data is not None else (json.dumps(body).encode() if body is not None else b"")
-    with connect(path, timeout) as sock, sock.makefile("rb") as reader:
-        sock.sendall(request_head(method, target, len(payload)) + payload)
-        status, headers = read_head(reader)
-        stream = body_of(reader, headers)
-        chunks = []
-        while chunk := stream.read(_READ):
-            chunks.append(chunk)
-        return status, b"".join(chunks)
+    """One call, its whole answer: (status, body). `body` is sent as JSON, `data` (a tar) as it is."""
+    headers = {"Content-Type": "application/x-tar"} if data is not None else None
+    try:
+        response = _client(path).request(method, target, json=body, content=data, headers=headers, timeout=timeout)
+    except httpx.TransportError as error:
+        raise _failed(path, error) from error
+    return response.status_code, response.content
 
 
 def checked(path: str, method: str, target: str, body: Any = None, *, data: bytes | None = None,
@@ -215,6 +167,51 @@ def checked(path: str, method: str, target: str, body: Any = None, *, data: byte
     if status >= 400:
         raise EngineError(status, message_of(answer))
     return answer
+
+
+def open_stream(path: str, method: str, target: str, *, upgrade: bool = False,
+                payload: bytes = b"") -> httpx.Response:
+    """A call whose answer is read as it comes (`response.extensions["network_stream"]`: the
+    connection itself, which an upgraded exec also writes its stdin to). The caller closes it."""
+    client = _client(path)
+    call = client.build_request(method, target, content=payload, headers=_UPGRADE if upgrade else None)
+    try:
+        return client.send(call, stream=True)
+    except httpx.TransportError as error:
+        raise _failed(path, error) from error
+
+
+class StreamReader:
+    """A response's connection read as a file: `read(n)` gives n bytes unless the stream ends."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+        self._ended = False
+
+    def read(self, size: int = -1) -> bytes:
+        while not self._ended and (size < 0 or len(self._buffer) < size):
+            try:
+                data = self._stream.read(_READ)
+            except (httpx.TransportError, httpcore.NetworkError, OSError):
+                data = b""
+            if not data:
+                self._ended = True
+                break
+            self._buffer += data
+            if size < 0:
+                continue
+        taken = bytes(self._buffer if size < 0 else self._buffer[:size])
+        del self._buffer[:len(taken)]
+        return taken
+
+
+def shut(stream: Any, how: int) -> None:
+    """Shut one or both directions of a response's connection (end of stdin; a kill)."""
+    sock = stream.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(how)
 
 
 def exec_body(argv: Sequence[str], *, stdin: bool, user: str | None = None, workdir: str | None = None,
@@ -269,15 +266,17 @@ class _Demux:
 
 
 class _Stdin:
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock = sock
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
 
     def write(self, data: bytes) -> None:
-        self._sock.sendall(data)
+        try:
+            self._stream.write(data)
+        except (httpcore.NetworkError, OSError) as error:
+            raise BrokenPipeError(str(error)) from error
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_WR)
+        shut(self._stream, socket.SHUT_WR)
 
 
 class _Stderr:
@@ -299,24 +298,21 @@ class ExecProcess:
     `stdin` (write, then close: end of input), `stdout` (read), `stderr` (read once stdout ended),
     `kill()` (drop the connection, as killing the client does), `wait()` → the exit code."""
 
-    def __init__(self, path: str, exec_id: str, sock: socket.socket, reader: IO[bytes]) -> None:
-        self._path, self._id, self._sock = path, exec_id, sock
-        self._reader = reader
-        demux = self._demux = _Demux(reader)
+    def __init__(self, path: str, exec_id: str, response: httpx.Response) -> None:
+        self._path, self._id, self._response = path, exec_id, response
+        self._stream = response.extensions["network_stream"]
+        demux = self._demux = _Demux(cast(IO[bytes], StreamReader(self._stream)))
         self.stdout = cast(IO[bytes], _Stdout(demux))
         self.stderr = _Stderr(demux)
-        self.stdin = _Stdin(sock)
+        self.stdin = _Stdin(self._stream)
         self.returncode: int | None = None
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
+        shut(self._stream, socket.SHUT_RDWR)
 
     def _close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._reader.close()
-        with contextlib.suppress(OSError):
-            self._sock.close()
+        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+            self._response.close()
 
     def wait(self) -> int:
         """The exit code, once the stream has ended (read on to its end here, `drain`: a command
@@ -368,62 +364,27 @@ def start_exec(path: str, container: str, argv: Sequence[str], *, stdin: bool = 
     created = checked(path, "POST", f"/containers/{quote(container)}/exec",
                       exec_body(argv, stdin=stdin, user=user, workdir=workdir, env=env), timeout=60)
     exec_id = str(json.loads(created)["Id"])
-    payload = b'{"Detach":false,"Tty":false}'
-    sock = connect(path, None)
-    try:
-        reader = sock.makefile("rb")
-        sock.sendall(request_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
-        status, headers = read_head(reader)
-        if status >= 400:
-            raise EngineError(status, message_of(body_of(reader, headers).read()))
-    except BaseException:
-        sock.close()
-        raise
-    return ExecProcess(path, exec_id, sock, reader)
+    response = open_stream(path, "POST", f"/exec/{exec_id}/start", upgrade=True, payload=_START)
+    if response.status_code != 101:
+        try:
+            answer = response.read()
+        finally:
+            response.close()
+        raise EngineError(response.status_code, message_of(answer) or "the exec did not start")
+    return ExecProcess(path, exec_id, response)
 
 
 # ---- asynchronous: a command of the eval (`t.sandbox.run`, `prepare`) ------------------------------
 
 
-def _dechunk(data: bytes) -> bytes:
-    out, at = bytearray(), 0
-    while True:
-        end = data.find(b"\r\n", at)
-        if end < 0:
-            return bytes(out)
-        try:
-            size = int(data[at:end].split(b";")[0].strip() or b"0", 16)
-        except ValueError:
-            return bytes(out)
-        if size == 0:
-            return bytes(out)
-        out += data[end + 2:end + 2 + size]
-        at = end + 2 + size + 2
-
-
 async def arequest(path: str, method: str, target: str, body: Any = None, *,
                    timeout: float | None = 120) -> tuple[int, bytes]:
     """`request` on the event loop (no worker thread): small answers only (create, start, delete, inspect)."""
-    payload = json.dumps(body).encode() if body is not None else b""
-
-    async def call() -> bytes:
-        reader, writer = await asyncio.open_unix_connection(path)
-        try:
-            writer.write(request_head(method, target, len(payload)) + payload)
-            await writer.drain()
-            return await reader.read()  # `Connection: close`: the answer ends with the connection
-        finally:
-            writer.close()
-
-    answer = await asyncio.wait_for(call(), timeout)
-    head, _, rest = answer.partition(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    parts = lines[0].split(None, 2)
-    if len(parts) < 2 or not parts[1].isdigit():
-        raise OSError(f"the Docker daemon answered something other than HTTP: {lines[0][:80]!r}")
-    if any(line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower() for line in lines[1:]):
-        rest = _dechunk(rest)
-    return int(parts[1]), rest
+    try:
+        response = await _async_client(path).request(method, target, json=body, timeout=timeout)
+    except httpx.TransportError as error:
+        raise _failed(path, error) from error
+    return response.status_code, response.content
 
 
 async def achecked(path: str, method: str, target: str, body: Any = None, *,
@@ -463,41 +424,70 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
         err.feed(f"Error response from daemon: {message_of(answer)}\n".encode())
         return Captured(1, out, err, False)
     exec_id = str(json.loads(answer)["Id"])
-    reader, writer = await asyncio.open_unix_connection(path, limit=1 << 20)
+    client = _async_client(path)
+    call = client.build_request("POST", f"/exec/{exec_id}/start", content=_START, headers=_UPGRADE)
     try:
-        payload = b'{"Detach":false,"Tty":false}'
-        writer.write(request_head("POST", f"/exec/{exec_id}/start", len(payload), upgrade=True) + payload)
-        await writer.drain()
-        status_line = await reader.readline()
-        while await reader.readline() not in (b"\r\n", b"\n", b""):
-            pass
-        parts = status_line.split(None, 2)
-        if len(parts) < 2 or not parts[1].isdigit() or int(parts[1]) >= 400:
-            err.feed(f"Error response from daemon: {message_of(await reader.read(65536))}\n".encode())
+        response = await client.send(call, stream=True)
+    except httpx.TransportError as error:
+        raise _failed(path, error) from error
+    try:
+        if response.status_code != 101:
+            err.feed(f"Error response from daemon: {message_of(await response.aread())}\n".encode())
             return Captured(1, out, err, False)
-        feeding = asyncio.ensure_future(_feed(writer, input)) if input is not None else None
+        stream = response.extensions["network_stream"]
+        feeding = asyncio.ensure_future(_feed(stream, input)) if input is not None else None
         try:
-            await asyncio.wait_for(_pump(reader, out, err), timeout_s)
+            await asyncio.wait_for(_pump(_AsyncReader(stream), out, err), timeout_s)
         except asyncio.TimeoutError:
             return Captured(None, out, err, True)
         finally:
             if feeding is not None:
                 feeding.cancel()
     finally:
-        writer.close()
+        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+            await response.aclose()
     code = await _aexit_code(path, exec_id)
     return Captured(code, out, err, False)
 
 
-async def _feed(writer: asyncio.StreamWriter, data: bytes) -> None:
-    with contextlib.suppress(OSError):
-        writer.write(data)
-        await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
+async def _feed(stream: Any, data: bytes) -> None:
+    with contextlib.suppress(httpcore.NetworkError, OSError):
+        await stream.write(data)
+        shut(stream, socket.SHUT_WR)
 
 
-async def _pump(reader: asyncio.StreamReader, out: CappedOutput, err: CappedOutput) -> None:
+class _AsyncReader:
+    """An upgraded connection read on the event loop: `readexactly(n)`, `read(n)`."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+
+    async def _more(self) -> bool:
+        try:
+            data = await self._stream.read(_READ)
+        except (httpcore.NetworkError, OSError):
+            data = b""
+        self._buffer += data
+        return bool(data)
+
+    async def readexactly(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            if not await self._more():
+                raise asyncio.IncompleteReadError(bytes(self._buffer), size)
+        taken = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return taken
+
+    async def read(self, size: int) -> bytes:
+        if not self._buffer and not await self._more():
+            return b""
+        taken = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return taken
+
+
+async def _pump(reader: _AsyncReader, out: CappedOutput, err: CappedOutput) -> None:
     while True:
         try:
             header = await reader.readexactly(8)

@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any, cast
 from urllib.parse import quote, urlencode
 
-from ._engine import Limited, arequest, body_of, connect, message_of, read_head, request, request_head
+import httpcore
+import httpx
+
+from ._engine import StreamReader, arequest, message_of, open_stream, request, shut
 
 __all__ = ["ArchiveProcess", "aremove", "create_body", "put_archive", "remove", "run_detached"]
 
@@ -20,40 +23,45 @@ class ArchiveProcess:
     when the daemon refused: no such file), `stderr` the daemon's words, `kill()`, `wait()`."""
 
     def __init__(self, path: str, container: str, source: str) -> None:
-        self._sock = connect(path, None)
-        self._reader = self._sock.makefile("rb")
         self.returncode: int | None = None
         self._error = b""
         target = f"/containers/{quote(container)}/archive?{urlencode({'path': source})}"
-        try:
-            self._sock.sendall(request_head("GET", target, 0))
-            status, headers = read_head(self._reader)
-        except BaseException:
-            self._close()
-            raise
-        body = body_of(self._reader, headers)
-        if status >= 400:
-            self._error = f"Error response from daemon: {message_of(body.read(65536))}".encode()
-            body = Limited(self._reader, 0)
-        self._status = status
-        self.stdout = cast(IO[bytes], _Guarded(body))
+        self._response = open_stream(path, "GET", target)
+        self._status = self._response.status_code
+        if self._status >= 400:
+            try:
+                self._error = f"Error response from daemon: {message_of(self._response.read())}".encode()
+            finally:
+                self._close()
+            self.stdout = cast(IO[bytes], _Guarded(_Fixed(b"")))
+        else:
+            self.stdout = cast(IO[bytes], _Guarded(StreamReader(_Body(self._response))))
         self.stderr = _Fixed(self._error)
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
+        stream = self._response.extensions.get("network_stream")
+        if stream is not None:
+            shut(stream, socket.SHUT_RDWR)
 
     def _close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._reader.close()
-        with contextlib.suppress(OSError):
-            self._sock.close()
+        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+            self._response.close()
 
     def wait(self) -> int:
         if self.returncode is None:
             self._close()
             self.returncode = 0 if self._status < 400 else 1
         return self.returncode
+
+
+class _Body:
+    """A streamed answer's body (its transfer encoding undone by httpx), read in pieces."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._pieces = response.iter_raw(1 << 16)
+
+    def read(self, size: int) -> bytes:
+        return next(self._pieces, b"")
 
 
 class _Guarded:
@@ -74,7 +82,7 @@ class _Fixed:
     def __init__(self, data: bytes) -> None:
         self._data = data
 
-    def read(self) -> bytes:
+    def read(self, size: int = -1) -> bytes:
         return self._data
 
     def close(self) -> None:
