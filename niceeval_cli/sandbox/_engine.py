@@ -11,7 +11,9 @@ unset, `DOCKER_CONTEXT` unset or `default`, `DOCKER_HOST` unset or `unix://…`,
 context in the docker config, and the socket answers `/_ping`. Anything else (TCP, TLS, ssh,
 contexts, another binary) goes through the CLI as before. The calls are the ones the CLI makes
 (`docker run -d` is create + start, `docker exec` is exec create + start + inspect, `docker rm -f
--v` is a forced delete), one connection each, unversioned paths (the daemon's own API version).
+-v` is a forced delete), unversioned paths (the daemon's own API version). The HTTP is httpx's (its
+Unix-socket transport, connections kept alive between calls); an exec's stream is the connection
+httpx hands back once the daemon has upgraded it, read in Docker's frames (8-byte headers).
 """
 
 from __future__ import annotations
