@@ -28,13 +28,13 @@ import struct
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
-import httpcore
-import httpx
-
 from .._capture import OUTPUT_LIMIT, CappedOutput, Captured
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["EngineError", "ExecProcess", "StreamReader", "arequest", "checked", "engine_socket", "exec_captured",
            "memory_bytes", "message_of", "open_stream", "request", "shut", "start_exec"]
@@ -109,6 +109,17 @@ def memory_bytes(value: str) -> int | None:
 
 
 # ---- the HTTP of it: httpx over the socket ------------------------------------------------------
+# (httpx is imported at the first call: a run without a docker sandbox never loads it)
+
+
+def stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading or writing a call's connection raises when it broke or was shut: the stream
+    then ends, as a killed client's does."""
+    import httpcore
+    import httpx
+
+    return (httpx.HTTPError, httpcore.NetworkError, OSError)
+
 
 _UPGRADE = {"Content-Type": "application/json", "Connection": "Upgrade", "Upgrade": "tcp"}
 _clients: dict[str, httpx.Client] = {}
@@ -119,6 +130,8 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, h
 def _client(path: str) -> httpx.Client:
     """One client per socket for the process (its connections kept alive between calls; httpx's
     client is safe to share between threads)."""
+    import httpx
+
     with _lock:
         client = _clients.get(path)
         if client is None:
@@ -129,6 +142,8 @@ def _client(path: str) -> httpx.Client:
 
 def _async_client(path: str) -> httpx.AsyncClient:
     """One client per socket and event loop (an async client's connections belong to its loop)."""
+    import httpx
+
     per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
     client = per_loop.get(path)
     if client is None:
@@ -140,6 +155,8 @@ def _async_client(path: str) -> httpx.AsyncClient:
 def _failed(path: str, error: httpx.TransportError) -> OSError:
     """The daemon could not be asked: an OSError, as a CLI client that cannot connect fails
     (TimeoutError — an OSError — for a call that ran out of time)."""
+    import httpx
+
     kind = TimeoutError if isinstance(error, httpx.TimeoutException) else OSError
     return kind(f"the Docker daemon at {path}: {error or type(error).__name__}")
 
@@ -154,6 +171,8 @@ def message_of(data: bytes) -> str:
 def request(path: str, method: str, target: str, body: Any = None, *, data: bytes | None = None,
             timeout: float | None = 120) -> tuple[int, bytes]:
     """One call, its whole answer: (status, body). `body` is sent as JSON, `data` (a tar) as it is."""
+    import httpx
+
     headers = {"Content-Type": "application/x-tar"} if data is not None else None
     try:
         response = _client(path).request(method, target, json=body, content=data, headers=headers, timeout=timeout)
@@ -175,6 +194,8 @@ def open_stream(path: str, method: str, target: str, *, upgrade: bool = False,
                 payload: bytes = b"") -> httpx.Response:
     """A call whose answer is read as it comes (`response.extensions["network_stream"]`: the
     connection itself, which an upgraded exec also writes its stdin to). The caller closes it."""
+    import httpx
+
     client = _client(path)
     call = client.build_request(method, target, content=payload, headers=_UPGRADE if upgrade else None)
     try:
@@ -195,7 +216,7 @@ class StreamReader:
         while not self._ended and (size < 0 or len(self._buffer) < size):
             try:
                 data = self._stream.read(_READ)
-            except (httpx.TransportError, httpcore.NetworkError, OSError):
+            except stream_errors():
                 data = b""
             if not data:
                 self._ended = True
@@ -274,7 +295,7 @@ class _Stdin:
     def write(self, data: bytes) -> None:
         try:
             self._stream.write(data)
-        except (httpcore.NetworkError, OSError) as error:
+        except stream_errors() as error:
             raise BrokenPipeError(str(error)) from error
 
     def close(self) -> None:
@@ -313,7 +334,7 @@ class ExecProcess:
         shut(self._stream, socket.SHUT_RDWR)
 
     def _close(self) -> None:
-        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+        with contextlib.suppress(*stream_errors()):
             self._response.close()
 
     def wait(self) -> int:
@@ -382,6 +403,8 @@ def start_exec(path: str, container: str, argv: Sequence[str], *, stdin: bool = 
 async def arequest(path: str, method: str, target: str, body: Any = None, *,
                    timeout: float | None = 120) -> tuple[int, bytes]:
     """`request` on the event loop (no worker thread): small answers only (create, start, delete, inspect)."""
+    import httpx
+
     try:
         response = await _async_client(path).request(method, target, json=body, timeout=timeout)
     except httpx.TransportError as error:
@@ -419,6 +442,8 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
     client's: at `timeout_s` the stream is dropped and the result is `timed_out` (the caller kills
     what runs inside); a cancellation drops it and re-raises. A refused exec is exit code 1 with the
     daemon's words on stderr, as the CLI exits."""
+    import httpx
+
     out, err = CappedOutput(limit), CappedOutput(limit)
     status, answer = await arequest(path, "POST", f"/containers/{quote(container)}/exec",
                                     exec_body(argv, stdin=input is not None, workdir=workdir, env=env))
@@ -446,14 +471,14 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
             if feeding is not None:
                 feeding.cancel()
     finally:
-        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+        with contextlib.suppress(*stream_errors()):
             await response.aclose()
     code = await _aexit_code(path, exec_id)
     return Captured(code, out, err, False)
 
 
 async def _feed(stream: Any, data: bytes) -> None:
-    with contextlib.suppress(httpcore.NetworkError, OSError):
+    with contextlib.suppress(*stream_errors()):
         await stream.write(data)
         shut(stream, socket.SHUT_WR)
 
@@ -468,7 +493,7 @@ class _AsyncReader:
     async def _more(self) -> bool:
         try:
             data = await self._stream.read(_READ)
-        except (httpcore.NetworkError, OSError):
+        except stream_errors():
             data = b""
         self._buffer += data
         return bool(data)

@@ -7,13 +7,13 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode
 
-import httpcore
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
-from ._engine import StreamReader, arequest, message_of, open_stream, request, shut
+from ._engine import StreamReader, arequest, message_of, open_stream, request, shut, stream_errors
 
 __all__ = ["ArchiveProcess", "aremove", "create_body", "put_archive", "remove", "run_detached"]
 
@@ -44,7 +44,7 @@ class ArchiveProcess:
             shut(stream, socket.SHUT_RDWR)
 
     def _close(self) -> None:
-        with contextlib.suppress(httpx.HTTPError, httpcore.NetworkError, OSError):
+        with contextlib.suppress(*stream_errors()):
             self._response.close()
 
     def wait(self) -> int:
