@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
@@ -31,8 +32,8 @@ __all__ = ["ScipyProcess", "scipy_beside", "serve", "start_helper"]
 _OPERATIONS = frozenset({"fisher", "welch", "bh", "t_ppf"})
 
 #: The helper's program: this interpreter's import path, then `serve()`.
-_BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-         "from niceeval_cli.app.scipy_helper import serve; serve()")
+_BOOT = ("import json, os, sys; sys.path[:] = json.loads(sys.argv[1]); "
+         "from niceeval_cli.app.scipy_helper import serve; serve(); os._exit(0)")
 
 
 class ScipyProcess:
@@ -130,19 +131,28 @@ def scipy_beside() -> Iterator[None]:
 
 
 def serve(requests: IO[str] | None = None, replies: IO[str] | None = None) -> None:
-    """The helper's loop: import scipy first, then answer one JSON line per request until the
-    requests end. A failed batch answers `{"error": ...}` (the caller then computes it itself)."""
-    import scipy.stats  # noqa: F401  (the point of the helper: the import starts before any request)
-
+    """The helper's loop: scipy imports in a thread from the start while this one waits for the
+    first request, then one JSON line is answered per request until the requests end — at once,
+    even mid-import: a caller that is gone (killed, interrupted while starting this helper) closed
+    them, and nothing is left running for it. A failed batch answers `{"error": ...}` (the caller
+    then computes it itself)."""
+    loading = threading.Thread(target=_import_scipy, name="niceeval-scipy-import", daemon=True)
+    loading.start()
     requests = requests or sys.stdin
     replies = replies or sys.stdout
     for line in requests:
+        loading.join()
         try:
             operation, batch = json.loads(line)
             if operation not in _OPERATIONS:
                 raise ValueError(f"unknown operation {operation!r}")
             reply: dict[str, Any] = {"ok": getattr(IN_PROCESS, operation)(*_arguments(operation, batch))}
-        except Exception as error:
+        except Exception as error:  # any failure is answered: the caller recomputes it and sees it
             reply = {"error": repr(error)}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
+
+
+def _import_scipy() -> None:
+    with contextlib.suppress(Exception):  # a failed import shows at the first batch, in its answer
+        import scipy.stats  # noqa: F401

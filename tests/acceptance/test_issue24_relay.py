@@ -11,6 +11,7 @@ from pathlib import Path
 
 import tomllib
 
+from niceeval_cli._collector import ATTEMPTS_THRESHOLD
 from tests.support.project import NICEEVAL, REPO, Project, base_env
 
 PACKAGE = REPO / "niceeval_cli"
@@ -136,7 +137,8 @@ def test_one_collector_policy_applied_at_the_run_s_release_point(tmp_path: Path)
     done = proj.run()
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "defined.txt").read_text() == "True 20000"  # building: a high threshold
-    assert (tmp_path / "attempt.txt").read_text() == "True 700 True"  # after the release point
+    # after the release point: the attempts' threshold (an attempt leaves no cycles to collect)
+    assert (tmp_path / "attempt.txt").read_text() == f"True {ATTEMPTS_THRESHOLD} True"
 
 
 # ── item 5: one relay, one broken-pipe policy ───────────────────────────────────────────────
