@@ -20,16 +20,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -90,71 +86,20 @@ def _logging_docker(folder: Path) -> tuple[Path, Path]:
     return bin_dir, log
 
 
-_REQUEST = re.compile(rb"^(GET|HEAD|POST|PUT|DELETE) (/\S*) HTTP/1\.[01]\r\n")
-
-
-def _shape(target: bytes) -> str:
-    path = re.sub(r"^/v[0-9.]+", "", target.decode("latin-1").split("?")[0])
-    return re.sub(r"^/(containers|exec|images)/[^/]+", r"/\1/{}", path)
-
-
-class _Proxy:
-    """A Unix socket in front of the daemon's: every connection passed on, and per connection its
-    request lines (`METHOD /path`; ids as {}) and how long it lasted, appended to `requests.log`."""
-
-    def __init__(self, folder: Path, real: str) -> None:
-        self.path = folder / "docker.sock"
-        self.log = folder / "requests.log"
-        self._real = real
-        self._lock = threading.Lock()
-        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._server.bind(str(self.path))
-        self._server.listen(64)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: socket.socket) -> None:
-        started = time.time()
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        upstream.connect(self._real)
-        seen: list[str] = []
-
-        def pipe(source: socket.socket, sink: socket.socket, requests: bool) -> None:
-            with contextlib.suppress(OSError):
-                while data := source.recv(1 << 16):
-                    if requests and (found := _REQUEST.match(data)):
-                        seen.append(f"{found.group(1).decode()} {_shape(found.group(2))}")
-                    sink.sendall(data)
-            with contextlib.suppress(OSError):
-                sink.shutdown(socket.SHUT_WR)
-
-        back = threading.Thread(target=pipe, args=(upstream, client, False), daemon=True)
-        back.start()
-        pipe(client, upstream, True)
-        back.join()
-        client.close()
-        upstream.close()
-        with self._lock, self.log.open("a") as out:
-            for line in seen or ["(none)"]:
-                out.write(f"{started} {time.time()} {line}\n")
-
-    def close(self) -> None:
-        self._server.close()
-
-
-def _calls(log: Path, title: str) -> None:
-    by: dict[str, list[float]] = {}
+def _logged(log: Path) -> list[tuple[float, float, str]]:
+    """The logging `docker`'s lines: (start, end, subcommand) each."""
+    rows = []
     if log.exists():
         for line in log.read_text().splitlines():
             start, end, command = line.split(" ", 2)
-            by.setdefault(command, []).append(float(end) - float(start))
+            rows.append((float(start), float(end), command))
+    return rows
+
+
+def _calls(rows: list[tuple[float, float, str]], title: str) -> None:
+    by: dict[str, list[float]] = {}
+    for start, end, command in rows:
+        by.setdefault(command, []).append(end - start)
     print(f"  {title} (count, summed s, median ms):")
     for command, times in sorted(by.items(), key=lambda item: -sum(item[1])):
         print(f"    {command:32} {len(times):4}  {sum(times):7.2f} s  {1000 * statistics.median(times):6.0f} ms")
@@ -202,7 +147,11 @@ def main() -> int:
         for round_ in range(args.rounds):
             work = Path(folder) / f"round{round_}"
             work.mkdir()
-            proxy = _Proxy(work, _daemon_socket()) if args.calls else None
+            proxy = None
+            if args.calls:
+                from tests.support.docker_proxy import DaemonProxy  # a logging proxy of the daemon's socket
+
+                proxy = DaemonProxy(work, _daemon_socket())
             calls = None
             if proxy is not None:
                 bin_dir, clients = _logging_docker(work)
@@ -223,8 +172,9 @@ def main() -> int:
             print(f"ratio {wall / floor:.2f} × (target ≤ 1.3 ×): {'met' if wall <= 1.3 * floor else 'MISSED'}; "
                   f"left by the run: containers {containers}, baked images {images}; by the floor {len(ours)}")
             if proxy is not None:
-                _calls(clients, "docker CLI clients the run spawned")
-                _calls(proxy.log, "requests to the daemon, per connection")
+                _calls(_logged(clients), "docker CLI clients the run spawned")
+                _calls([(start, end, line) for start, end, seen in proxy.connections for line in seen or ["(none)"]],
+                       "requests to the daemon, per connection")
             if code != 0:
                 print(err, file=sys.stderr)
                 return 1

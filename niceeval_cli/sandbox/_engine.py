@@ -361,22 +361,34 @@ class _Stdout:
         pass
 
 
+#: How often an exec's state is asked once its stream ended, and the pause between two asks.
+_EXIT_ASKS, _EXIT_PAUSE_S = 50, 0.01
+
+
+def _exit_of(status: int, answer: bytes) -> int | None:
+    """An exec's exit code from its inspect answer: -1 when the daemon refused; None while it is
+    not marked done yet (ask again)."""
+    if status >= 400:
+        return -1
+    state = json.loads(answer)
+    if not state.get("Running") or state.get("ExitCode") is not None:
+        return int(state.get("ExitCode") or 0)
+    return None
+
+
 def _exit_code(path: str, exec_id: str) -> int:
     """The exec's exit code once its stream ended (the CLI asks the same once; a daemon that has not
     marked it done yet is asked a few more times)."""
     import time
 
-    for _ in range(50):
+    for _ in range(_EXIT_ASKS):
         try:
-            status, answer = request(path, "GET", f"/exec/{exec_id}/json", timeout=30)
+            code = _exit_of(*request(path, "GET", f"/exec/{exec_id}/json", timeout=30))
         except OSError:
             return -1
-        if status >= 400:
-            return -1
-        state = json.loads(answer)
-        if not state.get("Running") or state.get("ExitCode") is not None:
-            return int(state.get("ExitCode") or 0)
-        time.sleep(0.01)
+        if code is not None:
+            return code
+        time.sleep(_EXIT_PAUSE_S)
     return -1
 
 
@@ -421,17 +433,15 @@ async def achecked(path: str, method: str, target: str, body: Any = None, *,
 
 
 async def _aexit_code(path: str, exec_id: str) -> int:
-    for _ in range(50):
+    """`_exit_code` on the event loop."""
+    for _ in range(_EXIT_ASKS):
         try:
-            status, answer = await arequest(path, "GET", f"/exec/{exec_id}/json", timeout=30)
+            code = _exit_of(*await arequest(path, "GET", f"/exec/{exec_id}/json", timeout=30))
         except OSError:
             return -1
-        if status >= 400:
-            return -1
-        state = json.loads(answer)
-        if not state.get("Running") or state.get("ExitCode") is not None:
-            return int(state.get("ExitCode") or 0)
-        await asyncio.sleep(0.01)
+        if code is not None:
+            return code
+        await asyncio.sleep(_EXIT_PAUSE_S)
     return -1
 
 

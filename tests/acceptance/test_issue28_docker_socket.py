@@ -15,14 +15,12 @@ timeout kill and the cleanup are what they were. Each test looks only at its own
 from __future__ import annotations
 
 import json
-import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.docker import SHELL_IMAGE, docker_seeing_only, need_docker
+from tests.support.docker import SHELL_IMAGE, docker_logging_to, docker_seeing_only, need_docker
 from tests.support.docker_proxy import DaemonProxy
 from tests.support.project import Project, base_env
 
@@ -85,12 +83,9 @@ def _project(proj: Project, log: Path) -> dict[str, str | None]:
     proj.write("evals/bench.py", EVAL)
     proj.write("niceeval.toml", f'[project]\nevals = ["evals"]\n\n[experiments.docker.sandbox]\nkind = "docker"\n'
                                 f'image = "{SHELL_IMAGE}"\ntemplate = "repo"\n')
-    real = shutil.which("docker") or "docker"
     bin_dir = proj.root / "bin"
     bin_dir.mkdir()
-    wrapper = bin_dir / "docker"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {shlex.quote(real)} "$@"\n')
-    wrapper.chmod(0o755)
+    docker_logging_to(log, bin_dir, name="docker")
     # the `docker` a user has on PATH (NICEEVAL_DOCKER unset: that one keeps every call on the CLI)
     return {"PATH": f"{bin_dir}:{base_env()['PATH']}", "NICEEVAL_DOCKER": None, "DOCKER_HOST": None,
             "DOCKER_CONTEXT": None, "NO_COLOR": "1"}

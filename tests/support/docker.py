@@ -91,11 +91,12 @@ def docker_seeing_only(run_id: str | None, folder: Path, *, label: str | None = 
     return str(script)
 
 
-def docker_logging_to(log: Path, folder: Path) -> str:
+def docker_logging_to(log: Path, folder: Path, *, name: str = "docker-logging") -> str:
     """A `docker` for NICEEVAL_DOCKER that appends each command line it is given to `log` and passes
-    it to the real docker: what a run asked of the daemon, call by call (written into `folder`)."""
+    it to the real docker: what a run asked of the daemon, call by call (written into `folder` as
+    `name`; named `docker` in a folder put first on PATH, it is the `docker` a user has)."""
     real = shutil.which("docker") or "docker"
-    script = folder / "docker-logging"
+    script = folder / name
     script.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {shlex.quote(real)} "$@"\n',
                       encoding="utf-8")
     script.chmod(0o755)

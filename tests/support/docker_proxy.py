@@ -12,6 +12,7 @@ import contextlib
 import re
 import socket
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["DaemonProxy"]
@@ -28,6 +29,8 @@ class DaemonProxy:
     def __init__(self, folder: Path, real: str = "/var/run/docker.sock") -> None:
         self.path = folder / "docker-proxy.sock"
         self.requests: list[str] = []
+        #: per connection: when it opened, when it closed, the request lines it carried
+        self.connections: list[tuple[float, float, list[str]]] = []
         self._real = real
         self._lock = threading.Lock()
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -39,6 +42,9 @@ class DaemonProxy:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
         self._server.close()
 
     def _accept(self) -> None:
@@ -50,6 +56,8 @@ class DaemonProxy:
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
+        started = time.time()
+        seen: list[str] = []
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             upstream.connect(self._real)
@@ -61,8 +69,10 @@ class DaemonProxy:
             with contextlib.suppress(OSError):
                 while data := source.recv(1 << 16):
                     if requests and (found := _REQUEST.match(data)):
+                        line = f"{found.group(1).decode()} {_shape(found.group(2))}"
+                        seen.append(line)
                         with self._lock:
-                            self.requests.append(f"{found.group(1).decode()} {_shape(found.group(2))}")
+                            self.requests.append(line)
                     sink.sendall(data)
             with contextlib.suppress(OSError):
                 sink.shutdown(socket.SHUT_WR)
@@ -73,3 +83,5 @@ class DaemonProxy:
         back.join()
         client.close()
         upstream.close()
+        with self._lock:
+            self.connections.append((started, time.time(), seen))
