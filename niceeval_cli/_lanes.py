@@ -31,9 +31,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import h11
-import httpcore
 
-from ._httpx import httpx
+from ._httpx import httpcore, httpx
 from ._wire import AsyncioBackend
 
 KEEPALIVE_EXPIRY_S = 5.0

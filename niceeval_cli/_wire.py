@@ -16,7 +16,7 @@ import ssl
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-import httpcore
+from ._httpx import httpcore
 
 #: Gathered writes past this size leave at once (and wait while the socket buffer is full).
 FLUSH_BYTES = 64 * 1024

@@ -34,7 +34,7 @@ from urllib.parse import quote
 from .._capture import OUTPUT_LIMIT, CappedOutput, Captured
 
 if TYPE_CHECKING:
-    import httpx
+    from .._httpx import httpx
 
 __all__ = ["EngineError", "ExecProcess", "StreamReader", "arequest", "checked", "engine_socket", "exec_captured",
            "memory_bytes", "message_of", "open_stream", "request", "shut", "start_exec"]
@@ -109,14 +109,14 @@ def memory_bytes(value: str) -> int | None:
 
 
 # ---- the HTTP of it: httpx over the socket ------------------------------------------------------
-# (httpx is imported at the first call: a run without a docker sandbox never loads it)
+# (httpx is imported at the first call, from `_httpx` — without httpcore's trio backend: a run
+# without a docker sandbox never loads it)
 
 
 def stream_errors() -> tuple[type[BaseException], ...]:
     """What reading or writing a call's connection raises when it broke or was shut: the stream
     then ends, as a killed client's does."""
-    import httpcore
-    import httpx
+    from .._httpx import httpcore, httpx
 
     return (httpx.HTTPError, httpcore.NetworkError, OSError)
 
@@ -130,7 +130,7 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, h
 def _client(path: str) -> httpx.Client:
     """One client per socket for the process (its connections kept alive between calls; httpx's
     client is safe to share between threads)."""
-    import httpx
+    from .._httpx import httpx
 
     with _lock:
         client = _clients.get(path)
@@ -142,7 +142,7 @@ def _client(path: str) -> httpx.Client:
 
 def _async_client(path: str) -> httpx.AsyncClient:
     """One client per socket and event loop (an async client's connections belong to its loop)."""
-    import httpx
+    from .._httpx import httpx
 
     per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
     client = per_loop.get(path)
@@ -155,7 +155,7 @@ def _async_client(path: str) -> httpx.AsyncClient:
 def _failed(path: str, error: httpx.TransportError) -> OSError:
     """The daemon could not be asked: an OSError, as a CLI client that cannot connect fails
     (TimeoutError — an OSError — for a call that ran out of time)."""
-    import httpx
+    from .._httpx import httpx
 
     kind = TimeoutError if isinstance(error, httpx.TimeoutException) else OSError
     return kind(f"the Docker daemon at {path}: {error or type(error).__name__}")
@@ -171,7 +171,7 @@ def message_of(data: bytes) -> str:
 def request(path: str, method: str, target: str, body: Any = None, *, data: bytes | None = None,
             timeout: float | None = 120) -> tuple[int, bytes]:
     """One call, its whole answer: (status, body). `body` is sent as JSON, `data` (a tar) as it is."""
-    import httpx
+    from .._httpx import httpx
 
     headers = {"Content-Type": "application/x-tar"} if data is not None else None
     try:
@@ -194,7 +194,7 @@ def open_stream(path: str, method: str, target: str, *, upgrade: bool = False,
                 payload: bytes = b"") -> httpx.Response:
     """A call whose answer is read as it comes (`response.extensions["network_stream"]`: the
     connection itself, which an upgraded exec also writes its stdin to). The caller closes it."""
-    import httpx
+    from .._httpx import httpx
 
     client = _client(path)
     call = client.build_request(method, target, content=payload, headers=_UPGRADE if upgrade else None)
@@ -415,7 +415,7 @@ def start_exec(path: str, container: str, argv: Sequence[str], *, stdin: bool = 
 async def arequest(path: str, method: str, target: str, body: Any = None, *,
                    timeout: float | None = 120) -> tuple[int, bytes]:
     """`request` on the event loop (no worker thread): small answers only (create, start, delete, inspect)."""
-    import httpx
+    from .._httpx import httpx
 
     try:
         response = await _async_client(path).request(method, target, json=body, timeout=timeout)
@@ -452,7 +452,7 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
     client's: at `timeout_s` the stream is dropped and the result is `timed_out` (the caller kills
     what runs inside); a cancellation drops it and re-raises. A refused exec is exit code 1 with the
     daemon's words on stderr, as the CLI exits."""
-    import httpx
+    from .._httpx import httpx
 
     out, err = CappedOutput(limit), CappedOutput(limit)
     status, answer = await arequest(path, "POST", f"/containers/{quote(container)}/exec",
