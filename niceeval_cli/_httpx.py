@@ -1,7 +1,9 @@
-"""httpx (and httpcore, its transport), imported without httpcore's optional trio backend (see `_imports`).
+"""httpx (and httpcore, its transport), imported without the optional parts we never use (see
+`_imports`): httpcore's trio backend, and httpx's own command-line client (`httpx.main`: click,
+pygments and rich's syntax highlighting, ~110 ms of every start-up that speaks HTTP).
 
-Every module that speaks HTTP imports `httpx` from here, so the slow trio import is skipped
-wherever HTTP is first used (httpx imports httpcore lazily, on its first transport).
+Every module that speaks HTTP imports `httpx` and `httpcore` from here, so those imports are
+skipped wherever HTTP is first used.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from ._imports import import_without
 
 import_without("httpcore", "trio")
+import_without("httpx", "click")
 
 import httpcore  # noqa: E402  (the one just imported)
 import httpx  # noqa: E402
