@@ -29,7 +29,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from .._states import KIND_OF, AssertionState, AttemptState, EvalKind, GateState
+from .._states import KIND_OF, AssertionState, AttemptState, EvalKind, GateState, Relation
 from .._unit_folds import UnitFold, fold_key_states, score_evidence, shared_key_states
 from ..outcomes import assertion_severity, assertion_severity_sql, attempt_severity_sql
 from ..stats import UnitEvidence
@@ -255,7 +255,19 @@ def store_unit_folds(conn: sqlite3.Connection, run_id: str) -> None:
     that they are complete (inside the caller's transaction, the one that finalises the run).
 
     A finalised run never changes (its slots, attempts and results are sealed), so folding it
-    once stands for every later read. The rows are the fold statements' own, as read."""
+    once stands for every later read. The rows are the fold statements' own, as read — or, for a
+    run whose slots are exactly an earlier folded run's (`_same_slots_as`), that run's rows, which
+    are the same rows."""
+    donor = _same_slots_as(conn, run_id)
+    if donor is not None:
+        _copy_folds(conn, donor, run_id)
+    else:
+        _fold_into_store(conn, run_id)
+    conn.execute("INSERT INTO unit_fold_runs (run_id, format, units) "
+                 "VALUES (?, ?, (SELECT count(*) FROM unit_folds WHERE run_id = ?))", [run_id, FOLD_FORMAT, run_id])
+
+
+def _fold_into_store(conn: sqlite3.Connection, run_id: str) -> None:
     runs = _quoted([run_id])
     attempts = ", ".join(f"a.{name}" for name in _ATTEMPT_NAMES)
     keys = ", ".join(f"k.{name}" for name in _KEY_NAMES)
@@ -264,8 +276,77 @@ def store_unit_folds(conn: sqlite3.Connection, run_id: str) -> None:
         f"WITH a AS MATERIALIZED ({_attempts_sql(runs)}), k AS MATERIALIZED ({_keys_sql(runs)}) "
         f"SELECT ?, {attempts}, {keys} FROM a LEFT JOIN k ON k.experiment_id = a.experiment_id "
         "AND k.eval_id = a.eval_id", [run_id])
-    conn.execute("INSERT INTO unit_fold_runs (run_id, format, units) "
-                 "VALUES (?, ?, (SELECT count(*) FROM unit_folds WHERE run_id = ?))", [run_id, FOLD_FORMAT, run_id])
+
+
+# A unit's row is a function of its slots alone — each slot's ordinal, pass rule and attempt
+# (the attempt, its results and the slot rows are insert-only) — so a run whose slots are another
+# finished run's slots, key for key, has that run's rows. A re-run that reused every result is
+# such a run: copying its donor's 20 000 rows streams, and costs a fraction of folding 20 000
+# units again (whose statements hold a few MiB of SQLite's temporary tables at a re-run's peak).
+
+#: Donors tried: the run that sealed one of the run's attempts, then the latest run with stored folds.
+_DONORS = (
+    "SELECT a.run_id FROM run_slots s JOIN attempts a ON a.id = s.attempt_id WHERE s.run_id = :run LIMIT 1",
+    "SELECT f.run_id FROM unit_fold_runs f JOIN runs r ON r.id = f.run_id "
+    "WHERE f.format = :format AND f.run_id <> :run ORDER BY r.started_at DESC, r.id DESC LIMIT 1",
+)
+#: How many of the run's slots the donor has too, with the same attempt and pass rule.
+_SHARED_SLOTS = (
+    "SELECT count(*) FROM run_slots n JOIN run_slots o ON o.run_id = ?2 AND o.experiment_id = n.experiment_id "
+    "AND o.eval_id = n.eval_id AND o.ordinal = n.ordinal WHERE n.run_id = ?1 "
+    "AND o.attempt_id IS n.attempt_id AND o.pass_rule IS n.pass_rule"
+)
+
+
+def _same_slots_as(conn: sqlite3.Connection, run_id: str) -> str | None:
+    """A finished run whose folds are stored in this format and whose slots are exactly `run_id`'s
+    (key, attempt and pass rule), or None. Only a run of reference slots alone can have one: a
+    slot it executed is its own."""
+    if conn.execute("SELECT 1 FROM run_slots WHERE run_id = ? AND relation IS NOT ? LIMIT 1",
+                    [run_id, Relation.REFERENCE.value]).fetchone() is not None:
+        return None
+    slots = _slot_count(conn, run_id)
+    if not slots:
+        return None
+    tried = {run_id}
+    for sql in _DONORS:
+        found = conn.execute(sql, {"run": run_id, "format": FOLD_FORMAT}).fetchone()
+        if found is None or found[0] in tried:
+            continue
+        donor = found[0]
+        tried.add(donor)
+        folded = conn.execute("SELECT 1 FROM unit_fold_runs f JOIN runs r ON r.id = f.run_id WHERE f.run_id = ? "
+                              "AND f.format = ? AND r.status IS NOT 'running'", [donor, FOLD_FORMAT]).fetchone()
+        if folded is not None and _slot_count(conn, donor) == slots \
+                and conn.execute(_SHARED_SLOTS, [run_id, donor]).fetchone()[0] == slots:
+            return str(donor)
+    return None
+
+
+def _slot_count(conn: sqlite3.Connection, run_id: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM run_slots WHERE run_id = ?", [run_id]).fetchone()[0])
+
+
+def _copy_folds(conn: sqlite3.Connection, donor: str, run_id: str) -> None:
+    """The donor's unit rows as `run_id`'s, `_COPIED` at a time in key order: an INSERT into a
+    table with triggers fills a temporary table with what its SELECT yields first (SQLite does),
+    and so many rows at once would hold what the copy saves (~2 MiB at 20 000 units)."""
+    columns = ", ".join(_UNIT_COLUMNS)
+    after: list[str] = []  # the last key copied: (experiment id, eval id)
+    while True:
+        since = " AND (experiment_id, eval_id) > (?, ?)" if after else ""
+        found = conn.execute(f"SELECT experiment_id, eval_id FROM unit_folds WHERE run_id = ?{since} ORDER BY "
+                             "experiment_id, eval_id LIMIT 1 OFFSET ?", [donor, *after, _COPIED - 1]).fetchone()
+        until = " AND (experiment_id, eval_id) <= (?, ?)" if found is not None else ""
+        conn.execute(f"INSERT INTO unit_folds (run_id, {columns}) SELECT ?, {columns} FROM unit_folds "
+                     f"WHERE run_id = ?{since}{until}", [run_id, donor, *after, *(found or ())])
+        if found is None:
+            return
+        after = [found[0], found[1]]
+
+
+#: Unit rows copied a statement.
+_COPIED = 1000
 
 
 #: Where `_fold` finds the score columns in a unit's row (`_attempts_sql`), and where its keys start.
