@@ -8,6 +8,7 @@ E. Miller's clustered standard error. The same arithmetic serves a paired differ
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
@@ -30,15 +31,19 @@ class ClusteredMean:
     clustered: bool
 
 
-def _variance(values: Sequence[float], clusters: Sequence[Hashable] | None) -> tuple[float, bool]:
-    """V_cl = Σ(xᵢ − x̄)² / (N(N − 1)) + (1/N²) Σ_clusters Σ_{i≠j} (xᵢ − x̄)(xⱼ − x̄)."""
-    n = len(values)
-    centre = mean(values)
+def _variance(values: Sequence[float], clusters: Sequence[Hashable] | None, centre: float,
+              alone: tuple[float, int]) -> tuple[float, bool]:
+    """V_cl = Σ(xᵢ − x̄)² / (N(N − 1)) + (1/N²) Σ_clusters Σ_{i≠j} (xᵢ − x̄)(xⱼ − x̄), over `values` and
+    `alone` (value, count): that many more units of one value, each its own cluster."""
+    value, count = alone
+    n = len(values) + count
     deviations = [x - centre for x in values]
-    variance = math.fsum(d * d for d in deviations) / (n * (n - 1))
+    alone_square = (value - centre) * (value - centre)
+    variance = math.fsum(itertools.chain((d * d for d in deviations), itertools.repeat(alone_square, count))) / (
+        n * (n - 1))
     if clusters is None:
         return variance, False
-    if len(clusters) != n:
+    if len(clusters) != len(values):
         raise ValueError("one cluster per value")
     sums: dict[Hashable, list[float]] = defaultdict(list)
     for cluster, d in zip(clusters, deviations, strict=True):
@@ -48,17 +53,21 @@ def _variance(values: Sequence[float], clusters: Sequence[Hashable] | None) -> t
 
 
 def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable] | None = None,
-                   confidence: float = DEFAULT_CONFIDENCE, *, bounds: tuple[float, float] = (0.0, 1.0)
-                   ) -> ClusteredMean | None:
+                   confidence: float = DEFAULT_CONFIDENCE, *, bounds: tuple[float, float] = (0.0, 1.0),
+                   alone: tuple[float, int] = (0.0, 0)) -> ClusteredMean | None:
     """The mean of `values` with its clustered SE and `x̄ ± z·SE` clipped to `bounds`; None when
-    there are no values. `clusters[i]` names the cluster of `values[i]` (None: each its own)."""
-    n = len(values)
+    there are no values. `clusters[i]` names the cluster of `values[i]` (None: each its own).
+    `alone` (value, count): that many more units of one value, each its own cluster — the same
+    figures as those units listed, without a list entry per unit (the summary's evals counted as
+    passed: 20 000 units of rate 1 held for a moment at a run's peak)."""
+    value, count = alone
+    n = len(values) + count
     if n == 0:
         return None
-    estimate = mean(values)
+    estimate = math.fsum(itertools.chain(values, itertools.repeat(value, count))) / n
     if n < 2:
         return ClusteredMean(estimate, None, None, n, False)
-    variance, clustered = _variance(values, clusters)
+    variance, clustered = _variance(values, clusters, estimate, alone)
     se = math.sqrt(max(variance, 0.0))
     half = z_of(confidence) * se
     low, high = bounds

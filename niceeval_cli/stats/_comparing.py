@@ -8,7 +8,7 @@ experiment: the paired difference over the units decided on both sides, clustere
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ._clustered import ClusteredMean, PairedDifference, clustered_mean, paired_difference
@@ -98,10 +98,13 @@ class ExperimentEstimate:
     undecided_units: int  # units without a decided attempt: counted beside, not in the mean
 
 
-def experiment_estimates(units: Sequence[tuple[str, Hashable, UnitEvidence]],
-                         confidence: float = DEFAULT_CONFIDENCE) -> list[ExperimentEstimate]:
+def experiment_estimates(units: Iterable[tuple[str, Hashable, UnitEvidence]],
+                         confidence: float = DEFAULT_CONFIDENCE, *,
+                         alone: Iterable[tuple[str, UnitEvidence, int]] = ()) -> list[ExperimentEstimate]:
     """Per (experiment, style), in first-seen order: x̄ over the units with evidence, its clustered
-    SE and interval. `units`: (experiment id, cluster — the unit's eval —, evidence)."""
+    SE and interval. `units`: (experiment id, cluster — the unit's eval —, evidence). `alone`:
+    (experiment id, evidence, count): that many more units after `units`, each with this evidence
+    and its own cluster (one entry per experiment and style) — held as a count, not unit by unit."""
     grouped: dict[tuple[str, str], tuple[list[float], list[Hashable], list[int]]] = {}
     for experiment_id, cluster, evidence in units:
         values, clusters, undecided = grouped.setdefault((experiment_id, evidence.style), ([], [], [0]))
@@ -110,5 +113,20 @@ def experiment_estimates(units: Sequence[tuple[str, Hashable, UnitEvidence]],
             clusters.append(cluster)
         else:
             undecided[0] += 1
-    return [ExperimentEstimate(experiment_id, style, clustered_mean(values, clusters, confidence), undecided[0])
+    more: dict[tuple[str, str], tuple[float, int]] = {}
+    for experiment_id, evidence, count in alone:
+        if not count:
+            continue
+        key = (experiment_id, evidence.style)
+        values, clusters, undecided = grouped.setdefault(key, ([], [], [0]))
+        if key in more:
+            raise ValueError(f"one entry of units alone per experiment and style, {key} given twice")
+        if evidence.decided:
+            more[key] = (_estimate(evidence), count)
+        else:
+            undecided[0] += count
+    return [ExperimentEstimate(experiment_id, style,
+                               clustered_mean(values, clusters, confidence, alone=more.get((experiment_id, style),
+                                                                                           (0.0, 0))),
+                               undecided[0])
             for (experiment_id, style), (values, clusters, undecided) in grouped.items()]

@@ -11,8 +11,10 @@ from scipy import stats as sp
 
 from niceeval_cli.stats import (
     Significance,
+    UnitEvidence,
     bh_q_values,
     clustered_mean,
+    experiment_estimates,
     fisher_p,
     paired_difference,
     significance_of,
@@ -108,3 +110,19 @@ def test_paired_interval_contains_the_difference(pairs):
     assert paired.interval.low - 1e-9 <= paired.difference <= paired.interval.high + 1e-9
     assert -1.0 <= paired.interval.low and paired.interval.high <= 1.0
     assert paired.p_value is not None and 0.0 <= paired.p_value <= 1.0 and not math.isnan(paired.p_value)
+
+
+_EVIDENCE = st.one_of(
+    st.builds(lambda p, f: UnitEvidence("pass", p, f), st.integers(0, 4), st.integers(0, 4)),
+    st.builds(lambda s: UnitEvidence("score", scores=tuple(s)), st.lists(st.floats(0, 1), max_size=3)),
+)
+
+
+@given(listed=st.lists(st.tuples(st.sampled_from(("e1", "e2")), st.sampled_from("abcdef"), _EVIDENCE), max_size=30),
+       alone=st.lists(st.tuples(st.sampled_from(("e1", "e2", "e3")), _EVIDENCE, st.integers(0, 300)), max_size=3,
+                      unique_by=lambda a: (a[0], a[1].style)))
+def test_units_alone_give_the_figures_of_the_same_units_listed_each_its_own_cluster(listed, alone):
+    """The summary's evals counted as passed are a count (`alone`), not one unit each: the very
+    floats and order of the estimates those units listed one by one would give."""
+    one_by_one = [*listed, *((e, ("alone", e, i), evidence) for e, evidence, n in alone for i in range(n))]
+    assert experiment_estimates(listed, alone=alone) == experiment_estimates(one_by_one)

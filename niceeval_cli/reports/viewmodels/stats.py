@@ -116,13 +116,13 @@ def experiment_stats(experiment: ExperimentTally, confidence: float = stats.DEFA
         evidence = unit_evidence(tally)
         flaky += evidence.style == "pass" and evidence.passed > 0 and evidence.failed > 0
         units.append((experiment.experiment_id, tally.base_id, evidence))
-    if experiment.counted:
+    alone = []
+    if experiment.counted:  # as many units, each its own cluster: a count, not 20 000 entries
         each = experiment.counted_attempts // experiment.counted
-        passed = stats.UnitEvidence("pass", each)
-        units += [(experiment.experiment_id, ("counted", i), passed) for i in range(experiment.counted)]
+        alone.append((experiment.experiment_id, stats.UnitEvidence("pass", each), experiment.counted))
     pass_line = score_line = None
     pass_estimate = score_estimate = None
-    for estimate in stats.experiment_estimates(units, confidence):
+    for estimate in stats.experiment_estimates(units, confidence, alone=alone):
         if estimate.style == "pass":
             pass_line, pass_estimate = _line("pass rate", estimate, f"{flaky} flaky" if flaky else ""), estimate
         else:
