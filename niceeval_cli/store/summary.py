@@ -165,6 +165,7 @@ def outcome_split_select(run_id: str) -> tuple[str, dict[str, Any]]:
 #: test's reported and estimated, then the judge's (judge-trust.md: never added together).
 COST_COLUMNS = ("a.cost_usd", "a.estimated_cost_usd", "a.judge_cost_usd", "a.judge_estimated_cost_usd")
 COST_KEYS = ("reported", "estimated", "judge_reported", "judge_estimated")
+_NO_COSTS = (None,) * len(COST_KEYS)
 
 
 def _add_cost(costs: dict[str, list[Any]], row: tuple[Any, ...]) -> None:
@@ -172,7 +173,10 @@ def _add_cost(costs: dict[str, list[Any]], row: tuple[Any, ...]) -> None:
     if entry is None:
         entry = costs[row[0]] = [0, *([None, 0] * len(COST_KEYS))]
     entry[0] += 1
-    for i, value in enumerate(row[14:14 + len(COST_KEYS)]):
+    found = row[14:14 + len(COST_KEYS)]
+    if found == _NO_COSTS:  # most attempts (a trivial eval's, a reused one's without costs): nothing to add
+        return
+    for i, value in enumerate(found):
         if value is not None:
             at = 1 + 2 * i
             entry[at] = value if entry[at] is None else entry[at] + value
