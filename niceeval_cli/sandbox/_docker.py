@@ -3,10 +3,10 @@
 The CLI (not the SDK) because it is what users already have working, it honours DOCKER_HOST and
 contexts, and `docker cp` moves files without needing tar or a shell inside the image. Where the
 CLI would talk to a local Unix socket, an attempt's own calls (start, exec, files in and out,
-remove) go to that socket directly, the same requests the CLI makes without a client process
-each (`_engine`); the run's once-only calls (preflight, bake, stop) stay with the CLI. The image
-needs only `sh` (the container idles in a `sleep` loop while the attempt execs into it).
-NiceEval never pulls: a missing image is a setup error.
+remove) and the preflight's go to that socket directly, the same requests the CLI makes without
+a client process each (`_engine`); the template's bake and `--keep-sandbox`'s stop stay with the
+CLI. The image needs only `sh` (the container idles in a `sleep` loop while the attempt execs
+into it). NiceEval never pulls: a missing image is a setup error.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import os
 import posixpath
+import shutil
 import socket
 import subprocess
 import threading
@@ -485,17 +486,19 @@ class DockerKind:
 
     def _check(self, spec: SandboxSpec) -> str | None:
         host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        try:
-            version = _sync("version", "--format", "{{.Server.Version}}", timeout=30)
-        except FileNotFoundError:
-            return (f"the `{docker()}` command is not installed; install Docker (Debian: apt-get install docker.io) "
-                    "or use a local sandbox")
-        except subprocess.TimeoutExpired:
-            return f"the Docker daemon at {host} did not answer within 30 s; check that it is running"
-        if version.returncode != 0:
-            why = version.stderr.decode(errors="replace").strip()
-            return (f"the Docker daemon at {host} is not reachable ({why}); "
-                    "start it (`dockerd`, or `systemctl start docker`) or use a local sandbox")
+        # A local socket that answers is a reachable daemon; the CLI must be there too (bake, stop).
+        if _engine.engine_socket() is None or shutil.which(docker()) is None:
+            try:
+                version = _sync("version", "--format", "{{.Server.Version}}", timeout=30)
+            except FileNotFoundError:
+                return (f"the `{docker()}` command is not installed; install Docker (Debian: apt-get install "
+                        "docker.io) or use a local sandbox")
+            except subprocess.TimeoutExpired:
+                return f"the Docker daemon at {host} did not answer within 30 s; check that it is running"
+            if version.returncode != 0:
+                why = version.stderr.decode(errors="replace").strip()
+                return (f"the Docker daemon at {host} is not reachable ({why}); "
+                        "start it (`dockerd`, or `systemctl start docker`) or use a local sandbox")
         problem = template_problem(spec.template) if spec.template else None
         if problem is not None:
             return problem
@@ -507,13 +510,17 @@ class DockerKind:
     def identity(self, spec: SandboxSpec) -> str | None:
         image = spec.image or ""
         if image not in self._image_ids:
-            try:
-                done = _sync("image", "inspect", "--format", "{{.Id}}", image, timeout=30)
-            except (FileNotFoundError, subprocess.TimeoutExpired):
+            path = _engine.engine_socket()
+            answered, found = _engine_ops.image_id(path, image) if path is not None else (False, None)
+            if not answered:
+                try:
+                    done = _sync("image", "inspect", "--format", "{{.Id}}", image, timeout=30)
+                except (FileNotFoundError, subprocess.TimeoutExpired):
+                    return None
+                found = done.stdout.decode().strip() if done.returncode == 0 else None
+            if found is None:
                 return None
-            if done.returncode != 0:
-                return None
-            self._image_ids[image] = done.stdout.decode().strip()
+            self._image_ids[image] = found
         return self._image_ids[image]
 
     async def probe(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_ms: int) -> CommandResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 from ._engine import StreamReader, arequest, message_of, open_stream, request, shut, stream_errors
 
-__all__ = ["ArchiveProcess", "aremove", "create_body", "put_archive", "remove", "run_detached"]
+__all__ = ["ArchiveProcess", "aremove", "create_body", "image_id", "put_archive", "remove", "run_detached"]
 
 
 class ArchiveProcess:
@@ -87,6 +88,25 @@ class _Fixed:
 
     def close(self) -> None:
         pass
+
+
+def image_id(path: str, image: str) -> tuple[bool, str | None]:
+    """`docker image inspect --format {{.Id}} IMAGE`: (whether the daemon answered, the image's id —
+    None when it has no such image). Not answered (or an answer not understood): the caller asks
+    the CLI, which then says what is wrong."""
+    try:
+        status, answer = request(path, "GET", f"/images/{quote(image, safe='/:@')}/json", timeout=30)
+    except OSError:
+        return False, None
+    if status == 404:
+        return True, None
+    if status != 200:
+        return False, None
+    try:
+        found = json.loads(answer).get("Id")
+    except (ValueError, AttributeError):
+        return False, None
+    return (True, found) if isinstance(found, str) and found else (False, None)
 
 
 def put_archive(path: str, container: str, dest: str, tar: bytes) -> str | None:

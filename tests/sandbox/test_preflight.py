@@ -3,6 +3,9 @@ naming the image or the socket and the fix; each distinct sandbox is checked onc
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from niceeval_cli._errors import ExitCode
@@ -133,3 +136,34 @@ def test_a_probe_left_running_by_a_killed_run_is_listed_orphaned_and_pruned(dock
             os.killpg(child.pid, signal.SIGKILL)
         for container in probes():
             subprocess.run(["docker", "rm", "-f", container], capture_output=True, timeout=60, check=False)
+
+
+async def test_over_the_socket_the_preflight_spawns_no_client_and_gives_the_clis_id(docker_image, tmp_path,
+                                                                                   monkeypatch):
+    from niceeval_cli.sandbox import _engine
+    from tests.support.docker import docker_logging_to
+
+    if _engine.engine_socket() is None:
+        pytest.skip("the daemon is not on a local socket here: the preflight uses the CLI (checked above)")
+    log = tmp_path / "clients.log"
+    docker_logging_to(log, tmp_path, name="docker")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    expected = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", docker_image],
+                              capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    log.unlink()
+    ids = await preflight_sandboxes([(docker_sandbox(image=docker_image).resolved(), "experiment 'a'")])
+    assert ids[("docker", docker_image)] == expected  # the same id the fingerprint always held
+    assert not log.exists(), log.read_text()
+    with pytest.raises(SandboxSetupError, match="'niceeval-test/never-built' is not present locally"):
+        await preflight_sandboxes([(docker_sandbox(image="niceeval-test/never-built").resolved(), "experiment 'b'")])
+    assert not log.exists(), log.read_text()
+
+
+async def test_a_reachable_socket_without_the_cli_still_says_how_to_install_it(docker_image, monkeypatch):
+    from niceeval_cli.sandbox import _engine
+
+    if _engine.engine_socket() is None:
+        pytest.skip("the daemon is not on a local socket here: the CLI check above covers it")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SandboxSetupError, match=r"not installed; install Docker"):
+        await preflight_sandboxes([(docker_sandbox(image=docker_image).resolved(), "experiment 'docker'")])
