@@ -1,30 +1,60 @@
 """`max_concurrency` (config.md): at most that many attempts are in flight at once — and the
-runner does use that many. Measured with a counter shared by the attempts in the eval module."""
+runner does use that many. Measured with a counter shared by the attempts in the eval module.
+
+Without timing: each attempt waits at a gate until the bound is reached (as many attempts in
+flight at once as the runner may have), so a busy machine that starts attempts slowly still
+reaches it, and a runner that never does fails the test by the gate's timeout with what it saw.
+While the first attempts wait there, a runner over its bound would start one more, which the
+counter sees (and again for a moment after the gate opens)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+#: The gate's wait before it reports the bound as never reached.
+GATE_TIMEOUT_S = 30
 
 BUSY = """
 import asyncio
+import time
 from pathlib import Path
 from niceeval_cli import define_eval
 
-STATE = {"now": 0, "peak": 0}
-PEAK = Path(__file__).resolve().parent.parent / "peak.txt"
+BOUND = {bound}
+STATE = {{"now": 0, "peak": 0}}
+HERE = Path(__file__).resolve().parent.parent
+PEAK, NEVER = HERE / "peak.txt", HERE / "never-reached.txt"
 
 
 async def busy(t):
     STATE["now"] += 1
     STATE["peak"] = max(STATE["peak"], STATE["now"])
+    deadline = time.monotonic() + {timeout}
+    while STATE["peak"] < BOUND:  # the gate: until BOUND attempts were in flight at once
+        if time.monotonic() > deadline:
+            NEVER.write_text(f"at most {{STATE['peak']}} attempts in flight at once; waited {timeout} s for {{BOUND}}")
+            break
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.02)  # a runner over its bound starts another meanwhile: the counter sees it
     PEAK.write_text(str(STATE["peak"]))
-    await asyncio.sleep(0.05)
     STATE["now"] -= 1
 
 
 first = define_eval(test=busy, name="first", attempts=4)
 second = define_eval(test=busy, name="second", attempts=4)
 """
+
+
+def _busy(bound: int) -> str:
+    return BUSY.format(bound=bound, timeout=GATE_TIMEOUT_S)
+
+
+def _peak(root: Path) -> int:
+    never = root / "never-reached.txt"
+    assert not never.exists(), never.read_text()
+    return int((root / "peak.txt").read_text())
 
 
 @pytest.mark.parametrize(
@@ -39,18 +69,18 @@ second = define_eval(test=busy, name="second", attempts=4)
 )
 def test_max_concurrency_bounds_attempts_in_flight(project, toml, args, peak):
     project.write("niceeval.toml", toml)
-    project.write("evals/busy.py", BUSY)
+    project.write("evals/busy.py", _busy(peak))
     assert project.run(*args).exit_code == 0
     assert len(project.attempts()) == 8
-    assert int((project.root / "peak.txt").read_text()) == peak
+    assert _peak(project.root) == peak
 
 
 def test_default_max_concurrency_runs_attempts_concurrently_but_bounded(project):
+    """The default is 4 (docs/configuration.md): reached, never exceeded."""
     project.write("niceeval.toml", "[project]\n")
-    project.write("evals/busy.py", BUSY)
+    project.write("evals/busy.py", _busy(4))
     assert project.run().exit_code == 0
-    peak = int((project.root / "peak.txt").read_text())
-    assert 1 < peak < 8
+    assert _peak(project.root) == 4
 
 
 def test_sync_create_functions_also_run_concurrently(project):
@@ -61,21 +91,25 @@ def test_sync_create_functions_also_run_concurrently(project):
         from pathlib import Path
         from niceeval_cli import define_adapter
 
-        LOCK = threading.Lock()
+        GATE = threading.Condition()
         STATE = {"now": 0, "peak": 0}
-        PEAK = Path(__file__).resolve().parent / "peak.txt"
+        HERE = Path(__file__).resolve().parent
+        PEAK, NEVER = HERE / "peak.txt", HERE / "never-reached.txt"
 
-        def create(ctx):
-            with LOCK:
+        def create(ctx):  # each create call blocks its thread until 4 are in flight at once
+            with GATE:
                 STATE["now"] += 1
                 STATE["peak"] = max(STATE["peak"], STATE["now"])
+                GATE.notify_all()
+                if not GATE.wait_for(lambda: STATE["peak"] >= 4, timeout=TIMEOUT):
+                    NEVER.write_text(f"at most {STATE['peak']} create calls at once; waited TIMEOUT s for 4")
+            time.sleep(0.02)  # a runner over its bound starts another meanwhile
+            with GATE:
                 PEAK.write_text(str(STATE["peak"]))
-            time.sleep(0.1)
-            with LOCK:
                 STATE["now"] -= 1
 
         adapter = define_adapter(name="blocking", create=create)
-    """)
+    """.replace("TIMEOUT", str(GATE_TIMEOUT_S)))
     project.write("evals/observe.py", """
         from blocking_app import adapter
 
@@ -84,7 +118,7 @@ def test_sync_create_functions_also_run_concurrently(project):
             pass
     """)
     assert project.run().exit_code == 0
-    assert int((project.root / "peak.txt").read_text()) == 4
+    assert _peak(project.root) == 4
 
 
 QUICK = """
