@@ -5,8 +5,25 @@ The public authoring API is what `__all__` lists here, in `niceeval_cli.expect` 
 use (PEP 562) so that `niceeval --version` does not pay for them.
 """
 
-import importlib as _importlib
-import typing as _typing
+import sys as _sys
+
+#: The console script's own names as argv[0] shows them (pip's wrappers on every platform).
+_CONSOLE_SCRIPT = ("niceeval", "niceeval.exe", "niceeval-script.py", "niceeval-script.pyw")
+
+# First of all, in the `niceeval` process: Ctrl-C or SIGTERM from this line on ends the command
+# with one line and exit 130, never a traceback (niceeval_cli/_interrupt.py). Both signals wait,
+# blocked, until `hold` has its handlers in place; it unblocks them.
+if _sys.argv and _sys.argv[0].replace("\\", "/").rpartition("/")[2] in _CONSOLE_SCRIPT:
+    import _signal  # the interpreter's own, already loaded: blocking costs nothing to import
+
+    if hasattr(_signal, "pthread_sigmask"):
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT, _signal.SIGTERM})
+    from . import _interrupt
+
+    _interrupt.hold()
+
+import importlib as _importlib  # noqa: E402
+import typing as _typing  # noqa: E402
 
 __version__ = "0.1.0"
 

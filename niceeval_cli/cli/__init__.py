@@ -13,10 +13,9 @@ The console script is `niceeval_cli.cli:main`.
 """
 
 import importlib
-import signal
 import sys
 
-from .. import _collector
+from .. import _collector, _interrupt
 from . import _common
 from ._common import app
 
@@ -26,16 +25,13 @@ for _module in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_module}")
 
 
-def _terminate_as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (typer handles usage errors: exit 2)."""
     _common._console_script = True
-    # SIGTERM during start-up (config, discovery, planning: before the run loop installs its own
-    # handlers) ends the command like Ctrl-C does: exit 130, never rc 143 halfway through a write.
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    # Ctrl-C / SIGTERM: already held by the package's first line in the `niceeval` process; this
+    # covers an entry through `main()` itself (a `python -c` launcher). Inside a command's body a
+    # signal raises KeyboardInterrupt (the guard: exit 130), outside one it never raises.
+    _interrupt.hold()
     _collector.start()
     app(args=sys.argv[1:] if argv is None else argv, prog_name="niceeval")
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 import typer.core
 
-from .. import __version__
+from .. import __version__, _interrupt
 from .._errors import COMMAND_EXIT_CODES, ExitCode, NiceEvalError
 from .._stdout import reader_went_away
 
@@ -81,23 +81,47 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
-            fn(*args, **kwargs)
+            with _interrupt.command_body():  # Ctrl-C / SIGTERM raise KeyboardInterrupt only in here
+                fn(*args, **kwargs)
         except (typer.Exit, SystemExit):
             raise
         except KeyboardInterrupt:
-            typer.echo("niceeval: interrupted; results sealed before this point are kept.", err=True)
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
+            raise _interrupted() from None
         except BrokenPipeError:  # `niceeval query ... | head`: the reader has what it wanted
             reader_went_away()
             raise typer.Exit(ExitCode.OK) from None
         except NiceEvalError as error:
+            if _caused_by_interrupt(error):  # an eval module's import that Ctrl-C stopped
+                raise _interrupted() from None
             typer.echo(f"niceeval: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
         except Exception as exc:
+            if _caused_by_interrupt(exc):
+                raise _interrupted() from None
             _report_crash(exc)
             raise typer.Exit(ExitCode.INTERNAL) from None
 
     return wrapper
+
+
+def _interrupted() -> typer.Exit:
+    typer.echo(_interrupt.MESSAGE, err=True)
+    _interrupt.announced()
+    return typer.Exit(ExitCode.INTERRUPTED)
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C that Python wrapped in another error is still a Ctrl-C, not a bug: CPython 3.11
+    raises `RuntimeError: Error calling __set_name__` from a KeyboardInterrupt that lands while a
+    class is made (a dataclass's fields, as a command's modules import)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _report_crash(exc: BaseException) -> None:

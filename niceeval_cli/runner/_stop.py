@@ -14,7 +14,7 @@ class Stop:
     def __init__(self) -> None:
         self.requested = False
         self.inflight: set[asyncio.Future[Any]] = set()
-        self._installed: list[signal.Signals] = []
+        self._installed: dict[signal.Signals, Any] = {}
 
     def __call__(self) -> None:
         self.requested = True
@@ -25,15 +25,20 @@ class Stop:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
+                previous = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self)
-                self._installed.append(sig)
+                self._installed[sig] = previous
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
                 pass
 
     def uninstall(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in self._installed:
+        for sig, previous in self._installed.items():
             loop.remove_signal_handler(sig)
+            # asyncio leaves SIGTERM at SIG_DFL (the process would die by it, rc -15, after the
+            # run had ended): the handler from before the run takes it again (exit 130).
+            if signal.getsignal(sig) == signal.SIG_DFL and previous not in (None, signal.SIG_DFL):
+                signal.signal(sig, previous)
         self._installed.clear()
 
     async def settle(self) -> bool:
