@@ -111,13 +111,14 @@ def _interrupted() -> typer.Exit:
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
-    """A Ctrl-C that Python wrapped in another error is still a Ctrl-C, not a bug: CPython 3.11
+    """A Ctrl-C that a library wrapped in another error is still a Ctrl-C, not a bug: CPython 3.11
     raises `RuntimeError: Error calling __set_name__` from a KeyboardInterrupt that lands while a
-    class is made (a dataclass's fields, as a command's modules import)."""
+    class is made (a dataclass's fields, as a command's modules import); pydantic-core, building a
+    model's validator or serializer, folds it into a SchemaError's text ("KeyboardInterrupt: ")."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, KeyboardInterrupt):
+        if isinstance(cause, KeyboardInterrupt) or "KeyboardInterrupt" in str(cause):
             return True
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
