@@ -43,6 +43,7 @@ from ._stop import Stop as _Stop
 from ._until_decided import UnitIndex, decide_more
 
 if TYPE_CHECKING:
+    from ..authoring import Adapter
     from ..judge import Grader
 
 #: Workers start this far apart. Started in the same instant, attempts reach a slow endpoint (a
@@ -337,6 +338,12 @@ def _check_group(store: Store, layout: ShardLayout) -> None:
         )
 
 
+def _adapters(slots: Sequence[PlannedSlot]) -> list[Adapter]:
+    """The slots' distinct adapters, found shape by shape (a re-run's 20 000 slots share a few)."""
+    shapes = {id(s.shape): s.shape for s in slots}
+    return list({id(shape.adapter): shape.adapter for shape in shapes.values() if shape.adapter is not None}.values())
+
+
 def _secrets(slots: Sequence[PlannedSlot]) -> list[str]:
     """Values never stored or printed: judge keys and what adapters read from the environment."""
     judges = {s.settings.judge for s in slots if s.settings.judge is not None}
@@ -470,7 +477,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         finally:
             if judge is not None:
                 await judge.aclose()
-            for adapter in {id(s.adapter): s.adapter for s in slots if s.adapter is not None}.values():
+            for adapter in _adapters(slots):
                 await adapter.aclose()
         interrupted = await stop.settle()
         budget_hit = dispatcher is not None and dispatcher.budget_hit

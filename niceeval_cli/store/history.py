@@ -92,7 +92,7 @@ def latest_attempts(
     refs = [EvalRef(e) if isinstance(e, str) else e for e in evals]
     if not refs:
         return {}
-    want = json.dumps([[r.eval_id, r.module, r.name, r.case_id] for r in refs], ensure_ascii=False)
+    want = json.dumps(refs, ensure_ascii=False)  # each EvalRef a list: [eval id, module, name, case id]
     found: dict[tuple[str, int], LatestAttempt] = {}
     if any(r.module is not None for r in refs):
         _latest(conn.execute(_BY_IDENTITY, [experiment_id, want]), found)

@@ -219,7 +219,7 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
             if entry is None:
                 entry = counted[key] = [0, 0]
             entry[0] += 1
-            entry[1] += sum(r[9] == "reference" for r in one_eval)
+            entry[1] += (first[9] == "reference") if len(one_eval) == 1 else sum(r[9] == "reference" for r in one_eval)
         else:
             others.extend(_collapse([r[:13] for r in one_eval]))
     return RunOutcomeRows(
