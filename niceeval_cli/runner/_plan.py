@@ -313,8 +313,8 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
 def _ref(discovered: DiscoveredEval) -> EvalRef:
     """Its id in this run and its identity, under which its history is found (authoring.md)."""
     case = discovered.case
-    return EvalRef(discovered.id, discovered.module.base, discovered.definition.name,
-                   case.id if case is not None else None)
+    return tuple.__new__(EvalRef, (discovered.id, discovered.module.base, discovered.definition.name,
+                                   case.id if case is not None else None))  # no Python frame per eval
 
 
 #: Evals whose previous attempts are looked up at once: a 20 000-eval re-run holds a batch of

@@ -12,6 +12,7 @@ what a run executed and a regrade never makes the next run run anything again.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -102,7 +103,7 @@ def latest_attempts(
 
 
 def _latest(rows: Iterable[Any], found: dict[tuple[str, int], LatestAttempt]) -> dict[tuple[str, int], LatestAttempt]:
-    make = LatestAttempt._make
+    make = functools.partial(tuple.__new__, LatestAttempt)  # `_make` without its Python frame per row
     for row in rows:
         key = (row[0], row[1])
         other = found.get(key)
