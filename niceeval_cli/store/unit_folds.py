@@ -315,9 +315,12 @@ def _same_slots_as(conn: sqlite3.Connection, run_id: str) -> str | None:
             continue
         donor = found[0]
         tried.add(donor)
-        folded = conn.execute("SELECT 1 FROM unit_fold_runs f JOIN runs r ON r.id = f.run_id WHERE f.run_id = ? "
-                              "AND f.format = ? AND r.status IS NOT 'running'", [donor, FOLD_FORMAT]).fetchone()
-        if folded is not None and _slot_count(conn, donor) == slots \
+        # Its rows complete (as many as its mark says: what `_stored_units` reads), its slots ours.
+        folded = conn.execute(
+            "SELECT f.units = (SELECT count(*) FROM unit_folds u WHERE u.run_id = f.run_id) FROM unit_fold_runs f "
+            "JOIN runs r ON r.id = f.run_id WHERE f.run_id = ? AND f.format = ? AND r.status IS NOT 'running'",
+            [donor, FOLD_FORMAT]).fetchone()
+        if folded is not None and folded[0] and _slot_count(conn, donor) == slots \
                 and conn.execute(_SHARED_SLOTS, [run_id, donor]).fetchone()[0] == slots:
             return str(donor)
     return None

@@ -105,3 +105,16 @@ def test_a_copy_is_taken_over_more_than_one_statement_and_a_run_with_an_executed
     with Store.open(path, readonly=True) as store:
         assert _stored_units(store._db, copied) == _folded_units(store._db, _quoted([copied]), 1)
         assert _stored_units(store._db, copied) == _stored_units(store._db, base)
+
+
+def test_a_donor_whose_rows_are_not_all_there_is_not_copied(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    base, _new = unit_fold_store.build(path, seed=6, units=20, finish="store")
+    with sqlite3.connect(path) as conn:  # a tampered store: one of the donor's rows gone, its mark left
+        conn.execute("DROP TRIGGER unit_folds_no_delete")
+        conn.execute("DELETE FROM unit_folds WHERE rowid = (SELECT min(rowid) FROM unit_folds WHERE run_id = ?)",
+                     [base])
+    third = _third_run(path, base, "none", 0)
+    assert _fold_statements_ran(path, third)
+    with Store.open(path, readonly=True) as store:
+        assert _stored_units(store._db, third) == _folded_units(store._db, _quoted([third]), 1)
