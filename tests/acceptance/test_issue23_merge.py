@@ -146,6 +146,12 @@ def test_an_honest_copy_of_the_target_still_merges_as_a_no_op(sealed: Project) -
     ("UPDATE assertion_results SET evidence = '{broken' WHERE rowid = (SELECT min(rowid) FROM assertion_results)",
      "evidence"),
     ("UPDATE attempts SET gate = 'sideways' WHERE rowid = (SELECT min(rowid) FROM attempts)", "sideways"),
+    # columns that disagree with each other (each column alone is a word NiceEval writes): the
+    # readers' folds refuse them, so a merged copy made `view` and `report` end in an internal error
+    ("UPDATE attempts SET state = 'scored' WHERE rowid = (SELECT min(rowid) FROM attempts)",
+     "not a pass-style eval's state"),
+    ("UPDATE attempts SET kind = 'score', state = 'scored', score = NULL "
+     "WHERE rowid = (SELECT min(rowid) FROM attempts)", "empty for a scored attempt"),
 ])
 @pytest.mark.parametrize("grouped", [False, True], ids=["run", "group"])
 def test_a_malformed_row_is_refused_before_anything_is_written(proj: Project, statement: str, named: str,

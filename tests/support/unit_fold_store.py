@@ -51,6 +51,8 @@ def _attempt(run_id: str, experiment: str, eval_id: str, ordinal: int, kind: str
         score = None if rng.random() < 0.15 else round(rng.uniform(0, 12), rng.choice((0, 1, 3)))
         if fixed is not None:  # the unit scores alike in every attempt that has a score
             score, max_score = (None if score is None else fixed[0]), fixed[1]
+        if state == "scored" and score is None:  # NiceEval never stores one (merge refuses it): no score,
+            state = "unrankable"  # not ranked — the shape a run writes when a score cannot be had
     row.update(
         id=_id("A"), run_id=run_id, experiment_id=experiment, eval_id=eval_id, ordinal=ordinal, kind=kind,
         state=state, score=score, max_score=max_score, gate=gate, fingerprint="f" * 64, fingerprint_parts="{}",
