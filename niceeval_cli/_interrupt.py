@@ -42,15 +42,19 @@ _bodies = 0  # command bodies running (a guard within a guard counts twice)
 _after = False  # a command body has ended: the process is finishing
 _signalled = False  # a signal arrived after a body: the exit status becomes 130
 _announced = False  # MESSAGE was printed (once per process)
+#: Signals the process was started with ignored (a shell script's background job, `nohup`-style
+#: launchers): left ignored throughout, as every program leaves them (CPython itself does).
+_ignored: frozenset[signal.Signals] = frozenset()
 
 
 def hold() -> None:
     """The console script's start: from now on neither signal raises outside a command body.
     Idempotent; only ever called in the `niceeval` process itself. The package blocked both
     signals before importing this module; a signal that came meanwhile is delivered now."""
-    global _held
+    global _held, _ignored
     if not _held:
         _held = True
+        _ignored = frozenset(sig for sig in _SIGNALS if signal.getsignal(sig) == signal.SIG_IGN)
         atexit.register(_last_at_exit)  # registered first, so it runs after every later clean-up
         _outside_handlers()
     with contextlib.suppress(AttributeError, OSError, ValueError):  # no pthread_sigmask on Windows
@@ -71,8 +75,9 @@ def command_body() -> Iterator[None]:
         yield
         return
     _bodies += 1
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    for sig, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, _raise_interrupt)):
+        if sig not in _ignored:
+            signal.signal(sig, handler)
     try:
         yield
     finally:
@@ -84,7 +89,8 @@ def command_body() -> Iterator[None]:
 
 def _outside_handlers() -> None:
     for sig in _SIGNALS:
-        signal.signal(sig, _outside)
+        if sig not in _ignored:
+            signal.signal(sig, _outside)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

@@ -26,6 +26,8 @@ class Stop:
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 previous = signal.getsignal(sig)
+                if previous == signal.SIG_IGN:  # started with it ignored (a script's background job)
+                    continue
                 loop.add_signal_handler(sig, self)
                 self._installed[sig] = previous
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
