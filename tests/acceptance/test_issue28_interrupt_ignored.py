@@ -9,6 +9,7 @@ run, used to take SIGINT back: the background run was interrupted all the same.
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -41,8 +42,11 @@ def _running(proj: Project, proc: subprocess.Popen[str]) -> None:
     """Wait until the run is stored `running` (its body has begun), however slow the start."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
-        if proj.store.exists() and proj.sql("SELECT 1 FROM runs WHERE status = 'running'"):
-            return
+        try:
+            if proj.store.exists() and proj.sql("SELECT 1 FROM runs WHERE status = 'running'"):
+                return
+        except sqlite3.OperationalError:  # the store's file is there, its tables not yet
+            pass
         time.sleep(0.05)
     raise AssertionError("the run never started")
 
