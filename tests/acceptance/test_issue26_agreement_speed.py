@@ -5,14 +5,13 @@ A real project's attempt carries kilobytes of fingerprint parts (one digest per 
 eval imports). The pairs' query once let SQLite carry those parts, and each result's
 `match_config`, whole through its GROUP BY sorter, so counting cost several times reading the rows
 once, growing with the parts' size. Measured against that floor in the same process (CPU time,
-median of three: the machine is shared), on a store built as `benchmarks/judge_agreement.py`
+the best of five: the machine is shared), on a store built as `benchmarks/judge_agreement.py`
 builds its own, with real-sized parts that differ per attempt as a real store's do."""
 
 from __future__ import annotations
 
 import importlib.util
 import sqlite3
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,13 +45,15 @@ def _benchmark() -> ModuleType:
     return module
 
 
-def _cpu_median(work: Callable[[], object], times: int = 3) -> float:
+def _cpu_best(work: Callable[[], object], times: int = 5) -> float:
+    """The least CPU time of `times` runs: what the work itself costs. A median of three still
+    carried the whole suite's load beside it (CI: 2.36 × once, against ≈ 1.5 × alone)."""
     spent = []
     for _ in range(times):
         started = time.process_time()
         work()
         spent.append(time.process_time() - started)
-    return statistics.median(spent)
+    return min(spent)
 
 
 def _floor(store: Path) -> None:
@@ -69,8 +70,8 @@ def test_counting_costs_about_one_read_of_the_pairs_with_real_sized_parts(tmp_pa
     assert sum(f.figures.n + f.unmeasured for f in figures) == RESULTS  # every pair counted once
     assert len(figures) == 10
 
-    floor = _cpu_median(lambda: _floor(store))
-    counting = _cpu_median(lambda: judge_agreement(store))
+    floor = _cpu_best(lambda: _floor(store))
+    counting = _cpu_best(lambda: judge_agreement(store))
     assert counting <= CEILING * floor, (
         f"judge agreement took {counting:.3f} s CPU, {counting / floor:.2f} × reading its pairs once "
         f"({floor:.3f} s); at most {CEILING} × expected")
@@ -90,8 +91,8 @@ def test_between_a_run_and_its_regrade_costs_about_what_counting_labels_does(tmp
     assert {(f.judge.model, f.reference.model) for f in figures if f.reference} == {("judge-r", "judge-a"),
                                                                                    ("judge-r", "judge-b")}
 
-    labels = _cpu_median(lambda: judge_agreement(store))  # the same number of pairs, against people
-    between = _cpu_median(lambda: judge_agreement(store, between=(run_id, regrade_id)))
+    labels = _cpu_best(lambda: judge_agreement(store))  # the same number of pairs, against people
+    between = _cpu_best(lambda: judge_agreement(store, between=(run_id, regrade_id)))
     assert between <= 4 * labels, (
         f"--between took {between:.3f} s CPU for {attempts} pairs, {between / labels:.1f} × counting as many "
         f"labels ({labels:.3f} s)")
