@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import gc
 import os
+import signal
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -32,6 +33,14 @@ settings.load_profile("niceeval")
 # often; `pytest_collection_finish` takes what collection made out of the collector's sight. Garbage
 # is still collected (pytest's own end-of-session collections included); only the rhythm changes.
 gc.set_threshold(7000, 10, 10)
+
+# --- Ctrl-C in the processes the tests start ------------------------------------------------------
+# A suite started with Ctrl-C ignored (a script's background job: `pytest … &` in a non-interactive
+# shell) hands that to every `niceeval` it starts, and a `niceeval` keeps an inherited "ignore"
+# (docs/cli.md): the tests that send it SIGINT would see nothing happen. The suite's processes start
+# as from a terminal instead; the one check of the inherited "ignore" sets it up itself.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # --- bytecode: the package compiled once, before any test starts a `niceeval` ------------------
 
