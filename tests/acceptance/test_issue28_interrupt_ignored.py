@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.project import Project, signal_and_read, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -38,35 +38,22 @@ def _ignoring_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _running(proj: Project, proc: subprocess.Popen[str]) -> None:
-    """Wait until the run is stored `running` (its body has begun), however slow the start."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if proj.store.exists() and proj.sql("SELECT 1 FROM runs WHERE status = 'running'"):
-                return
-        except sqlite3.OperationalError:  # the store's file is there, its tables not yet
-            pass
-        time.sleep(0.05)
-    raise AssertionError("the run never started")
+def _stored_running(proj: Project) -> bool:
+    try:
+        return proj.store.exists() and bool(proj.sql("SELECT 1 FROM runs WHERE status = 'running'"))
+    except sqlite3.OperationalError:  # the store's file is there, its tables not yet
+        return False
 
 
 def _run_signalled(proj: Project, delay: float | None, sig: int) -> subprocess.CompletedProcess[str]:
-    """`niceeval run` started with SIGINT ignored, sent `sig` after `delay` s (None: once it runs)."""
-    proc = subprocess.Popen([*NICEEVAL, "run"], cwd=proj.root, env=base_env({"NO_COLOR": "1"}), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ignoring_sigint)
-    try:
-        if delay is None:
-            _running(proj, proc)
-        else:
-            time.sleep(delay)
-        if proc.poll() is None:
-            proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    """`niceeval run` started with SIGINT ignored, sent `sig` after `delay` s (None: once the run is
+    stored `running`, however slow the start)."""
+    proc = proj.popen("run", env={"NO_COLOR": "1"}, preexec_fn=_ignoring_sigint)
+    if delay is None:
+        wait_for(lambda: proc.poll() is not None or _stored_running(proj), timeout=30)
+    else:
+        time.sleep(delay)
+    _, out, err = signal_and_read(proc, sig)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 

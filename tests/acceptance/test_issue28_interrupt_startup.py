@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import unit_fold_store
-from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.project import NICEEVAL, Project, base_env, signal_and_read
 
 pytestmark = pytest.mark.slow
 
@@ -90,16 +90,8 @@ def _interpreter_start(folder: Path) -> float:
 def _signal_at(command: str, args: list[str], folder: Path, delay: float, sig: int) -> Sample:
     proc = subprocess.Popen([*NICEEVAL, *args], cwd=folder, env=base_env({"NO_COLOR": "1"}), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        time.sleep(delay)
-        signalled = proc.poll() is None
-        if signalled:
-            proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    time.sleep(delay)
+    signalled, out, err = signal_and_read(proc, sig)
     return Sample(command, delay, signalled, proc.returncode, out, err, folder)
 
 

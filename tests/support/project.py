@@ -277,6 +277,21 @@ def sealed_count(proj: Project) -> int:
         return 0
 
 
+def signal_and_read(proc: subprocess.Popen[str], sig: int, timeout: float = 60) -> tuple[bool, str, str]:
+    """Send `sig` to a process this test started, if it still runs, and read it to its end: (whether
+    it was signalled, stdout, stderr). Killed, by its pid, if it does not end in `timeout`."""
+    try:
+        signalled = proc.poll() is None
+        if signalled:
+            proc.send_signal(sig)
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return signalled, out, err
+
+
 def stop(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> None:
     """Stop a process this test started, by its pid."""
     if proc.poll() is None:
