@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import re
@@ -55,9 +56,21 @@ class EngineError(OSError):
 
 
 def _context_in_config() -> str | None:
-    folder = os.environ.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
+    """The docker config's current context. `engine_socket` asks on every call (several per
+    attempt): the file is read again only when it changed (its path or modification time)."""
+    path = os.path.join(os.environ.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker"),
+                        "config.json")
     try:
-        with open(os.path.join(folder, "config.json"), "rb") as handle:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+    return _read_context(path, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_context(path: str, stamp: int) -> str | None:
+    try:
+        with open(path, "rb") as handle:
             current = json.load(handle).get("currentContext")
     except (OSError, ValueError, AttributeError):
         return None
