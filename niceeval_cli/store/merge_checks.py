@@ -63,7 +63,7 @@ JSON_COLUMNS: Mapping[str, tuple[str, ...]] = {
 #: at `view` / `report` time): (column shown, SQL condition of a bad row, what is wrong).
 _PASS_STATES = _words((AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED))
 _SCORE_STATES = _words((AttemptState.SCORED, AttemptState.UNRANKABLE, AttemptState.ERRORED))
-ROW_RULES: Mapping[str, tuple[tuple[str, str, str], ...]] = {
+_ROW_RULES: Mapping[str, tuple[tuple[str, str, str], ...]] = {
     "attempts": (
         ("state", f"kind = 'pass' AND state NOT IN ({', '.join(map(repr, _PASS_STATES))})",
          f"is not a pass-style eval's state ({', '.join(_PASS_STATES)})"),
@@ -115,7 +115,7 @@ def check_staged_rows(conn: sqlite3.Connection, table: str, stage: str, columns:
                              f"is not one of {', '.join(allowed)}"))
         if column in json_columns:
             problems.append((column, f"NOT {_JSON_OK}({column})", "is not valid JSON"))
-    problems += [rule for rule in ROW_RULES.get(table, ()) if rule[0] in columns]
+    problems += [rule for rule in _ROW_RULES.get(table, ()) if rule[0] in columns]
     if not problems:
         return
     # One scan of the staged rows finds whether any is bad; only then is each condition asked.
