@@ -1,17 +1,18 @@
-"""Issue 26 item 9: `judge agreement` costs about one read of what it counts, whatever an attempt's
-fingerprint parts weigh.
+"""Issue 26 item 9: `judge agreement --between RUN REGRADE` costs about what counting as many
+labels does, whatever an attempt's fingerprint parts weigh.
 
-A real project's attempt carries kilobytes of fingerprint parts (one digest per project file its
-eval imports). The pairs' query once let SQLite carry those parts, and each result's
-`match_config`, whole through its GROUP BY sorter, so counting cost several times reading the rows
-once, growing with the parts' size. Measured against that floor in the same process (CPU time,
-the best of five: the machine is shared), on a store built as `benchmarks/judge_agreement.py`
-builds its own, with real-sized parts that differ per attempt as a real store's do."""
+The other half of item 9 (counting labels costs about one read of its pairs: the pairs' subquery
+stays a co-routine so SQLite's GROUP BY sorter does not carry fingerprint parts) is measured by
+`benchmarks/judge_agreement.py`, not here: on SQLite 3.40 the two query shapes differ by less than
+a shared box's noise (1.45 × against 1.85 × the floor, old against new, measured alone), so a CPU
+ceiling here could not tell them apart and failed CI once at 2.23 × (benchmarks/README.md).
+Measured in the same process (CPU time, the best of five: the machine is shared), on a store
+built as `benchmarks/judge_agreement.py` builds its own, with real-sized parts that differ per
+attempt as a real store's do."""
 
 from __future__ import annotations
 
 import importlib.util
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,20 +21,6 @@ from types import ModuleType
 import pytest
 
 from niceeval_cli.app.agreement import judge_agreement
-
-RESULTS = 20_000
-#: Counting may cost this much more than reading each labelled pair's rows once (≈ 1.5 × measured
-#: after the fix on a loaded box, ≈ 2.9 × before it, on parts of 40 files).
-CEILING = 2.2
-
-#: The floor: every effective label read with its judge result and its attempt's whole parts, once.
-FLOOR_SQL = """
-WITH eff AS (SELECT attempt_id, assertion_key AS key, max(created_at || id) FROM labels
-              WHERE assertion_key IS NOT NULL GROUP BY attempt_id, assertion_key, author)
-SELECT count(*), max(length(a.fingerprint_parts)), max(r.measurement), max(length(r.match_config))
-  FROM eff JOIN attempts a ON a.id = eff.attempt_id
-  JOIN assertion_results r ON r.attempt_id = eff.attempt_id AND r.key = eff.key
-"""
 
 
 def _benchmark() -> ModuleType:
@@ -54,27 +41,6 @@ def _cpu_best(work: Callable[[], object], times: int = 5) -> float:
         work()
         spent.append(time.process_time() - started)
     return min(spent)
-
-
-def _floor(store: Path) -> None:
-    with sqlite3.connect(f"{store.resolve().as_uri()}?mode=ro", uri=True) as conn:
-        assert conn.execute(FLOOR_SQL).fetchone()[0] == RESULTS
-
-
-@pytest.mark.slow
-def test_counting_costs_about_one_read_of_the_pairs_with_real_sized_parts(tmp_path: Path) -> None:
-    store = tmp_path / "results.db"
-    _benchmark().build(store, RESULTS, 10, sources=40, distinct_parts=True)
-
-    figures = judge_agreement(store)
-    assert sum(f.figures.n + f.unmeasured for f in figures) == RESULTS  # every pair counted once
-    assert len(figures) == 10
-
-    floor = _cpu_best(lambda: _floor(store))
-    counting = _cpu_best(lambda: judge_agreement(store))
-    assert counting <= CEILING * floor, (
-        f"judge agreement took {counting:.3f} s CPU, {counting / floor:.2f} × reading its pairs once "
-        f"({floor:.3f} s); at most {CEILING} × expected")
 
 
 @pytest.mark.slow
