@@ -40,8 +40,11 @@ from ._ray_loss import Blame, Ledger, LoopWatch, Loss, attempt_name, blame
 from ._spec import HandleCache, SlotSpec, resolve_handles
 
 RAY_INSTALL = 'pip install "niceeval-cli[ray]"'
-#: What never travels to a remote cluster with the project folder.
-WORKING_DIR_EXCLUDES = [".niceeval/", ".git/", "*.db", "*.db-wal", "*.db-shm", "__pycache__/", ".venv/"]
+#: What never travels to a remote cluster with the project folder: the store, caches, and the
+#: credentials files. A worker never reads `.env` (only the CLI loads it, on this machine), so
+#: shipping it would only copy every key in it to each node's disk (docs/scale.md).
+WORKING_DIR_EXCLUDES = [".niceeval/", ".git/", "*.db", "*.db-wal", "*.db-shm", "__pycache__/", ".venv/",
+                        ".env", ".env.*"]
 #: Cancelled attempts report back this fast, or are sealed `interrupted` without their records.
 CANCEL_GRACE_S = 5.0
 #: With --retry-lost, a lost attempt is run again at most this many times.
