@@ -20,13 +20,15 @@ attempt then ends `errored (interrupted)` as in-process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import importlib.util
 import ipaddress
 import logging
 import os
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,6 +55,24 @@ RETRIES_WHEN_LOST = 2
 SWEEP_WAIT_S = 60.0
 #: How long the driver waits for the ledger to say who held a lost worker's loop.
 LEDGER_WAIT_S = 10.0
+
+
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    """`ray.init()` installs Ray's own SIGTERM handler in this process (at the C level: it logs a
+    stack trace and ends the process, the run left `running`); the run's handlers for SIGINT and
+    SIGTERM (`runner/_stop.py`: the run ends `interrupted`, exit 130) are installed again after
+    it. Python still knows its handler, so installing that one again is enough."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            if handler is not None:  # None: set outside Python, nothing of ours to give back
+                try:
+                    signal.signal(sig, handler)
+                except ValueError:  # pragma: no cover - not the main thread: no handler of ours there
+                    pass
 
 
 def _check(options: Mapping[str, Any]) -> None:
@@ -199,14 +219,15 @@ class RayExecutor:
             runtime_env = {"working_dir": root, "excludes": WORKING_DIR_EXCLUDES}
         if not ray.is_initialized():
             try:
-                ray.init(
-                    address=self.address if self.address not in (None, "", "local") else None,
-                    runtime_env=runtime_env,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    logging_level=logging.ERROR,
-                    configure_logging=False,
-                )
+                with _signal_handlers_kept():
+                    ray.init(
+                        address=self.address if self.address not in (None, "", "local") else None,
+                        runtime_env=runtime_env,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        logging_level=logging.ERROR,
+                        configure_logging=False,
+                    )
             except Exception as exc:
                 where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
                 raise SetupError(

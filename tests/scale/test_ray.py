@@ -186,7 +186,10 @@ def test_a_worker_killed_mid_attempt_is_sealed_executor_lost(cluster, ray_projec
         assert "--retry-lost" in attempts["victim/victim"]["error"]
 
 
-def test_ctrl_c_cancels_the_ray_tasks_and_exits_130(cluster, ray_project):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_cancels_the_ray_tasks_and_exits_130(cluster, ray_project, sig):
+    """SIGTERM too: `ray.init()` puts Ray's own SIGTERM handler in the driver (it logs a stack and
+    ends the process, the run left `running`); the run's handler is given back after it."""
     started = ray_project / "slow.started"
     started.unlink(missing_ok=True)
     driver = subprocess.Popen(
@@ -198,7 +201,7 @@ def test_ctrl_c_cancels_the_ray_tasks_and_exits_130(cluster, ray_project):
         while not started.exists():
             assert driver.poll() is None and time.monotonic() < deadline
             time.sleep(0.1)
-        driver.send_signal(signal.SIGINT)
+        driver.send_signal(sig)
         _, err = driver.communicate(timeout=60)
     finally:
         if driver.poll() is None:
