@@ -185,7 +185,7 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
         with tarfile.open(fileobj=process.stdout, mode="r|*") as archive:
             member = next(iter(archive), None)
             if member is None:
-                raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace")
+                raise _engine_ops.unread_file(shown, process.stderr.read())
             if member.isdir():
                 raise IsADirectoryError(f"{shown}: a directory of the sandbox workspace, not a file")
             if member.issym():
@@ -198,7 +198,7 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
                 handle = archive.extractfile(member)
                 return handle.read() if handle is not None else b""
     except tarfile.TarError:
-        raise FileNotFoundError(f"{shown}: no such file in the sandbox workspace") from None
+        raise _engine_ops.unread_file(shown, _engine_ops.words_after_kill(process)) from None
     finally:
         process.kill()
         process.stdout.close()

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 from ._engine import StreamReader, arequest, message_of, open_stream, request, shut, stream_errors
 
-__all__ = ["ArchiveProcess", "aremove", "create_body", "image_id", "put_archive", "remove", "run_detached"]
+__all__ = ["ArchiveProcess", "aremove", "create_body", "image_id", "put_archive", "remove", "run_detached",
+           "unread_file", "words_after_kill"]
 
 
 class ArchiveProcess:
@@ -168,3 +169,24 @@ def remove(path: str, container: str) -> bool:
     except OSError:
         return False
     return True
+
+
+#: How the daemon (and the CLI passing its words on) says a path is not in the container.
+_NOT_FOUND = ("could not find the file", "no such container:path", "no such file")
+
+
+def unread_file(shown: str, error: bytes) -> OSError:
+    """A read that brought no file: missing (FileNotFoundError, what the test sees for a missing
+    file), or refused for another reason, which is said as the daemon said it — a daemon error
+    is not a missing file."""
+    words = error.decode("utf-8", "replace").strip()
+    if not words or any(sign in words.lower() for sign in _NOT_FOUND):
+        return FileNotFoundError(f"{shown}: no such file in the sandbox workspace")
+    return OSError(f"{shown}: could not be read from the sandbox: {words}")
+
+
+def words_after_kill(process: Any) -> bytes:
+    """The error words of a `docker cp` whose tar broke off: killed first (the CLI would block on
+    its full pipe; a client that had not yet said why says nothing, and the read counts as missing)."""
+    process.kill()
+    return bytes(process.stderr.read())
