@@ -307,12 +307,14 @@ class Store:
         return reads.not_run(self._db, run_id)
 
     def outcome_rows(
-        self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
+        self, run_ids: str | Sequence[str], *, experiment: Names = None, eval_prefix: Names = None,
+        in_sql: bool = False,
     ) -> list[OutcomeGroup]:
         """The attempts filling the slots of one or several runs (reused ones included), grouped
-        by outcome: what the run decision, `view`'s header and the summary count."""
+        by outcome: what the run decision, `view`'s header and the summary count. `in_sql`: the
+        same groups, grouped by SQL for a reader in a thread (`summary.outcome_groups`)."""
         ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
-        return summary.outcome_groups(self._db, ids, experiment=experiment, eval_prefix=eval_prefix)
+        return summary.outcome_groups(self._db, ids, experiment=experiment, eval_prefix=eval_prefix, in_sql=in_sql)
 
     def run_outcome_rows(self, run_id: str) -> RunOutcomeRows:
         """One run's outcome for its verdict and summary: the evals whose every attempt passed,

@@ -58,6 +58,7 @@ class OutcomeGroup(NamedTuple):
 
 def outcome_groups_select(
     run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None, extra: Sequence[str] = (),
+    in_sql: bool = False,
 ) -> tuple[str, dict[str, Any], bool]:
     """The runs' attempts (reused ones included) grouped by outcome, by experiment, eval and case;
     and whether the rows come ungrouped, for `outcome_groups_from(grouped=False)` to group.
@@ -65,14 +66,15 @@ def outcome_groups_select(
     One run's attempts are read in its slot key's order (experiment, eval, ordinal: the primary
     key, so SQLite sorts nothing) and grouped eval by eval as they come: a run of 20 000 evals
     has 20 000 groups, and GROUP BY sorted all of them on twelve columns (a third of the read).
-    Several runs' (a shard group's) slots interleave, so SQL groups them."""
+    Several runs' (a shard group's) slots interleave, so SQL groups them; so it does one run's
+    when asked (`in_sql`): see `outcome_groups`."""
     where = Where()
     where.add(f"s.run_id IN ({', '.join(where.param(r) for r in run_ids)})")
     filter_experiments(where, experiment, "a.experiment_id")
     filter_evals(where, eval_prefix)
     columns = ", ".join(_GROUP_COLUMNS)
     source = "run_slots s JOIN attempts a ON a.id = s.attempt_id"
-    if len(run_ids) == 1:
+    if len(run_ids) == 1 and not in_sql:
         ordered = "ORDER BY s.experiment_id, s.eval_id"
         more = "".join(f", {column}" for column in extra)  # after the count
         return f"SELECT {columns}, 1{more} FROM {source}{where.sql()} {ordered}", where.params, False
@@ -251,10 +253,17 @@ def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True
 
 
 def outcome_groups(
-    db: Db, run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None
+    db: Db, run_ids: Sequence[str], *, experiment: Names = None, eval_prefix: Names = None, in_sql: bool = False,
 ) -> list[OutcomeGroup]:
-    """The outcome groups of these exact runs' slots (`outcome_groups_select`), read."""
-    sql, params, grouped = outcome_groups_select(run_ids, experiment=experiment, eval_prefix=eval_prefix)
+    """The outcome groups of these exact runs' slots (`outcome_groups_select`), read.
+
+    `in_sql`: grouped by SQL's GROUP BY even for one run (the same groups in the same order), for
+    a reader in a thread beside other work (`view`'s header). SQLite sorts every row within the
+    statement's first step, which runs without the GIL; grouped here, each of the run's rows is
+    handed over, and each hand-over waits for the GIL. At 5 attempts an eval GROUP BY also costs
+    less CPU, at 1 attempt an eval a little more (benchmarks/README.md, "Session 10")."""
+    sql, params, grouped = outcome_groups_select(run_ids, experiment=experiment, eval_prefix=eval_prefix,
+                                                 in_sql=in_sql)
     with translated(db.path, "Counting a run's attempts"):
         return outcome_groups_from(db.conn.execute(sql, params), grouped=grouped)
 

@@ -63,10 +63,13 @@ def test_one_runs_groups_are_sql_group_by_s_groups_in_its_order(project, seed):
         streamed = project.store.outcome_rows(run_id)
         by_sql = project.store.outcome_rows([run_id, run_id])  # several ids: SQL groups them
         assert streamed == by_sql
+        assert project.store.outcome_rows(run_id, in_sql=True) == by_sql  # what `view`'s header reads
         assert sum(g.total for g in streamed) == len(project.store.run_slots(run_id))
         assert len({(*g[:-2], g.case_id) for g in streamed}) == len(streamed)  # no group split in two
         for kwargs in ({"experiment": ["exp/a"]}, {"eval_prefix": ["evals/1"]}):
             assert project.store.outcome_rows(run_id, **kwargs) == project.store.outcome_rows([run_id, run_id],
+                                                                                             **kwargs)
+            assert project.store.outcome_rows(run_id, **kwargs) == project.store.outcome_rows(run_id, in_sql=True,
                                                                                              **kwargs)
 
 
