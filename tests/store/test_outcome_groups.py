@@ -1,5 +1,6 @@
 """One run's outcome groups are grouped eval by eval as its slots are read (no SQL sort): they must
-be exactly the groups, in exactly the order, that SQL's GROUP BY gives for several runs."""
+be exactly the groups, in exactly the order, that SQL's GROUP BY gives for several runs (and for
+one run when asked, `in_sql`: what `view`'s header reads)."""
 
 from __future__ import annotations
 
@@ -7,58 +8,15 @@ import random
 
 import pytest
 
-from niceeval_cli._states import AttemptState, GateState, PlanReason, Relation
-from niceeval_cli.store import SlotRecord
-
-_PASS = ("passed", "failed", "errored")
-_SCORE = ("scored", "unrankable", "errored")
-
-
-def _seal_random_run(project, rng: random.Random, earlier: list, passing: float = 0.0) -> str:
-    """`passing`: the share of evals whose every attempt passes."""
-    run_id = project.begin_run(("exp/a", "exp/b", "exp/c"))
-    references = []
-    for experiment in ("exp/b", "exp/c", "exp/a"):
-        # ids out of order, some absent; exp/b's last eval is exp/c's only one, so they meet in order
-        for n in [99] if experiment == "exp/c" else [*rng.sample(range(40), 25), 99]:
-            eval_id = f"evals/{n:02d}"
-            all_pass = rng.random() < passing
-            score_style = n % 3 == 0 and not all_pass
-            case = None if all_pass and rng.random() < 0.8 else rng.choice([None, None, "c1", "c2"])
-            rule = rng.choice(["any", "all", "0.5", None])
-            for ordinal in range(rng.choice([1, 1, 2, 3, 5])):
-                # a reused attempt fills the same slot it filled before (same experiment, eval, ordinal)
-                slot = (experiment, eval_id, ordinal)
-                before = [a for a in earlier
-                          if (a.experiment_id, a.eval_id, a.ordinal) == slot and (a.kind == "score") == score_style]
-                if before and rng.random() < 0.5:
-                    references.append(SlotRecord(run_id, experiment, eval_id, ordinal, rng.choice(before).id,
-                                                 Relation.REFERENCE, PlanReason.REUSED, rule))
-                    continue
-                state = "passed" if all_pass else rng.choice(_SCORE if score_style else _PASS)
-                changes = {}
-                if score_style:
-                    changes = {"score": rng.choice([None, 1.0, 2.5]) if state != "scored" else rng.choice([1.0, 2.5]),
-                               "max_score": rng.choice([None, 3.0]) if state != "scored" else 3.0,
-                               "gate": rng.choice([GateState.NONE, GateState.PASSED, GateState.FAILED, None]),
-                               "unavailable_weight": rng.choice([None, 0.5]),
-                               "partial_score": rng.choice([None, 0.25]), "kind": "score"}
-                costs = {"cost_usd": rng.choice([None, None, 0.25, 0.125]),
-                         "estimated_cost_usd": rng.choice([None, 0.5, 0.0625])}
-                attempt = project.attempt(run_id, experiment, eval_id, ordinal=ordinal, state=AttemptState(state),
-                                          case_id=case, **changes, **costs)
-                project.store.seal_attempt(attempt, [], project.slot(attempt)._replace(pass_rule=rule))
-                earlier.append(attempt)
-    if references:
-        project.store.add_reference_slots(references)
-    return run_id
+from niceeval_cli._states import AttemptState
+from tests.support.random_runs import seal_random_run
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_one_runs_groups_are_sql_group_by_s_groups_in_its_order(project, seed):
     rng = random.Random(seed)
     earlier: list = []
-    runs = [_seal_random_run(project, rng, earlier) for _ in range(2)]
+    runs = [seal_random_run(project, rng, earlier) for _ in range(2)]
     for run_id in runs:
         streamed = project.store.outcome_rows(run_id)
         by_sql = project.store.outcome_rows([run_id, run_id])  # several ids: SQL groups them
@@ -89,7 +47,7 @@ def test_a_runs_passing_evals_are_counted_and_decide_and_summarise_as_their_grou
     rng = random.Random(seed)
     earlier: list = []
     for passing in (0.0, 0.7, 1.0):
-        run_id = _seal_random_run(project, rng, earlier, passing)
+        run_id = seal_random_run(project, rng, earlier, passing)
         groups = project.store.outcome_rows(run_id)
         others, passed, costs = project.store.run_outcome_rows(run_id)
         assert costs == project.store.costs(run_id)  # binary fractions: sums exact in any order
