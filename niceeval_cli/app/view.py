@@ -28,9 +28,12 @@ _GATE_FILTERS: dict[str, GateState] = {
 
 def load_view(
     path: Path, ref: str | None, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
-    limit: int | None = DEFAULT_PAGE,
+    limit: int | None = DEFAULT_PAGE, meanwhile: Callable[[], object] | None = None,
 ) -> RunPage | AttemptDetail:
-    """A run (default: the latest) or, for `@ATTEMPT_ID` (or an attempt id alone), one attempt."""
+    """A run (default: the latest) or, for `@ATTEMPT_ID` (or an attempt id alone), one attempt.
+
+    `meanwhile`: the caller's own work (the CLI imports the printer), done on this thread once
+    the page is read while the header's counts are still being read beside it (`_page`)."""
     from ..store import Store, StoreError
 
     with Store.open(Path(path), readonly=True) as store:
@@ -44,8 +47,8 @@ def load_view(
             return _attempt(store, ref)  # an attempt id given without its `@`
         if kind == "group":
             return _page(store, ident, lambda: store.read_run(ident), filters, expand=expand, limit=limit,
-                         group=True)
-        return build_page(store, store.resolve_run(ident), filters, expand=expand, limit=limit)
+                         group=True, meanwhile=meanwhile)
+        return build_page(store, store.resolve_run(ident), filters, expand=expand, limit=limit, meanwhile=meanwhile)
 
 
 def _attempt(store: Store, ref: str) -> AttemptDetail:
@@ -65,7 +68,7 @@ def _is_attempt(store: Store, ref: str) -> bool:
 
 def build_page(
     store: Store, run: RunRow, filters: ViewFilters = ViewFilters(), *, expand: bool = False,
-    limit: int | None = DEFAULT_PAGE,
+    limit: int | None = DEFAULT_PAGE, meanwhile: Callable[[], object] | None = None,
 ) -> RunPage:
     """Read what the page needs: grouped counts for the header, at most `limit` attempts to list.
 
@@ -76,12 +79,13 @@ def build_page(
     """
     from ..store import RunRead
 
-    return _page(store, run.id, lambda: RunRead(run, None, None), filters, expand=expand, limit=limit)
+    return _page(store, run.id, lambda: RunRead(run, None, None), filters, expand=expand, limit=limit,
+                 meanwhile=meanwhile)
 
 
 def _page(
     store: Store, run_id: str, resolve: Callable[[], RunRead], filters: ViewFilters, *, expand: bool,
-    limit: int | None, group: bool = False,
+    limit: int | None, group: bool = False, meanwhile: Callable[[], object] | None = None,
 ) -> RunPage:
     """`build_page` for the run `resolve` reads once the page is read. A shard `group`'s verdict
     is the one stored for its current members (store/groups.py), else decided from its outcome
@@ -103,6 +107,8 @@ def _page(
             else:
                 collapsed.append(attempt)
         costs = store.costs(run_id, experiment=experiments, eval_prefix=prefixes)
+        if meanwhile is not None:
+            meanwhile()
         read = store.read_run(run_id, outcome=deciding.result) if deciding is not None else resolve()
         run = read.run
         missing: tuple[PlanSlot, ...] = ()

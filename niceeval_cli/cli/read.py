@@ -1,6 +1,7 @@
 """`niceeval view` and `niceeval query`: sealed results read back."""
 
 import sys
+from importlib import import_module
 from typing import Annotated, Optional
 
 import typer
@@ -52,14 +53,21 @@ def view(
     """Show sealed results: failed and unavailable items first, passed ones on one line each."""
     from ..app.project import stats_settings, store_path
     from ..app.view import STATE_FILTERS, ViewFilters, load_view
-    from ..reports.view import print_view
 
     unknown = [s for s in state or () if s not in STATE_FILTERS]
     if unknown:
         raise UsageError(f"--state {unknown[0]!r} is not one of {', '.join(STATE_FILTERS)}")
     filters = ViewFilters(experiment or (), eval_prefix or (), state or ())
     _alpha, level = stats_settings(store, config, confidence=confidence)
-    print_view(_console(), load_view(store_path(store, config), ref, filters, expand=show_all), confidence=level)
+    # The printer is imported while the page's header is counted on a second connection (app/view.py).
+    page = load_view(store_path(store, config), ref, filters, expand=show_all, meanwhile=_import_printer)
+    from ..reports.view import print_view
+
+    print_view(_console(), page, confidence=level)
+
+
+def _import_printer() -> None:
+    import_module("niceeval_cli.reports.view")
 
 
 @command(
