@@ -8,6 +8,7 @@ from rich.console import Console
 
 from .._states import AttemptState
 from ..stats import DEFAULT_CONFIDENCE
+from ..store import count_passed_evals
 from ._tally import RunTally, tally
 from .data import AttemptDetail, RunPage, ViewFilters
 from .terminal import emit as out
@@ -35,7 +36,7 @@ def print_view(console: Console, page: RunPage | AttemptDetail, *, confidence: f
 
 def print_page(console: Console, page: RunPage, *, confidence: float = DEFAULT_CONFIDENCE) -> None:
     filters = filters_text(page.filters)
-    totals = tally(page.groups, page.experiments)
+    totals = page_tally(page)
     header = run_header(page.run, totals, filters=filters, not_run=page.not_run, not_run_slots=page.not_run_slots,
                         confidence=confidence)
     notes = eval_notes(totals)
@@ -68,6 +69,19 @@ def print_page(console: Console, page: RunPage, *, confidence: float = DEFAULT_C
         footer.append(line(("One attempt in full (evidence, judge audit, usage, timings): ", "dim"),
                            f"niceeval view @{listed[0].id}"))
     out.emit(console, footer)
+
+
+def page_tally(page: RunPage) -> RunTally:
+    """The page's groups tallied with the evals whose every attempt passed counted, not listed
+    (`count_passed_evals`: no eval tally, unit and fold for each of 20 000 passing evals; the
+    header reads counted evals as it reads their groups, and no attempt of theirs has a note).
+    The experiments come in the order tallying every group gives them: the page's, then any other
+    in the groups' order."""
+    groups, passed = count_passed_evals(page.groups)
+    order = list(page.experiments)
+    known = set(order)
+    order += [e for e in dict.fromkeys(g.experiment_id for g in page.groups) if e not in known]
+    return tally(groups, order, passed)
 
 
 def eval_notes(totals: RunTally) -> dict[tuple[str, str], str]:

@@ -24,7 +24,7 @@ from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
 from .schema import SCHEMA_VERSION
 from .store import Store
-from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows
+from .summary import OutcomeGroup, PassedEvals, RunOutcomeRows, count_passed_evals
 from .targets import ALL_RUNS, QUERY_TARGETS, QueryTarget
 
 __all__ = [
@@ -58,4 +58,5 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailable",
+    "count_passed_evals",
 ]

@@ -231,6 +231,40 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     )
 
 
+def count_passed_evals(groups: Sequence[OutcomeGroup]) -> tuple[list[OutcomeGroup], list[PassedEvals]]:
+    """Outcome groups split as `outcome_split_from` splits the rows they were grouped from: the
+    evals whose every attempt passed under one pass rule (not one decided by its interval),
+    counted per experiment, pass rule and attempts (in the order their evals come); every other
+    eval's groups, in their order. For a reader that holds the groups already (`view`'s page):
+    tallied so, 20 000 passing evals are counted, not listed (`reports._tally.tally`)."""
+    evals: dict[tuple[str, str], list[Any]] = {}  # → [all passed so far, pass rule, attempts, reused]
+    for group in groups:
+        key = (group.experiment_id, group.eval_id)
+        passed = (group.kind is EvalKind.PASS and group.state is AttemptState.PASSED and group.gate is None
+                  and group.case_id is None)
+        reused = group.total if group.relation is Relation.REFERENCE else 0
+        entry = evals.get(key)
+        if entry is None:
+            evals[key] = [passed, group.pass_rule, group.total, reused]
+        else:
+            entry[0] = entry[0] and passed and group.pass_rule == entry[1]
+            entry[2] += group.total
+            entry[3] += reused
+    counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
+    listed: set[tuple[str, str]] = set()
+    for key, (passed, rule, attempts, reused) in evals.items():
+        if not passed or (isinstance(rule, str) and DECIDED_BY_INTERVAL in rule):
+            listed.add(key)
+            continue
+        entry = counted.get((key[0], rule, attempts))
+        if entry is None:
+            entry = counted[(key[0], rule, attempts)] = [0, 0]
+        entry[0] += 1
+        entry[1] += reused
+    others = [g for g in groups if (g.experiment_id, g.eval_id) in listed]
+    return others, [PassedEvals(e, rule, n, evals_, reused) for (e, rule, n), (evals_, reused) in counted.items()]
+
+
 def outcome_groups_from(rows: Iterable[tuple[Any, ...]], *, grouped: bool = True) -> list[OutcomeGroup]:
     """Typed groups from `outcome_groups_select`'s rows (`grouped`: as it said).
 

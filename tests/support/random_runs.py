@@ -26,15 +26,17 @@ def seal_random_run(project: SealedStore, rng: random.Random, earlier: list, pas
             all_pass = rng.random() < passing
             score_style = n % 3 == 0 and not all_pass
             case = None if all_pass and rng.random() < 0.8 else rng.choice([None, None, "c1", "c2"])
-            rule = rng.choice(["any", "all", "0.5", None])
+            rule = rng.choice(["any", "all", "0.5", "0.5 until decided at 0.95", None])
             for ordinal in range(rng.choice([1, 1, 2, 3, 5])):
                 # a reused attempt fills the same slot it filled before (same experiment, eval, ordinal)
                 slot = (experiment, eval_id, ordinal)
                 before = [a for a in earlier
                           if (a.experiment_id, a.eval_id, a.ordinal) == slot and (a.kind == "score") == score_style]
                 if before and rng.random() < 0.5:
+                    # now and then under another pass rule than the eval's other slots (the store allows it)
                     references.append(SlotRecord(run_id, experiment, eval_id, ordinal, rng.choice(before).id,
-                                                 Relation.REFERENCE, PlanReason.REUSED, rule))
+                                                 Relation.REFERENCE, PlanReason.REUSED,
+                                                 rule if rng.random() < 0.8 else "all"))
                     continue
                 state = "passed" if all_pass else rng.choice(_SCORE if score_style else _PASS)
                 changes = {}
