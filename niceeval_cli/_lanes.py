@@ -26,7 +26,7 @@ import math
 import ssl
 import time
 import urllib.request
-from collections.abc import AsyncIterable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -72,6 +72,16 @@ def _httpx_errors() -> Iterator[None]:
 
 #: The largest response head h11 buffers (httpcore's own bound).
 MAX_INCOMPLETE_EVENT_SIZE = 100 * 1024
+#: The largest response body read (a model's, a judge's, an `http` system's answer). An endpoint
+#: that streams without end would otherwise be read into memory until the machine runs out (each
+#: read is quick, so no read timeout fires): past this the request fails, naming the bound.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+
+def too_large() -> str:
+    """What a request whose response passed MAX_RESPONSE_BYTES fails with."""
+    return (f"the response body is over {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB: NiceEval stopped reading it "
+            "there (an endpoint that never ends its answer?)")
 READ_BYTES = 64 * 1024
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
@@ -111,9 +121,13 @@ class _Connection:
             ):
                 event = await self._event(read)
             chunks = []
+            size = 0
             while True:
                 part = await self._event(read)
                 if isinstance(part, h11.Data):
+                    size += len(part.data)
+                    if size > MAX_RESPONSE_BYTES:
+                        raise httpcore.RemoteProtocolError(too_large())
                     chunks.append(bytes(part.data))
                 elif isinstance(part, h11.EndOfMessage) or part is h11.PAUSED:
                     break
@@ -345,7 +359,8 @@ class LaneClient:
         own; the whole response read. `timeout_s`: this request's, else the client's."""
         if self._client is not None:
             timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else timeout_s
-            return await self._client.post(url, json=body, headers=dict(headers), timeout=timeout)
+            return await self._through_client(
+                self._client.build_request("POST", url, json=body, headers=dict(headers), timeout=timeout))
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         lines = self._lines_for(url, headers)
         extensions = {"timeout": self._timeouts if timeout_s is None else timeouts(timeout_s)}
@@ -365,7 +380,7 @@ class LaneClient:
     async def request(self, method: str, url: str, headers: Mapping[str, str]) -> httpx.Response:
         """A request without a body (a preflight's GET or OPTIONS), as httpx's client sends it."""
         if self._client is not None:
-            return await self._client.request(method, url, headers=dict(headers))
+            return await self._through_client(self._client.build_request(method, url, headers=dict(headers)))
         request = httpx.Request(method, self._url(url), headers=self._lines_for(url, headers).merged,
                                 cookies=self._cookies or None, extensions={"timeout": self._timeouts})
         return await self.send(request)
@@ -386,6 +401,20 @@ class LaneClient:
             self._cookies.extract_cookies(response)
         return response
 
+    async def _through_client(self, request: httpx.Request) -> httpx.Response:
+        """`request` sent by httpx's own client; the body read whole, up to MAX_RESPONSE_BYTES."""
+        assert self._client is not None
+        response = await self._client.send(request, stream=True)
+        try:
+            response.stream = _Capped(response.stream)
+            await response.aread()
+        except httpx.RequestError as exc:  # the cap's error knows its request, as the client's do
+            exc.request = request
+            raise
+        finally:
+            await response.aclose()
+        return response
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
@@ -396,6 +425,26 @@ class LaneClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class _Capped(httpx.AsyncByteStream):
+    """A response body as received, ended with an error past MAX_RESPONSE_BYTES (for httpx's own
+    client; the lanes count as they read)."""
+
+    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream) -> None:
+        assert isinstance(stream, httpx.AsyncByteStream)
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self._stream:
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise httpx.RemoteProtocolError(too_large())
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 def _proxied(url: str) -> bool:

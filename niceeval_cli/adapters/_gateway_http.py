@@ -85,9 +85,10 @@ async def check_chat_model(
     Slow or transient answers are no cause: the attempts' own timeouts and retries decide."""
     models_url = f"{base_url}/models"
     try:
-        # The adapters' own kind of client (no TLS context is made for an http:// endpoint).
+        # The adapters' own kind of client (no TLS context is made for an http:// endpoint); each
+        # request bounded whole: a server that trickles its answer never lets a read time out.
         async with lane_client(models_url, timeout_s) as client:
-            listing = await client.request("GET", models_url, headers)
+            listing = await asyncio.wait_for(client.request("GET", models_url, headers), timeout_s)
             status = listing.status_code
             if status in (401, 403):
                 return f"GET {models_url} answered HTTP {status} ({REFUSING_STATUS[status]}){refused_hint}"
@@ -100,8 +101,8 @@ async def check_chat_model(
                 return f"GET {models_url} answered HTTP 404 (not found)" if status == 404 else None
             chat_url = f"{base_url}/chat/completions"
             ping = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
-            answer = await client.post_json(chat_url, ping, headers)
-    except httpx.TimeoutException:
+            answer = await asyncio.wait_for(client.post_json(chat_url, ping, headers), timeout_s)
+    except (httpx.TimeoutException, asyncio.TimeoutError):
         return None
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         return redact(f"cannot connect to {models_url}: {type(exc).__name__}: {exc}", list(secrets))

@@ -27,8 +27,9 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
 
     try:  # the adapters' own kind of client (no TLS context is made for an http:// URL)
         async with lane_client(url, timeout_s) as client:
-            response = await client.request(method, url, headers or {})
-    except httpx.TimeoutException:
+            # a bound on the whole request: a server that trickles its answer never lets a read time out
+            response = await asyncio.wait_for(client.request(method, url, headers or {}), timeout_s)
+    except (httpx.TimeoutException, asyncio.TimeoutError):
         return None  # slow is not down: the attempts' own timeouts decide
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         return redact(f"cannot connect to {url}: {type(exc).__name__}: {exc}", list(secrets))

@@ -1,0 +1,119 @@
+"""An endpoint that never ends its answer costs an attempt, never the machine or the run.
+
+A server that streams its body without end was read into memory until the machine ran out (24 GB,
+then the kernel killed the run: a read that keeps getting data never times out), and one that
+trickles it held the adapters' preflight forever (its timeout bounded each read, not the request).
+Now a response body past 32 MiB fails its request naming the bound — the attempt `errored`, a
+judge's assertion `unavailable` — and the preflight gives up on a request after its timeout, as
+on a slow server. Each run is a real `niceeval` process against real loopback servers; it runs
+under an address-space limit, so the old behaviour fails the test instead of the machine."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.endless import EndlessServer
+from tests.support.project import Project
+
+pytestmark = pytest.mark.slow
+
+#: Far above what a run needs (≈ 0.5 GiB of address space), far below what an unbounded read reaches.
+ADDRESS_SPACE = 3 * 1024**3
+
+CHAT_EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+@define_eval(timeout_ms=3000)
+async def endless(t):
+    turn = await t.send("hi")
+    t.check(turn.message, includes("hi"))
+"""
+
+JUDGE_EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import closed_qa
+
+@define_eval(judge=True)
+def judged(t):
+    t.check({"input": "2 + 2?", "output": "4"}, closed_qa("Is it correct?")).gate()
+"""
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def _run(proj: Project, env: dict[str, str | None], timeout: float = 90) -> tuple[int, str, float]:
+    started = time.monotonic()
+    process = proj.popen("run", env=env, preexec_fn=_limited)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, out + err, time.monotonic() - started
+
+
+def _chat_project(tmp_path: Path, base_url: str, timeout_ms: int = 2000) -> Project:
+    proj = Project(tmp_path / "proj")
+    proj.write("evals/endless.py", CHAT_EVAL)
+    proj.write("niceeval.toml", f'[project]\n\n[experiments.chat]\nadapter = "openai-chat"\nmodel = "m"\n'
+                                f'[experiments.chat.options]\nbase_url = "{base_url}/v1"\napi_key_env = "ENDLESS_KEY"\n'
+                                f"timeout_ms = {timeout_ms}\n")
+    return proj
+
+
+def test_a_model_answer_that_never_ends_errors_the_attempt_at_32_mib(tmp_path: Path) -> None:
+    with EndlessServer("flood") as server:
+        proj = _chat_project(tmp_path, server.url)
+        code, output, took = _run(proj, {"ENDLESS_KEY": "k"})
+    assert code == 5, output  # undecided: the attempt errored
+    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    assert "the response body is over 32 MiB" in attempt["error"], attempt
+    assert took < 60, took
+
+
+def test_through_a_proxy_from_the_environment_the_same_bound_holds(tmp_path: Path) -> None:
+    """A proxy in the environment sends the request through httpx's own client and pool: the
+    same bound applies to what comes back through it (here the "proxy" is the endless server)."""
+    with EndlessServer("flood") as proxy:
+        proj = _chat_project(tmp_path, "http://127.0.0.1:9")  # never reached: the proxy answers
+        code, output, took = _run(proj, {"ENDLESS_KEY": "k", "HTTP_PROXY": proxy.url, "http_proxy": proxy.url,
+                                         "NO_PROXY": None, "no_proxy": None, "ALL_PROXY": None, "all_proxy": None})
+        assert proxy.requests >= 1  # it did go through the proxy
+    assert code == 5, output
+    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    assert "the response body is over 32 MiB" in attempt["error"], attempt
+    assert took < 60, took
+
+
+def test_a_model_that_trickles_its_answer_holds_neither_the_preflight_nor_the_attempt(tmp_path: Path) -> None:
+    with EndlessServer("trickle") as server:
+        proj = _chat_project(tmp_path, server.url, timeout_ms=1500)  # the preflight waits at most this
+        code, output, took = _run(proj, {"ENDLESS_KEY": "k"})
+    assert code == 5, output
+    (attempt,) = proj.sql("SELECT state, reason FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "timeout"), attempt
+    assert took < 30, took  # the preflight's 1.5 s and the attempt's 3 s, with start-up
+
+
+def test_a_judge_answer_that_never_ends_leaves_the_assertion_unavailable(tmp_path: Path) -> None:
+    with EndlessServer("flood") as judge:
+        proj = Project(tmp_path / "proj")
+        proj.write("evals/judged.py", JUDGE_EVAL)
+        proj.write("niceeval.toml", f'[project]\n\n[judge]\nbase_url = "{judge.url}/v1"\nmodel = "judge-m"\n'
+                                    'api_key_env = "ENDLESS_JUDGE_KEY"\nmax_retries = 1\n')
+        code, output, took = _run(proj, {"ENDLESS_JUDGE_KEY": "k"})
+    assert code == 5, output
+    (result,) = proj.sql("SELECT state, reason, explanation FROM assertion_results")
+    assert (result["state"], result["reason"]) == ("unavailable", "judge-transport-error"), result
+    assert "the response body is over 32 MiB" in result["explanation"], result
+    assert took < 60, took

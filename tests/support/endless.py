@@ -1,0 +1,68 @@
+"""A loopback HTTP server whose answers never end: every request gets a 200 head and then a
+chunked body forever — `flood` (1 MiB chunks as fast as the client reads) or `trickle` (one byte
+every 0.2 s, so no read ever waits long enough to time out). What a broken endpoint or a hostile
+one does; a connection ends only when the client closes it."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Literal
+
+Mode = Literal["flood", "trickle"]
+
+
+class EndlessServer:
+    """`with EndlessServer("flood") as server:` → `server.url`; `server.requests`: requests seen."""
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
+        self.requests = 0
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    head += data
+                self.requests += 1
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                piece = b"x" * (1 << 20) if self.mode == "flood" else b"{"
+                chunk = b"%x\r\n" % len(piece) + piece + b"\r\n"
+                while not self._stopped.is_set():
+                    conn.sendall(chunk)
+                    if self.mode == "trickle":
+                        time.sleep(0.2)
+            except OSError:  # the client hung up: what ends an endless answer
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._sock.close()
+
+    def __enter__(self) -> EndlessServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
