@@ -13,7 +13,6 @@ already finished, or not ours) are counted and dropped.
 from __future__ import annotations
 
 import atexit
-import gzip
 import os
 import threading
 import zlib
@@ -78,6 +77,22 @@ class Receiver:
         self._server.server_close()
 
 
+#: zlib's window bits for the encodings an exporter may send: gzip, and deflate as zlib data.
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _inflated(body: bytes, wbits: int) -> bytes | None:
+    """`body` decompressed, or None past MAX_BODY: a small compressed request can stand for
+    gigabytes (a decompression bomb), so the output is bounded, not only the input."""
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(body, MAX_BODY + 1)
+    if len(out) > MAX_BODY or inflater.unconsumed_tail:
+        return None
+    if not inflater.eof:
+        raise EOFError("the compressed body ends before its end-of-stream marker")
+    return out
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: Receiver
     protocol_version = "HTTP/1.1"  # keep-alive: an exporter reuses its connection
@@ -94,7 +109,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = (self.headers.get("Content-Length") or "0").strip()
+        if not declared.isdigit():  # negative or not a number: `read(-1)` would read to the end of the stream
+            self.close_connection = True
+            self._reply(400, b"Content-Length is not a whole number of bytes", "text/plain")
+            return
+        length = int(declared)
         if length > MAX_BODY:
             self.close_connection = True
             self._reply(413, b"request too large", "text/plain")
@@ -106,10 +126,12 @@ class _Handler(BaseHTTPRequestHandler):
         is_json = "json" in (self.headers.get("Content-Type") or "").lower()
         try:
             encoding = (self.headers.get("Content-Encoding") or "").lower()
-            if encoding == "gzip":
-                body = gzip.decompress(body)
-            elif encoding == "deflate":
-                body = zlib.decompress(body)
+            if encoding in _WBITS:
+                inflated = _inflated(body, _WBITS[encoding])
+                if inflated is None:
+                    self._reply(413, b"request too large once decompressed", "text/plain")
+                    return
+                body = inflated
             spans: Sequence[Received] = decode_json(body) if is_json else decode_protobuf(body)
         except (BadRequest, OSError, zlib.error, EOFError) as exc:
             self._reply(400, str(exc).encode("utf-8", "replace"), "text/plain")

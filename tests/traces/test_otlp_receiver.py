@@ -95,3 +95,41 @@ def test_the_receiver_hands_spans_to_the_turn_owning_their_trace_id() -> None:
         assert live.unattributed == 1 and len(got) == 2  # no turn owns it any more
     finally:
         live.close()
+
+
+def test_hostile_export_requests_are_refused_and_the_receiver_keeps_serving() -> None:
+    """A decompression bomb (8 KB of gzip standing for 80 MB, past the 64 MiB bound) is refused
+    without inflating it whole, and so is a Content-Length that is negative (read to the end of
+    the stream, it let a client that never stops fill the memory) or not a number (a traceback
+    over the run's output); the next honest export is still received."""
+    import socket
+    import zlib
+
+    live = Receiver()
+    try:
+        url = f"{live.endpoint}/v1/traces"
+        bomb = gzip.compress(b"\0" * (80 * 1024 * 1024))
+        assert len(bomb) < 100 * 1024
+        status, said = _post(url, bomb, {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"})
+        assert (status, said) == (413, b"request too large once decompressed")
+        deflated = zlib.compress(b"\0" * (80 * 1024 * 1024))
+        status, _ = _post(url, deflated, {"Content-Type": "application/x-protobuf", "Content-Encoding": "deflate"})
+        assert status == 413
+
+        host, port = live.endpoint.removeprefix("http://").split(":")
+        for length in ("-1", "lots"):
+            with socket.create_connection((host, int(port)), timeout=10) as raw:
+                raw.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode())
+                raw.sendall(b"\0" * 65536)  # and more would follow: it is never read
+                answer = raw.recv(4096)
+            assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), answer
+            assert b"Content-Length is not a whole number of bytes" in answer
+
+        got: list = []
+        live.register(TRACE, got.extend)
+        status, _ = _post(url, gzip.compress(_protobuf_body()),
+                          {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"})
+        assert status == 200
+        assert [span_data(s).name for s in got] == ["execute_tool lookup"]
+    finally:
+        live.close()
