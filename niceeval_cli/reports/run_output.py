@@ -89,7 +89,8 @@ class NdjsonEvents:
         budget = ({"budget_usd": outcome.budget_usd, "spent_usd": outcome.spent_usd,
                    "unstarted": list(outcome.unstarted)} if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
-                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts, **budget)
+                   executed=outcome.executed, reused=outcome.reused, counts=outcome.counts,
+                   unavailable_records=dict(outcome.unavailable_records), **budget)
 
 
 class LineEvents:
@@ -213,6 +214,13 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((
             f"warning: {plural(outcome.replaced_code_points, 'code point')} that cannot be stored as UTF-8 "
             "(lone surrogates) replaced with U+FFFD; see the attempts' notes", "yellow")))
+    if outcome.unavailable_records:
+        reasons = ", ".join(f"{reason} × {n}" for reason, n in outcome.unavailable_records)
+        total = sum(n for _, n in outcome.unavailable_records)
+        lines.append(line((
+            f"note: {plural(total, 'result')} recorded without deciding could not be measured ({reasons}); no verdict "
+            f"rests on {'it' if total == 1 else 'them'} (`.gate()` makes a check decide): "
+            "niceeval query assertions --state unavailable", "yellow")))
     if sealed.key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "

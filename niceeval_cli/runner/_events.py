@@ -78,6 +78,9 @@ class RunOutcome:
     plan: PlanTotals | None = None  # what the plan decided (None: an outcome made by hand)
     usage_unreported: int = 0  # token counts dropped as out of range (the summary warns)
     replaced_code_points: int = 0  # unencodable code points replaced with U+FFFD before sealing
+    #: (reason, n) of the results recorded without deciding (role `record`) that came back
+    #: unavailable in the attempts this run executed: no verdict rests on them (the summary says so)
+    unavailable_records: tuple[tuple[str, int], ...] = ()
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)

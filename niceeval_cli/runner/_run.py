@@ -16,7 +16,7 @@ from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
-from .._states import AttemptReason, Relation, RunStatus
+from .._states import AssertionState, AttemptReason, Relation, Role, RunStatus
 from ..config import JudgeSettings, resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import SlotRecord, Store
@@ -88,6 +88,8 @@ class _Dispatcher:
         self.secrets = secrets
         self.usage_unreported = 0
         self.replaced_code_points = 0
+        #: reason → this run's recorded-only results (role `record`) that came back unavailable
+        self.unavailable_records: dict[str, int] = {}
         self.spent_usd = 0.0
         self.budget_hit = False
         self.sealed = 0  # attempts this run executed and sealed (`run.finished.executed`)
@@ -202,6 +204,10 @@ class _Dispatcher:
             return attempt, results
         self.usage_unreported += cleaned.usage_unreported
         self.replaced_code_points += cleaned.replaced_code_points
+        for result in results:  # no verdict rests on them, so only the summary can say so
+            if result.state == AssertionState.UNAVAILABLE and result.role == Role.RECORD:
+                reason = result.reason or AssertionState.UNAVAILABLE.value
+                self.unavailable_records[reason] = self.unavailable_records.get(reason, 0) + 1
         return attempt, results
 
     def _slot_record(self, slot: PlannedSlot, attempt: AttemptRecord) -> SlotRecord:
@@ -506,6 +512,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             planned=planned, not_run=decision.not_run or 0, plan=totals,
             usage_unreported=dispatcher.usage_unreported if dispatcher else 0,
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
+            unavailable_records=tuple(sorted(dispatcher.unavailable_records.items())) if dispatcher else (),
             spent_usd=dispatcher.spent_usd if dispatcher else None,
             budget_usd=request.budget_usd,
             unstarted=unstarted,
