@@ -124,9 +124,18 @@ async def check_chat_model(
 
 def _json(response: httpx.Response) -> Any:
     try:
-        return response.json()
+        return json_of(response)
     except ValueError:
         return response.text
 
 
-__all__ = ["ADAPTER_BACKOFF", "DEFAULT_RETRIES", "check_chat_model", "post_with_retries"]
+def json_of(response: httpx.Response) -> Any:
+    """The answer's JSON: ValueError when it is not JSON — or nests deeper than the parser can
+    go (its RecursionError is no ValueError, and a hostile server can send `[[[[…` for 30 MiB)."""
+    try:
+        return response.json()
+    except RecursionError:
+        raise ValueError("JSON nested too deep to read") from None
+
+
+__all__ = ["ADAPTER_BACKOFF", "DEFAULT_RETRIES", "check_chat_model", "json_of", "post_with_retries"]

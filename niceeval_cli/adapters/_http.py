@@ -39,7 +39,7 @@ from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ..traces import with_traceparent
 from ._events import OBSERVES_EVENTS, events_from_list, turn_from_chat_reply
-from ._gateway_http import DEFAULT_RETRIES, post_with_retries
+from ._gateway_http import DEFAULT_RETRIES, json_of, post_with_retries
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
@@ -178,8 +178,8 @@ class HttpAdapter(Adapter):
                 f"POST {url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
             )
         try:
-            reply = response.json()
-        except json.JSONDecodeError:
+            reply = json_of(response)
+        except ValueError:
             raise ValueError(f"POST {url} answered non-JSON: {tail(response.text, self.secrets, 500)}") from None
         if self.options.format == "openai":
             return turn_from_chat_reply(message, reply, f"the reply of POST {url}")

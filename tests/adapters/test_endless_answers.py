@@ -1,4 +1,5 @@
-"""An endpoint that never ends its answer costs an attempt, never the machine or the run.
+"""An endpoint that never ends its answer (or nests it past what a parser can read) costs an
+attempt, never the machine or the run.
 
 A server that streams its body without end was read into memory until the machine ran out (24 GB,
 then the kernel killed the run: a read that keeps getting data never times out), and one that
@@ -117,3 +118,19 @@ def test_a_judge_answer_that_never_ends_leaves_the_assertion_unavailable(tmp_pat
     assert (result["state"], result["reason"]) == ("unavailable", "judge-transport-error"), result
     assert "the response body is over 32 MiB" in result["explanation"], result
     assert took < 60, took
+
+
+def test_an_answer_nested_past_the_json_parsers_depth_errors_the_attempt_not_the_preflight(tmp_path: Path) -> None:
+    """`[[[[…` 200 000 deep: json's RecursionError is no ValueError, so it escaped the adapters'
+    "not JSON" handling — the preflight then failed the experiment as a setup error (exit 3)."""
+    from tests.support.loopback import Loopback
+
+    deep = b'{"choices": [{"message": {"role": "assistant", "content": "hi", "x": ' + b"[" * 200_000 + \
+        b"]" * 200_000 + b"}}]}"
+    with Loopback(lambda method, path, body: (200, deep, "application/json")) as server:
+        proj = _chat_project(tmp_path, server.url)
+        code, output, _ = _run(proj, {"ENDLESS_KEY": "k"})
+    assert code == 5, output  # the attempt errored; the preflight found no cause in a listing it cannot read
+    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    assert "answered something that is not a chat completion" in attempt["error"], attempt
