@@ -100,7 +100,7 @@ def _is_json(line: str) -> bool:
 
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
         return False
     return True
 

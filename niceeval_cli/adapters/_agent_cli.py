@@ -225,7 +225,7 @@ def parse_lines(lines: Sequence[str]) -> list[dict[str, Any]]:
     for line in lines:
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
             continue
         if isinstance(value, dict):
             events.append(value)

@@ -19,7 +19,7 @@ def parsed(arguments: object) -> Any:
     if isinstance(arguments, str):
         try:
             return json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
             return arguments
     return plain(arguments)
 

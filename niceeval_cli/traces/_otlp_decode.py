@@ -142,7 +142,7 @@ def decode_json(body: bytes) -> list[SpanData]:
         return spans
     except BadRequest:
         raise
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:  # nested past the parser, too
         raise BadRequest(f"not an OTLP JSON trace request: {type(exc).__name__}: {exc}") from None
 
 

@@ -89,11 +89,11 @@ def _json_or_text(value: Any) -> Any:
         if _SCAN is None:
             try:
                 return json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
                 return value
         try:  # json's C scanner made once (`json.loads` builds its way there per call)
             parsed, end = _SCAN(stripped, 0)
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             return value
         return parsed if end == len(stripped) else value
     return value
@@ -136,7 +136,7 @@ def _assistant_text(attrs: dict[str, Any]) -> str | None:
     if isinstance(raw, str):
         try:
             messages = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
             messages = None
         if isinstance(messages, list):
             for message in reversed(messages):

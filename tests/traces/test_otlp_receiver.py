@@ -134,3 +134,37 @@ def test_hostile_export_requests_are_refused_and_the_receiver_keeps_serving() ->
         assert [span_data(s).name for s in got] == ["execute_tool lookup"]
     finally:
         live.close()
+
+
+def test_a_json_export_nested_past_the_parser_is_refused_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`[[[[…` 200 000 deep (or an attribute's arrayValue 5 000 deep): json's RecursionError is no
+    ValueError — it escaped the handler, the standard library's server printed its traceback over
+    the run's output and hung up without an answer."""
+    live = Receiver()
+    try:
+        url = f"{live.endpoint}/v1/traces"
+        span = ('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"%s","spanId":"%s","attributes":'
+                '[{"key":"k","value":%s}]}]}]}]}')
+        deep_value = '{"arrayValue":{"values":[' * 5000 + '{"intValue":"1"}' + "]}}" * 5000
+        for body in (b"[" * 200_000 + b"]" * 200_000, (span % (TRACE, SPAN, deep_value)).encode()):
+            status, said = _post(url, body, {"Content-Type": "application/json"})
+            assert status == 400 and b"not an OTLP JSON trace request: RecursionError" in said, (status, said[:200])
+    finally:
+        live.close()
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_text_nested_past_the_parser_stays_text_where_json_is_only_tried() -> None:
+    """Tool arguments, span attributes and agent-CLI lines are parsed when they are JSON: text
+    nested past the parser's depth is kept as text (or skipped, for a CLI's stream line), as any
+    other text that is not JSON — never a RecursionError out of the turn."""
+    from niceeval_cli.adapters._agent_cli import parse_lines
+    from niceeval_cli.integrations._common import parsed
+    from niceeval_cli.traces._spans import _json_or_text
+
+    deep = "[" * 200_000 + "]" * 200_000
+    assert parsed(deep) == deep
+    assert _json_or_text(deep) == deep
+    assert parse_lines([deep, '{"type": "result"}']) == [{"type": "result"}]
