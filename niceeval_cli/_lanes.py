@@ -76,14 +76,18 @@ MAX_INCOMPLETE_EVENT_SIZE = 100 * 1024
 #: that streams without end would otherwise be read into memory until the machine runs out (each
 #: read is quick, so no read timeout fires): past this the request fails, naming the bound.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-
-
-def too_large() -> str:
-    """What a request whose response passed MAX_RESPONSE_BYTES fails with."""
-    return (f"the response body is over {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB: NiceEval stopped reading it "
-            "there (an endpoint that never ends its answer?)")
 READ_BYTES = 64 * 1024
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
+
+
+def too_large(*, decoded: bool = False) -> str:
+    """What a request whose response passed MAX_RESPONSE_BYTES fails with (`decoded`: once its
+    Content-Encoding was undone — a decompression bomb)."""
+    limit = f"{MAX_RESPONSE_BYTES // (1024 * 1024)} MiB"
+    if decoded:
+        return f"the response body is over {limit} once decoded (Content-Encoding): NiceEval stopped decoding it there"
+    return (f"the response body is over {limit}: NiceEval stopped reading it there (an endpoint that never ends "
+            "its answer?)")
 
 
 class _Connection:
@@ -181,15 +185,46 @@ def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> h
     the read body is the body as received, so it is set as read already: building the
     response through httpx's decoding machinery was a noticeable share of a lane's request
     (benchmarks/README.md)."""
+    encoded = any(name == b"content-encoding" for name, _ in event.headers)  # h11's names: lower case
     response = httpx.Response(
         status_code=event.status_code,
         headers=event.headers.raw_items(),
-        stream=httpx.ByteStream(body),
+        stream=_Slices(body) if encoded else httpx.ByteStream(body),
         extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
     )
-    if not any(name == b"content-encoding" for name, _ in event.headers):  # h11's names: lower case
+    if not encoded:
         response._content = body
     return response
+
+
+class _Slices(httpx.AsyncByteStream):
+    """An encoded body handed to httpx's decoders a slice at a time: a decoder inflates what it
+    is given whole, and a few MiB of gzip can stand for gigabytes, so each slice's output is
+    measured (`read_bounded`) before the next one is inflated."""
+
+    SLICE = 64 * 1024
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        view = memoryview(self._body)
+        for start in range(0, len(view), self.SLICE):
+            yield bytes(view[start:start + self.SLICE])
+
+
+async def read_bounded(response: httpx.Response) -> None:
+    """`response.aread()`, but the decoded body ends with an error past MAX_RESPONSE_BYTES (what
+    a decompression bomb would make of it); a body read already is left as it is."""
+    if hasattr(response, "_content"):
+        return
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise httpx.RemoteProtocolError(too_large(decoded=True))
+        chunks.append(chunk)
+    response._content = b"".join(chunks)
 
 
 class _Lane:
@@ -394,7 +429,10 @@ class LaneClient:
             raise
         response.request = request
         try:
-            await response.aread()
+            await read_bounded(response)
+        except httpx.RequestError as exc:
+            exc.request = request
+            raise
         finally:
             await response.aclose()
         if self._cookies is not None and "set-cookie" in response.headers:
@@ -407,7 +445,7 @@ class LaneClient:
         response = await self._client.send(request, stream=True)
         try:
             response.stream = _Capped(response.stream)
-            await response.aread()
+            await read_bounded(response)
         except httpx.RequestError as exc:  # the cap's error knows its request, as the client's do
             exc.request = request
             raise

@@ -134,3 +134,27 @@ def test_an_answer_nested_past_the_json_parsers_depth_errors_the_attempt_not_the
     (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
     assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
     assert "answered something that is not a chat completion" in attempt["error"], attempt
+
+
+def test_a_compressed_answer_is_decoded_up_to_the_same_bound(tmp_path: Path) -> None:
+    """64 KB of gzip stand for 64 MiB: the 32 MiB bound counts what the body decodes to, not only
+    what came over the wire (a 1 MB gzip reply took a run to 8 GB and three minutes). A gzip
+    reply of an honest size is read as before."""
+    import gzip
+    import json as json_module
+
+    from tests.support.loopback import Loopback
+
+    reply = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
+    honest = gzip.compress(json_module.dumps(reply).encode())
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024))
+    assert len(bomb) < 128 * 1024
+    for body, expected in ((honest, 0), (bomb, 5)):
+        with Loopback(lambda method, path, _, body=body: (200, body, "application/json",
+                                                           {"Content-Encoding": "gzip"})) as server:
+            proj = _chat_project(tmp_path / str(expected), server.url)
+            code, output, _ = _run(proj, {"ENDLESS_KEY": "k"})
+        assert code == expected, output
+    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    assert "the response body is over 32 MiB once decoded" in attempt["error"], attempt
