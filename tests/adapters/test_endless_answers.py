@@ -11,6 +11,8 @@ under an address-space limit, so the old behaviour fails the test instead of the
 
 from __future__ import annotations
 
+import gzip
+import json
 import resource
 import time
 from pathlib import Path
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.endless import EndlessServer
+from tests.support.loopback import Loopback
 from tests.support.project import Project
 
 pytestmark = pytest.mark.slow
@@ -61,6 +64,14 @@ def _run(proj: Project, env: dict[str, str | None], timeout: float = 90) -> tupl
     return process.returncode, out + err, time.monotonic() - started
 
 
+def _errored(proj: Project, code: int, output: str, reason: str = "adapter-error") -> dict[str, str]:
+    """The run's one attempt, checked `errored` for `reason` (the run undecided: exit 5)."""
+    assert code == 5, output
+    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", reason), attempt
+    return attempt
+
+
 def _chat_project(tmp_path: Path, base_url: str, timeout_ms: int = 2000) -> Project:
     proj = Project(tmp_path / "proj")
     proj.write("evals/endless.py", CHAT_EVAL)
@@ -74,9 +85,7 @@ def test_a_model_answer_that_never_ends_errors_the_attempt_at_32_mib(tmp_path: P
     with EndlessServer("flood") as server:
         proj = _chat_project(tmp_path, server.url)
         code, output, took = _run(proj, {"ENDLESS_KEY": "k"})
-    assert code == 5, output  # undecided: the attempt errored
-    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
-    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    attempt = _errored(proj, code, output)
     assert "the response body is over 32 MiB" in attempt["error"], attempt
     assert took < 60, took
 
@@ -89,9 +98,7 @@ def test_through_a_proxy_from_the_environment_the_same_bound_holds(tmp_path: Pat
         code, output, took = _run(proj, {"ENDLESS_KEY": "k", "HTTP_PROXY": proxy.url, "http_proxy": proxy.url,
                                          "NO_PROXY": None, "no_proxy": None, "ALL_PROXY": None, "all_proxy": None})
         assert proxy.requests >= 1  # it did go through the proxy
-    assert code == 5, output
-    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
-    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    attempt = _errored(proj, code, output)
     assert "the response body is over 32 MiB" in attempt["error"], attempt
     assert took < 60, took
 
@@ -100,9 +107,7 @@ def test_a_model_that_trickles_its_answer_holds_neither_the_preflight_nor_the_at
     with EndlessServer("trickle") as server:
         proj = _chat_project(tmp_path, server.url, timeout_ms=1500)  # the preflight waits at most this
         code, output, took = _run(proj, {"ENDLESS_KEY": "k"})
-    assert code == 5, output
-    (attempt,) = proj.sql("SELECT state, reason FROM attempts")
-    assert (attempt["state"], attempt["reason"]) == ("errored", "timeout"), attempt
+    _errored(proj, code, output, reason="timeout")
     assert took < 30, took  # the preflight's 1.5 s and the attempt's 3 s, with start-up
 
 
@@ -123,16 +128,12 @@ def test_a_judge_answer_that_never_ends_leaves_the_assertion_unavailable(tmp_pat
 def test_an_answer_nested_past_the_json_parsers_depth_errors_the_attempt_not_the_preflight(tmp_path: Path) -> None:
     """`[[[[…` 200 000 deep: json's RecursionError is no ValueError, so it escaped the adapters'
     "not JSON" handling — the preflight then failed the experiment as a setup error (exit 3)."""
-    from tests.support.loopback import Loopback
-
     deep = b'{"choices": [{"message": {"role": "assistant", "content": "hi", "x": ' + b"[" * 200_000 + \
         b"]" * 200_000 + b"}}]}"
     with Loopback(lambda method, path, body: (200, deep, "application/json")) as server:
         proj = _chat_project(tmp_path, server.url)
         code, output, _ = _run(proj, {"ENDLESS_KEY": "k"})
-    assert code == 5, output  # the attempt errored; the preflight found no cause in a listing it cannot read
-    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
-    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    attempt = _errored(proj, code, output)  # the preflight found no cause in a listing it cannot read
     assert "answered something that is not a chat completion" in attempt["error"], attempt
 
 
@@ -140,13 +141,8 @@ def test_a_compressed_answer_is_decoded_up_to_the_same_bound(tmp_path: Path) -> 
     """64 KB of gzip stand for 64 MiB: the 32 MiB bound counts what the body decodes to, not only
     what came over the wire (a 1 MB gzip reply took a run to 8 GB and three minutes). A gzip
     reply of an honest size is read as before."""
-    import gzip
-    import json as json_module
-
-    from tests.support.loopback import Loopback
-
     reply = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
-    honest = gzip.compress(json_module.dumps(reply).encode())
+    honest = gzip.compress(json.dumps(reply).encode())
     bomb = gzip.compress(b"\0" * (64 * 1024 * 1024))
     assert len(bomb) < 128 * 1024
     for body, expected in ((honest, 0), (bomb, 5)):
@@ -155,6 +151,5 @@ def test_a_compressed_answer_is_decoded_up_to_the_same_bound(tmp_path: Path) -> 
             proj = _chat_project(tmp_path / str(expected), server.url)
             code, output, _ = _run(proj, {"ENDLESS_KEY": "k"})
         assert code == expected, output
-    (attempt,) = proj.sql("SELECT state, reason, error FROM attempts")
-    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error"), attempt
+    attempt = _errored(proj, code, output)
     assert "the response body is over 32 MiB once decoded" in attempt["error"], attempt
