@@ -180,8 +180,10 @@ def unread_file(shown: str, error: bytes) -> OSError:
     file), or refused for another reason, which is said as the daemon said it — a daemon error
     is not a missing file."""
     words = error.decode("utf-8", "replace").strip()
-    if not words or any(sign in words.lower() for sign in _NOT_FOUND):
+    if not words:
         return FileNotFoundError(f"{shown}: no such file in the sandbox workspace")
+    if any(sign in words.lower() for sign in _NOT_FOUND):  # the daemon's words kept: they name what it missed
+        return FileNotFoundError(f"{shown}: no such file in the sandbox workspace ({words})")
     return OSError(f"{shown}: could not be read from the sandbox: {words}")
 
 
