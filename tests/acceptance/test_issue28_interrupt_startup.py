@@ -181,7 +181,9 @@ def test_a_second_ctrl_c_while_the_command_ends_is_still_exit_130(tmp_path: Path
     start = _interpreter_start(tmp_path)
 
     def twice(delay: float) -> Sample:
-        proc = subprocess.Popen([*NICEEVAL, "compare", base, new], cwd=folder, env=base_env({"NO_COLOR": "1"}),
+        # faulthandler on: a crash while the process ends (one SIGSEGV seen, not reproduced) names its stacks
+        proc = subprocess.Popen([*NICEEVAL, "compare", base, new], cwd=folder,
+                                env=base_env({"NO_COLOR": "1", "PYTHONFAULTHANDLER": "1"}),
                                 text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             time.sleep(delay)
