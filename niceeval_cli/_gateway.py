@@ -4,7 +4,8 @@ The judge and the `openai-chat` / `http` adapters speak to the same kinds of ser
 LiteLLM's proxy, vLLM, OpenRouter ...). What they agree on lives here, below both of them:
 extra request headers whose values name environment variables (`env:NAME`, resolved when a
 request is made, never stored), the cost a gateway reports in a response header, `Retry-After`,
-backoff with jitter, and how to read "this model does not exist" from `/models` or a `400`.
+backoff with jitter, how to read "this model does not exist" from `/models` or a `400`, and a
+server's answer as JSON (a hostile one nested past the parser included).
 """
 
 from __future__ import annotations
@@ -199,6 +200,24 @@ def model_missing_text(model: str, url: str, listed: list[str]) -> str:
     return f"model {model!r} is not served by {url} (its /models lists: {shown})"
 
 
+def reply_json(response: Any) -> Any:
+    """A server's answer (an `httpx.Response`) as JSON: ValueError when it is not JSON — or nests
+    deeper than the parser goes (json's RecursionError is no ValueError, and a hostile server can
+    send `[[[[…` for megabytes)."""
+    try:
+        return response.json()
+    except RecursionError:
+        raise ValueError("JSON nested too deep to read") from None
+
+
+def json_or_text(response: Any) -> Any:
+    """A server's answer as JSON, or its text when it is not JSON (`reply_json`)."""
+    try:
+        return reply_json(response)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return response.text
+
+
 __all__ = [
     "COST_HEADERS",
     "CREDENTIAL_HEADER",
@@ -210,8 +229,10 @@ __all__ = [
     "header_env_names",
     "header_problem",
     "header_template",
+    "json_or_text",
     "listed_models",
     "model_missing_text",
+    "reply_json",
     "reported_cost",
     "resolve_headers",
     "retry_after_s",

@@ -214,15 +214,17 @@ class _Slices(httpx.AsyncByteStream):
 
 
 async def read_bounded(response: httpx.Response) -> None:
-    """`response.aread()`, but the decoded body ends with an error past MAX_RESPONSE_BYTES (what
-    a decompression bomb would make of it); a body read already is left as it is."""
+    """`response.aread()`, but the body (once decoded: what a decompression bomb would make of
+    it) ends with an error past MAX_RESPONSE_BYTES; a body read already is left as it is. The
+    lanes' bodies are bounded as they arrive too (`_Connection.exchange`); httpx's own client's
+    arrive here in network-sized pieces."""
     if hasattr(response, "_content"):
         return
     chunks, size = [], 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
-            raise httpx.RemoteProtocolError(too_large(decoded=True))
+            raise httpx.RemoteProtocolError(too_large(decoded="content-encoding" in response.headers))
         chunks.append(chunk)
     response._content = b"".join(chunks)
 
@@ -444,7 +446,6 @@ class LaneClient:
         assert self._client is not None
         response = await self._client.send(request, stream=True)
         try:
-            response.stream = _Capped(response.stream)
             await read_bounded(response)
         except httpx.RequestError as exc:  # the cap's error knows its request, as the client's do
             exc.request = request
@@ -463,26 +464,6 @@ class LaneClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-class _Capped(httpx.AsyncByteStream):
-    """A response body as received, ended with an error past MAX_RESPONSE_BYTES (for httpx's own
-    client; the lanes count as they read)."""
-
-    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream) -> None:
-        assert isinstance(stream, httpx.AsyncByteStream)
-        self._stream = stream
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        size = 0
-        async for chunk in self._stream:
-            size += len(chunk)
-            if size > MAX_RESPONSE_BYTES:
-                raise httpx.RemoteProtocolError(too_large())
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 def _proxied(url: str) -> bool:

@@ -18,6 +18,7 @@ from .._gateway import (
     MAX_RETRY_AFTER_S,
     Backoff,
     error_text,
+    json_or_text,
     listed_models,
     model_missing_text,
     retry_after_s,
@@ -93,7 +94,7 @@ async def check_chat_model(
             if status in (401, 403):
                 return f"GET {models_url} answered HTTP {status} ({REFUSING_STATUS[status]}){refused_hint}"
             if listing.is_success:
-                listed = listed_models(_json(listing))
+                listed = listed_models(json_or_text(listing))
                 if model and listed is not None and model not in listed:
                     return model_missing_text(model, models_url, listed)
                 return None
@@ -109,7 +110,7 @@ async def check_chat_model(
     except httpx.HTTPError:
         return None
     code = answer.status_code
-    body = _json(answer)
+    body = json_or_text(answer)
     if code in (400, 404) and unknown_model(body):
         detail = " ".join(error_text(body).split())[:300]
         return redact(f"model {model!r} is unknown to {chat_url}: HTTP {code}: {detail}", list(secrets))
@@ -122,20 +123,4 @@ async def check_chat_model(
     return None
 
 
-def _json(response: httpx.Response) -> Any:
-    try:
-        return json_of(response)
-    except ValueError:
-        return response.text
-
-
-def json_of(response: httpx.Response) -> Any:
-    """The answer's JSON: ValueError when it is not JSON — or nests deeper than the parser can
-    go (its RecursionError is no ValueError, and a hostile server can send `[[[[…` for 30 MiB)."""
-    try:
-        return response.json()
-    except RecursionError:
-        raise ValueError("JSON nested too deep to read") from None
-
-
-__all__ = ["ADAPTER_BACKOFF", "DEFAULT_RETRIES", "check_chat_model", "json_of", "post_with_retries"]
+__all__ = ["ADAPTER_BACKOFF", "DEFAULT_RETRIES", "check_chat_model", "post_with_retries"]

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .._credentials import looks_like_secret
-from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template
+from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template, reply_json
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
 from .._redact import redact
@@ -39,7 +39,7 @@ from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn, Usage
 from ..traces import with_traceparent
 from ._events import OBSERVES_EVENTS, events_from_list, turn_from_chat_reply
-from ._gateway_http import DEFAULT_RETRIES, json_of, post_with_retries
+from ._gateway_http import DEFAULT_RETRIES, post_with_retries
 from ._options import AdapterOptions, check_url, load_error, options_table, parse_options, read_env, tail
 from ._preflight import PREFLIGHT_TIMEOUT_S, probe_url
 
@@ -178,7 +178,7 @@ class HttpAdapter(Adapter):
                 f"POST {url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
             )
         try:
-            reply = json_of(response)
+            reply = reply_json(response)
         except ValueError:
             raise ValueError(f"POST {url} answered non-JSON: {tail(response.text, self.secrets, 500)}") from None
         if self.options.format == "openai":

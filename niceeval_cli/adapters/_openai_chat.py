@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .._gateway import header_problem, reported_cost, resolve_headers
+from .._gateway import header_problem, reply_json, reported_cost, resolve_headers
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
 from .._redact import redact
@@ -43,7 +43,7 @@ from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
 from ..traces import with_traceparent
 from ._events import OBSERVES_EVENTS, EventProtocolError
-from ._gateway_http import DEFAULT_RETRIES, check_chat_model, json_of, post_with_retries
+from ._gateway_http import DEFAULT_RETRIES, check_chat_model, post_with_retries
 from ._options import (
     AdapterOptions,
     check_env_name,
@@ -212,7 +212,7 @@ class OpenAIChatAdapter(Adapter):
                 f"POST {self.url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
             )
         try:
-            reply = json_of(response)
+            reply = reply_json(response)
         except ValueError:
             raise ValueError(
                 f"POST {self.url} answered something that is not a chat completion: "

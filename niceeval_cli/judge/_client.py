@@ -9,13 +9,20 @@ calls of the run never turns into a judge timeout.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .._gateway import Backoff, error_text, listed_models, model_missing_text, reported_cost, unknown_model
+from .._gateway import (
+    Backoff,
+    error_text,
+    json_or_text,
+    listed_models,
+    model_missing_text,
+    reported_cost,
+    unknown_model,
+)
 from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
 from .._lanes import LaneClient, LaneTransport, timeouts, tls_context
@@ -115,10 +122,7 @@ def headers_for(key: str, extra: Extra = ()) -> dict[str, str]:
 
 def body_of(response: httpx.Response) -> Any:
     """The parsed JSON body; its text when it is not JSON or is nested past MAX_BODY_DEPTH."""
-    try:
-        body = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return response.text
+    body = json_or_text(response)
     return response.text if _deeper_than(body, MAX_BODY_DEPTH) else body
 
 
