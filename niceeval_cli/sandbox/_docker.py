@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
-from typing import IO
 
 from .._sandbox_spec import Command, SandboxSpec, template_problem
 from . import _engine, _engine_ops, _live
@@ -32,15 +31,14 @@ from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, read_script, remember_ta
 from ._local import argv_of
 from ._proc import run_host
 from ._starts import stable_workdir, template_tar
+from ._tar_read import read_states
 from ._workspace import (
     READ_LIMIT,
     Cancel,
     CommandResult,
-    FileState,
     FileTooLarge,
     OutsideWorkspace,
     Snapshot,
-    TextBudget,
 )
 
 __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
@@ -114,57 +112,38 @@ def _rel(path: str) -> str:
     return rel.as_posix()
 
 
-_NODES = (("ischr", "character device"), ("isblk", "block device"), ("isfifo", "fifo"))
-
-
-def _tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, FileState]:
-    """The states of a `docker cp ... -` tar, read as a stream (a large workspace is never held whole:
-    a file over DIFFABLE_BYTES is hashed as it passes, never kept)."""
-    import tarfile  # here: only a docker sandbox reads tars, and every run imports this module
-
-    states: dict[str, FileState] = {}
-    budget = TextBudget()
-    with tarfile.open(fileobj=stream, mode="r|*") as archive:
-        for member in archive:
-            if cancel is not None:
-                cancel.check()
-            parts = PurePosixPath(member.name).parts[1:]  # drop the workdir's own name
-            if not parts:
-                continue
-            rel = PurePosixPath(*parts).as_posix()
-            node = next((name for test, name in _NODES if getattr(member, test)()), None)
-            if member.issym() or member.islnk():
-                states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
-            elif node is not None:
-                states[rel] = FileState.special(node)
-            elif member.isfile():
-                handle = archive.extractfile(member)
-                states[rel] = (FileState.of_stream(handle.read, member.size, cancel, budget) if handle is not None
-                               else FileState.of(b""))
-    return states
-
-
-# The physical path of the deepest existing directory of $2 (POSIX sh only: `cd -P`, `pwd -P`), and of $1.
-_PHYSICAL = 'w=$(cd -P -- "$1" && pwd -P) || exit 0; d=$2; while [ ! -d "$d" ]; do d=${d%/*}; done; ' \
-            'echo "$w"; cd -P -- "$d" && pwd -P'
+# The physical path of the deepest existing directory of $2 (POSIX sh only: `cd -P`, `pwd -P`), and of
+# $1, then a last line: output that ends without it was cut short (an exec's output can be lost).
+_PHYSICAL = 'w=$(cd -P -- "$1" && pwd -P) || exit 3; d=$2; while [ ! -d "$d" ]; do d=${d%/*}; done; ' \
+            'echo "$w"; cd -P -- "$d" && pwd -P && echo end'
+_CHECK_TRIES = 3
 
 
 def _check_dir(container: str, workdir: str, rel_dir: str, shown: str) -> None:
     """Refuse `rel_dir` when a symlink among its directories leads out of the workspace: Docker itself
-    would follow it anywhere in the container (`etc -> /etc`)."""
+    would follow it anywhere in the container (`etc -> /etc`). A check that gets no whole answer is
+    asked again (it only reads), and refused if it never does: unchecked is never let through."""
     if rel_dir in ("", "."):
         return
-    try:
-        done = _short_exec(container, ["sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}"])
-    except (OSError, subprocess.TimeoutExpired):
-        return  # the read or write itself reports an unusable container
-    lines = done.stdout.decode("utf-8", "surrogateescape").split("\n")
-    if done.returncode != 0 or len(lines) < 2 or not lines[0] or not lines[1]:
-        return
-    home, real = lines[0], lines[1]
-    if real != home and not real.startswith(home.rstrip("/") + "/"):
-        raise OutsideWorkspace(f"sandbox path {shown!r} leads outside the workspace (through a symlink, to {real}); "
-                               "t.sandbox reads, writes and runs only inside the workspace")
+    words = ""
+    for _ in range(_CHECK_TRIES):
+        try:
+            done = _short_exec(container, ["sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}"])
+        except (OSError, subprocess.TimeoutExpired) as error:
+            words = str(error)
+            continue
+        lines = done.stdout.decode("utf-8", "surrogateescape").split("\n")
+        if done.returncode == 0 and lines[2:4] == ["end", ""] and lines[0] and lines[1]:
+            home, real = lines[0], lines[1]
+            if real != home and not real.startswith(home.rstrip("/") + "/"):
+                raise OutsideWorkspace(f"sandbox path {shown!r} leads outside the workspace (through a symlink, "
+                                       f"to {real}); t.sandbox reads, writes and runs only inside the workspace")
+            return
+        words = (done.stderr.decode("utf-8", "replace").strip()
+                 or f"the check's output was cut short (exit {done.returncode})")
+        if done.returncode not in (0, -1):
+            break  # refused or failed as such (a paused or gone container): asking again gives the same
+    raise OSError(f"{shown}: could not check where this path leads in the sandbox, so it was not used: {words}")
 
 
 def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: int,
@@ -210,31 +189,6 @@ def _read_member(container: str, workdir: str, rel: str, shown: str, max_bytes: 
         raise OutsideWorkspace(f"sandbox path {shown!r} leads outside the workspace (a symlink to {follow}); "
                                "t.sandbox reads, writes and runs only inside the workspace")
     return _read_member(container, workdir, inner[len(workdir.rstrip("/")) + 1:], shown, max_bytes, cancel, hops + 1)
-
-
-def _read_states(process: subprocess.Popen[bytes] | _engine.ExecProcess | _engine_ops.ArchiveProcess,
-                 cancel: Cancel | None) -> tuple[Snapshot | None, str]:
-    """The states of the tar `process` streams out (None: not a tar stream) and its stderr, once it
-    has ended; a cancelled read raises here (killed on purpose: not a broken workspace)."""
-    import tarfile
-
-    assert process.stdout is not None and process.stderr is not None
-    states: Snapshot | None
-    try:
-        states = _tar_states(process.stdout, cancel)
-    except tarfile.TarError:
-        states = None
-    except BaseException:
-        process.kill()
-        raise
-    finally:
-        process.stdout.close()
-        error = process.stderr.read().decode(errors="replace").strip()
-        process.stderr.close()
-        process.wait()
-    if cancel is not None:
-        cancel.check()
-    return states, error
 
 
 class DockerWorkspace:
@@ -395,7 +349,7 @@ class DockerWorkspace:
                     process.stdin.close()
 
             threading.Thread(target=feed, daemon=True).start()
-        states, error = _read_states(process, cancel)
+        states, error = read_states(process, cancel)
         if process.returncode == WRITE_FAILED:
             raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox: {error or 'tar -x failed'}")
         if process.returncode == 0 and states is not None:
@@ -410,7 +364,7 @@ class DockerWorkspace:
         process = _copy_out(self.container, self.workdir)
         if cancel is not None:
             cancel.on_cancel(process.kill)
-        states, error = _read_states(process, cancel)
+        states, error = read_states(process, cancel)
         if process.returncode != 0 or states is None:
             raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
         return states

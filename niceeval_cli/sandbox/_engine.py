@@ -135,6 +135,7 @@ def stream_errors() -> tuple[type[BaseException], ...]:
 
 
 _UPGRADE = {"Content-Type": "application/json", "Connection": "Upgrade", "Upgrade": "tcp"}
+_OWN = {"Connection": "close"}
 _clients: dict[str, httpx.Client] = {}
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
     weakref.WeakKeyDictionary())
@@ -207,11 +208,14 @@ def checked(path: str, method: str, target: str, body: Any = None, *, data: byte
 def open_stream(path: str, method: str, target: str, *, upgrade: bool = False,
                 payload: bytes = b"") -> httpx.Response:
     """A call whose answer is read as it comes (`response.extensions["network_stream"]`: the
-    connection itself, which an upgraded exec also writes its stdin to). The caller closes it."""
+    connection itself, which an upgraded exec also writes its stdin to, and which a kill shuts).
+    The caller closes it. Its connection is never given back to the pool: httpx gives it back the
+    moment the answer's last byte is read, and a kill after that would shut a connection another
+    call has taken meanwhile (an upgraded one is never pooled anyway)."""
     from .._httpx import httpx
 
     client = _client(path)
-    call = client.build_request(method, target, content=payload, headers=_UPGRADE if upgrade else None)
+    call = client.build_request(method, target, content=payload, headers=_UPGRADE if upgrade else _OWN)
     try:
         return client.send(call, stream=True)
     except httpx.TransportError as error:
@@ -375,8 +379,9 @@ class _Stdout:
         pass
 
 
-#: How often an exec's state is asked once its stream ended, and the pause between two asks.
-_EXIT_ASKS, _EXIT_PAUSE_S = 50, 0.01
+#: The pauses between asking an exec's state once its stream ended: the daemon can close the stream
+#: before it has marked the exec done, by more than half a second on a loaded box; ~5 s in all.
+_EXIT_PAUSES_S = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, *(0.25,) * 19)
 
 
 def _exit_of(status: int, answer: bytes) -> int | None:
@@ -395,14 +400,15 @@ def _exit_code(path: str, exec_id: str) -> int:
     marked it done yet is asked a few more times)."""
     import time
 
-    for _ in range(_EXIT_ASKS):
+    for pause in (*_EXIT_PAUSES_S, None):
         try:
             code = _exit_of(*request(path, "GET", f"/exec/{exec_id}/json", timeout=30))
         except OSError:
             return -1
         if code is not None:
             return code
-        time.sleep(_EXIT_PAUSE_S)
+        if pause is not None:
+            time.sleep(pause)
     return -1
 
 
@@ -448,14 +454,15 @@ async def achecked(path: str, method: str, target: str, body: Any = None, *,
 
 async def _aexit_code(path: str, exec_id: str) -> int:
     """`_exit_code` on the event loop."""
-    for _ in range(_EXIT_ASKS):
+    for pause in (*_EXIT_PAUSES_S, None):
         try:
             code = _exit_of(*await arequest(path, "GET", f"/exec/{exec_id}/json", timeout=30))
         except OSError:
             return -1
         if code is not None:
             return code
-        await asyncio.sleep(_EXIT_PAUSE_S)
+        if pause is not None:
+            await asyncio.sleep(pause)
     return -1
 
 

@@ -36,3 +36,38 @@ async def test_a_missing_file_and_a_vanished_container_are_told_apart(docker_ima
         assert "No such container" in str(refused.value)
     finally:
         await sandbox.close(keep=False)
+
+
+async def test_a_finished_read_killed_late_leaves_other_calls_whole(docker_image: str, template: Path) -> None:
+    """A workspace read is killed when it is cut short (a timeout, Ctrl-C) and once it is done. Its
+    answer can end before that kill — and then its connection must not be one another call has
+    taken meanwhile (seen as "Server disconnected without sending a response" in a concurrent
+    attempt's read, one run in ~15 under load)."""
+    from niceeval_cli.sandbox import _engine, _engine_ops
+
+    spec = docker_sandbox(image=docker_image, template=str(template)).resolved()
+    sandbox = await AttemptSandbox.open(spec, kind_for(spec), label=f"late{os.getpid()}-{time.time_ns()}")
+    await sandbox.prepare()
+    container = sandbox.workspace.container  # type: ignore[attr-defined]
+    path = _engine.engine_socket()
+    assert path is not None
+    try:
+        made = await sandbox.workspace.run(["sh", "-c", "head -c 33554432 /dev/zero > big.bin"])
+        assert made.exit_code == 0, made
+        done = _engine_ops.ArchiveProcess(path, container, "/workspace/README.md")
+        while done.stdout.read(1 << 16):  # read to its very end: the answer is complete
+            pass
+        # another call now, streaming 32 MiB; the first read is killed while it streams
+        other = _engine_ops.ArchiveProcess(path, container, "/workspace/big.bin")
+        done.kill()
+        done.wait()
+        import tarfile
+
+        with tarfile.open(fileobj=other.stdout, mode="r|*") as archive:
+            member = next(iter(archive))
+            handle = archive.extractfile(member)
+            assert handle is not None
+            assert len(handle.read()) == 32 << 20
+        other.wait()
+    finally:
+        await sandbox.close(keep=False)

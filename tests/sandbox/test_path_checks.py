@@ -1,0 +1,54 @@
+"""A docker workspace refuses a path it could not check: where a symlink among a path's directories
+leads is asked inside the container (`docker exec`), and the daemon's own file calls follow links
+anywhere in the container. When that question gets no answer — the exec refused (here: the
+container is paused; the daemon still serves its files), or its output lost — the read, write or
+command is refused with the reason, never done unchecked. Real containers, over the daemon's socket.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from niceeval_cli.sandbox import AttemptSandbox, OutsideWorkspace, docker_sandbox, kind_for
+
+pytestmark = pytest.mark.slow
+
+
+def _docker(*args: str) -> None:
+    subprocess.run(["docker", *args], check=True, capture_output=True, timeout=60)
+
+
+async def test_a_path_whose_check_gets_no_answer_is_refused_not_followed(docker_image: str, template: Path) -> None:
+    spec = docker_sandbox(image=docker_image, template=str(template)).resolved()
+    sandbox = await AttemptSandbox.open(spec, kind_for(spec), label=f"checks{os.getpid()}-{time.time_ns()}")
+    await sandbox.prepare()
+    workspace = sandbox.workspace
+    container = workspace.container  # type: ignore[attr-defined]
+    try:
+        made = await workspace.run(["ln", "-s", "/etc", "host"])
+        assert made.exit_code == 0, made
+        _docker("pause", container)
+        try:
+            with pytest.raises(OSError) as read:
+                got = await workspace.read_bytes("host/hostname")
+                pytest.fail(f"read through an unchecked link: {got!r}")
+            assert not isinstance(read.value, (FileNotFoundError, OutsideWorkspace)), read.value
+            assert "host/hostname: could not check where this path leads in the sandbox" in str(read.value)
+            assert "paused" in str(read.value)  # the daemon's words
+            with pytest.raises(OSError, match=r"host/planted\.txt: could not check where this path leads"):
+                await workspace.write_bytes("host/planted.txt", b"planted")
+        finally:
+            _docker("unpause", container)
+        # answered again: the link is refused for what it is, and nothing was written through it
+        with pytest.raises(OutsideWorkspace, match=r"'host/hostname' leads outside the workspace"):
+            await workspace.read_bytes("host/hostname")
+        listed = await workspace.run(["ls", "/etc"])
+        assert "planted.txt" not in listed.stdout
+        assert await workspace.read_bytes("src/app.py") == b"def add(a, b):\n    return a - b\n"
+    finally:
+        await sandbox.close(keep=False)
