@@ -57,6 +57,10 @@ def show(report: MergeReport, console: Console) -> None:
         else:
             lines.append(f"run {run.id}: {run.status} · {verdict}")
         lines.append(f"details: niceeval view {run.id}" + (f" --store {report.target}" if report.target else ""))
+    if result.labels_left:
+        lines.append(f"note: {result.labels_left} human label(s) in the sources were not copied (merge copies sealed "
+                     "results only): `niceeval label export --store SOURCE > labels.jsonl`, then "
+                     f"`niceeval label import labels.jsonl --store {report.target}`")
     for text in lines:
         console.print(Text(visible(text, 400, single_line=True)))
 

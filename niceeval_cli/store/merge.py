@@ -76,6 +76,9 @@ _TABLES = (
     _Table("run_slots", tuple(SLOT_COLUMNS), SLOT_KEY),
 )
 _RUNS = _TABLES[0]
+_LABEL_IDS = "temp.niceeval_merge_labels"  # the sources' human labels, counted for the note, not copied
+# What makes two labels the same one: `label import` of an export gives them new ids.
+_LABEL_SAME = "attempt_id, assertion_key, author, value, comment"
 _FIXED_RUN_COLUMNS = tuple(c for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
 _RUNNING = RunStatus.RUNNING.value
 
@@ -93,10 +96,17 @@ class MergeResult:
     finished: int  # runs present as `running` that a source brought finished
     #: each source's newest run (its group when it is a shard), the newest first: what merge reports on
     logical_runs: tuple[str, ...] = field(default=())
+    #: human labels the sources hold and the target does not: merge copies sealed rows only, so
+    #: these stay behind unless moved with `label export` / `label import` (said, never silent)
+    labels_left: int = 0
 
     @property
     def total_copied(self) -> int:
         return sum(self.copied.values())
+
+
+def _label_same(left: str, right: str) -> str:
+    return " AND ".join(f"{left}.{c} IS {right}.{c}" for c in _LABEL_SAME.split(", "))
 
 
 def _on_key(table: _Table, left: str, right: str) -> str:
@@ -171,6 +181,8 @@ def _stage_source(conn: sqlite3.Connection, source: Path, read: Path) -> tuple[s
                 f"WHERE NOT EXISTS (SELECT 1 FROM {table.stage} p WHERE {_on_key(table, 'i', 'p')})",
                 [str(source)],
             )
+        conn.execute(f"INSERT INTO {_LABEL_IDS} SELECT DISTINCT {_LABEL_SAME} FROM niceeval_source.labels i "
+                     f"WHERE NOT EXISTS (SELECT 1 FROM {_LABEL_IDS} m WHERE {_label_same('m', 'i')})")
         newest = conn.execute(
             "SELECT started_at, id, CASE WHEN shard_count IS NOT NULL THEN group_id END FROM niceeval_source.runs "
             "ORDER BY started_at DESC, id DESC LIMIT 1"
@@ -187,6 +199,8 @@ def _stage_source(conn: sqlite3.Connection, source: Path, read: Path) -> tuple[s
 
 
 def _create_stage(conn: sqlite3.Connection) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {_LABEL_IDS}")
+    conn.execute(f"CREATE TABLE {_LABEL_IDS} ({_LABEL_SAME})")
     for table in _TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table.stage}")
         conn.execute(
@@ -198,6 +212,7 @@ def _create_stage(conn: sqlite3.Connection) -> None:
 
 
 def _drop_stage(conn: sqlite3.Connection) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {_LABEL_IDS}")
     for table in _TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table.stage}")
 
@@ -300,6 +315,8 @@ def merge_stores(
                 check_staged_rows(conn, table.name, table.stage, _COLUMNS[table.name], table.key)
             with write_transaction(conn, target, "Merging into"):
                 copied, skipped, finished = _write(conn)
+                labels_left = conn.execute(f"SELECT count(*) FROM {_LABEL_IDS} i WHERE NOT EXISTS "
+                                           f"(SELECT 1 FROM main.labels m WHERE {_label_same('m', 'i')})").fetchone()[0]
                 if settle is not None:
                     settle([row[0] for row in conn.execute(
                         f"SELECT DISTINCT group_id FROM {_RUNS.stage} WHERE shard_count IS NOT NULL "
@@ -308,4 +325,4 @@ def merge_stores(
         finally:
             _drop_stage(conn)
     logical = tuple(dict.fromkeys(found[2] for found in sorted(newest, reverse=True)))
-    return MergeResult(copied, skipped, finished, logical)
+    return MergeResult(copied, skipped, finished, logical, labels_left)

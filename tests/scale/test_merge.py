@@ -242,3 +242,30 @@ def test_report_and_compare_take_a_group_id(suite, built, one_machine):
     report = suite.cli("report", "ci-7", "--store", "merged.db", "--out", "group.html")
     assert report.exit_code == 0, report.stderr
     assert "ci-7" in (suite.root / "group.html").read_text()
+
+
+def test_merge_says_which_human_labels_it_left_behind_and_how_to_move_them(suite, built):
+    """Merge copies sealed rows, not labels (docs/cli.md): a shard store's labels stay behind —
+    said once, with the two commands that move them, never silently lost from the merged view."""
+    names = built.shards(2, suite.root)
+    attempt = query(suite, "attempts", "--store", names[0])[0]["id"]
+    labelled = suite.cli("label", f"@{attempt}", "--value", "1", "--author", "Ada", "--store", names[0])
+    assert labelled.exit_code == 0, labelled.stderr
+    merged = merge(suite, *names, "--into", "merged.db")
+    assert merged.exit_code == 0, merged.stderr
+    assert ("note: 1 human label(s) in the sources were not copied (merge copies sealed results only): "
+            "`niceeval label export --store SOURCE > labels.jsonl`, then "
+            "`niceeval label import labels.jsonl --store merged.db`") in merged.stdout
+    with sqlite3.connect(suite.root / "merged.db") as conn:
+        assert conn.execute("SELECT count(*) FROM labels").fetchone()[0] == 0
+    # the two commands as the note gives them
+    exported = suite.cli("label", "export", "--store", names[0])
+    assert exported.exit_code == 0, exported.stderr
+    (suite.root / "labels.jsonl").write_text(exported.stdout)
+    imported = suite.cli("label", "import", "labels.jsonl", "--store", "merged.db")
+    assert imported.exit_code == 0, imported.stderr
+    with sqlite3.connect(suite.root / "merged.db") as conn:
+        assert conn.execute("SELECT attempt_id, author, value FROM labels").fetchall() == [(attempt, "Ada", 1.0)]
+    again = merge(suite, *names, "--into", "merged.db")  # the label is there now: nothing left behind
+    assert again.exit_code == 0, again.stderr
+    assert "human label" not in again.stdout
