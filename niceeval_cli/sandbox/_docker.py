@@ -128,7 +128,7 @@ def _check_dir(container: str, workdir: str, rel_dir: str, shown: str) -> None:
     words = ""
     for _ in range(_CHECK_TRIES):
         try:
-            done = _short_exec(container, ["sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}"])
+            done = _short_exec(container, ["sh", "-c", _PHYSICAL, "sh", workdir, f"{workdir}/{rel_dir}"], user="0")
         except (OSError, subprocess.TimeoutExpired) as error:
             words = str(error)
             continue

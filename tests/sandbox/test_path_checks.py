@@ -52,3 +52,21 @@ async def test_a_path_whose_check_gets_no_answer_is_refused_not_followed(docker_
         assert await workspace.read_bytes("src/app.py") == b"def add(a, b):\n    return a - b\n"
     finally:
         await sandbox.close(keep=False)
+
+
+async def test_the_check_sees_every_directory_the_eval_may_read(docker_image: str, template: Path) -> None:
+    """The sandbox's user (`user=`) may not enter a directory the eval still reads (the daemon
+    reads files as root): the check runs as root too, so it answers there instead of refusing."""
+    spec = docker_sandbox(image=docker_image, template=str(template), user="1000").resolved()
+    sandbox = await AttemptSandbox.open(spec, kind_for(spec), label=f"root{os.getpid()}-{time.time_ns()}")
+    await sandbox.prepare()
+    workspace = sandbox.workspace
+    container = workspace.container  # type: ignore[attr-defined]
+    try:
+        _docker("exec", "-u", "0", container, "sh", "-c",
+                "mkdir -p /workspace/closed && echo kept > /workspace/closed/f.txt && chmod 700 /workspace/closed")
+        denied = await workspace.run(["cat", "closed/f.txt"])
+        assert denied.exit_code != 0  # the sandbox's own user cannot
+        assert await workspace.read_bytes("closed/f.txt") == b"kept\n"
+    finally:
+        await sandbox.close(keep=False)
