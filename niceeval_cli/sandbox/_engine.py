@@ -347,8 +347,10 @@ class ExecProcess:
         self.stderr = _Stderr(demux)
         self.stdin = _Stdin(self._stream)
         self.returncode: int | None = None
+        self._killed = False
 
     def kill(self) -> None:
+        self._killed = True
         shut(self._stream, socket.SHUT_RDWR)
 
     def _close(self) -> None:
@@ -361,7 +363,8 @@ class ExecProcess:
         if self.returncode is None:
             self._demux.drain()
             self._close()
-            self.returncode = _exit_code(self._path, self._id)
+            # killed: its exit code is not waited for (what it was writing may block it for good)
+            self.returncode = _exit_code(self._path, self._id, patient=not self._killed)
         return self.returncode
 
 
@@ -395,12 +398,12 @@ def _exit_of(status: int, answer: bytes) -> int | None:
     return None
 
 
-def _exit_code(path: str, exec_id: str) -> int:
+def _exit_code(path: str, exec_id: str, *, patient: bool = True) -> int:
     """The exec's exit code once its stream ended (the CLI asks the same once; a daemon that has not
     marked it done yet is asked a few more times)."""
     import time
 
-    for pause in (*_EXIT_PAUSES_S, None):
+    for pause in (*(_EXIT_PAUSES_S if patient else ()), None):
         try:
             code = _exit_of(*request(path, "GET", f"/exec/{exec_id}/json", timeout=30))
         except OSError:

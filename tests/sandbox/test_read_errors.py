@@ -71,3 +71,24 @@ async def test_a_finished_read_killed_late_leaves_other_calls_whole(docker_image
         other.wait()
     finally:
         await sandbox.close(keep=False)
+
+
+async def test_a_killed_exec_is_not_waited_for(docker_image: str, template: Path) -> None:
+    """A workspace read cut short (a deadline, Ctrl-C) kills its exec; the command inside may go on
+    (blocked writing what nobody reads), so its exit code is asked once, not waited for."""
+    from niceeval_cli.sandbox import _engine
+
+    spec = docker_sandbox(image=docker_image, template=str(template)).resolved()
+    sandbox = await AttemptSandbox.open(spec, kind_for(spec), label=f"killed{os.getpid()}-{time.time_ns()}")
+    await sandbox.prepare()
+    path = _engine.engine_socket()
+    assert path is not None
+    try:
+        process = _engine.start_exec(path, sandbox.workspace.container, ["sleep", "30"])  # type: ignore[attr-defined]
+        process.kill()
+        started = time.monotonic()
+        code = process.wait()
+        assert time.monotonic() - started < 2.5, "waited for a killed exec's exit"
+        assert code == -1  # still running inside: no exit code to give
+    finally:
+        await sandbox.close(keep=False)
