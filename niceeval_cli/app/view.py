@@ -107,6 +107,7 @@ def _page(
             else:
                 collapsed.append(attempt)
         costs = store.costs(run_id, experiment=experiments, eval_prefix=prefixes)
+        unmeasured = tuple(store.unavailable_records(run_id))  # the run as a whole: no filter
         if meanwhile is not None:
             meanwhile()
         read = store.read_run(run_id, outcome=deciding.result) if deciding is not None else resolve()
@@ -119,7 +120,7 @@ def _page(
              if not filters.experiments or selects_any_experiment(filters.experiments, e)]
     matching = sum(g.total for g in groups if _matches(g, filters.states))
     return RunPage(run, groups, order, expanded, collapsed, matching, filters, not_run_count(run), costs,
-                   missing)
+                   missing, unmeasured)
 
 
 def _outcome_rows(path: Path, run_id: str, experiments: list[str] | None,

@@ -80,6 +80,9 @@ class RunPage:
     not_run: int | None  # planned slots never run; None while the store does not record the plan
     costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
     not_run_slots: tuple[PlanSlot, ...] = ()  # a shard group's slots no shard filled (listed as "not run")
+    # (reason, count) of the run's own recorded-without-deciding results that could not be measured,
+    # whatever the filters (Store.unavailable_records): the note its run summary printed
+    unavailable_records: tuple[tuple[str, int], ...] = ()
 
     @property
     def shown(self) -> int:

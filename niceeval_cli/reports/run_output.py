@@ -32,6 +32,7 @@ from .viewmodels.run import (
     multi_attempt,
     not_run_text,
     reuse_text,
+    unavailable_records_note,
 )
 from .viewmodels.text import exit_text, plural
 
@@ -214,13 +215,9 @@ def summary_lines(report: RunReport) -> list[Line]:
         lines.append(line((
             f"warning: {plural(outcome.replaced_code_points, 'code point')} that cannot be stored as UTF-8 "
             "(lone surrogates) replaced with U+FFFD; see the attempts' notes", "yellow")))
-    if outcome.unavailable_records:
-        reasons = ", ".join(f"{reason} × {n}" for reason, n in outcome.unavailable_records)
-        total = sum(n for _, n in outcome.unavailable_records)
-        lines.append(line((
-            f"note: {plural(total, 'result')} recorded without deciding could not be measured ({reasons}); no verdict "
-            f"rests on {'it' if total == 1 else 'them'} (`.gate()` makes a check decide): "
-            "niceeval query assertions --state unavailable", "yellow")))
+    unmeasured = unavailable_records_note(outcome.unavailable_records)
+    if unmeasured is not None:
+        lines.append(line((unmeasured, "yellow")))
     if sealed.key_problem:
         lines.append(line(
             "judge items are unavailable (judge-key-unresolved): set the API key variable named by "

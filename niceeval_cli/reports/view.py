@@ -19,7 +19,7 @@ from .terminal.run import header_lines
 from .terminal.transcript import transcript_lines
 from .viewmodels.attempt import attempt_block, attempt_detail, collapsed_attempt
 from .viewmodels.cost import experiment_costs
-from .viewmodels.run import run_header
+from .viewmodels.run import run_header, unavailable_records_note
 from .viewmodels.text import name
 from .viewmodels.transcript import transcript
 
@@ -44,6 +44,9 @@ def print_page(console: Console, page: RunPage, *, confidence: float = DEFAULT_C
     costs = cost_lines(experiment_costs(page.costs, page.experiments))
     if costs:
         out.emit(console, [blank(), *costs])
+    unmeasured = unavailable_records_note(page.unavailable_records, page.run.id)  # the run's, whatever the filters
+    if unmeasured is not None:
+        out.emit(console, [blank(), line((unmeasured, "yellow"))])
     out.emit(console, [blank()])
     if not page.matching:
         what = "match these filters" if filters else "were sealed in this run"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._records import EventRecord, TurnRecord
+from .._states import AssertionState, Role
 from ..outcomes import assertion_severity_sql
 from .db import Db
 from .errors import translated
@@ -119,6 +120,25 @@ def not_run(db: Db, run_id: str) -> list[PlanSlot]:
         if row and row[0]["shard_count"] is not None:
             shard = (row[0]["shard_index"], row[0]["shard_count"])
     return not_run_slots(db, ids, ids[0], shard)
+
+
+def unavailable_records(db: Db, run_id: str) -> list[tuple[str, int]]:
+    """Results recorded without deciding (role `record`) that could not be measured, per reason
+    (an empty one read as `unavailable`), in the attempts the run executed (a group: its members):
+    what its run summary counted; a reused attempt's were counted by the run that made them.
+
+    One pass from the run's attempts, each looked up in `assertion_results_by_state` (the CROSS
+    JOIN keeps that order): left to itself SQLite starts from every unavailable result of the
+    store, a cost that grows with the store's history rather than with the run."""
+    ids = run_scope(db, run_id)
+    rows = db.rows(
+        "Reading a run's unmeasured records",
+        "SELECT COALESCE(NULLIF(r.reason, ''), ?) AS reason, count(*) AS n "
+        "FROM attempts a CROSS JOIN assertion_results r ON r.state = ? AND r.attempt_id = a.id "
+        f"WHERE a.run_id IN ({', '.join('?' * len(ids))}) AND r.role = ? GROUP BY 1 ORDER BY 1",
+        [AssertionState.UNAVAILABLE.value, AssertionState.UNAVAILABLE.value, *ids, Role.RECORD.value],
+    )
+    return [(row["reason"], row["n"]) for row in rows]
 
 
 def assertions_for_attempt(db: Db, attempt_id: str) -> list[AssertionRow]:

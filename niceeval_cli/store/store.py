@@ -287,6 +287,11 @@ class Store:
         """Per experiment of a run: attempts, reported cost (sum, count) and estimated cost (sum, count)."""
         return reads.costs(self._db, run_id, experiment=experiment, eval_prefix=eval_prefix)
 
+    def unavailable_records(self, run_id: str) -> list[tuple[str, int]]:
+        """(reason, count) of the results recorded without deciding that could not be measured, in
+        the attempts the run (a group: its members) executed, by reason: its summary's note."""
+        return reads.unavailable_records(self._db, run_id)
+
     def turns(self, attempt_id: str) -> list[TurnRecord]:
         """An attempt's transcript: its turns in ordinal order, each with its events in seq order."""
         return reads.turns(self._db, attempt_id)

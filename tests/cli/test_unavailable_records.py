@@ -56,3 +56,108 @@ def test_a_gated_check_that_could_not_be_measured_is_the_verdicts_business_not_t
     assert "recorded without deciding" not in result.stdout
     rows = project.sql("SELECT r.role, r.state, r.reason FROM assertion_results r WHERE r.match_name = 'closed_qa'")
     assert rows == [{"role": "gate", "state": "unavailable", "reason": "judge-key-unresolved"}] * 2, rows
+
+
+# ── `niceeval view RUN` repeats the note: counted from the store, the run as a whole ───────────
+
+MIXED = JUDGED.replace("import closed_qa, includes", "import closed_qa, includes, similarity").replace(
+    "from niceeval_cli import define_eval", "from niceeval_cli import Fact, define_eval").replace(
+    '    t.check({"input": "3 + 3?"',
+    '    t.check(Fact.unavailable("log-truncated"), similarity("4"))\n    t.check({"input": "3 + 3?"')
+VIEW_NOTE = ("note: 3 results recorded without deciding could not be measured (judge-key-unresolved × 2, "
+             "log-truncated × 1); no verdict rests on them (`.gate()` makes a check decide): "
+             "niceeval query assertions --run {run} --state unavailable")
+WIDE = {"UNSET_JUDGE_KEY": None, "COLUMNS": "400"}
+PLAIN = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+@define_eval
+def plain(t):
+    t.check("4", includes("4"))
+"""
+
+
+def _run_id(project) -> str:
+    return project.sql("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]["id"]
+
+
+def _view(project, *args: str) -> str:
+    result = project.cli("view", *args, env=WIDE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_view_repeats_the_runs_note_counted_by_reason_whatever_the_filters(project) -> None:
+    project.write("niceeval.toml", TOML)
+    project.write("evals/judged.py", MIXED)
+    result = project.run(env=WIDE)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    run = _run_id(project)
+    note = VIEW_NOTE.format(run=run)
+    assert note.replace(f" --run {run}", "") in result.stdout  # the summary's words, the same counts
+    page = _view(project)
+    assert note in page.splitlines(), page
+    lines = page.splitlines()  # after the header, before the attempts
+    assert lines.index(note) < next(i for i, text in enumerate(lines) if text.startswith("Passed, one line each"))
+    assert note in _view(project, run, "--eval", "plain", "--state", "failed").splitlines()  # the run's, not the page's
+    listed = project.assertions("--run", run, "--state", "unavailable")  # what the note points at
+    assert sorted(r["reason"] for r in listed) == ["judge-key-unresolved", "judge-key-unresolved", "log-truncated"]
+
+
+def test_view_of_a_run_that_reused_them_does_not_count_them_again(project) -> None:
+    project.write("niceeval.toml", TOML)
+    project.write("evals/judged.py", MIXED)
+    project.run(env=WIDE)
+    first = _run_id(project)
+    again = project.run(env=WIDE)  # every attempt reused: this run measured nothing
+    assert "recorded without deciding" not in again.stdout
+    assert "reused" in _view(project) and "recorded without deciding" not in _view(project)
+    assert VIEW_NOTE.format(run=first) in _view(project, first).splitlines()  # the first run's page still says so
+    project.run("--rerun-all", env=WIDE)
+    assert VIEW_NOTE.format(run=_run_id(project)) in _view(project).splitlines()
+
+
+def test_view_of_a_run_with_nothing_unmeasured_or_only_gated_checks_unmeasured_has_no_note(project) -> None:
+    project.write("niceeval.toml", TOML)
+    project.write("evals/judged.py", PLAIN)
+    assert project.run(env=WIDE).exit_code == 0
+    assert "recorded without deciding" not in _view(project)
+
+    gated = MIXED.replace('closed_qa("Is it correct?"))', 'closed_qa("Is it correct?").at_least(1)).gate()').replace(
+        'similarity("4"))', 'similarity("4").at_least(0.5)).gate()')
+    project.write("evals/judged.py", gated)
+    assert project.run(env=WIDE).exit_code == 5
+    rows = project.sql("SELECT r.role, r.state FROM assertion_results r JOIN attempts a ON a.id = r.attempt_id "
+                       "WHERE a.run_id = ? AND r.state = 'unavailable'", [_run_id(project)])
+    assert rows == [{"role": "gate", "state": "unavailable"}] * 3, rows
+    assert "recorded without deciding" not in _view(project)
+
+
+SHARDED = """
+from niceeval_cli import Fact, define_eval
+from niceeval_cli.expect import includes, similarity
+
+@define_eval
+def first(t):
+    t.check("4", includes("4"))
+    t.check(Fact.unavailable("log-truncated"), similarity("4"))
+
+@define_eval
+def second(t):
+    t.check("4", includes("4"))
+    t.check(Fact.unavailable("log-truncated"), similarity("4"))
+"""
+
+
+def test_view_of_a_shard_group_counts_every_members_attempts(project) -> None:
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/sharded.py", SHARDED)
+    for k in (1, 2):
+        assert project.run("--shard", f"{k}/2", "--group", "g", "--attempts", "3", env=WIDE).exit_code == 0
+    per_run = project.sql("SELECT a.run_id, count(*) AS n FROM attempts a JOIN assertion_results r "
+                          "ON r.attempt_id = a.id WHERE r.state = 'unavailable' GROUP BY 1")
+    assert len(per_run) == 2 and sum(r["n"] for r in per_run) == 6, per_run  # both shards measured some
+    note = ("note: 6 results recorded without deciding could not be measured (log-truncated × 6); no verdict rests "
+            "on them (`.gate()` makes a check decide): niceeval query assertions --run g --state unavailable")
+    assert note in _view(project, "g").splitlines()

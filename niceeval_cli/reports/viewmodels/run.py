@@ -394,6 +394,20 @@ def config_only_note(experiments: Sequence[str]) -> str | None:
             f"in {table} of niceeval.toml to make it part of the fingerprint.")
 
 
+def unavailable_records_note(counts: Sequence[tuple[str, int]], run_id: str | None = None) -> str | None:
+    """The note of a run whose checks recorded without deciding (no `.gate()` in a pass-style eval)
+    could not be measured, counted by reason: no verdict rests on them, so nothing else says so.
+    The run summary's (the latest run: `query` needs no `--run`) and `view`'s (any run: `run_id`)."""
+    if not counts:
+        return None
+    reasons = ", ".join(f"{name(reason)} × {n}" for reason, n in counts)
+    total = sum(n for _, n in counts)
+    where = f" --run {name(run_id)}" if run_id is not None else ""
+    return (f"note: {plural(total, 'result')} recorded without deciding could not be measured ({reasons}); no "
+            f"verdict rests on {'it' if total == 1 else 'them'} (`.gate()` makes a check decide): "
+            f"niceeval query assertions{where} --state unavailable")
+
+
 def changed_text(entry: str) -> str:
     """A `changed` entry as `run --dry` prints it: `sut:app/agent.py` → `sut-changed: app/agent.py`."""
     part, sep, path = entry.partition(":")
