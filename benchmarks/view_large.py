@@ -1,6 +1,6 @@
 """How fast `view` and `query` read a large store: 100 000 attempts, 1 000 000 assertion rows.
 
-Run: python benchmarks/view_large.py [ATTEMPTS] [RESULTS_PER_ATTEMPT] [--keep DIR]
+Run: python benchmarks/view_large.py [ATTEMPTS] [RESULTS_PER_ATTEMPT] [--keep DIR] [--recorded-unavailable]
 Target: the default `niceeval view` page and `niceeval query --state failed --limit 50` each
 finish in under 1 s (wall clock of the whole CLI process, interpreter start-up included).
 
@@ -9,7 +9,9 @@ which would take minutes): one run holding every attempt (the worst case for a v
 latest run), 4 experiments, mostly passing with a realistic share of failures, errors and
 unavailable evidence, half of them score-style. The run is then finished through
 `Store.finish_run`, the runner's own finalisation, so it is stored as a real sealed run is —
-its unit folds included (store/unit_folds.py), which `compare` reads.
+its unit folds included (store/unit_folds.py), which `compare` reads. `--recorded-unavailable`:
+every attempt's last check is also recorded without deciding and unavailable (a run whose judge
+key was unset), the most `view`'s note on them has to count.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _fast_id() -> str:
     return f"{_PREFIX}{next(_counter):016X}"
 
 
-def _attempt_rows(run_id: str, count: int, per_attempt: int, rng: random.Random) -> Iterator[
+def _attempt_rows(run_id: str, count: int, per_attempt: int, rng: random.Random, recorded: bool) -> Iterator[
     tuple[tuple[object, ...], list[tuple[object, ...]], tuple[object, ...]]
 ]:
     evals = max(1, count // (len(EXPERIMENTS) * ATTEMPTS_PER_EVAL))
@@ -56,11 +58,13 @@ def _attempt_rows(run_id: str, count: int, per_attempt: int, rng: random.Random)
                 if made >= count:
                     return
                 made += 1
-                yield _one(run_id, experiment, eval_id, ordinal, score_style, per_attempt, rng)
+                yield _one(run_id, experiment, eval_id, ordinal, score_style, per_attempt, rng, recorded)
 
 
 def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: bool, per_attempt: int,
-         rng: random.Random) -> tuple[tuple[object, ...], list[tuple[object, ...]], tuple[object, ...]]:
+         rng: random.Random, recorded: bool) -> tuple[tuple[object, ...], list[tuple[object, ...]], tuple[object, ...]]:
+    """`recorded`: the attempt's last check records without deciding and could not be measured
+    (as every judge check of a run whose judge key is unset): the note `view` counts."""
     attempt_id = _fast_id()
     roll = rng.random()
     states = ["matched"] * per_attempt
@@ -85,8 +89,11 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
             state = "passed"
     results: list[tuple[object, ...]] = []
     earned = weights = unavailable = 0.0
+    if recorded:
+        states[-1] = "unavailable"
     for i, result_state in enumerate(states):
-        scoring = score_style and i >= 2
+        record = recorded and i == per_attempt - 1
+        scoring = score_style and i >= 2 and not record
         weight = 10.0 if scoring else None
         contribution = None
         if scoring and result_state == "matched":
@@ -99,8 +106,8 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
             unavailable += 10.0 if result_state == "unavailable" else 0.0
         results.append((
             _fast_id(), attempt_id, i, f"check-{i}", f"check {i}", None,
-            "score" if scoring else "gate", weight, contribution, result_state, None, None,
-            "judge-timeout" if result_state == "unavailable" else None,
+            "record" if record else "score" if scoring else "gate", weight, contribution, result_state, None, None,
+            "judge-key-unresolved" if record else "judge-timeout" if result_state == "unavailable" else None,
             f"expected equals('ok'), got 'nope {i}'" if result_state != "matched" else None,
             "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "boolean", None, None, None,
         ) + (None,) * (len(ASSERTION_COLUMNS) - 24))  # the columns added since (agreement, ...)
@@ -117,7 +124,7 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
     return attempt, results, slot
 
 
-def build(path: Path, attempts: int, per_attempt: int, *, finish: bool = True) -> str:
+def build(path: Path, attempts: int, per_attempt: int, *, finish: bool = True, recorded: bool = False) -> str:
     """Create the schema through Store, then bulk-insert the rows on one raw connection and
     finish the run (`finish_run`; `finish=False` leaves that to the caller, e.g. to time it)."""
     Store.open(path).close()
@@ -134,7 +141,7 @@ def build(path: Path, attempts: int, per_attempt: int, *, finish: bool = True) -
             "VALUES (?, ?, NULL, 'running', '[\"run\"]', 'bench', NULL, NULL, ?, ?)",
             (run_id, "2025-01-01T00:00:00.000Z", '["' + '","'.join(EXPERIMENTS) + '"]', attempts),
         )
-    rows = _attempt_rows(run_id, attempts, per_attempt, rng)
+    rows = _attempt_rows(run_id, attempts, per_attempt, rng, recorded)
     while True:
         batch = list(itertools.islice(rows, BATCH))
         if not batch:
@@ -169,7 +176,8 @@ def timed(args: list[str], cwd: Path) -> tuple[float, int, str]:
     return elapsed, len(done.stdout.splitlines()), done.stdout
 
 
-def main(attempts: int = 100_000, per_attempt: int = 10, keep: Path | None = None) -> dict[str, float]:
+def main(attempts: int = 100_000, per_attempt: int = 10, keep: Path | None = None,
+         recorded: bool = False) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -177,7 +185,7 @@ def main(attempts: int = 100_000, per_attempt: int = 10, keep: Path | None = Non
         if store.exists():
             store.unlink()
         started = time.perf_counter()
-        build(store, attempts, per_attempt)
+        build(store, attempts, per_attempt, recorded=recorded)
         print(f"built {attempts:,} attempts x {per_attempt} results in {time.perf_counter() - started:.1f}s "
               f"({store.stat().st_size / 1e6:.0f} MB)")
         figures: dict[str, float] = {}
@@ -209,10 +217,12 @@ def main(attempts: int = 100_000, per_attempt: int = 10, keep: Path | None = Non
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
+    recorded_unavailable = "--recorded-unavailable" in argv
+    argv = [a for a in argv if a != "--recorded-unavailable"]
     keep_dir: Path | None = None
     if "--keep" in argv:
         i = argv.index("--keep")
         keep_dir = Path(argv[i + 1])
         del argv[i:i + 2]
     sizes = [int(a) for a in argv[:2]] + [100_000, 10][len(argv[:2]):]
-    main(sizes[0], sizes[1], keep=keep_dir)
+    main(sizes[0], sizes[1], keep=keep_dir, recorded=recorded_unavailable)

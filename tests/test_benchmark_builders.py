@@ -33,3 +33,13 @@ def test_view_large_builds_a_store_the_cli_reads(tmp_path: Path) -> None:
                                                   "--format", "ndjson")
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 400 // view_large.ATTEMPTS_PER_EVAL
+
+
+def test_view_large_with_every_attempt_recording_an_unmeasured_check(tmp_path: Path) -> None:
+    view_large = _load("view_large")
+    store = tmp_path / "results.db"
+    view_large.build(store, 400, 10, recorded=True)
+    done = Project(tmp_path, in_process=True).cli("view", "--store", str(store), env={"COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    note = "note: 400 results recorded without deciding could not be measured (judge-key-unresolved × 400)"
+    assert note in done.stdout, done.stdout
