@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 from .._sandbox_spec import Command, SandboxSpec, template_problem
 from . import _engine, _engine_ops, _live
 from ._baked import Bakery
-from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, read_script, remember_tar, tar_of_files
+from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, owned_paths, read_script, remember_tar, tar_of_files
 from ._local import argv_of
 from ._proc import run_host
 from ._starts import stable_workdir, template_tar
@@ -299,7 +299,18 @@ class DockerWorkspace:
     def _flush(self) -> None:
         """Put the held writes in (one `docker cp -`); blocking."""
         with self._carrying:
-            self.held.flush(lambda tar: _copy_in(self.container, self.workdir, tar))
+            self._give(self.held.flush(lambda tar: _copy_in(self.container, self.workdir, tar)))
+
+    def _give(self, rels: list[str]) -> None:
+        """Written files go in owned by root; with `user=` they (and the directories made for them)
+        are given to that user, as the template is: the agent edits what the eval set up."""
+        if self.spec.user is None or not rels:
+            return
+        paths = [f"{self.workdir}/{rel}" for rel in owned_paths(rels)]
+        done = _short_exec(self.container, ["chown", "-h", "--", self.spec.user, *paths], user="0")
+        if done.returncode != 0:
+            raise OSError(f"{', '.join(sorted(rels))}: written, but could not be given to user {self.spec.user!r}: "
+                          f"{done.stderr.decode(errors='replace').strip() or f'chown exited {done.returncode}'}")
 
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         """The workspace now, the held writes put in by the same `docker exec` (`_held`); through
@@ -354,6 +365,7 @@ class DockerWorkspace:
             raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox: {error or 'tar -x failed'}")
         if process.returncode == 0 and states is not None:
             remember_tar(self.image_id, True)
+            self._give(paths)
             return states
         if process.returncode == NO_TAR:
             remember_tar(self.image_id, False)

@@ -15,7 +15,8 @@ An image without `tar` (only `sh` is required) is found on its first read (exit 
 done) and remembered per image id: its workspaces write and read with `docker cp` as before.
 A held write that fails is reported by the read that carried it (`OSError` naming the files).
 The snapshot keeps `docker cp`'s semantics: it runs as root, a held file replaces whatever
-non-directory (a symlink included) was at its path, and the stream is the workdir itself.
+non-directory (a symlink included) was at its path, and the stream is the workdir itself. Either
+way in, a sandbox with `user=` then gives the written paths to that user (`owned_paths`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["NO_TAR", "WRITE_FAILED", "Held", "has_tar", "read_script", "remember_tar", "tar_of_files"]
+__all__ = ["NO_TAR", "WRITE_FAILED", "Held", "has_tar", "owned_paths", "read_script", "remember_tar",
+           "tar_of_files"]
 
 NO_TAR, WRITE_FAILED = 97, 98
 
@@ -101,13 +103,26 @@ class Held:
         with self._lock:
             self._files = [*files, *self._files]
 
-    def flush(self, copy_in: Callable[[bytes], subprocess.CompletedProcess[bytes]]) -> None:
-        """Put every held file in with one `docker cp -` (`copy_in(tar)`); raises OSError naming them."""
+    def flush(self, copy_in: Callable[[bytes], subprocess.CompletedProcess[bytes]]) -> list[str]:
+        """Put every held file in with one `docker cp -` (`copy_in(tar)`); raises OSError naming them.
+        Returns the paths put in."""
         files = self.take()
         if not files:
-            return
+            return []
         done = copy_in(tar_of_files(files))
         if done.returncode != 0:
             raise OSError(f"{', '.join(sorted({rel for rel, _ in files}))}: could not write into the sandbox: "
                           f"{done.stderr.decode(errors='replace').strip()}")
+        return list(dict(files))
+
+
+def owned_paths(rels: list[str]) -> list[str]:
+    """The written paths and the directories above them inside the workspace: what a sandbox's
+    `user=` is given, as the template is given to it (`chown -R` after the copy)."""
+    found: set[str] = set()
+    for rel in rels:
+        while rel and rel not in found:
+            found.add(rel)
+            rel = posixpath.dirname(rel)
+    return sorted(found)
 
