@@ -77,7 +77,7 @@ class SandboxSpec:
 
     def fingerprint_view(self, *, image_id: str | None = None) -> dict[str, Any]:
         """What can change a result: kind, image id, template content, prepare, network, limits."""
-        return {
+        view: dict[str, Any] = {
             "kind": self.kind,
             "image": image_id or self.image,
             "template": template_digest(self.template) if self.template else None,
@@ -88,6 +88,11 @@ class SandboxSpec:
             "user": self.user,
             "workdir": self.workdir,
         }
+        if self.user is not None:
+            # The files an eval writes became `user`'s (they were root's, which the agent could
+            # not edit): a result sealed before that re-executes once instead of being reused.
+            view["writes_owned_by"] = "user"
+        return view
 
 
 def _command(value: object, where: str) -> Command:

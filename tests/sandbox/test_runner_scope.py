@@ -56,3 +56,15 @@ def test_the_fingerprint_holds_the_image_id_not_only_its_name(docker_image):
     view = SandboxFingerprints()(docker_sandbox(image=docker_image, cpus=1).resolved())
     assert view is not None
     assert view["image"].startswith("sha256:") and view["cpus"] == 1 and view["network"] == "none"
+
+
+def test_only_a_sandbox_with_a_user_changed_fingerprint_with_who_owns_the_evals_writes(docker_image):
+    """Since the eval's writes are the sandbox user's (they were root's), a result sealed before
+    with `user=` may have failed for it: those re-execute once; every other sandbox's results keep
+    their fingerprint and stay reusable."""
+    with_user = SandboxFingerprints()(docker_sandbox(image=docker_image, user="1000").resolved())
+    without = SandboxFingerprints()(docker_sandbox(image=docker_image).resolved())
+    assert with_user is not None and without is not None
+    assert with_user["writes_owned_by"] == "user"
+    assert "writes_owned_by" not in without
+    assert set(without) == {"kind", "image", "template", "prepare", "network", "cpus", "memory", "user", "workdir"}
