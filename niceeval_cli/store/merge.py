@@ -76,9 +76,9 @@ _TABLES = (
     _Table("run_slots", tuple(SLOT_COLUMNS), SLOT_KEY),
 )
 _RUNS = _TABLES[0]
-_LABEL_IDS = "temp.niceeval_merge_labels"  # the sources' human labels, counted for the note, not copied
-# What makes two labels the same one: `label import` of an export gives them new ids.
-_LABEL_SAME = "attempt_id, assertion_key, author, value, comment"
+_SOURCE_LABELS = "temp.niceeval_merge_labels"  # the sources' human labels, counted for the note, not copied
+# What makes two labels the same one (not the id: `label import` of an export gives new ids).
+_LABEL_SAME = ("attempt_id", "assertion_key", "author", "value", "comment")
 _FIXED_RUN_COLUMNS = tuple(c for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
 _RUNNING = RunStatus.RUNNING.value
 
@@ -106,7 +106,7 @@ class MergeResult:
 
 
 def _label_same(left: str, right: str) -> str:
-    return " AND ".join(f"{left}.{c} IS {right}.{c}" for c in _LABEL_SAME.split(", "))
+    return " AND ".join(f"{left}.{c} IS {right}.{c}" for c in _LABEL_SAME)
 
 
 def _on_key(table: _Table, left: str, right: str) -> str:
@@ -181,8 +181,9 @@ def _stage_source(conn: sqlite3.Connection, source: Path, read: Path) -> tuple[s
                 f"WHERE NOT EXISTS (SELECT 1 FROM {table.stage} p WHERE {_on_key(table, 'i', 'p')})",
                 [str(source)],
             )
-        conn.execute(f"INSERT INTO {_LABEL_IDS} SELECT DISTINCT {_LABEL_SAME} FROM niceeval_source.labels i "
-                     f"WHERE NOT EXISTS (SELECT 1 FROM {_LABEL_IDS} m WHERE {_label_same('m', 'i')})")
+        conn.execute(f"INSERT INTO {_SOURCE_LABELS} SELECT DISTINCT {', '.join(_LABEL_SAME)} "
+                     f"FROM niceeval_source.labels i "
+                     f"WHERE NOT EXISTS (SELECT 1 FROM {_SOURCE_LABELS} m WHERE {_label_same('m', 'i')})")
         newest = conn.execute(
             "SELECT started_at, id, CASE WHEN shard_count IS NOT NULL THEN group_id END FROM niceeval_source.runs "
             "ORDER BY started_at DESC, id DESC LIMIT 1"
@@ -199,8 +200,8 @@ def _stage_source(conn: sqlite3.Connection, source: Path, read: Path) -> tuple[s
 
 
 def _create_stage(conn: sqlite3.Connection) -> None:
-    conn.execute(f"DROP TABLE IF EXISTS {_LABEL_IDS}")
-    conn.execute(f"CREATE TABLE {_LABEL_IDS} ({_LABEL_SAME})")
+    conn.execute(f"DROP TABLE IF EXISTS {_SOURCE_LABELS}")
+    conn.execute(f"CREATE TABLE {_SOURCE_LABELS} ({', '.join(_LABEL_SAME)})")
     for table in _TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table.stage}")
         conn.execute(
@@ -212,7 +213,7 @@ def _create_stage(conn: sqlite3.Connection) -> None:
 
 
 def _drop_stage(conn: sqlite3.Connection) -> None:
-    conn.execute(f"DROP TABLE IF EXISTS {_LABEL_IDS}")
+    conn.execute(f"DROP TABLE IF EXISTS {_SOURCE_LABELS}")
     for table in _TABLES:
         conn.execute(f"DROP TABLE IF EXISTS {table.stage}")
 
@@ -315,7 +316,7 @@ def merge_stores(
                 check_staged_rows(conn, table.name, table.stage, _COLUMNS[table.name], table.key)
             with write_transaction(conn, target, "Merging into"):
                 copied, skipped, finished = _write(conn)
-                labels_left = conn.execute(f"SELECT count(*) FROM {_LABEL_IDS} i WHERE NOT EXISTS "
+                labels_left = conn.execute(f"SELECT count(*) FROM {_SOURCE_LABELS} i WHERE NOT EXISTS "
                                            f"(SELECT 1 FROM main.labels m WHERE {_label_same('m', 'i')})").fetchone()[0]
                 if settle is not None:
                     settle([row[0] for row in conn.execute(
