@@ -81,18 +81,20 @@ class Harness:
         return reg.result, reg.evidence
 
 
+MakeWorkspace = Callable[[SandboxSpec], Awaitable[Workspace]]
 MakeHarness = Callable[[SandboxSpec], Awaitable[Harness]]
 
 
 @pytest.fixture
-def make_harness() -> Iterator[MakeHarness]:
+def make_workspace() -> Iterator[MakeWorkspace]:
+    """Workspaces of `spec` (created, the template in), each removed when the test ends."""
     made: list[Workspace] = []
 
-    async def make(spec: SandboxSpec) -> Harness:
+    async def make(spec: SandboxSpec) -> Workspace:
         resolved = spec.resolved()
         workspace = await kind_for(resolved).create(resolved, label=f"test-{os.getpid()}-{len(made)}-{time.time_ns()}")
         made.append(workspace)
-        return Harness(workspace)
+        return workspace
 
     yield make
     import asyncio
@@ -102,6 +104,14 @@ def make_harness() -> Iterator[MakeHarness]:
             await workspace.teardown(keep=False)
 
     asyncio.run(teardown())
+
+
+@pytest.fixture
+def make_harness(make_workspace: MakeWorkspace) -> MakeHarness:
+    async def make(spec: SandboxSpec) -> Harness:
+        return Harness(await make_workspace(spec))
+
+    return make
 
 
 @pytest.fixture
