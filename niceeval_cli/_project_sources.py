@@ -4,7 +4,8 @@ under test's identity").
 A result may be reused only while the code that produced it is unchanged, so the fingerprint
 holds the digest of every project file the eval module and the system under test are made of:
 the files named, plus every module inside the project root they import, transitively. Imports
-are read statically (`import` and `from … import` statements, wherever they stand in the file)
+are read statically (`import` and `from … import` statements, and `importlib.import_module` /
+`__import__` calls naming their module as a literal, wherever they stand in the file)
 rather than from what a module happens to hold at run time: `from m import CONSTANT` makes `m`
 part of the identity although no global refers to `m`. Installed packages (anything under
 site-packages / dist-packages) and files outside the project root never enter; an experiment's
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ProjectSources"]
+__all__ = ["ProjectSources", "reference_files"]
 
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 
@@ -66,6 +67,17 @@ class ProjectSources:
             todo.extend(imports)
         return dict(sorted(found.items()))
 
+    def contents(self, paths: Iterable[Path]) -> dict[str, str]:
+        """Relative path → sha256 of each project file in `paths`, by the path it was found at:
+        the content is read through a symbolic link, so a link inside the project to a file
+        elsewhere counts under its own name (it was named; what it points at can change)."""
+        found: dict[str, str] = {}
+        for path in paths:
+            rel = self.relative(path.absolute())
+            if rel is not None:
+                found[rel] = self._read(path.resolve(), False, ())[0]
+        return dict(sorted(found.items()))
+
     def _read(self, path: Path, parse: bool, extra: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
         """The file's digest and (when `parse`) the project files its imports name; each read once."""
         sha = self._digests.get(path)
@@ -102,6 +114,13 @@ class ProjectSources:
                     found += self._absolute(node.module, extra)
                     for name in names:  # `from pkg import sub` imports the submodule `pkg.sub`
                         found += self._absolute(f"{node.module}.{name}", extra, prefixes=False)
+            elif isinstance(node, ast.Call):
+                named = _imported_by_call(node)
+                if named is not None:  # `importlib.import_module("app.plugins")`: a name written out
+                    dotted = named.lstrip(".")
+                    level = len(named) - len(dotted)
+                    found += (self._relative(path, level, dotted or None, []) if level
+                              else self._absolute(dotted, extra))
         return found
 
     def _absolute(self, dotted: str, extra: tuple[Path, ...], *, prefixes: bool = True) -> list[Path]:
@@ -157,4 +176,31 @@ def _module_file(base: Path) -> Path | None:
     module = base.with_name(base.name + ".py")
     if module.is_file():
         return module.resolve()
+    return None
+
+
+def reference_files(reference: str) -> tuple[Path, ...]:
+    """The files importing the module of a `"module:attr"` reference ran (it is imported already):
+    the module's own, and each package's `__init__.py` on the way to it (`app/__init__.py` runs
+    before `app/agent.py`, and may set what the agent reads). Not-imported names give nothing."""
+    parts = reference.partition(":")[0].split(".")
+    files: list[Path] = []
+    for count in range(1, len(parts) + 1):
+        file = getattr(sys.modules.get(".".join(parts[:count])), "__file__", None)
+        if file:
+            files.append(Path(file))
+    return tuple(files)
+
+
+def _imported_by_call(node: ast.Call) -> str | None:
+    """The module name an `importlib.import_module("…")` / `import_module("…")` /
+    `__import__("…")` call writes out as a literal, or None: a name computed at run time cannot
+    be read from the source (the experiment's `inputs` covers it)."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if called not in ("import_module", "__import__") or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip("."):
+        return first.value
     return None

@@ -27,10 +27,8 @@ recorded `pending` and the turn ends `waiting`.
 from __future__ import annotations
 
 import importlib
-import sys
 import weakref
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -38,6 +36,7 @@ from pydantic import Field, field_validator
 from .._gateway import header_problem, reply_json, reported_cost, resolve_headers
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
+from .._project_sources import reference_files
 from .._redact import redact
 from .._secrets import header_secret_problem, secret_problem_text
 from ..authoring import Adapter, AdapterContext, Turn
@@ -112,12 +111,6 @@ def _import(reference: str) -> Any:
     return value
 
 
-def _module_file(reference: str) -> Path | None:
-    """The file of the module a "module:attr" reference named (imported already when loaded)."""
-    file = getattr(sys.modules.get(reference.partition(":")[0]), "__file__", None)
-    return Path(file) if file else None
-
-
 class OpenAIChatAdapter(Adapter):
     """Sends each `t.send` as chat completion requests with the experiment's model (and runs tools)."""
 
@@ -138,8 +131,8 @@ class OpenAIChatAdapter(Adapter):
         self._client: LaneClient | None = None
         self._states: dict[int, dict[str, Any]] = {}  # id(AdapterContext) → state, for contexts without a session
         # The project code the model's tools run: their modules are the system under test's identity.
-        files = [_module_file(ref) for ref in (options.tools, options.tool_handlers) if isinstance(ref, str)]
-        self.sut_files = tuple(file for file in files if file is not None)
+        self.sut_files = tuple(file for ref in (options.tools, options.tool_handlers) if isinstance(ref, str)
+                               for file in reference_files(ref))
         self.remote = not self.sut_files
 
     @property

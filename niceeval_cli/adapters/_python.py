@@ -19,13 +19,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import sys
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
 
+from .._project_sources import reference_files
 from ..authoring import Adapter, AdapterContext, Turn
 from ._events import OBSERVES_EVENTS
 from ._options import AdapterOptions, load_error, parse_options, reply_to_turn
@@ -56,13 +55,6 @@ def _resolve(reference: str) -> Callable[..., Any]:
     return value  # type: ignore[no-any-return]
 
 
-def _module_file(reference: str) -> Path | None:
-    """The file of the module a "module:attr" reference imports (the system under test's code)."""
-    module = sys.modules.get(reference.partition(":")[0])
-    file = getattr(module, "__file__", None)
-    return Path(file) if file else None
-
-
 def _keyword_plan(fn: Callable[..., Any]) -> tuple[bool, frozenset[str]]:
     """(accepts **kwargs, the names it accepts as keywords besides the message)."""
     try:
@@ -84,8 +76,7 @@ class PythonAdapter(Adapter):
 
     def __init__(self, options: PythonOptions, fn: Callable[..., Any]) -> None:
         super().__init__("python", send=self._send_message, version=VERSION, observes=OBSERVES_EVENTS)
-        module_file = _module_file(options.callable)
-        self.sut_files = (module_file,) if module_file is not None else ()
+        self.sut_files = reference_files(options.callable)
         self.options = options
         self.fn = fn
         self.secrets: list[str] = []

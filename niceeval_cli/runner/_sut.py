@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._errors import SetupError
-from .._project_sources import ProjectSources
+from .._project_sources import ProjectSources, reference_files
 from ..authoring import Adapter, InstalledVersionError
 from ..config import ConfigError, ExperimentConfig, ProjectConfig
 
@@ -69,9 +68,8 @@ class SutIdentities:
         files: list[Path] = []
         if adapter is not None and not own:
             files += adapter.sut_files
-            module_file = _custom_module_file(experiment.adapter)
-            if module_file is not None:
-                files.append(module_file)
+            if experiment.adapter is not None and ":" in experiment.adapter:  # a custom adapter's module
+                files += reference_files(experiment.adapter)
         declared = self._declared_parts(experiment)
         # As scripts (a command's argv): a file's own folder is searched for its imports too. For
         # a module that only adds a sibling shadowing a top-level name, never one that is missed.
@@ -124,7 +122,7 @@ class SutIdentities:
                     f"{root}; fix the glob (relative to the project root) or remove it."
                 )
             found += matched
-        return self.sources.files(found, follow_imports=False)
+        return self.sources.contents(found)
 
     def _is_input(self, path: Path) -> bool:
         if not path.is_file() or _NEVER_INPUTS & set(path.relative_to(self.sources.root).parts):
@@ -155,10 +153,3 @@ class SutIdentities:
     def _where(self) -> str:
         return str(self.project.file or "niceeval.toml")
 
-
-def _custom_module_file(reference: str | None) -> Path | None:
-    """The module of a custom adapter (`adapter = "module:attr"`), imported when it was loaded."""
-    if reference is None or ":" not in reference:
-        return None
-    file = getattr(sys.modules.get(reference.partition(":")[0]), "__file__", None)
-    return Path(file) if file else None

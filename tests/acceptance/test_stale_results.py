@@ -1,0 +1,165 @@
+"""A pass must never be reused after something that produced it changed (config.md, "Fingerprint"
+and "The system under test's identity"). Each check is a real project driven through the CLI:
+it passes, one thing changes, and `run --dry --json` and the next run must execute the slot,
+naming what changed. These are the changes the identity once missed without a word."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.project import Project
+
+EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+@define_eval()
+async def greet(t):
+    turn = await t.send("bob")
+    t.check(turn.message, includes("hello"))
+"""
+
+PYTHON_TOML = """
+[experiments.local]
+adapter = "python"
+{extra}
+[experiments.local.options]
+callable = "app.agent:reply"
+"""
+
+
+def planned(proj: Project) -> dict[str, Any]:
+    """The one slot of `run --dry --json` (it executes nothing)."""
+    res = proj.run("--dry", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    [event] = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    [slot] = event["slots"]
+    return dict(slot)
+
+
+def last_run_reason(proj: Project) -> str:
+    [row] = proj.sql("SELECT plan_reason FROM run_slots WHERE run_id = "
+                     "(SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1)")
+    return str(row["plan_reason"])
+
+
+def passes(proj: Project) -> None:
+    res = proj.run()
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def assert_reused(proj: Project) -> None:
+    slot = planned(proj)
+    assert slot["decision"] == "reuse", slot
+    passes(proj)
+    assert last_run_reason(proj) == "reused"
+
+
+def assert_executes_because(proj: Project, changed: list[str]) -> None:
+    slot = planned(proj)
+    assert (slot["decision"], slot["plan_reason"], slot["changed"]) == ("execute", "fingerprint-changed", changed)
+    passes(proj)
+    assert last_run_reason(proj) == "fingerprint-changed"
+
+
+@pytest.fixture
+def python_project(project: Project) -> Project:
+    """A python adapter whose callable lives in a package; the agent reads what the package's
+    `__init__.py` sets up, without importing anything itself."""
+    project.write("niceeval.toml", PYTHON_TOML.format(extra=""))
+    project.write("app/__init__.py", 'import os\nos.environ["AGENT_GREETING"] = "hello"\n')
+    project.write("app/agent.py", """
+        import os
+
+        def reply(message):
+            return os.environ["AGENT_GREETING"] + " " + message
+    """)
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    return project
+
+
+def test_editing_the_package_init_of_the_python_callable_reexecutes(python_project: Project) -> None:
+    """Importing `app.agent` runs `app/__init__.py` first: it is the agent's code too."""
+    proj = python_project
+    proj.write("app/__init__.py", 'import os\nos.environ["AGENT_GREETING"] = "bye"\n')
+    slot = planned(proj)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:app/__init__.py"]), slot
+    res = proj.run()
+    assert res.returncode == 1, res.stdout + res.stderr  # the broken agent is found out, not reused
+
+
+def test_editing_the_package_init_of_a_custom_adapter_reexecutes(project: Project) -> None:
+    project.write("niceeval.toml", '[experiments.custom]\nadapter = "bots.hello:adapter"\n')
+    project.write("bots/__init__.py", 'GREETING = "hello"\n')
+    project.write("bots/hello.py", """
+        import sys
+
+        from niceeval_cli import define_adapter
+
+        async def send(ctx, message):
+            return sys.modules["bots"].GREETING + " " + message
+
+        adapter = define_adapter(name="hello", send=send)
+    """)
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    project.write("bots/__init__.py", 'GREETING = "bye"\n')
+    slot = planned(project)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:bots/__init__.py"]), slot
+    res = project.run()
+    assert res.returncode == 1, res.stdout + res.stderr
+
+
+def test_a_module_imported_by_a_literal_name_is_part_of_the_source(project: Project) -> None:
+    """`importlib.import_module("rules")` names its module as plainly as `import rules` does."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("rules.py", 'WORD = "hello"\n')
+    project.write("plugins/__init__.py", "")
+    project.write("plugins/extra.py", 'EXTRA = ""\n')
+    project.write("evals/greet.py", """
+        import importlib
+
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import includes
+
+        @define_eval()
+        def greet(t):
+            rules = importlib.import_module("rules")
+            extra = __import__("plugins.extra", fromlist=["EXTRA"])
+            t.check(rules.WORD + extra.EXTRA + " bob", includes("hello"))
+    """)
+    passes(project)
+    assert_reused(project)
+    project.write("rules.py", 'WORD = "hello"  # same value, other bytes\n')
+    assert_executes_because(project, ["source:rules.py"])
+    project.write("plugins/extra.py", 'EXTRA = "!"\n')
+    assert_executes_because(project, ["source:plugins/extra.py"])
+    assert_reused(project)
+
+
+def test_an_inputs_file_linked_from_outside_the_project_counts_by_its_content(
+    project: Project, tmp_path: Path
+) -> None:
+    """A file the `inputs` glob matches is an input whatever it links to: editing the shared
+    prompt it points at re-executes, as editing a copy would."""
+    shared = tmp_path / "shared" / "system.md"
+    shared.parent.mkdir()
+    shared.write_text("Be brief.\n")
+    project.write("niceeval.toml", PYTHON_TOML.format(extra='inputs = ["prompts/*.md"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    (project.root / "prompts").mkdir()
+    (project.root / "prompts" / "system.md").symlink_to(shared)
+    passes(project)
+    assert_reused(project)
+    shared.write_text("Be very brief.\n")
+    assert_executes_because(project, ["inputs:prompts/system.md"])
+    assert_reused(project)
