@@ -52,11 +52,20 @@ def default_author() -> str:
         return "unknown"
 
 
-def _author(author: str | None) -> str:
+def resolved_author(author: str | None) -> str:
+    """`--author` as given (never empty, storable), else `default_author()`: `label`, `label import`
+    and `review` alike."""
+    from ..store import StoreError
+    from ..store.labels import unicode_text
+
     if author is None:
         return default_author()
     if not author.strip():
         raise UsageError("--author is empty: give a name (or leave --author out for `git config user.name`).")
+    try:
+        unicode_text("--author", author)
+    except StoreError as error:
+        raise UsageError(str(error)) from None
     return author
 
 
@@ -87,7 +96,7 @@ def label_one(store_file: Path, attempt_ref: str, key: str | None, value: str, *
     from ..store import LabelInput, Store
 
     number = parse_value(value)
-    who = _author(author)
+    who = resolved_author(author)
     with Store.open(_existing(store_file)) as store:
         target = store.label_target(attempt_ref, key)
         stored = _checked(target, number)
@@ -122,16 +131,16 @@ def import_labels(store_file: Path, file: Path, *, author: str | None = None) ->
             where = f"{file}, line {line_no}"
             row = _row(line, where)
             key = row["assertion_key"]
+            who = row.get("author")
+            if who is None:
+                fallback = fallback if fallback is not None else resolved_author(author)
+                who = fallback
             try:
                 target = store.exact_label_target(row["attempt_id"], key)
                 stored = _checked(target, row["value"])
+                labels.append(LabelInput(target.attempt_id, key, stored, who, row.get("comment")))
             except StoreError as error:
                 raise UsageError(f"{where}: {error} Nothing of {file} was written.") from None
-            who = row.get("author")
-            if who is None:
-                fallback = fallback if fallback is not None else _author(author)
-                who = fallback
-            labels.append(LabelInput(target.attempt_id, key, stored, who, row.get("comment")))
         if labels:
             store.add_labels(labels)
     return len(labels)
@@ -190,4 +199,4 @@ def _exported(rows: Iterator[dict[str, Any]]) -> Iterator[str]:
 
 
 __all__ = ["EXPORT_FIELDS", "Labelled", "default_author", "export_labels", "import_labels", "label_one",
-           "parse_value"]
+           "parse_value", "resolved_author"]

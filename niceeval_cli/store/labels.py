@@ -35,6 +35,11 @@ class LabelInput:
     author: str
     comment: str | None = None
 
+    def __post_init__(self) -> None:
+        unicode_text("the author", self.author)
+        if self.comment is not None:
+            unicode_text("the comment", self.comment)
+
 
 @dataclass(frozen=True)
 class LabelTarget:
@@ -44,6 +49,16 @@ class LabelTarget:
     attempt_id: str
     assertion_key: str | None
     scale: tuple[float, ...]
+
+
+def unicode_text(what: str, text: str) -> None:
+    """A StoreError for text the store cannot hold as UTF-8: a lone surrogate, as bytes that are not
+    UTF-8 on a command line or a `\\ud800` escape in JSON become (SQLite would fail mid-write)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise StoreError(f"{what} is not valid Unicode: it holds a lone surrogate (\\u{ord(text[error.start]):04x} at "
+                         f"character {error.start + 1}), which cannot be stored as UTF-8.") from None
 
 
 def scale_of(match_name: str | None, match_config: str | None) -> tuple[float, ...]:
@@ -79,6 +94,9 @@ def on_scale(value: float, scale: Sequence[float]) -> float | None:
 def find_target(db: Db, attempt_id: str, key: str | None) -> LabelTarget:
     """The attempt and key as stored, or a StoreError naming what is unknown (and the keys there are)."""
     conn, path = db.conn, db.path
+    unicode_text("the attempt id", attempt_id)
+    if key is not None:
+        unicode_text("the assertion key", key)
     with translated(path, "Reading an attempt to label"):
         if conn.execute("SELECT 1 FROM attempts WHERE id = ?", [attempt_id]).fetchone() is None:
             raise StoreError(f"No attempt with id {attempt_id!r} in {path}; `niceeval query attempts --run all` "
@@ -150,4 +168,5 @@ __all__ = [
     "read_labels",
     "scale_of",
     "shown_value",
+    "unicode_text",
 ]

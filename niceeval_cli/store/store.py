@@ -35,7 +35,7 @@ from .errors import StoreError, translated
 from .groups import GroupOutcome, RunRead
 from .heartbeat import Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
-from .labels import LabelInput, LabelTarget, find_target, insert_labels, read_labels
+from .labels import LabelInput, LabelTarget, find_target, insert_labels, read_labels, unicode_text
 from .merge import MergeResult, merge_stores
 from .merge_sources import readable_sources
 from .queries import Names
@@ -372,6 +372,7 @@ class Store:
 
     def label_target(self, attempt_ref: str, key: str | None) -> LabelTarget:
         """The attempt (exact id or unique prefix, with or without `@`) and key a label names."""
+        unicode_text("the attempt id", attempt_ref)
         attempt_id = references.resolve_prefix(self._db, "attempts", "attempt", attempt_ref.removeprefix("@"))
         return find_target(self._db, attempt_id, key)
 

@@ -212,3 +212,32 @@ def test_a_store_from_schema_5_keeps_every_row_and_gains_the_labels_table(tmp_pa
                  for row in proj.sql(f"SELECT * FROM {table} ORDER BY 1, 2", store=store)]
         assert after == before[table], table
     assert [(r["assertion_key"], r["value"]) for r in proj.sql("SELECT * FROM labels", store=store)] == [("capital", 0)]
+
+
+@pytest.mark.parametrize("args", [
+    ("--comment", "bad \udcff byte"),  # bytes that are not UTF-8 on the command line
+    ("--author", "\udcff"),
+    ("capital-\udcff",),  # a key
+], ids=["comment", "author", "key"])
+def test_text_that_is_not_utf8_on_the_command_line_exits_2_naming_it_and_writes_nothing(proj: Project, args):
+    # The real console script: its argv holds the bytes, as a shell would pass them.
+    cli = Project(proj.root)
+    done = cli.cli("label", f"@{_attempt(proj)}", *([] if args[0].startswith("-") else args), "--value", "1",
+                   *(args if args[0].startswith("-") else []), env=ENV)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not valid Unicode" in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert _labels(proj) == []
+
+
+@pytest.mark.parametrize("field", ["comment", "author"])
+def test_a_lone_surrogate_in_an_import_row_exits_2_naming_file_and_line_and_writes_nothing(
+        proj: Project, tmp_path: Path, field: str):
+    attempt = _attempt(proj)
+    good = json.dumps({"attempt_id": attempt, "assertion_key": "capital", "value": 1})
+    bad = json.dumps({"attempt_id": attempt, "assertion_key": "capital", "value": 1, field: "x\ud800"})
+    file = tmp_path / "labels.jsonl"
+    file.write_text(f"{good}\n{bad}\n", encoding="utf-8")  # json.dumps writes the surrogate as \ud800
+    done = proj.cli("label", "import", str(file), env=ENV)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{file}, line 2: the {field} is not valid Unicode" in done.stderr, done.stderr
+    assert _labels(proj) == []
