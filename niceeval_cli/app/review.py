@@ -2,12 +2,15 @@
 
 Served on 127.0.0.1 by Starlette + uvicorn, imported only here; the page itself is
 reports/review_page.py's. A write must carry the per-session token the page was served with;
-without it nothing is written.
+without it nothing is written. Only requests naming this machine in their Host header are
+answered: a site whose name an attacker points at 127.0.0.1 (DNS rebinding) is its own origin
+to the browser, and could otherwise read the page (the run's material and the token) and write.
 """
 
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,10 @@ ONLY = ("judge", "failed", "all")
 _JUDGES = ("closed_qa", "factuality", "summarizes")
 _FAILED = ("mismatched", "below", "errored", "unavailable")
 TOKEN_HEADER = "x-niceeval-token"
+#: The Host names the page answers to (any port): the address printed, and its usual name.
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+_SHAPE = ("expected a JSON object {attempt_id: text, key: text (or null: the whole attempt), value: number, "
+          "comment?: text}: nothing was written")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class ReviewSession:
 
 def load_session(store_file: Path, run_ref: str | None, only: str) -> ReviewSession:
     """The run's assertions to label (`--only judge` by default), with their earlier labels."""
+    from ..comparison import shown_eval_id
     from ..store import Store
     from ..store.labels import scale_of
 
@@ -52,7 +60,8 @@ def load_session(store_file: Path, run_ref: str | None, only: str) -> ReviewSess
                 if only == "failed" and result.state not in _FAILED:
                     continue
                 items.append({
-                    "attempt_id": attempt.id, "eval_id": attempt.eval_id, "case_id": attempt.case_id,
+                    "attempt_id": attempt.id, "case_id": attempt.case_id,
+                    "eval_id": shown_eval_id(attempt.eval_id, attempt.case_id),  # a case's id carries its case
                     "experiment_id": attempt.experiment_id, "key": result.key, "label": result.label,
                     "match": result.match_name, "state": result.state, "measurement": result.measurement,
                     "threshold": result.threshold, "explanation": result.explanation, "material": result.evidence,
@@ -69,19 +78,25 @@ def record_label(session: ReviewSession, body: Any, token: str | None, author: s
 
     if token is None or not hmac.compare_digest(token, session.token):
         return 403, {"error": "this page's session token is missing or wrong: nothing was written"}
-    if not isinstance(body, dict) or not isinstance(body.get("attempt_id"), str):
-        return 400, {"error": "expected {attempt_id, key, value, comment?}"}
+    # Every field checked before anything is written: a key of the wrong type never becomes a label
+    # of the whole attempt, a comment of the wrong type is never dropped from the label it came with.
+    if (not isinstance(body, dict) or not isinstance(body.get("attempt_id"), str) or "key" not in body
+            or not isinstance(body["key"], (str, type(None)))
+            or not isinstance(body.get("comment"), (str, type(None)))):
+        return 400, {"error": _SHAPE}
     value = body.get("value")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 400, {"error": "value must be a number on the scale"}
-    key = body.get("key")
-    comment = body.get("comment") or None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float is on no scale
+        number = math.inf
     try:
         with Store.open(session.store_file) as store:
-            target = store.exact_label_target(body["attempt_id"], key if isinstance(key, str) else None)
-            stored = checked_value(target, float(value))
+            target = store.exact_label_target(body["attempt_id"], body["key"])
+            stored = checked_value(target, number)
             (label_id,) = store.add_labels([LabelInput(target.attempt_id, target.assertion_key, stored, author,
-                                                       comment if isinstance(comment, str) else None)])
+                                                       body.get("comment") or None)])
     except StoreError as error:
         return 400, {"error": str(error)}
     return 200, {"id": label_id, "value": stored, "author": author}
@@ -90,6 +105,8 @@ def record_label(session: ReviewSession, body: Any, token: str | None, author: s
 def make_app(session: ReviewSession, author: str, html: str) -> Any:
     """The Starlette application: the page (`html`, reports/review_page.py), and the one write it accepts."""
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
@@ -101,12 +118,14 @@ def make_app(session: ReviewSession, author: str, html: str) -> Any:
     async def label(request: Request) -> Response:
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested too deeply to read
             body = None
         status, answer = record_label(session, body, request.headers.get(TOKEN_HEADER), author)
         return JSONResponse(answer, status_code=status)
 
-    return Starlette(routes=[Route("/", page), Route("/labels", label, methods=["POST"])])
+    return Starlette(routes=[Route("/", page), Route("/labels", label, methods=["POST"])],
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(LOCAL_HOSTS),
+                                            www_redirect=False)])
 
 
 def serve(session: ReviewSession, author: str, html: str, port: int, announce: Any) -> None:
@@ -133,4 +152,4 @@ def serve(session: ReviewSession, author: str, html: str, port: int, announce: A
         sock.close()
 
 
-__all__ = ["ONLY", "TOKEN_HEADER", "ReviewSession", "load_session", "make_app", "record_label", "serve"]
+__all__ = ["LOCAL_HOSTS", "ONLY", "TOKEN_HEADER", "ReviewSession", "load_session", "make_app", "record_label", "serve"]

@@ -127,13 +127,13 @@ def review(
 ) -> None:
     """Serve a page on 127.0.0.1 that shows each assertion's material, the judge's measurement,
     threshold and explanation and earlier labels; each click stores one label."""
-    from ..app.labels import default_author
+    from ..app.labels import resolved_author
     from ..app.project import store_path
     from ..app.review import load_session, serve
     from ..reports.review_page import page_html
 
+    who = resolved_author(author)
     session = load_session(store_path(store, config), run_ref, only)
-    who = author or default_author()
 
     def announce(url: str) -> None:
         typer.echo(f"niceeval review: {len(session.items)} assertion(s) of run {session.run_id} at {url} "

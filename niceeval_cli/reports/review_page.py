@@ -3,7 +3,9 @@
 Its script and style are inline and allowed by hash in a Content-Security-Policy that loads
 nothing from elsewhere (the report's, with the page's own origin allowed for its label writes);
 every string reaches it as JSON in a `<script type="application/json">` block (escaped as the
-report's) and is put on the page by the script as text, never as markup.
+report's) and is put on the page by the script as text, never as markup, with controls and bidi
+overrides shown escaped (`\\u202e`) from the report's own table, so no eval id, reply or comment
+displays reversed or hidden.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from markupsafe import escape
 
 from .html import content_security_policy, embed_json
+from .html._model import SAFE_TEXT
 
 
 def _asset(name: str) -> str:
@@ -24,7 +27,7 @@ def page_html(run_id: str, items: list[dict[str, Any]], token: str) -> str:
     """The page: data as escaped JSON in a script block, the token in a meta tag, our script and
     style inline and allowed by hash."""
     script, css = _asset("review.js"), _asset("review.css")
-    data = embed_json({"run": run_id, "items": items})
+    data = embed_json({"run": run_id, "items": items, "safe": SAFE_TEXT})
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_csp(content_security_policy(script, css))}\">"

@@ -24,6 +24,7 @@ from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project, stop, wait_for
 
 ENV = {"JK": "sk-test-reviewKey0123456789abcdef"}
+REBOUND_RULE = "--host-resolver-rules=MAP rebound.test 127.0.0.1"
 HOSTILE = "<img src=x onerror=alert(1)></script><b>bold</b>"
 
 EVALS = f'''
@@ -59,8 +60,9 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One headless Chromium for the module's page checks; each opens a page of its own."""
-    with chromium_context(tmp_path_factory.mktemp("profile")) as context:
+    """One headless Chromium for the module's page checks; each opens a page of its own. The name
+    `rebound.test` resolves to 127.0.0.1 in it, as a DNS-rebinding attacker's name would."""
+    with chromium_context(tmp_path_factory.mktemp("profile"), extra_args=(REBOUND_RULE,)) as context:
         yield context
 
 
@@ -156,3 +158,125 @@ def test_a_write_without_the_page_token_is_refused_and_writes_nothing(reviewed):
     assert json.loads(urllib.request.urlopen(ok, timeout=10).read())["value"] == 1.0
     assert [r["value"] for r in _labels(proj)] == [1.0]
     assert "default-src 'none'" in page and "http://" not in page.split("</head>")[0].replace(url, "")
+
+
+def _post(url: str, body: bytes, token: str, host: str | None = None) -> tuple[int, str]:
+    headers = {"Content-Type": "application/json", "X-NiceEval-Token": token, **({"Host": host} if host else {})}
+    request = urllib.request.Request(url + "labels", data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def _token(url: str) -> str:
+    page = urllib.request.urlopen(url, timeout=10).read().decode()
+    return re.search(r'name="niceeval-token" content="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ('{{"attempt_id": "{a}", "key": 5, "value": 1}}', "key: text"),  # never the whole attempt instead
+    ('{{"attempt_id": "{a}", "value": 1}}', "key: text"),
+    ('{{"attempt_id": "{a}", "key": "capital", "value": 1, "comment": 12}}', "comment?: text"),  # never dropped
+    ('{{"attempt_id": "{a}", "key": "capital", "value": 1' + "9" * 400 + '}}', "not on the scale"),
+    ('{{"attempt_id": "{a}", "key": "capital", "value": 1, "comment": "x\\ud800"}}', "not valid Unicode"),
+    ("[" * 100_000 + "]" * 100_000, "expected a JSON object"),
+    ('{{"attempt_id": "{a}", "key": "nokey", "value": 1}}', "'nokey'"),
+], ids=["key-number", "key-missing", "comment-number", "value-huge", "lone-surrogate", "deep", "unknown-key"])
+def test_a_write_with_a_bad_field_is_a_clear_400_and_writes_nothing(reviewed, body, says):
+    proj, url, _server = reviewed
+    attempt = proj.sql("SELECT id FROM attempts")[0]["id"]
+    status, answer = _post(url, body.format(a=attempt).encode(), _token(url))
+    assert status == 400 and says in json.loads(answer)["error"], (status, answer)
+    assert _labels(proj) == []
+    good = json.dumps({"attempt_id": attempt, "key": "capital", "value": 1}).encode()
+    assert _post(url, good, _token(url))[0] == 200  # the server goes on answering
+    assert [r["assertion_key"] for r in _labels(proj)] == ["capital"]
+
+
+def test_a_request_naming_another_host_is_refused_so_a_rebound_name_reads_and_writes_nothing(reviewed):
+    """DNS rebinding: a site whose name now points at 127.0.0.1 is, to the browser, its own origin."""
+    proj, url, _server = reviewed
+    port = url.rsplit(":", 1)[1].rstrip("/")
+    attempt = proj.sql("SELECT id FROM attempts")[0]["id"]
+    token = _token(url)
+    page = urllib.request.Request(url, headers={"Host": f"attacker.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(page, timeout=10)
+    assert refused.value.code == 400 and token not in refused.value.read().decode()
+    body = json.dumps({"attempt_id": attempt, "key": "capital", "value": 1}).encode()
+    assert _post(url, body, token, host=f"attacker.example:{port}")[0] == 400
+    assert _labels(proj) == []
+    local = urllib.request.Request(url, headers={"Host": f"localhost:{port}"})  # the usual name still works
+    assert urllib.request.urlopen(local, timeout=10).status == 200
+
+
+@pytest.mark.slow
+def test_a_rebound_name_in_the_browser_shows_no_page_and_posts_nothing(reviewed, browser):
+    """The real attack in Chromium: `rebound.test` resolves to 127.0.0.1; its page would read the token
+    and post a label (same origin, so no preflight)."""
+    proj, url, _server = reviewed
+    port = url.rsplit(":", 1)[1].rstrip("/")
+    with contextlib.closing(browser.new_page()) as page:
+        page.goto(f"http://rebound.test:{port}/")
+        assert page.locator(".scale button").count() == 0 and "capital" not in page.content()
+        status = page.evaluate("""() => fetch('/labels', {method: 'POST', headers: {'Content-Type': 'application/json',
+            'X-NiceEval-Token': 'read-from-the-page'}, body: '{}'}).then(r => r.status)""")
+        assert status == 400
+    assert _labels(proj) == []
+
+
+@pytest.mark.slow
+def test_controls_and_bidi_overrides_in_a_comment_and_author_show_escaped_as_in_the_report(judged, tmp_path, browser):
+    shutil.copytree(judged, tmp_path / "proj")
+    proj = Project(tmp_path / "proj")
+    server = proj.popen("review", "--author", "Ada\u202eevil", env=ENV)
+    try:
+        assert server.stdout is not None
+        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)  # type: ignore[union-attr]
+        with contextlib.closing(browser.new_page()) as page:
+            page.goto(url)
+            page.wait_for_selector(".scale button")
+            page.fill("#comment", "names \u202eParis\u0007")
+            page.click(".scale button[data-value='0']")
+            page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('facts')")
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('capital')")
+            shown = page.inner_text("main")
+            assert "0 by Ada\\u202eevil: names \\u202eParis\\x07" in shown, shown
+            assert "\u202e" not in shown and "\u0007" not in shown
+        assert _labels(proj)[0]["comment"] == "names \u202eParis\u0007"  # stored exactly as typed
+    finally:
+        stop(server, signal.SIGKILL)
+
+
+def test_an_empty_author_is_refused_before_the_page_is_served(judged, tmp_path):
+    shutil.copytree(judged, tmp_path / "proj")
+    done = Project(tmp_path / "proj").cli("review", "--author", "  ", env=ENV, timeout=60)
+    assert done.returncode == 2 and "--author is empty" in done.stderr, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_a_case_shows_its_id_once_in_the_eval_id(tmp_path, browser):
+    proj = Project(tmp_path / "proj")
+    proj.write("evals/cased.py", '''
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval(cases={"r-017": 1})
+        def refunds(t, case):
+            t.check(case, equals(2)).label("two")
+    ''')
+    assert proj.run().returncode == 1
+    server = proj.popen("review", "--only", "all", "--author", "Ada")
+    try:
+        assert server.stdout is not None
+        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)  # type: ignore[union-attr]
+        with contextlib.closing(browser.new_page()) as page:
+            page.goto(url)
+            page.wait_for_selector(".scale button")
+            meta = page.inner_text("p.meta")
+            assert "cased[r-017] · @" in meta and meta.count("r-017") == 1, meta
+    finally:
+        stop(server, signal.SIGKILL)

@@ -21,15 +21,16 @@ CHROMIUM_ARGS = [
 
 
 @contextlib.contextmanager
-def chromium_context(profile: Path, **options: Any) -> Iterator[Any]:
-    """A persistent headless Chromium context (its own user-data-dir at `profile`)."""
+def chromium_context(profile: Path, *, extra_args: tuple[str, ...] = (), **options: Any) -> Iterator[Any]:
+    """A persistent headless Chromium context (its own user-data-dir at `profile`); `extra_args`
+    go on Chromium's command line (e.g. `--host-resolver-rules=...` to give a name an address)."""
     executable = need_chromium()
     from playwright.sync_api import sync_playwright
 
     options.setdefault("viewport", {"width": 1100, "height": 900})
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_ARGS, **options)
+            str(profile), executable_path=executable, headless=True, args=[*CHROMIUM_ARGS, *extra_args], **options)
         try:
             yield context
         finally:

@@ -5,9 +5,22 @@
   var items = data.items, at = 0;
   var app = document.getElementById("app");
 
+  // Controls and bidi overrides are shown escaped (\u202e), as the report shows them (its table:
+  // reports/_safe.py), so an eval id, a reply or a comment cannot display reversed or hidden.
+  var unsafe = new RegExp("[" + data.safe.ranges.map(function (r) {
+    return "\\u{" + r[0].toString(16) + "}-\\u{" + r[1].toString(16) + "}";
+  }).join("") + "]", "gu");
+  function hex(code, width) { return ("0000000" + code.toString(16)).slice(-width); }
+  function escaped(text) {
+    return String(text).replace(unsafe, function (ch) {
+      var code = ch.codePointAt(0);
+      return data.safe.named[ch] || (code <= 0xff ? "\\x" + hex(code, 2) :
+        code <= 0xffff ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8));
+    });
+  }
   function el(tag, text, cls) {
     var node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = escaped(text);
     if (cls) node.className = cls;
     return node;
   }
@@ -18,8 +31,7 @@
     app.appendChild(el("h1", "Review run " + data.run));
     if (!items.length) { app.appendChild(el("p", "Nothing to label here (try --only all).", "dim")); return; }
     var it = items[at];
-    app.appendChild(el("p", (at + 1) + " of " + items.length + " · " + it.experiment_id + " · " + it.eval_id +
-      (it.case_id ? " [" + it.case_id + "]" : "") + " · @" + it.attempt_id, "meta"));
+    app.appendChild(el("p", (at + 1) + " of " + items.length + " · " + it.experiment_id + " · " + it.eval_id + " · @" + it.attempt_id, "meta"));
     app.appendChild(el("h2", (it.label || it.key) + " · " + it.match + " · " + it.state));
     app.appendChild(el("p", "judge: " + shown(it.measurement) + (it.threshold !== null ? " (threshold " + it.threshold + ")" : "")));
     app.appendChild(el("pre", it.explanation || ""));
