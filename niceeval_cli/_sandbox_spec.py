@@ -185,8 +185,10 @@ def node_kind(mode: int) -> str | None:
     return None
 
 
-def _entries(root: Path) -> list[tuple[str, Path, os.stat_result]]:
-    """Every entry under `root` except directories, sorted, never following a link."""
+def _entries(root: Path, *, empty_dirs: bool = False) -> list[tuple[str, Path, os.stat_result]]:
+    """Every entry under `root` except directories, sorted, never following a link; with
+    `empty_dirs`, the empty directories too (a workspace gets them; the others are implied by
+    the paths of what they hold)."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames]:
@@ -196,6 +198,8 @@ def _entries(root: Path) -> list[tuple[str, Path, os.stat_result]]:
             except OSError:
                 continue
             if not stat.S_ISDIR(info.st_mode):
+                found.append((path.relative_to(root).as_posix(), path, info))
+            elif empty_dirs and not any(os.scandir(path)):
                 found.append((path.relative_to(root).as_posix(), path, info))
     return sorted(found, key=lambda entry: entry[1].relative_to(root).parts)  # as Path sorts: stable digests
 
@@ -214,7 +218,8 @@ def template_problem(template: str) -> str | None:
 
 
 def template_digest(template: str) -> str:
-    """sha256 over the template's relative paths, modes and contents (sorted): its identity.
+    """sha256 over the template's relative paths, modes and contents (sorted), and its empty
+    directories (copied into every workspace as they are): its identity.
 
     Symlinks count by their target and special files by their kind: neither is ever opened."""
     root = Path(template)
@@ -222,10 +227,12 @@ def template_digest(template: str) -> str:
     if not root.is_dir():
         h.update(b"missing:" + template.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
-    for rel_text, path, info in _entries(root):
+    for rel_text, path, info in _entries(root, empty_dirs=True):
         rel = rel_text.encode("utf-8", "surrogatepass")
         h.update(len(rel).to_bytes(4, "big") + rel)
-        if stat.S_ISLNK(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):  # an empty one: a template without any digests as before
+            h.update(b"D")
+        elif stat.S_ISLNK(info.st_mode):
             h.update(b"L" + os.readlink(path).encode("utf-8", "surrogatepass"))
         elif stat.S_ISREG(info.st_mode):
             h.update(b"X" if os.access(path, os.X_OK) else b"F")

@@ -163,3 +163,26 @@ def test_an_inputs_file_linked_from_outside_the_project_counts_by_its_content(
     shared.write_text("Be very brief.\n")
     assert_executes_because(project, ["inputs:prompts/system.md"])
     assert_reused(project)
+
+
+def test_an_empty_folder_of_a_sandbox_template_is_part_of_its_identity(project: Project) -> None:
+    """Every workspace gets the template's empty folders: removing one changes what the agent
+    finds, so the template's digest holds them (a folder with files in it is implied by their paths)."""
+    project.write("niceeval.toml", """
+        [experiments.agent]
+        adapter = "command"
+        [experiments.agent.options]
+        argv = ["sh", "-c", "if test -d out; then echo hello; else echo lost; fi"]
+        [experiments.agent.sandbox]
+        template = "repo"
+    """)
+    project.write("repo/README.md", "A repository.\n")
+    (project.root / "repo" / "out").mkdir()
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    (project.root / "repo" / "out").rmdir()
+    slot = planned(project)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sandbox"]), slot
+    res = project.run()
+    assert res.returncode == 1, res.stdout + res.stderr  # the agent no longer finds its folder
