@@ -10,7 +10,6 @@ tests hold the two to each other). Pure: no I/O.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,7 +25,7 @@ from ._states import (
     EvalKind,
     GateState,
 )
-from .stats import UnitEvidence, evidence_of
+from .stats import UnitEvidence, evidence_of, unit_mean
 
 __all__ = ["AttemptFacts", "UnitFold", "fold_key_states", "mean_score", "score_evidence", "shared_key_states",
            "unit_fold"]
@@ -163,5 +162,6 @@ def score_evidence(state: str, gate: str | None, score: float | None, max_score:
 
 
 def mean_score(values: Sequence[float]) -> float:
-    """The mean a side shows (rounded to 10 places: sums of the same scores agree)."""
-    return round(math.fsum(values) / len(values), 10) + 0.0
+    """The mean a side shows: the statistics' `unit_mean` (rounded to 10 places: sums of the same
+    scores agree), so a pair's class and its experiment's paired difference read the same means."""
+    return unit_mean(values)

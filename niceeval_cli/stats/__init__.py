@@ -17,7 +17,7 @@ from ._comparing import (
     pair_tests,
 )
 from ._evidence import AttemptLike, evidence_of
-from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, wilson, z_of
+from ._intervals import DEFAULT_CONFIDENCE, Interval, pass_at_k, pass_hat_k, t_interval, unit_mean, wilson, z_of
 from ._scipy import IN_PROCESS, ScipyCalls, computed_by, scipy_calls
 from ._significance import (
     DEFAULT_ALPHA,
@@ -66,6 +66,7 @@ __all__ = [
     "scipy_calls",
     "significance_of",
     "t_interval",
+    "unit_mean",
     "unit_rows",
     "unit_stats",
     "welch_p",

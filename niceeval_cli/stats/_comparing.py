@@ -12,7 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ._clustered import ClusteredMean, PairedDifference, clustered_mean, paired_difference
-from ._intervals import DEFAULT_CONFIDENCE
+from ._intervals import DEFAULT_CONFIDENCE, unit_mean
 from ._significance import DEFAULT_ALPHA, Significance, bh_q_values, fisher_p, significance_of, welch_p
 from ._units import UnitEvidence
 
@@ -63,7 +63,7 @@ class ExperimentDifference:
 def _estimate(evidence: UnitEvidence) -> float:
     if evidence.style == "pass":
         return evidence.passed / evidence.decided
-    return sum(evidence.scores) / len(evidence.scores)
+    return unit_mean(evidence.scores)
 
 
 def experiment_differences(

@@ -14,7 +14,8 @@ from statistics import NormalDist
 
 from ._scipy import scipy_calls
 
-__all__ = ["DEFAULT_CONFIDENCE", "Interval", "mean", "pass_at_k", "pass_hat_k", "t_interval", "wilson", "z_of"]
+__all__ = ["DEFAULT_CONFIDENCE", "Interval", "mean", "pass_at_k", "pass_hat_k", "t_interval", "unit_mean", "wilson",
+           "z_of"]
 
 DEFAULT_CONFIDENCE = 0.95
 
@@ -73,6 +74,14 @@ def pass_hat_k(n: int, passed: int, k: int) -> float | None:
 
 def mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
+
+
+def unit_mean(values: Sequence[float]) -> float:
+    """A score-style unit's mean as comparisons read it: rounded to 10 places, so that the same
+    scores in another count give the same float ([0.1] * 3 → 0.10000000000000002 unrounded, [0.1] * 7
+    → 0.1). A difference in the last bit of a sum is no change; read as one, with no spread around
+    it, it would be a certain one (p 0)."""
+    return round(mean(values), 10) + 0.0
 
 
 @functools.lru_cache(maxsize=1024)

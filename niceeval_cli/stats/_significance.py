@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from enum import Enum
 
+from ._intervals import unit_mean
 from ._scipy import scipy_calls
 
 __all__ = ["Significance", "bh_q_values", "fisher_p", "significance_of", "welch_p"]
@@ -34,12 +35,11 @@ def fisher_p(passed_base: int, n_base: int, passed_new: int, n_new: int) -> floa
 
 def welch_p(base: Sequence[float], new: Sequence[float]) -> float | None:
     """Welch's t test, two-sided; None with fewer than two values on a side. When both sides have
-    zero variance: 1 for equal means, 0 for different ones."""
+    zero variance: 1 for equal means, 0 for different ones (the means as `unit_mean` reads them)."""
     if len(base) < 2 or len(new) < 2:
         return None
-    mean_b, mean_n = math.fsum(base) / len(base), math.fsum(new) / len(new)
     if all(x == base[0] for x in base) and all(x == new[0] for x in new):
-        return 1.0 if mean_b == mean_n else 0.0
+        return 1.0 if unit_mean(base) == unit_mean(new) else 0.0
     p = scipy_calls().welch([(base, new)])[0]
     return 1.0 if math.isnan(p) else p
 

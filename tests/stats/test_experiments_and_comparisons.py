@@ -14,6 +14,7 @@ from niceeval_cli.stats import (
     UnitEvidence,
     bh_q_values,
     clustered_mean,
+    experiment_differences,
     experiment_estimates,
     fisher_p,
     paired_difference,
@@ -126,3 +127,22 @@ def test_units_alone_give_the_figures_of_the_same_units_listed_each_its_own_clus
     floats and order of the estimates those units listed one by one would give."""
     one_by_one = [*listed, *((e, ("alone", e, i), evidence) for e, evidence, n in alone for i in range(n))]
     assert experiment_estimates(listed, alone=alone) == experiment_estimates(one_by_one)
+
+
+@given(value=st.floats(0, 1), m=st.integers(2, 20), n=st.integers(2, 20))
+def test_the_same_constant_scores_in_other_counts_are_no_difference(value, m, n):
+    """[0.1] * 3 and [0.1] * 7 have means that differ in the last bit (0.10000000000000002 and
+    0.1): the same scores must still read as equal — Welch's p 1, a paired difference of 0 with p 1 —
+    never as a certain change (p 0, an interval wholly below 0)."""
+    assert welch_p([value] * m, [value] * n) == 1.0
+    units = [("local", eval_id, UnitEvidence("score", scores=(value,) * m), UnitEvidence("score", scores=(value,) * n))
+             for eval_id in ("s/a", "s/b")]
+    (found,) = experiment_differences(units)
+    assert found.difference.difference == 0.0 and found.difference.p_value == 1.0
+    assert not found.difference.wholly_below_zero
+
+
+def test_constant_scores_in_other_counts_worked_example():
+    assert welch_p([0.1] * 3, [0.1] * 7) == 1.0
+    assert welch_p([0.7] * 3, [0.7] * 7) == 1.0
+    assert welch_p([0.1] * 3, [0.2] * 7) == 0.0
