@@ -22,7 +22,7 @@ from .project import load_project
 
 if TYPE_CHECKING:
     from ..runner import RunEvents, RunRequest
-    from ..store import OutcomeGroup, PassedEvals, Store
+    from ..store import OutcomeGroup, PassedEvals, PlanSlot, Store
     from ..store.rows import AssertionRow, AttemptRow
 
 SUMMARY_LIMIT = 20  # failing attempts shown in full after a run; `niceeval view` shows the rest
@@ -175,15 +175,18 @@ def read_sealed(store: Store, run_id: str, *, summary_limit: int | None = SUMMAR
         unobserved = any(r.reason == TOOL_CALLS_UNOBSERVED for _, results in shown for r in results)
     attempts: list[AttemptRow] = []
     results: dict[str, list[AssertionRow]] = {}
+    not_run: tuple[PlanSlot, ...] = ()
     if junit:
         attempts = store.attempts_for_run(run_row.id)
         results = {a.id: store.assertions_for_attempt(a.id) for a in attempts if not _clean(a)}
+        if run_row.not_run:  # JUnit counts every planned slot: one that never ran is a testcase too
+            not_run = tuple(store.not_run(run_row.id))
     if summary_limit is None:
         costs = []
     elif costs is None:
         costs = store.costs(run_row.id)
     return SealedRun(run_row, groups, shown, more, attempts, results, key_problem, unobserved, costs,
-                     passed_evals=tuple(passed_evals))
+                     passed_evals=tuple(passed_evals), not_run=not_run)
 
 
 def _clean(attempt: AttemptRow) -> bool:

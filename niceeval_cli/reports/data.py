@@ -42,6 +42,7 @@ class SealedRun:
     costs: list[dict[str, object]] = field(default_factory=list)  # Store.costs: cost per experiment
     kept_sandboxes: list[tuple[str, str]] = field(default_factory=list)  # (experiment · eval#n, where) kept
     passed_evals: tuple[PassedEvals, ...] = ()  # evals whose every attempt passed: counted, not in `groups`
+    not_run: tuple[PlanSlot, ...] = ()  # planned slots no attempt filled (JUnit only): interrupted, setup error
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from .. import outcomes
 from .._errors import UsageError
 from .._records import AssertionResult
-from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation
+from .._states import AssertionState, AttemptState, Derived, EvalKind, GateState, Relation, RunStatus
 from ..store.rows import AttemptRow, RunRow
 from ._safe import visible
 from ._tally import attempt_word
@@ -192,12 +192,21 @@ def build(sealed: SealedRun) -> ET.ElementTree:
             suites[experiment_id] = ET.SubElement(root, "testsuite", {"name": _xml_text(experiment_id)})
     for key, attempts in per_eval.items():
         suites[key[0]].append(eval_testcase(attempts, sealed.results, rules.get(key)))
+    why = not_run_reason(run)
+    for slot in sealed.not_run:
+        if slot.experiment_id not in suites:
+            suites[slot.experiment_id] = ET.SubElement(root, "testsuite", {"name": _xml_text(slot.experiment_id)})
+        case = ET.SubElement(suites[slot.experiment_id], "testcase", {
+            "classname": _xml_text(slot.experiment_id), "name": _xml_text(f"{slot.eval_id}#{slot.ordinal}"),
+            "time": "0.000",
+        })
+        ET.SubElement(case, "skipped", {"message": f"not run: {why}"})
     for element in [*suites.values(), root]:
         cases = list(element.iter("testcase"))
         element.set("tests", str(len(cases)))
         element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
         element.set("errors", str(sum(c.find("error") is not None for c in cases)))
-        element.set("skipped", "0")
+        element.set("skipped", str(sum(c.find("skipped") is not None for c in cases)))
         element.set("time", f"{sum(float(c.get('time', '0')) for c in cases):.3f}")
     wall = _wall_seconds(run)
     if wall is not None:
@@ -206,6 +215,17 @@ def build(sealed: SealedRun) -> ET.ElementTree:
         suite.set("timestamp", run.started_at)
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def not_run_reason(run: RunRow) -> str:
+    """Why a planned slot of `run` has no attempt: what its <skipped> testcase says."""
+    if run.is_group:
+        return "no shard sealed this slot (a shard is missing)"
+    return {
+        RunStatus.SETUP_ERROR: "a setup check failed, so it was not dispatched (exit 3)",
+        RunStatus.INTERRUPTED: "the run was interrupted before it started",
+        RunStatus.BUDGET_EXHAUSTED: "the budget was spent before it started",
+    }.get(run.status, f"the run ended ({run.status}) before it started")
 
 
 def _wall_seconds(run: RunRow) -> float | None:

@@ -178,3 +178,63 @@ def test_run_junit_to_an_unwritable_place_is_a_usage_error_after_sealing(project
     assert result.exit_code == 2
     assert "--junit taken" in result.stderr and "sealed in run" in result.stderr
     assert len(project.attempts()) == 3
+
+
+JUDGED = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import closed_qa
+
+
+@define_eval(judge=True)
+async def capital(t):
+    t.check({"input": "Capital of France?", "output": "Paris"}, closed_qa("Names it?").at_least(1)).gate()
+"""
+
+
+def test_slots_a_setup_error_kept_from_running_are_skipped_testcases_not_missing(project) -> None:
+    """The judge is down: the preflight fails, nothing is dispatched, exit 3. The JUnit file
+    counted 0 tests (a green, empty report beside a red exit code); each planned slot is now a
+    testcase, `<skipped>` "not run" as a missing shard's are."""
+    from junitparser import JUnitXml, Skipped
+
+    from tests.support.loopback import free_port
+
+    project.write("niceeval.toml", f'[project]\nattempts = 2\n[judge]\nmodel = "m"\n'
+                  f'base_url = "http://127.0.0.1:{free_port()}/v1"\napi_key_env = "JK"\nmax_retries = 0\n')
+    project.write("evals/geo.py", JUDGED)
+    result = project.run("--junit", "junit.xml", env={"JK": "sk-test-0123456789abcdef0123"})
+    assert result.exit_code == 3, result.stdout + result.stderr
+    xml = JUnitXml.fromfile(str(project.root / "junit.xml"))
+    (suite,) = list(xml)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (2, 0, 0, 2)
+    found = {(case.classname, case.name): case.result for case in suite}
+    assert set(found) == {("default", "geo#0"), ("default", "geo#1")}
+    for outcome in found.values():
+        (skipped,) = outcome
+        assert isinstance(skipped, Skipped) and "not run" in (skipped.message or "") and "exit 3" in skipped.message
+
+
+CASES = """
+from niceeval_cli import Case, define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval(cases=[Case(id=f"c{i}<&\\x1b\\x00", value=i) for i in range(6)])
+def numbered(t, case):
+    t.check(case, equals(case)).label("same")
+"""
+
+
+def test_a_missing_shards_slots_with_control_characters_in_their_ids_give_valid_xml(project) -> None:
+    """`merge --junit` named a missing shard's slots raw: a case id holding \\x00 made the file
+    unreadable XML. They are escaped as every other testcase name is."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/many.py", CASES)
+    assert project.run("--shard", "1/2", "--store", "one.db").exit_code == 0
+    merged = project.cli("merge", "one.db", "--into", "merged.db", "--junit", "merged.xml", "--exit-code")
+    assert merged.exit_code == 5, merged.stdout + merged.stderr
+    root = ET.parse(project.root / "merged.xml").getroot()
+    skipped = [c.get("name") or "" for c in root.iter("testcase") if c.find("skipped") is not None]
+    ran = [c for c in root.iter("testcase") if c.find("skipped") is None]
+    assert skipped and ran and int(root.get("skipped") or 0) == len(skipped)
+    assert all("\\x1b\\x00]#0" in name and "<&" in name for name in skipped), skipped
