@@ -50,6 +50,15 @@ class Calibration:
                 return labels, kappa
         return 0, None
 
+    def cleared(self, settings: JudgeSettings) -> list[str]:
+        """The identities of `settings`' judge (its model, this NiceEval's prompts) whose figures
+        clear the gate now, as `factory:sha256 of the criterion`, sorted: what a gated eval's
+        fingerprint holds, so its results stop being reused when their judge stops clearing it."""
+        return sorted(f"{factory}:{criterion}" for (model, factory, version, criterion), labels, kappa
+                      in self.figures
+                      if model == settings.model and version == JUDGE_VERSION
+                      and shortfall(settings, labels, kappa) is None)
+
 
 def shortfall(settings: JudgeSettings, labels: int, kappa: float | None) -> str | None:
     """Why the gate holds this identity back (its figures in words), or None when it may decide."""

@@ -31,6 +31,7 @@ from ..discovery import DiscoveredEval
 from ..outcomes import IntervalRule
 from ..sandbox import should_keep
 from ..store import EvalRef, LatestAttempt, Store
+from ._calibration import calibration_of
 from ._sandboxing import SandboxFingerprints, commands_run_here
 from ._sut import SutIdentities
 
@@ -294,7 +295,7 @@ _SHAPES_KEPT = 256
 def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
     """Every (experiment, eval, ordinal) slot of the run, each decided: execute (why) or reuse."""
     project = request.project
-    shapes = _Shapes(request)
+    shapes = _Shapes(request, store)
     slots: list[PlannedSlot] = []
     for experiment in select_experiments(project, request.experiments):
         for batch in _batches(_selected(request, experiment), _LOOKUP_BATCH):
@@ -387,14 +388,24 @@ class _Shapes:
     """Each eval's SlotShape in an experiment, made once per distinct shape: settings, adapter
     and fingerprint template, from the eval's options, source, tags and kind."""
 
-    def __init__(self, request: RunRequest) -> None:
+    def __init__(self, request: RunRequest, store: Store | None) -> None:
         self.request = request
+        self.store = store
+        self.calibration: Any = None  # the gate's figures, read once if a judge turns the gate on
         self.adapters: dict[str, Adapter | None] = {}
         self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
         self.shapes: dict[tuple[Any, ...], SlotShape] = {}
         self.sandbox_views = SandboxFingerprints()  # a template's digest is read once per plan
         self.sut = SutIdentities(request.project, request.store_path or request.project.store)
         self.priors: dict[_Prior, _Prior] = {}  # what ReusedSlots share
+
+    def _cleared(self, judge: JudgeSettings) -> list[str]:
+        if self.calibration is None:
+            from ..judge import Calibration
+
+            read = calibration_of(self.store, (judge,)) if self.store is not None else None
+            self.calibration = read or Calibration()
+        return list(self.calibration.cleared(judge))
 
     def of(self, experiment: ExperimentConfig, discovered: DiscoveredEval) -> SlotShape:
         definition = discovered.definition
@@ -452,4 +463,8 @@ class _Shapes:
             shared["sandbox"] = self.sandbox_views(settings.sandbox)
         if settings.traces is not None:  # what a turn observes changes: earlier attempts are not reused
             shared["traces"] = settings.traces
+        if settings.judge is not None and settings.judge.min_human_kappa is not None:
+            # The gate lets a judge decide by the labels in the store when the run starts: a
+            # result is reused only while the identities its judge cleared still clear it.
+            shared["calibration"] = self._cleared(settings.judge)
         return SlotShape(settings, adapter, PartsTemplate(shared), sut.config_only)

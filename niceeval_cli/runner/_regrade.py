@@ -238,7 +238,7 @@ async def regrade_async(request: RegradeRequest, plan: RegradePlan, store: Store
     """Regrade as planned into `store`; returns the regrade run's outcome (exit codes as `run`)."""
     from .._registry import DEFAULT_GRADER
     from ..judge import Calibrated, create_grader
-    from ._run import calibration_of
+    from ._calibration import calibration_of
 
     events = events or NullEvents()
     stop = Stop()

@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import outcomes
@@ -17,10 +17,11 @@ from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
 from .._states import AssertionState, AttemptReason, Relation, Role, RunStatus
-from ..config import JudgeSettings, resolve_max_concurrency
+from ..config import resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import SlotRecord, Store
 from ._attempt import errored_attempt
+from ._calibration import calibration_of
 from ._events import NullEvents, PlanTotals, RunEvents, RunOutcome, SetupFailure
 from ._executor import (
     DEFAULT_EXECUTOR,
@@ -299,23 +300,6 @@ def _calibration(store: Store, slots: Sequence[PlannedSlot]) -> Any:
     """The calibration gate's figures as the store holds them at the start of the run
     (judge-trust.md §4), when some executing slot's judge turns the gate on; else None."""
     return calibration_of(store, (s.settings.judge for s in slots))
-
-
-def calibration_of(store: Store, settings: Iterable[JudgeSettings | None]) -> Any:
-    """The calibration gate's figures in the store now, when one of `settings` turns the gate on
-    (a run's executing slots, a regrade's attempts); else None."""
-    if not any(s is not None and s.min_human_kappa is not None for s in settings):
-        return None
-    from ..judge import Calibration, identity_key
-    from ..stats import Confusion, cohen_kappa
-
-    figures = []
-    for counted in store.label_agreement():
-        judge = counted.judge
-        confusion = Confusion(counted.tp, counted.fp, counted.fn, counted.tn)
-        figures.append((identity_key(judge.model, judge.factory, judge.version, judge.criterion), confusion.n,
-                        cohen_kappa(confusion)))
-    return Calibration(tuple(figures))
 
 
 def _check_group(store: Store, layout: ShardLayout) -> None:

@@ -122,3 +122,45 @@ def test_a_bad_gate_setting_is_a_configuration_error_naming_the_key(tmp_path: Pa
         ''')
         done = proj.run(env=ENV)
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_results_decided_by_a_judge_that_no_longer_clears_the_gate_are_not_reused(tmp_path: Path):
+    """The gate reads the labels in the store when a run starts: a pass decided while the judge
+    cleared it stands only while it still does. A label that leaves the judge clearing it
+    changes nothing; labels that show it disagrees with people run its evals again."""
+    proj = Project(tmp_path / "proj", in_process=True)
+    with JudgeServer() as judge:
+        for case, choice in JUDGE.items():
+            judge.when(f"answer-{case}", Reply.tool(choice, f"says {choice}"))
+        proj.write("evals/qa.py", EVALS)
+        _config(proj, judge, "")
+        assert proj.run(env=ENV).returncode == 1
+        ids = {r["case_id"]: r["id"] for r in proj.sql("SELECT id, case_id FROM attempts")}
+
+        def label(rows: list[tuple[str, int, str]]) -> None:
+            file = tmp_path / "labels.jsonl"
+            file.write_text("".join(json.dumps({"attempt_id": ids[c], "assertion_key": "right", "value": v,
+                                                "author": a}) + "\n" for c, v, a in rows), encoding="utf-8")
+            assert proj.cli("label", "import", str(file), env=ENV).returncode == 0
+
+        def plan() -> list[tuple[str, str, list[str]]]:
+            done = proj.run("--dry", "--json", env=ENV)
+            assert done.returncode == 0, done.stdout + done.stderr
+            [event] = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+            return sorted({(s["decision"], s["plan_reason"], tuple(s["changed"])) for s in event["slots"]})
+
+        label(LABELS)  # kappa 0.4898 over 20 labels
+        _config(proj, judge, "min_human_kappa = 0.4")
+        assert proj.run(env=ENV).returncode == 1  # the judge clears the gate: it decides
+        assert plan() == [("reuse", "reused", ())]
+        label([("c00", 1, "cyd")])  # one more label agreeing with the judge: it still clears the gate
+        assert plan() == [("reuse", "reused", ())]
+        assert proj.run(env=ENV).returncode == 1
+
+        # cyd disagrees with the judge on every case: kappa falls below 0.4, and a run starting
+        # now holds the judge back. Its earlier verdicts are not reused.
+        label([(c, 0 if choice == "Y" else 1, "cyd") for c, choice in JUDGE.items()])
+        assert plan() == [("execute", "fingerprint-changed", ("calibration",))]
+        done = proj.run(env=ENV)
+        assert done.returncode == 5, done.stdout + done.stderr
+        assert {r["reason"] for r in _latest(proj)} == {"judge-uncalibrated"}
