@@ -278,7 +278,7 @@ def parse_fail_on(values: Iterable[str]) -> FailOn:
 @dataclass(frozen=True)
 class GateDecision:
     code: ExitCode
-    note: str | None = None  # why the gate could not tell (exit 5), for stderr
+    note: str | None = None  # for stderr: why the gate could not tell (exit 5), or what it did not weigh (exit 0)
 
 
 def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
@@ -289,7 +289,7 @@ def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
     if fail_on.classes and comparison.any_in(fail_on.classes):
         return GateDecision(ExitCode.FAILED)
     if not fail_on.significant_regression:
-        return GateDecision(ExitCode.OK)
+        return GateDecision(ExitCode.OK, _unweighed(result, fail_on))
     regressed = comparison.of(PairClass.REGRESSED)
     if any(p.significance is Significance.SIGNIFICANT for p in regressed) or any(
             change.difference.wholly_below_zero for change in comparison.experiments):
@@ -301,7 +301,26 @@ def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
                  ((within, "within noise"), (untestable, "untestable")) if n]
         return GateDecision(ExitCode.UNDECIDED, "could not tell: " + " and ".join(parts) + "; run more attempts "
                             "(niceeval run --attempts N) so each unit has more evidence")
-    return GateDecision(ExitCode.OK)
+    return GateDecision(ExitCode.OK, _unweighed(result, fail_on))
+
+
+#: Pairs NEW holds no verdict for — undecided now, or gone — which a gate passes over unless named.
+_NO_NEW_VERDICT = {PairClass.UNDECIDED: "undecided now (no decided attempt in NEW)",
+                   PairClass.REMOVED: "removed (in BASE only)"}
+
+
+def _unweighed(result: CompareResult, fail_on: FailOn) -> str | None:
+    """A gate that passes says which pairs it passed over without evidence from NEW, so a NEW
+    run whose evals all errored (or that ran none of them) never reads as a clean pass."""
+    if not (fail_on.classes or fail_on.significant_regression):
+        return None
+    counts = [(cls, len(result.comparison.of(cls))) for cls in _NO_NEW_VERDICT if cls not in fail_on.classes]
+    parts = [f"{n} pair{'s' if n != 1 else ''} {_NO_NEW_VERDICT[cls]}" for cls, n in counts if n]
+    if not parts:
+        return None
+    flags = " ".join(f"--fail-on {cls.value}" for cls, n in counts if n)
+    return ("gate passed without weighing " + " and ".join(parts) + f": NEW holds no verdict for them; add {flags} "
+            "to fail on them")
 
 
 def exit_code(result: CompareResult, fail_on: FailOn | Sequence[PairClass]) -> ExitCode:

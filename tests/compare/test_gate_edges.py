@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from tests.support.pattern_app import run_with_passes, write_pattern_project
 from tests.support.project import Project
 
 CONSTANT_SCORES = """
@@ -47,3 +48,42 @@ def test_the_same_scores_over_other_attempt_counts_pass_the_significance_gate(pr
     assert [(p["class"], p["p_value"]) for p in data["pairs"]] == [("unchanged", 1.0), ("unchanged", 1.0)]
     (experiment,) = data["experiments"]
     assert (experiment["difference"], experiment["p_value"], experiment["n_units"]) == (0.0, 1.0, 2)
+
+
+PATTERN = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+async def e1(t):
+    turn = await t.send("e1")
+    t.check(turn.message, equals("yes")).label("Says yes")
+
+
+@define_eval()
+async def e2(t):
+    turn = await t.send("e2")
+    t.check(turn.message, equals("yes")).label("Says yes")
+"""
+
+
+def test_a_gate_that_passes_over_evals_new_could_not_decide_says_so(project: Project) -> None:
+    """Every eval of NEW errored (the app has no PASSES_ variables: each attempt raises): nothing
+    regressed, so the gates exit 0 as reports.md / statistics.md say — and now say on stderr that
+    they passed without weighing the two undecided pairs, and which flag would."""
+    write_pattern_project(project, PATTERN, "attempts = 2\n")
+    base = run_with_passes(project, e1=2, e2=2)
+    assert project.run("--rerun-all").returncode == 5
+    new = _latest(project)
+
+    for gate in (["--fail-on", "significant-regression"], ["--fail-on", "regressed"]):
+        passed = project.cli("compare", base, new, *gate)
+        assert passed.returncode == 0, passed.stdout + passed.stderr
+        assert ("gate passed without weighing 2 pairs undecided now (no decided attempt in NEW)" in passed.stderr
+                and "add --fail-on undecided" in passed.stderr), passed.stderr
+    strict = project.cli("compare", base, new, "--fail-on", "regressed", "--fail-on", "undecided")
+    assert strict.returncode == 1 and "without weighing" not in strict.stderr
+    assert "without weighing" not in project.cli("compare", base, new).stderr  # no gate asked: nothing to say
+    same = project.cli("compare", base, base, "--fail-on", "significant-regression")
+    assert same.returncode == 0 and same.stderr == ""
