@@ -73,7 +73,7 @@ def load_session(store_file: Path, run_ref: str | None, only: str) -> ReviewSess
 
 def record_label(session: ReviewSession, body: Any, token: str | None, author: str) -> tuple[int, dict[str, Any]]:
     """One click: (HTTP status, JSON answer). Refused without the session's token."""
-    from ..store import LabelInput, Store, StoreError
+    from ..store import LabelInput, Store, StoreError, StoreUnavailable
     from ..store.labels import checked_value
 
     if token is None or not hmac.compare_digest(token, session.token):
@@ -97,6 +97,8 @@ def record_label(session: ReviewSession, body: Any, token: str | None, author: s
             stored = checked_value(target, number)
             (label_id,) = store.add_labels([LabelInput(target.attempt_id, target.assertion_key, stored, author,
                                                        body.get("comment") or None)])
+    except StoreUnavailable as error:  # locked by a run beyond the busy timeout, disk full: try again
+        return 503, {"error": str(error)}
     except StoreError as error:
         return 400, {"error": str(error)}
     return 200, {"id": label_id, "value": stored, "author": author}
@@ -105,6 +107,7 @@ def record_label(session: ReviewSession, body: Any, token: str | None, author: s
 def make_app(session: ReviewSession, author: str, html: str) -> Any:
     """The Starlette application: the page (`html`, reports/review_page.py), and the one write it accepts."""
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request
@@ -120,7 +123,10 @@ def make_app(session: ReviewSession, author: str, html: str) -> Any:
             body = await request.json()
         except (ValueError, RecursionError):  # not JSON (or not UTF-8), or nested too deeply to read
             body = None
-        status, answer = record_label(session, body, request.headers.get(TOKEN_HEADER), author)
+        # In a worker thread: a write waiting on a store a run holds must not stop the server
+        # answering the page and the other tabs meanwhile.
+        status, answer = await run_in_threadpool(record_label, session, body, request.headers.get(TOKEN_HEADER),
+                                                 author)
         return JSONResponse(answer, status_code=status)
 
     return Starlette(routes=[Route("/", page), Route("/labels", label, methods=["POST"])],

@@ -280,3 +280,31 @@ def test_a_case_shows_its_id_once_in_the_eval_id(tmp_path, browser):
             assert "cased[r-017] · @" in meta and meta.count("r-017") == 1, meta
     finally:
         stop(server, signal.SIGKILL)
+
+
+def test_a_write_waiting_on_a_busy_store_leaves_the_page_answering_and_lands_once_the_store_is_free(reviewed):
+    """A run holds the store's write lock: the label waits for it, the server keeps answering meanwhile."""
+    import sqlite3
+    import threading
+    import time
+
+    proj, url, _server = reviewed
+    attempt = proj.sql("SELECT id FROM attempts")[0]["id"]
+    token = _token(url)
+    answers: list[tuple[int, str]] = []
+    lock = sqlite3.connect(proj.store, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        body = json.dumps({"attempt_id": attempt, "key": "capital", "value": 0}).encode()
+        writer = threading.Thread(target=lambda: answers.append(_post(url, body, token)))
+        writer.start()
+        time.sleep(0.5)  # the write is waiting on the lock now
+        started = time.monotonic()
+        assert urllib.request.urlopen(url, timeout=30).status == 200
+        assert time.monotonic() - started < 3  # it did not wait for the write (up to the 10 s busy timeout)
+        lock.execute("ROLLBACK")
+        writer.join(timeout=30)
+    finally:
+        lock.close()
+    assert answers and answers[0][0] == 200, answers
+    assert [r["assertion_key"] for r in _labels(proj)] == ["capital"]
