@@ -115,8 +115,11 @@ def make_app(session: ReviewSession, author: str, html: str) -> Any:
     from starlette.routing import Route
 
     async def page(request: Request) -> Response:
+        # Never inside another page's frame (a frame's clicks would be that page's to trick): the
+        # meta policy cannot say so, only a header can.
         return HTMLResponse(html, headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
-                                           "Referrer-Policy": "no-referrer"})
+                                           "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+                                           "Content-Security-Policy": "frame-ancestors 'none'"})
 
     async def label(request: Request) -> Response:
         try:

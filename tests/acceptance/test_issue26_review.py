@@ -308,3 +308,14 @@ def test_a_write_waiting_on_a_busy_store_leaves_the_page_answering_and_lands_onc
         lock.close()
     assert answers and answers[0][0] == 200, answers
     assert [r["assertion_key"] for r in _labels(proj)] == ["capital"]
+
+
+@pytest.mark.slow
+def test_the_page_does_not_open_inside_another_pages_frame(reviewed, browser):
+    """Framed, its buttons could be clicked by a page laid over it (clickjacking)."""
+    _proj, url, _server = reviewed
+    with contextlib.closing(browser.new_page()) as page:
+        page.set_content(f'<iframe src="{url}" width="900" height="700"></iframe>')
+        page.wait_for_timeout(1000)
+        (frame,) = [f for f in page.frames if f is not page.main_frame]
+        assert frame.query_selector(".scale button") is None, frame.url
