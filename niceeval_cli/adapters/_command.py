@@ -60,13 +60,17 @@ class CommandFailed(RuntimeError):
 
 
 def _named_files(options: CommandOptions) -> tuple[Path, ...]:
-    """The files argv names (a word, or the value of `--flag=value`), where the command would look
-    for them (its cwd): the runner keeps those inside the project as the system under test's identity."""
+    """The files argv names (a word, or the value of `--flag=value`, or the module after `-m`),
+    where the command would look for them (its cwd): the runner keeps those inside the project as
+    the system under test's identity."""
     where = Path(options.cwd) if options.cwd is not None else Path.cwd()
     found: list[Path] = []
-    for word in options.argv:
+    for index, word in enumerate(options.argv):
         value = word.partition("=")[2]
-        for candidate in (word, value) if value else (word,):
+        candidates = [word, value] if value else [word]
+        if index and options.argv[index - 1] == "-m":  # `python -m app.agent`: the module's files
+            candidates += _module_run(word)
+        for candidate in candidates:
             path = where / candidate  # an absolute word stays itself
             try:
                 named = path.is_file()
@@ -75,6 +79,16 @@ def _named_files(options: CommandOptions) -> tuple[Path, ...]:
             if named and path not in found:
                 found.append(path)
     return tuple(found)
+
+
+def _module_run(dotted: str) -> list[str]:
+    """The files `python -m <dotted>` may run, relative to the folder it starts in: each package's
+    `__init__.py` on the way, then the module, or the package's `__main__.py`."""
+    parts = dotted.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return []
+    packages = ["/".join(parts[:count]) for count in range(1, len(parts) + 1)]
+    return [f"{package}/__init__.py" for package in packages] + [f"{packages[-1]}.py", f"{packages[-1]}/__main__.py"]
 
 
 class CommandAdapter(Adapter):

@@ -6,6 +6,7 @@ naming what changed. These are the changes the identity once missed without a wo
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,33 @@ def test_an_empty_folder_of_a_sandbox_template_is_part_of_its_identity(project: 
     assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sandbox"]), slot
     res = project.run()
     assert res.returncode == 1, res.stdout + res.stderr  # the agent no longer finds its folder
+
+
+def test_a_module_a_command_runs_with_python_dash_m_is_the_system_under_test(project: Project) -> None:
+    """`python -m bot.agent` names its module as plainly as `python bot/agent.py` names its file:
+    the module, its packages and its project imports are seen, so no note says they are not."""
+    project.write("niceeval.toml", f"""
+        [experiments.cli]
+        adapter = "command"
+        [experiments.cli.options]
+        argv = [{json.dumps(sys.executable)}, "-m", "bot.agent"]
+    """)
+    project.write("bot/__init__.py", "")
+    project.write("bot/agent.py", """
+        import sys
+
+        from bot.words import GREETING
+
+        print(GREETING + " " + sys.stdin.read())
+    """)
+    project.write("bot/words.py", 'GREETING = "hello"\n')
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    res = project.run()
+    assert "identified by configuration only" not in res.stdout, res.stdout
+    project.write("bot/words.py", 'GREETING = "bye"\n')
+    slot = planned(project)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:bot/words.py"]), slot
+    res = project.run()
+    assert res.returncode == 1, res.stdout + res.stderr
