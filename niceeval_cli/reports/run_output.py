@@ -263,4 +263,9 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
     executing = sum(s.execute for s in slots)
     lines.append(line(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
                       "nothing was run (--dry)"))
+    # The note the run would print when it reuses them: the plan is where a reader decides.
+    seen_by_config = dict.fromkeys(s.experiment.id for s in slots if not s.execute and s.shape.config_only)
+    note = config_only_note(list(seen_by_config))
+    if note is not None:
+        lines.append(line(note))
     out.emit(console, lines)  # one write when piped: a dataset's plan is 10 000 lines

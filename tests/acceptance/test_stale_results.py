@@ -217,3 +217,24 @@ def test_a_module_a_command_runs_with_python_dash_m_is_the_system_under_test(pro
     assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:bot/words.py"]), slot
     res = project.run()
     assert res.returncode == 1, res.stdout + res.stderr
+
+
+def test_dry_warns_as_the_run_would_about_results_identified_by_configuration_only(project: Project) -> None:
+    """`run --dry` is where a CI author reads what the next run will trust: the note a run prints
+    when it reuses results NiceEval cannot tie to the agent's code is in the plan too."""
+    project.write("niceeval.toml", """
+        [experiments.installed]
+        adapter = "command"
+        [experiments.installed.options]
+        argv = ["sh", "-c", "echo hello"]
+    """)
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    note = "note: reused results of experiment installed are identified by configuration only"
+    run = project.run()
+    assert note in run.stdout, run.stdout
+    dry = project.run("--dry")
+    assert dry.returncode == 0 and note in dry.stdout, dry.stdout
+    project.write("evals/greet.py", EVAL + "\n# edited\n")  # nothing reused: nothing to warn about
+    dry = project.run("--dry")
+    assert "identified by configuration only" not in dry.stdout, dry.stdout
