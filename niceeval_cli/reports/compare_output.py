@@ -111,11 +111,12 @@ def significance_text(pair: Pair) -> str | None:
         return None
     q = pair.stats.test.q_value if pair.stats is not None else None
     word = significance.value.replace("-", " ")
-    return word if q is None else f"{word} (q = {_p(q)})"
+    return word if q is None else f"{word} ({_p('q', q)})"
 
 
-def _p(value: float) -> str:
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+def _p(name: str, value: float) -> str:
+    """`q = 0.012`, or `q < 0.001` below what three decimals show."""
+    return f"{name} < 0.001" if value < 0.001 else f"{name} = {value:.3f}"
 
 
 def _pair_line(pair: Pair) -> Text:
@@ -184,7 +185,7 @@ def change_line(change: ExperimentChange, *, named: bool) -> str:
         head = f"mean score {d.base:.3f} → {d.new:.3f}, Δ {d.difference:+.3f}".replace("-", "−")
         bounds = "" if d.interval is None else (
             f" [{d.interval.low:+.3f}, {d.interval.high:+.3f}]".replace("-", "−"))
-    p = "" if d.p_value is None else f", p = {_p(d.p_value)}"
+    p = "" if d.p_value is None else f", {_p('p', d.p_value)}"
     units = f"paired over {d.n_units} eval{'s' if d.n_units != 1 else ''}"
     name = f"{visible(change.experiment_id, _NAME_LIMIT, single_line=True)}: " if named else ""
     return f"  {name}{head}{bounds}{p} ({units})"

@@ -87,3 +87,20 @@ def test_a_gate_that_passes_over_evals_new_could_not_decide_says_so(project: Pro
     assert "without weighing" not in project.cli("compare", base, new).stderr  # no gate asked: nothing to say
     same = project.cli("compare", base, base, "--fail-on", "significant-regression")
     assert same.returncode == 0 and same.stderr == ""
+
+
+def test_a_certain_drop_reads_q_below_a_thousandth(project: Project) -> None:
+    """Three attempts scoring 0.5, then three scoring 0.4, no spread: Welch's p is 0 (statistics.md),
+    the gate exits 1 and the terminal reads `q < 0.001` (it read `q = < 0.001`)."""
+    project.write("app.py", "def reply(message):\n    return message\n")
+    project.write("evals/s.py", "import os\nfrom niceeval_cli import define_score_eval\n\n\n"
+                  "@define_score_eval()\nasync def s(t):\n    await t.send('x')\n"
+                  "    t.score(float(os.environ['SV']), weight=1)\n")
+    project.write("niceeval.toml", '[project]\nattempts = 3\n[experiments.local]\nadapter = "python"\n'
+                  '[experiments.local.options]\ncallable = "app:reply"\n')
+    assert project.run(env={"SV": "0.5"}).returncode == 0
+    base = _latest(project)
+    assert project.run("--rerun-all", env={"SV": "0.4"}).returncode == 0
+    gate = project.cli("compare", base, _latest(project), "--fail-on", "significant-regression")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "significant (q < 0.001)" in gate.stdout and "= <" not in gate.stdout, gate.stdout
