@@ -524,6 +524,7 @@ class ExperimentTotals:
     duration_ms: float  # summed over attempts
     mean_duration_ms: float | None
     attempts_errored: int = 0  # pass-style attempts that errored: not counted in the attempt pass rate
+    pass_evals_undecided: int = 0  # pass-style evals neither passed nor failed (every attempt errored, ...)
 
     @property
     def eval_pass_rate(self) -> float | None:
@@ -542,6 +543,7 @@ class ExperimentTotals:
             "pass_evals": self.pass_evals,
             "pass_evals_passed": self.pass_evals_passed,
             "eval_pass_rate": self.eval_pass_rate,
+            "pass_evals_undecided": self.pass_evals_undecided,
             "attempt_pass_rate": self.attempt_pass_rate,
             "attempts_errored": self.attempts_errored,
             "score_attempts": self.score_attempts,
@@ -584,6 +586,7 @@ def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> E
         attempts=len(mine),
         pass_evals=len(sides),
         pass_evals_passed=sum(1 for s in sides if s.verdict is Verdict.PASSED),
+        pass_evals_undecided=sum(1 for s in sides if s.verdict is Verdict.UNDECIDED),
         attempts_passed=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.PASSED),
         pass_attempts=len(pass_attempts),
         attempts_errored=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.ERRORED),

@@ -155,6 +155,8 @@ def _totals_lines(totals: Sequence[ExperimentTotals]) -> list[Text]:
         if t.pass_evals:
             rate = t.eval_pass_rate or 0.0
             parts.append(f"evals {t.pass_evals_passed}/{t.pass_evals} passed ({rate:.0%})")
+            if t.pass_evals_undecided:
+                parts.append(f"{t.pass_evals_undecided} undecided")
             decided = t.pass_attempts - t.attempts_errored
             parts.append(f"attempts {t.attempts_passed}/{decided} passed")
             if t.attempts_errored:
