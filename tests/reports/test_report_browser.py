@@ -240,3 +240,33 @@ def test_rows_past_the_first_ones_are_moved_in_after_load_in_the_same_order(buil
     page.uncheck("input[name=state][value=passed]")
     kept = page.eval_on_selector_all("#attempts > li:not([hidden])", "els => els.map(e => e.dataset.state)")
     assert "passed" not in kept
+
+
+def test_the_tag_filter_matches_whole_tags_as_run_tag_does(tmp_path: Path, open_report) -> None:
+    """A tag with a space in it is one tag: filtering on `smoke` shows what `run --tag smoke` runs."""
+    from tests.support.project import Project
+
+    proj = Project(tmp_path / "proj")  # a subprocess: Playwright holds this thread's event loop
+    proj.write("evals/t.py", '''
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval(tags=["smoke test"])
+        def spaced(t):
+            t.check(1, equals(1)).label("one")
+
+        @define_eval(tags=["smoke", "nightly"])
+        def plain(t):
+            t.check(1, equals(1)).label("one")
+    ''')
+    assert proj.run().returncode == 0
+    out = tmp_path / "report.html"
+    assert proj.cli("report", "--out", str(out)).returncode == 0
+    page = open_report(out).page
+    matrix = "#matrix tbody.eval-group:not([hidden])"
+    for tag, shown in (("smoke", ["t/plain"]), ("smoke test", ["t/spaced"]), ("nightly", ["t/plain"])):
+        page.select_option("#filter-tag", tag)
+        assert visible_evals(page) == shown, tag
+        assert page.eval_on_selector_all(matrix, "els => els.map(e => e.dataset.eval)") == shown, tag
+    page.select_option("#filter-tag", "")
+    assert sorted(visible_evals(page)) == ["t/plain", "t/spaced"]

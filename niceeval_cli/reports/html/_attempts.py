@@ -9,7 +9,7 @@ from ...comparison import shown_eval_id
 from ..data import ReportData
 from ..viewmodels.standing import score_standing
 from ..viewmodels.text import duration
-from ._words import MARKS, OK_WORDS, attempt_word, eval_tags, score_text, slug
+from ._words import MARKS, OK_WORDS, attempt_word, eval_tags, score_text, slug, tags_attribute
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class AttemptItem:
         return f"s-{self.state_slug}" + (f" g-{self.grade}" if self.grade else "")
 
     @property
-    def tags_text(self) -> str:
-        return " ".join(self.tags)
+    def tags_attribute(self) -> str:
+        return tags_attribute(self.tags)
 
 
 def attempt_items(data: ReportData, limit: int | None = None) -> list[AttemptItem]:

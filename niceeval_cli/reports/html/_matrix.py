@@ -17,7 +17,7 @@ from ..compare_output import side_text
 from ..data import ReportData
 from ..viewmodels.standing import score_standing
 from ..viewmodels.stats import counts_text
-from ._words import MARKS, eval_tags
+from ._words import MARKS, eval_tags, tags_attribute
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,10 @@ class MatrixRow:
     @property
     def all_ok(self) -> bool:
         return all(c.ok for c in self.cells if c is not _NONE_CELL) and all(r.all_ok for r in self.cases)
+
+    @property
+    def tags_attribute(self) -> str:
+        return tags_attribute(self.tags)
 
     @property
     def collapsed(self) -> bool:

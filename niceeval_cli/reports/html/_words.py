@@ -9,6 +9,7 @@ from typing import Any, cast
 from ..._records import AttemptRecord
 from ..._states import CLEAN_STATES, Derived, EvalKind
 from .. import _tally
+from .._safe import visible
 from ..viewmodels import attempt as attempt_vm
 
 
@@ -67,6 +68,12 @@ def eval_tags(row: Mapping[str, Any], cache: dict[tuple[str, str], tuple[str, ..
     if cache is not None:
         cache[key] = found
     return found
+
+
+def tags_attribute(tags: tuple[str, ...]) -> str:
+    """A row's tags for its `data-tags`: a JSON list, so the tag filter matches whole tags ("smoke"
+    never matches "smoke test"), each tag as its `<option>` shows it (controls escaped)."""
+    return json.dumps([visible(tag, None) for tag in tags], ensure_ascii=False)
 
 
 def _parse_tags(row: Mapping[str, Any]) -> tuple[str, ...]:

@@ -208,7 +208,7 @@
   var want = {states: {}, experiment: "", tag: "", text: ""};
   function value(id) { var e = document.getElementById(id); return e ? e.value : ""; }
   function named(tags, evalId) {  // the tag and eval id filters (the matrix follows these two)
-    return (!want.tag || (" " + tags + " ").indexOf(" " + want.tag + " ") >= 0) &&
+    return (!want.tag || JSON.parse(tags).indexOf(want.tag) >= 0) &&  // whole tags: a JSON list
       (!want.text || evalId.toLowerCase().indexOf(want.text) >= 0);
   }
   function keep(state, experiment, tags, evalId) {
