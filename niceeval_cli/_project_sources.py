@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -53,9 +54,9 @@ class ProjectSources:
         `scripts`: the files are run as scripts, so their folders are on the path they import from.
         `named`: files outside the project that count all the same, under the name given (an eval
         module under an eval root outside the project root)."""
-        roots = [p.resolve() for p in paths]
+        roots = [self._located(p) for p in paths]
         extra = tuple(sorted({p.parent for p in roots})) if scripts else ()
-        names = {path.resolve(): name for path, name in (named or {}).items()}
+        names = {form: name for path, name in (named or {}).items() for form in (self._located(path), path.resolve())}
         found: dict[str, str] = {}
         todo = list(roots)
         while todo:
@@ -73,10 +74,18 @@ class ProjectSources:
         elsewhere counts under its own name (it was named; what it points at can change)."""
         found: dict[str, str] = {}
         for path in paths:
-            rel = self.relative(path.absolute())
+            located = self._located(path)
+            rel = self.relative(located)
             if rel is not None:
-                found[rel] = self._read(path.resolve(), False, ())[0]
+                found[rel] = self._read(located, False, ())[0]
         return dict(sorted(found.items()))
+
+    def _located(self, path: Path) -> Path:
+        """`path` as found inside the project (absolute, symbolic links kept: a module or input
+        reached through a link inside the project is the project's, wherever the link points),
+        else its real path."""
+        plain = Path(os.path.abspath(path))
+        return plain if self.relative(plain) is not None else path.resolve()
 
     def _read(self, path: Path, parse: bool, extra: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
         """The file's digest and (when `parse`) the project files its imports name; each read once."""
@@ -172,10 +181,10 @@ def _module_file(base: Path) -> Path | None:
     """The file a module at `base` is loaded from: a package's `__init__.py`, else `base.py`."""
     init = base / "__init__.py"
     if init.is_file():
-        return init.resolve()
+        return init
     module = base.with_name(base.name + ".py")
     if module.is_file():
-        return module.resolve()
+        return module
     return None
 
 

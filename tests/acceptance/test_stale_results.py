@@ -238,3 +238,33 @@ def test_dry_warns_as_the_run_would_about_results_identified_by_configuration_on
     project.write("evals/greet.py", EVAL + "\n# edited\n")  # nothing reused: nothing to warn about
     dry = project.run("--dry")
     assert "identified by configuration only" not in dry.stdout, dry.stdout
+
+
+def test_a_module_reached_through_a_link_inside_the_project_counts_by_its_content(
+    project: Project, tmp_path: Path
+) -> None:
+    """A shared library linked into the project (`shared -> ../libs/shared`) is imported as
+    `shared.rules`: it is a project module by the path the import finds it at."""
+    library = tmp_path / "libs" / "shared"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text("")
+    (library / "rules.py").write_text('WORD = "hello"\n')
+    (project.root / "shared").symlink_to(library, target_is_directory=True)
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/greet.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import includes
+
+        from shared.rules import WORD
+
+        @define_eval()
+        def greet(t):
+            t.check("hello bob", includes(WORD))
+    """)
+    passes(project)
+    assert_reused(project)
+    (library / "rules.py").write_text('WORD = "bye"\n')
+    slot = planned(project)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["source:shared/rules.py"]), slot
+    res = project.run()
+    assert res.returncode == 1, res.stdout + res.stderr
