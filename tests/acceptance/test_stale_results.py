@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.loopback import JudgeServer, Reply
 from tests.support.project import Project
 
 EVAL = """
@@ -33,9 +34,9 @@ callable = "app.agent:reply"
 """
 
 
-def planned(proj: Project) -> dict[str, Any]:
+def planned(proj: Project, env: dict[str, str | None] | None = None) -> dict[str, Any]:
     """The one slot of `run --dry --json` (it executes nothing)."""
-    res = proj.run("--dry", "--json")
+    res = proj.run("--dry", "--json", env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     [event] = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     [slot] = event["slots"]
@@ -116,6 +117,36 @@ def test_editing_the_package_init_of_a_custom_adapter_reexecutes(project: Projec
     assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:bots/__init__.py"]), slot
     res = project.run()
     assert res.returncode == 1, res.stdout + res.stderr
+
+
+def test_editing_the_package_init_of_openai_chats_tools_module_reexecutes(
+    project: Project, judge_server: JudgeServer
+) -> None:
+    judge_server.default = Reply.text("hello there")
+    project.write("niceeval.toml", f"""
+        [experiments.chat]
+        adapter = "openai-chat"
+        model = "m"
+        [experiments.chat.options]
+        base_url = "{judge_server.base_url}"
+        api_key_env = "SUT_TEST_KEY"
+        tools = "agent.tools:SCHEMAS"
+        tool_handlers = "agent.tools:HANDLERS"
+    """)
+    project.write("agent/__init__.py", 'ANSWER = "found"\n')
+    project.write("agent/tools.py", """
+        import sys
+
+        SCHEMAS = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
+        HANDLERS = {"lookup": lambda arguments: sys.modules["agent"].ANSWER}
+    """)
+    project.write("evals/greet.py", EVAL)
+    env: dict[str, str | None] = {"SUT_TEST_KEY": "sk-test-local"}
+    assert project.run(env=env).returncode == 0
+    assert planned(project, env)["decision"] == "reuse"
+    project.write("agent/__init__.py", 'ANSWER = "not found"\n')
+    slot = planned(project, env)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["sut:agent/__init__.py"]), slot
 
 
 def test_a_module_imported_by_a_literal_name_is_part_of_the_source(project: Project) -> None:
