@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ._loading import find_config, load_config, load_credentials
 from ._precedence import (
+    DEFAULT_TRACE_FLUSH_MS,
     EvalOptionsLike,
     RunOverrides,
     SlotSettings,
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_EVAL_ROOTS",
     "DEFAULT_EXPERIMENT_ID",
     "DEFAULT_STORE",
+    "DEFAULT_TRACE_FLUSH_MS",
     "ENV_FILE_NAME",
     "EVAL_JUDGE_FIELDS",
     "LOOKS_LIKE_A_KEY",

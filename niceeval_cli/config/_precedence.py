@@ -65,6 +65,10 @@ class RunOverrides:
                 raise ConfigError(f"{flag}: expected an integer ≥ {minimum}, got {show(value)}.")
 
 
+#: How long a turn waits for spans still open after its send returned (`trace_flush_ms`).
+DEFAULT_TRACE_FLUSH_MS = 2000
+
+
 class SlotSettings(FrozenModel):
     """The settings one (experiment, eval) pair runs with, frozen before dispatch. A value: pairs
     that resolve alike may share one object (a run of 10 000 evals holds a handful)."""
@@ -75,7 +79,7 @@ class SlotSettings(FrozenModel):
     judge: JudgeSettings | None  # None when the eval does not declare judge
     sandbox: SandboxSpec | None = None  # resolved (eval > experiment > project); None: no sandbox
     traces: str | None = None  # the experiment's `traces` ("otel" | "otlp"); None: spans are not read
-    trace_flush_ms: int = 2000  # how long a turn waits for its spans after it ends
+    trace_flush_ms: int = DEFAULT_TRACE_FLUSH_MS  # how long a turn waits for its spans after it ends
 
 
 class _EvalOptions(NamedTuple):
@@ -112,7 +116,7 @@ def resolve_slot_settings(
         judge=judge,
         sandbox=resolve_sandbox(project, experiment, _eval_sandbox(eval_opts), eval_opts.id),
         traces=experiment.traces,
-        trace_flush_ms=experiment.trace_flush_ms or 2000,
+        trace_flush_ms=experiment.trace_flush_ms or DEFAULT_TRACE_FLUSH_MS,
     )
 
 

@@ -16,6 +16,7 @@ from .._states import AttemptState, GateState, PlanReason
 from ..adapters import AdapterLoadError, check_experiment, load_adapter
 from ..authoring import Adapter
 from ..config import (
+    DEFAULT_TRACE_FLUSH_MS,
     ConfigError,
     ExperimentConfig,
     JudgeSettings,
@@ -463,6 +464,10 @@ class _Shapes:
             shared["sandbox"] = self.sandbox_views(settings.sandbox)
         if settings.traces is not None:  # what a turn observes changes: earlier attempts are not reused
             shared["traces"] = settings.traces
+            if settings.trace_flush_ms != DEFAULT_TRACE_FLUSH_MS:
+                # A span that ends later than this leaves the trace incomplete, and the tool
+                # assertions unavailable. (Left out at the default: those results keep their fingerprint.)
+                shared["trace_flush_ms"] = settings.trace_flush_ms
         if settings.judge is not None and settings.judge.min_human_kappa is not None:
             # The gate lets a judge decide by the labels in the store when the run starts: a
             # result is reused only while the identities its judge cleared still clear it.

@@ -299,3 +299,45 @@ def test_a_module_reached_through_a_link_inside_the_project_counts_by_its_conten
     assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["source:shared/rules.py"]), slot
     res = project.run()
     assert res.returncode == 1, res.stdout + res.stderr
+
+
+def test_a_shorter_trace_flush_reexecutes_what_a_late_span_passed(project: Project) -> None:
+    """`trace_flush_ms` decides whether a turn's trace is complete: a tool span ending 0.4 s after
+    the send is seen within the default 2 s, and not within 0.1 s — then `called_tool` cannot be
+    decided. The pass seen with the longer wait is not reused for the shorter one."""
+    pytest.importorskip("opentelemetry.sdk")
+    project.write("app.py", """
+        import threading
+
+        from opentelemetry import trace
+
+        tracer = trace.get_tracer("app")
+
+
+        def reply(message):
+            span = tracer.start_span("execute_tool lookup", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": "c1"})
+            threading.Timer(0.4, span.end).start()  # the tool's span ends after the reply
+            return "hello " + message
+    """)
+    project.write("evals/greet.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        async def greet(t):
+            turn = await t.send("bob")
+            turn.called_tool("lookup").gate()
+    """)
+    toml = ('[experiments.local]\nadapter = "python"\ntraces = "otel"\n{extra}'
+            '[experiments.local.options]\ncallable = "app:reply"\n')
+    project.write("niceeval.toml", toml.format(extra=""))
+    passes(project)
+    project.write("niceeval.toml", toml.format(extra="trace_flush_ms = 2000\n"))  # the default, written out
+    assert planned(project)["decision"] == "reuse"
+    project.write("niceeval.toml", toml.format(extra="trace_flush_ms = 100\n"))
+    slot = planned(project)
+    assert (slot["plan_reason"], slot["changed"]) == ("fingerprint-changed", ["trace_flush_ms"]), slot
+    res = project.run()
+    assert res.returncode == 5, res.stdout + res.stderr
+    assert [r["reason"] for r in project.sql("SELECT reason FROM assertion_results ORDER BY rowid DESC LIMIT 1")] \
+        == ["trace-incomplete"]
