@@ -116,7 +116,7 @@ def import_labels(store_file: Path, file: Path, *, author: str | None = None) ->
     from ..store import LabelInput, Store, StoreError
 
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")  # a byte-order mark, as some editors write, is not a row
     except OSError as error:
         raise UsageError(f"Cannot read the label file {file}: {error.strerror or error}.") from error
     except UnicodeDecodeError as error:
@@ -125,7 +125,9 @@ def import_labels(store_file: Path, file: Path, *, author: str | None = None) ->
     fallback: str | None = None
     labels: list[LabelInput] = []
     with Store.open(_existing(store_file)) as store:
-        for line_no, line in enumerate(text.splitlines(), start=1):
+        # Lines end at "\n" only (JSON Lines): splitlines() would also cut a row at a U+2028, U+0085 or
+        # \x1c in its text, which JSON leaves unescaped (and `label export` writes as they are).
+        for line_no, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             where = f"{file}, line {line_no}"

@@ -241,3 +241,32 @@ def test_a_lone_surrogate_in_an_import_row_exits_2_naming_file_and_line_and_writ
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{file}, line 2: the {field} is not valid Unicode" in done.stderr, done.stderr
     assert _labels(proj) == []
+
+
+def test_an_export_holding_line_separators_and_hostile_text_imports_back_exactly(proj: Project, tmp_path: Path):
+    """JSON leaves U+2028, U+2029 and U+0085 unescaped: the import cuts rows at "\\n" only."""
+    attempt = _attempt(proj)
+    comment = "one\u2028two\u2029three\u0085four </script>\u202e\t\"q\" \x1c end"
+    assert proj.cli("label", f"@{attempt}", "capital", "--value", "0", "--comment", comment, "--author",
+                    "Ada <b>", env=ENV).returncode == 0
+    exported = proj.cli("label", "export", env=ENV)
+    file = tmp_path / "labels.jsonl"
+    file.write_text(exported.stdout, encoding="utf-8")
+    shutil.copytree(proj.root, tmp_path / "other")  # another store holding the run (and that label)
+    other = Project(tmp_path / "other", in_process=True)
+    done = other.cli("label", "import", str(file), env=ENV)
+    assert done.returncode == 0, done.stderr
+    rows = [(r["author"], r["comment"]) for r in _labels(other)]
+    assert rows == [("Ada <b>", comment), ("Ada <b>", comment)]
+
+
+def test_a_file_with_a_byte_order_mark_and_crlf_lines_imports(proj: Project, tmp_path: Path):
+    """As a spreadsheet or a Windows editor saves it."""
+    attempt = _attempt(proj)
+    rows = [json.dumps({"attempt_id": attempt, "assertion_key": k, "value": 1, "author": "Ada"})
+            for k in ("capital", "exact")]
+    file = tmp_path / "labels.jsonl"
+    file.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(rows).encode() + b"\r\n")
+    done = proj.cli("label", "import", str(file), env=ENV)
+    assert done.returncode == 0, done.stderr
+    assert [r["assertion_key"] for r in _labels(proj)] == ["capital", "exact"]
