@@ -32,6 +32,7 @@ from .._capture import run_captured
 from .._credentials import looks_like_secret
 from ..authoring import Adapter, AdapterContext, InstalledVersionError, Turn
 from ..traces import current_turn_trace
+from ._events import stream_lines
 from ._options import AdapterOptions, tail
 
 OBSERVES = ("messages", "tool_calls")
@@ -106,7 +107,7 @@ class AgentCliAdapter(Adapter):
         state = ctx.session.state if ctx.session is not None else {}
         argv = self.argv(message, state.get(_SESSION_KEY), self.options.model or ctx.experiment.model)
         code, out, err = await self._run(ctx, argv)
-        lines = [line for line in out.splitlines() if line.strip()]
+        lines = [line for line in stream_lines(out) if line.strip()]
         read = self.read(message, lines, state)
         if read.session_id:
             state[_SESSION_KEY] = read.session_id

@@ -36,6 +36,15 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN else text[:_SHOWN] + f"… [+{len(text) - _SHOWN} chars]"
 
 
+def stream_lines(stdout: str) -> list[str]:
+    """A JSON-lines stream's lines, cut at "\\n" only (a "\\r" before it is JSON whitespace).
+
+    Not `splitlines()`: it also cuts at U+2028, U+2029, U+0085 and \\x1c–\\x1e, and JSON leaves the
+    first three unescaped inside strings (Python's `ensure_ascii=False`, Node's `JSON.stringify`), so
+    an agent quoting such text would have its event cut in two."""
+    return stdout.split("\n")
+
+
 def turn_from_ndjson(message: str, stdout: str, who: str) -> Turn:
     """`output = "ndjson"`: one event object per line, then `{"type": "final", ...}` last.
 
@@ -44,7 +53,7 @@ def turn_from_ndjson(message: str, stdout: str, who: str) -> Turn:
     events: list[AnyEvent] = []
     final: Mapping[str, Any] | None = None
     final_line = 0
-    for number, line in enumerate(stdout.splitlines(), 1):
+    for number, line in enumerate(stream_lines(stdout), 1):
         if not line.strip():
             continue
         if final is not None:
@@ -202,6 +211,7 @@ __all__ = [
     "events_from_list",
     "openai_usage",
     "parse_chat_reply",
+    "stream_lines",
     "sum_usage",
     "tool_call_event",
     "turn_from_chat_reply",

@@ -278,3 +278,32 @@ def test_claude_code_with_a_stand_in_printing_the_documented_stream(proj: Projec
     turns = proj.sql("SELECT cost_usd, input_tokens FROM turns ORDER BY ordinal")
     assert [(t["cost_usd"], t["input_tokens"]) for t in turns] == [(0.5, 10), (0.5, 10)]
     assert proj.sql("SELECT state FROM assertion_results")[0]["state"] == "matched"
+
+
+SEPARATOR_STAND_IN = """#!{python}
+# A stand-in for `claude` whose reply quotes a line separator: Node's JSON.stringify leaves U+2028 raw.
+import json, sys
+
+if sys.argv[1:] == ["--version"]:
+    print("2.0.0 (Claude Code)")
+    sys.exit(0)
+def emit(event):
+    print(json.dumps({**event, "session_id": "s-1"}, ensure_ascii=False), flush=True)
+emit({"type": "system", "subtype": "init", "model": "fake"})
+emit({"type": "result", "subtype": "success", "is_error": False, "result": "one\\u2028two\\u0085three",
+      "usage": {"input_tokens": 10, "output_tokens": 2}})
+"""
+
+
+def test_claude_code_reading_a_reply_that_quotes_a_line_separator_keeps_the_turn(proj: Project) -> None:
+    import sys
+
+    stand_in = proj.write("bin/claude", SEPARATOR_STAND_IN.replace("{python}", sys.executable))
+    stand_in.chmod(0o755)
+    proj.write("evals/fix.py", "from niceeval_cli import define_eval\n\n@define_eval()\nasync def fix(t):\n"
+                               "    await t.send('one')\n")
+    proj.write("niceeval.toml", '[experiments.agent]\nadapter = "claude-code"\nmodel = "m-9"\n'
+                                '[experiments.agent.options]\nbinary = "bin/claude"\n')
+    result = proj.run()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [t["message"] for t in proj.sql("SELECT message FROM turns")] == ["one\u2028two\u0085three"]

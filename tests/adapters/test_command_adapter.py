@@ -108,3 +108,15 @@ def test_a_failing_command_makes_the_attempt_errored_with_adapter_error(run_proj
     [row] = run.query()
     assert (row["state"], row["reason"]) == ("errored", "adapter-error")
     assert "exited with code 7" in row["error"] and "no GPU found" in row["error"]
+
+
+async def test_an_ndjson_event_quoting_a_line_separator_is_one_event(make_ctx: Callable[..., AdapterContext]) -> None:
+    """JSON leaves U+2028 / U+2029 / U+0085 raw in strings (Node's JSON.stringify, ensure_ascii=False):
+    the line is still one event, the text kept whole."""
+    said = "one\u2028two\u2029three\u0085four"
+    code = ("import json, sys; p = lambda o: sys.stdout.write(json.dumps(o, ensure_ascii=False) + '\\n'); "
+            f"p({{'type': 'message', 'text': {said!r}}}); p({{'type': 'final', 'message': {said!r}}})")
+    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp")
+    turn = await adapter.send(make_ctx(), "hi")
+    assert turn.message == said
+    assert [e.text for e in turn.events] == [said]  # type: ignore[union-attr]
