@@ -139,6 +139,21 @@ def pass_verdict(passed: int, failed: int, errored: int, rule: PassRule) -> tupl
     return (AttemptState.FAILED if failed else AttemptState.ERRORED), pass_rate
 
 
+def settled_verdict(passed: int, failed: int, errored: int, missing: int, rule: PassRule) -> AttemptState:
+    """The fold's result when `missing` of the eval's planned attempts were never sealed (a shard
+    not merged yet, a run stopped early): what the sealed attempts give only when no outcome of
+    the missing ones could change it, else `errored` — nothing definite yet. Every missing attempt
+    passing, every one failing and every one erroring are the extremes; any mix folds between them
+    (tests/outcomes/test_settled_verdict.py checks every mix), so their agreement is enough."""
+    sealed = pass_verdict(passed, failed, errored, rule)[0]
+    if missing <= 0:
+        return sealed
+    extremes = {pass_verdict(passed + missing, failed, errored, rule)[0],
+                pass_verdict(passed, failed + missing, errored, rule)[0],
+                pass_verdict(passed, failed, errored + missing, rule)[0]}
+    return sealed if extremes == {sealed} else AttemptState.ERRORED
+
+
 def _interval_verdict(passed: int, decided: int, rule: IntervalRule) -> AttemptState:
     """Passed when low ≥ r, failed when high < r; otherwise (or with nothing decided) errored."""
     interval = stats.wilson(passed, decided, rule.confidence)

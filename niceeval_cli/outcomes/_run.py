@@ -10,7 +10,16 @@ from typing import Any, NamedTuple, Protocol
 from .._errors import ExitCode
 from .._states import AttemptState, Derived, EvalKind, GateState
 from ._attempt import ScoreAttemptLike
-from ._folds import PassRule, ScoreCounts, count_scores, gate_of, not_pass_style, pass_verdict, stored_pass_rule
+from ._folds import (
+    PassRule,
+    ScoreCounts,
+    count_scores,
+    gate_of,
+    not_pass_style,
+    pass_verdict,
+    settled_verdict,
+    stored_pass_rule,
+)
 
 # ── the run's exit code ──────────────────────────────────────────────────────────────────
 
@@ -134,6 +143,7 @@ def decide_run(
     counts: Iterable[int] | None = None,
     per_eval: bool = True,
     passed_evals: Iterable[PassedEvalsRow] = (),
+    missing: Mapping[tuple[str, str, str | None], int] | None = None,
 ) -> RunDecision:
     """The exit code and counts of a run (or of several merged runs) from its sealed rows.
 
@@ -151,6 +161,10 @@ def decide_run(
     `passed_evals`: evals counted, not named (other evals than the rows'), each folded as its
     `attempts_each` passed attempts under its rule: deciding a run of 20 000 passing evals folds
     each distinct (attempts, rule) once. They have no ids, so only with `per_eval=False`.
+
+    `missing`: per (experiment, eval, case), planned attempts no row stands for (a shard group's
+    slots no shard filled): such a pass-style eval is folded by `settled_verdict` — a failure is
+    definite only when the missing attempts could not undo it.
     """
     weights: Iterable[int] = itertools.repeat(1) if counts is None else counts
     state_counts: dict[str, int] = {}
@@ -222,7 +236,8 @@ def decide_run(
         if odd and key in odd:  # the state a fold over the copies meets first and refuses
             raise not_pass_style(odd[key])
         fold = (passed, failed, errored, rule)  # evals mostly share their counts: each decided once
-        result = verdicts.get(fold)
+        unsealed = missing.get(key, 0) if missing else 0
+        result = verdicts.get(fold) if not unsealed else settled_verdict(passed, failed, errored, unsealed, rule)
         if result is None:
             result = verdicts[fold] = pass_verdict(passed, failed, errored, rule)[0]
         by_result[result] += 1

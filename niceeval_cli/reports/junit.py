@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -95,6 +96,8 @@ def _attempt_note(attempt: AttemptRow) -> str:
 
 #: The <error> type of an eval still undecided by its interval after `run --until-decided`.
 UNDECIDED = "undecided"
+#: ... and of one whose attempts that never ran (a missing shard's) could still change its verdict.
+NOT_DECIDED = "not decided"
 
 
 def _seconds(duration_ms: float | None) -> str:
@@ -106,19 +109,26 @@ def _spent_ms(attempts: Sequence[AttemptRow]) -> float:
     return sum(max(a.duration_ms or 0.0, 0.0) for a in attempts if a.relation != Relation.REFERENCE)
 
 
-def _fold(attempts: Sequence[AttemptRow], verdicts: Sequence[str | None], pass_rule: str | None
-          ) -> tuple[str | None, str, str]:
+def _fold(attempts: Sequence[AttemptRow], verdicts: Sequence[str | None], pass_rule: str | None,
+          missing: int = 0) -> tuple[str | None, str, str]:
     """The eval's verdict ("failure", "error" or None), its word (the <failure>/<error> type) and
-    the summary line <system-out> starts with."""
+    the summary line <system-out> starts with. `missing`: its planned attempts that never ran —
+    a pass-style verdict stands only if they could not change it (`outcomes.settled_verdict`)."""
     if EvalKind(attempts[0].kind) is EvalKind.PASS:
         rule = outcomes.stored_pass_rule(pass_rule)
         fold = outcomes.fold_pass_eval([AttemptState(a.state) for a in attempts], rule)
         decided = fold.passed + fold.failed + fold.errored
-        summary = f"{fold.result.value} under pass_rule {rule}: {fold.passed} of {decided} attempts passed"
+        result = outcomes.settled_verdict(fold.passed, fold.failed, fold.errored, missing, rule)
+        summary = f"{result.value} under pass_rule {rule}: {fold.passed} of {decided} attempts passed"
+        if result is not fold.result:  # its missing attempts could still change it
+            return "error", NOT_DECIDED, (f"{NOT_DECIDED} under pass_rule {rule}: {fold.passed} of {decided} "
+                                          f"attempts passed, {missing} not run could change it")
+        if missing:
+            summary += f", {missing} not run"
         if fold.undecided and isinstance(rule, outcomes.IntervalRule):  # run --until-decided (statistics.md)
             return "error", UNDECIDED, outcomes.undecided_text(fold.passed, fold.failed, rule)
-        verdict = {AttemptState.FAILED: "failure", AttemptState.ERRORED: "error"}.get(fold.result)
-        return verdict, fold.result.value, summary
+        verdict = {AttemptState.FAILED: "failure", AttemptState.ERRORED: "error"}.get(result)
+        return verdict, result.value, summary
     verdict = "failure" if "failure" in verdicts else "error" if "error" in verdicts else None
     bad = sum(v is not None for v in verdicts)
     summary = f"{len(attempts) - bad} of {len(attempts)} attempts scored cleanly"
@@ -154,7 +164,8 @@ def _flaky(case: ET.Element, attempt: AttemptRow, results: Sequence[AssertionRes
 
 
 def eval_testcase(
-    attempts: Sequence[AttemptRow], results: Mapping[str, Sequence[AssertionResult]], pass_rule: str | None
+    attempts: Sequence[AttemptRow], results: Mapping[str, Sequence[AssertionResult]], pass_rule: str | None,
+    missing: int = 0,
 ) -> ET.Element:
     """One (experiment, eval, case): one testcase, its state the eval's (see the module doc)."""
     first = attempts[0]
@@ -163,10 +174,10 @@ def eval_testcase(
         "time": _seconds(_spent_ms(attempts)),
     })
     verdicts = [_verdict(a) for a in attempts]
-    verdict, word, summary = _fold(attempts, verdicts, pass_rule)
+    verdict, word, summary = _fold(attempts, verdicts, pass_rule, missing)
     wrong = [(a, results.get(a.id, [])) for a, v in zip(attempts, verdicts, strict=True) if v is not None]
     if verdict is not None:
-        message = summary if word == UNDECIDED else _message(verdict, wrong)
+        message = summary if word in (UNDECIDED, NOT_DECIDED) else _message(verdict, wrong)
         child = ET.SubElement(case, verdict, {"message": _xml_text(message, MESSAGE_LIMIT), "type": word})
         child.text = _xml_text("\n\n".join(_body(a, r) for a, r in wrong))
     elif EvalKind(first.kind) is EvalKind.PASS:
@@ -190,8 +201,9 @@ def build(sealed: SealedRun) -> ET.ElementTree:
     for experiment_id in [*run.experiments, *sorted({a.experiment_id for a in sealed.attempts})]:
         if experiment_id not in suites:
             suites[experiment_id] = ET.SubElement(root, "testsuite", {"name": _xml_text(experiment_id)})
+    missing = Counter((slot.experiment_id, slot.eval_id) for slot in sealed.not_run)
     for key, attempts in per_eval.items():
-        suites[key[0]].append(eval_testcase(attempts, sealed.results, rules.get(key)))
+        suites[key[0]].append(eval_testcase(attempts, sealed.results, rules.get(key), missing.get(key, 0)))
     why = not_run_reason(run)
     for slot in sealed.not_run:
         if slot.experiment_id not in suites:

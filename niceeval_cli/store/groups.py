@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -130,14 +131,19 @@ _STATUS_ORDER = (
 )
 
 
-def decide_group(members: Sequence[Mapping[str, Any]], outcome: Sequence[OutcomeGroup]) -> RunDecision:
+def decide_group(members: Sequence[Mapping[str, Any]], outcome: Sequence[OutcomeGroup],
+                 not_run: Sequence[PlanSlot]) -> RunDecision:
     """The group's verdict: `decide_run` over its members' outcome groups (each standing for its
-    `total` attempts) against the plan's total, a setup error when any member had one."""
+    `total` attempts) against the plan's total, a setup error when any member had one. `not_run`:
+    the planned slots no member filled — an eval missing some of its attempts is decided only as
+    far as they could not change it (a missing shard's passes would undo an "any" failure)."""
     statuses = {RunStatus(m["status"]) for m in members}
+    missing = Counter((slot.experiment_id, slot.eval_id, slot.case_id) for slot in not_run)
     return decide_run(
         outcome, counts=[g.total for g in outcome], planned=members[0]["planned_total"],
         setup_error=RunStatus.SETUP_ERROR in statuses, interrupted=False,
         per_eval=False,  # readers take the exit code; the group's evals are never read
+        missing=missing,
     )
 
 
@@ -239,7 +245,7 @@ def group_row_read(
         groups = outcome_groups(db, ids)
     decision = known.decision if known is not None else None
     if decision is None:
-        decision = decide_group(members, groups)
+        decision = decide_group(members, groups, not_run)
     return group_row(group_id, members, GroupVerdict(int(decision.exit_code), len(not_run))), groups, not_run
 
 
@@ -278,8 +284,9 @@ def store_verdicts(db: Db, group_ids: Iterable[str], *, complete_only: bool = Fa
         if conn.execute(VERDICT_EXISTS_SQL, verdict_params(group_id, key)).fetchone() is not None:
             continue
         ids = [m["id"] for m in members]
-        not_run = len(not_run_slots(db, ids, ids[0]))
-        verdict = GroupVerdict(int(decide_group(members, outcome_groups(db, ids)).exit_code), not_run)
+        unfilled = not_run_slots(db, ids, ids[0])
+        verdict = GroupVerdict(int(decide_group(members, outcome_groups(db, ids), unfilled).exit_code),
+                               len(unfilled))
         conn.execute(INSERT_GROUP_VERDICT, verdict_row(group_id, key, verdict, decided_at))
 
 
@@ -289,9 +296,11 @@ def group_outcome(db: Db, group_id: str) -> GroupOutcome | None:
     members = group_members(db, group_id)
     if not members:
         return None
-    groups = outcome_groups(db, [m["id"] for m in members])
-    stored = stored_verdict(db, group_id, members)
-    return GroupOutcome(members, groups, None if stored is not None else decide_group(members, groups))
+    ids = [m["id"] for m in members]
+    groups = outcome_groups(db, ids)
+    if stored_verdict(db, group_id, members) is not None:
+        return GroupOutcome(members, groups, None)
+    return GroupOutcome(members, groups, decide_group(members, groups, not_run_slots(db, ids, ids[0])))
 
 
 def group_plans(db: Db, group_id: str) -> set[tuple[str | None, int]]:

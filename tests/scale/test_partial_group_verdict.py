@@ -1,0 +1,54 @@
+"""A shard group still missing a shard is decided only as far as the missing attempts could not
+change it (scale.md, "Reading a group"): its exit code is 1 only for a failure no missing attempt
+could undo."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from tests.support.project import Project
+
+EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+async def g(t):
+    turn = await t.send("q")
+    t.check(turn.message, equals("yes")).label("Says yes")
+"""
+
+
+def _project(project: Project, rule: str) -> None:
+    project.write("app.py", "import os\n\n\ndef reply(message):\n    return os.environ['ANSWER']\n")
+    project.write("evals/g.py", EVAL)
+    project.write("niceeval.toml", f'[project]\nattempts = 4\npass_rule = {rule}\n[experiments.local]\n'
+                  'adapter = "python"\n[experiments.local.options]\ncallable = "app:reply"\n')
+    # shard 1 of 2 holds g#1 alone (the plan's stable partition), and fails it; shard 2 passes g#0, g#2, g#3
+    assert project.run("--shard", "1/2", "--store", "one.db", env={"ANSWER": "no"}).exit_code == 1
+    assert project.run("--shard", "2/2", "--store", "two.db", env={"ANSWER": "yes"}).exit_code == 0
+    assert [r["ordinal"] for r in project.sql("SELECT ordinal FROM attempts", store=project.root / "one.db")] == [1]
+
+
+def test_a_failure_the_missing_shard_can_still_undo_is_not_definite(project: Project) -> None:
+    """Under "any", g's one sealed attempt failed while three are missing: the group exited 1, "a
+    definite failure", though the missing shard passes g. It is undecided (5) until the shard comes."""
+    _project(project, '"any"')
+    partial = project.cli("merge", "one.db", "--into", "partial.db", "--exit-code", "--junit", "partial.xml")
+    assert partial.exit_code == 5, partial.stdout + partial.stderr
+    assert "definite failure" not in partial.stdout
+    root = ET.parse(project.root / "partial.xml").getroot()  # JUnit counts what the exit code counts
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "0", "1", "3")
+    (error,) = root.iter("error")
+    assert error.get("type") == "not decided" and "3 not run could change it" in (error.get("message") or "")
+    complete = project.cli("merge", "one.db", "two.db", "--into", "complete.db", "--exit-code")
+    assert complete.exit_code == 0, complete.stdout + complete.stderr
+
+
+def test_a_failure_no_missing_attempt_can_undo_is_definite(project: Project) -> None:
+    """Under "all" the same failed attempt decides g whatever the missing shard holds: exit 1 at once."""
+    _project(project, '"all"')
+    partial = project.cli("merge", "one.db", "--into", "partial.db", "--exit-code")
+    assert partial.exit_code == 1, partial.stdout + partial.stderr
+    assert project.cli("merge", "one.db", "two.db", "--into", "complete.db", "--exit-code").exit_code == 1
