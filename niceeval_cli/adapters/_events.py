@@ -67,6 +67,10 @@ def turn_from_ndjson(message: str, stdout: str, who: str) -> Turn:
             raise EventProtocolError(
                 f"{who}: line {number} of stdout is not JSON ({exc.msg}): {_shown(line)!r}"
             ) from None
+        except RecursionError:
+            raise EventProtocolError(
+                f"{who}: line {number} of stdout is JSON nested too deeply to read: {_shown(line)!r}"
+            ) from None
         if isinstance(obj, Mapping) and obj.get("type") == "final":
             final, final_line = obj, number
             continue
@@ -162,7 +166,7 @@ def call_input(call: Mapping[str, Any]) -> Any:
         return arguments
     try:
         return json.loads(arguments)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads: the model's text
         return arguments
 
 

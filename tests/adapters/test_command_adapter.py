@@ -120,3 +120,14 @@ async def test_an_ndjson_event_quoting_a_line_separator_is_one_event(make_ctx: C
     turn = await adapter.send(make_ctx(), "hi")
     assert turn.message == said
     assert [e.text for e in turn.events] == [said]  # type: ignore[union-attr]
+
+
+async def test_an_ndjson_line_nested_too_deeply_is_an_event_protocol_error_naming_it(
+    make_ctx: Callable[..., AdapterContext],
+) -> None:
+    from niceeval_cli.adapters._events import EventProtocolError
+
+    code = "print('{\"type\": \"message\", \"text\": ' + '[' * 100000 + ']' * 100000 + '}')"
+    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp")
+    with pytest.raises(EventProtocolError, match="line 1 of stdout is JSON nested too deeply"):
+        await adapter.send(make_ctx(), "hi")

@@ -78,6 +78,9 @@ def test_a_tool_call_reply_with_null_content_is_not_an_error():
 def test_arguments_that_are_not_json_stay_raw_text():
     turn = turn_from_chat_reply("q", completion(None, [fn_call("echo", "not json")]), "reply")
     assert turn.events[0].input == "not json"
+    deep = "[" * 100_000 + "]" * 100_000  # JSON, nested past what the parser reads
+    turn = turn_from_chat_reply("q", completion(None, [fn_call("echo", deep)]), "reply")
+    assert turn.events[0].input == deep
 
 
 class Script:
