@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import functools
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -476,9 +477,10 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             else RunStatus.SETUP_ERROR if failures
             else RunStatus.BUDGET_EXHAUSTED if budget_hit else RunStatus.FINISHED
         )
-        unstarted = tuple(
-            f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in dispatcher.unstarted()
-        ) if budget_hit and dispatcher is not None else ()
+        never_started = dispatcher.unstarted() if budget_hit and dispatcher is not None else []
+        unstarted = tuple(f"{s.experiment.id} · {s.eval.id}#{s.ordinal}" for s in never_started)
+        # An eval some of whose attempts never started is decided only as far as they could not change it.
+        missing = Counter((s.experiment.id, s.eval.id, s.eval.case.id if s.eval.case else None) for s in never_started)
         # Executed: attempts this run sealed — not the slots it meant to (a budget or Ctrl-C stops some).
         planned, executed, reused_count = totals.slots, dispatcher.sealed if dispatcher else 0, totals.reused
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
@@ -487,6 +489,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         decision = outcomes.decide_run(
             read.groups, counts=[g.total for g in read.groups], planned=planned, setup_error=bool(failures),
             interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False, passed_evals=read.passed_evals,
+            missing=missing,
         )
         code = decision.exit_code
         store.finish_run(run_id, status=status, ended_at=utc_now_iso(), exit_code=int(code))

@@ -86,6 +86,9 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
             plural(score["errored"], "score attempt") + " errored" if score.get("errored") else "",
             f"{score['unrankable']} unrankable" if score.get("unrankable") else "",
             plural(gates_unavailable, "gate") + " unavailable" if gates_unavailable else "",
+            # failed, yet not definitely: attempts that never ran could still change it (outcomes.settled_verdict)
+            plural(evals["failed"], "eval") + " failed so far, but attempts that never ran could still change "
+            + ("it" if evals["failed"] == 1 else "them") if evals.get("failed") else "",
         ) if p)
     return RunCountLine(evals, score, because)
 

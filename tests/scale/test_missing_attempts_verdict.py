@@ -1,6 +1,7 @@
-"""A shard group still missing a shard is decided only as far as the missing attempts could not
-change it (scale.md, "Reading a group"): its exit code is 1 only for a failure no missing attempt
-could undo."""
+"""An eval some of whose attempts never ran — a shard group still missing a shard, a run whose
+`--budget` was spent — is decided only as far as the missing attempts could not change it
+(scale.md, "Reading a group"; cli.md, "--budget USD"): the exit code is 1 only for a failure no
+missing attempt could undo."""
 
 from __future__ import annotations
 
@@ -52,3 +53,41 @@ def test_a_failure_no_missing_attempt_can_undo_is_definite(project: Project) -> 
     partial = project.cli("merge", "one.db", "--into", "partial.db", "--exit-code")
     assert partial.exit_code == 1, partial.stdout + partial.stderr
     assert project.cli("merge", "one.db", "two.db", "--into", "complete.db", "--exit-code").exit_code == 1
+
+
+PAID_AGENT = """
+from niceeval_cli import Turn, Usage, define_adapter
+
+
+async def send(ctx, message):
+    return Turn(input=message, message="no", usage=Usage(input_tokens=10, output_tokens=0, cost_usd=1.0))
+
+adapter = define_adapter(name="paid", send=send)
+"""
+
+PAID_EVAL = """
+from niceeval_cli.expect import equals
+from agent import adapter
+
+
+async def test(t):
+    turn = await t.send("q")
+    t.check(turn.message, equals("ok")).label("answer")
+
+e0 = adapter.define_eval(test=test, name="e0")
+"""
+
+
+def test_a_budget_spent_after_one_failed_attempt_of_three_decides_nothing_under_any(project: Project) -> None:
+    """$1 an attempt, a $0.50 budget: e's first attempt fails and the other two never start. Under
+    "any" they could pass it: the run exited 1, "a definite failure"; it is undecided (5) and says why."""
+    project.write("agent.py", PAID_AGENT)
+    project.write("evals/e.py", PAID_EVAL)
+    project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "any"\n'
+                  "[experiments.paid]\n")
+    result = project.run("--budget", "0.5")
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "1 eval failed so far, but attempts that never ran could still change it" in result.stdout
+    project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "all"\n'
+                  "[experiments.paid]\n")
+    assert project.run("--budget", "0.5", "--rerun-all").exit_code == 1  # under "all" one failure decides
