@@ -278,7 +278,8 @@ def parse_fail_on(values: Iterable[str]) -> FailOn:
 @dataclass(frozen=True)
 class GateDecision:
     code: ExitCode
-    note: str | None = None  # for stderr: why the gate could not tell (exit 5), or what it did not weigh (exit 0)
+    # for stderr: why the gate failed (1) or could not tell (5), or what it passed over (0)
+    note: str | None = None
 
 
 def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
@@ -287,13 +288,20 @@ def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
     regressions are within noise or untestable ("could not tell"); else 0."""
     comparison = result.comparison
     if fail_on.classes and comparison.any_in(fail_on.classes):
-        return GateDecision(ExitCode.FAILED)
+        tripped = [f"{n} {cls.value}" for cls in fail_on.classes if (n := len(comparison.of(cls)))]
+        return GateDecision(ExitCode.FAILED, "gate failed: " + ", ".join(tripped) + " (--fail-on "
+                            + ",".join(cls.value for cls in fail_on.classes) + ")")
     if not fail_on.significant_regression:
         return GateDecision(ExitCode.OK, _unweighed(result, fail_on))
     regressed = comparison.of(PairClass.REGRESSED)
-    if any(p.significance is Significance.SIGNIFICANT for p in regressed) or any(
-            change.difference.wholly_below_zero for change in comparison.experiments):
-        return GateDecision(ExitCode.FAILED)
+    significant = sum(1 for p in regressed if p.significance is Significance.SIGNIFICANT)
+    below = [change for change in comparison.experiments if change.difference.wholly_below_zero]
+    if significant or below:
+        causes = [f"{significant} regression{'s' if significant != 1 else ''} significant"] if significant else []
+        causes += [f"{change.experiment_id}'s paired {change.style}-style difference lies wholly below 0"
+                   for change in below]
+        return GateDecision(ExitCode.FAILED,
+                            "gate failed: " + "; ".join(causes) + " (--fail-on significant-regression)")
     if regressed:
         within = sum(1 for p in regressed if p.significance is Significance.WITHIN_NOISE)
         untestable = len(regressed) - within

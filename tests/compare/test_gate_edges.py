@@ -104,3 +104,19 @@ def test_a_certain_drop_reads_q_below_a_thousandth(project: Project) -> None:
     gate = project.cli("compare", base, _latest(project), "--fail-on", "significant-regression")
     assert gate.returncode == 1, gate.stdout + gate.stderr
     assert "significant (q < 0.001)" in gate.stdout and "= <" not in gate.stdout, gate.stdout
+
+
+def test_a_failing_gate_says_why_on_stderr(project: Project) -> None:
+    """Both evals pass under "any" on both sides (5/5, then 2/5): no pair regressed, yet the paired
+    line's interval lies wholly below 0 and the significant-regression gate exits 1 (statistics.md).
+    It did so in silence under "Nothing regressed"; stderr now names the cause. A class gate names
+    the classes that tripped it."""
+    write_pattern_project(project, PATTERN, 'attempts = 5\npass_rule = "any"\n')
+    base, new = run_with_passes(project, e1=5, e2=5), run_with_passes(project, e1=2, e2=2)
+    gate = project.cli("compare", base, new, "--fail-on", "significant-regression")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert ("gate failed: local's paired pass-style difference lies wholly below 0 (--fail-on "
+            "significant-regression)") in gate.stderr, gate.stderr
+    worse = run_with_passes(project, e1=0, e2=2)
+    by_class = project.cli("compare", base, worse, "--fail-on", "regressed,undecided")
+    assert by_class.returncode == 1 and "gate failed: 1 regressed (--fail-on regressed,undecided)" in by_class.stderr
