@@ -95,6 +95,14 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
                 raise _interrupted() from None
             typer.echo(f"niceeval: {error}", err=True)
             raise typer.Exit(error.exit_code) from None
+        except UnicodeEncodeError as exc:
+            given = _argument_not_utf8(exc, kwargs)
+            if given is None:
+                _report_crash(exc)
+                raise typer.Exit(ExitCode.INTERNAL) from None
+            typer.echo(f"niceeval: the argument {given} holds bytes that are not UTF-8 (shown as \\udcXX), which "
+                       "no id, key or name can hold; give it as UTF-8 text.", err=True)
+            raise typer.Exit(ExitCode.USAGE) from None
         except Exception as exc:
             if _caused_by_interrupt(exc):
                 raise _interrupted() from None
@@ -102,6 +110,22 @@ def _guard(fn: Callable[..., None]) -> Callable[..., None]:
             raise typer.Exit(ExitCode.INTERNAL) from None
 
     return wrapper
+
+
+def _argument_not_utf8(exc: UnicodeEncodeError, arguments: dict[str, Any]) -> str | None:
+    """The command's argument (shown escaped) that a UnicodeEncodeError failed on, when it is one:
+    bytes that are not UTF-8 on the command line reach Python as lone surrogates, which SQLite and
+    every encoder refuse. None for text from anywhere else (that is a bug, reported as one)."""
+    from ..reports._safe import visible
+
+    failed = exc.object if isinstance(exc.object, str) else ""
+    if not failed or exc.reason != "surrogates not allowed":
+        return None
+    for value in arguments.values():
+        for text in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(text, str) and failed in text:
+                return f"\"{visible(text, 120)}\""
+    return None
 
 
 def _interrupted() -> typer.Exit:

@@ -229,3 +229,16 @@ def test_a_store_from_a_newer_niceeval_is_a_clear_error(project, sealed_once):
 def test_query_before_any_run_is_a_clear_error(project):
     project.write("niceeval.toml", "[project]\n")
     assert_clear_usage_error(project.cli("query", "attempts", "--format", "json"))
+
+
+@pytest.mark.parametrize("args", [
+    ("view", "@01\udcff"), ("report", "\udcff"), ("compare", "\udcff"), ("query", "attempts", "--eval", "\udcff"),
+    ("label", "export", "--run", "\udcff"), ("judge", "agreement", "--run", "\udcff"), ("review", "\udcff"),
+], ids=["view", "report", "compare", "query", "label-export", "judge-agreement", "review"])
+def test_an_argument_that_is_not_utf8_exits_2_naming_it(sealed_once, project, args):
+    """Bytes that are not UTF-8 on a shell's command line (`$'\\xff'`) reach the store as lone surrogates."""
+    from tests.support.project import Project
+
+    done = Project(project.root).cli(*args)  # the real console script: its argv holds the byte 0xff
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "\\udcff" in done.stderr and "not UTF-8" in done.stderr and "internal error" not in done.stderr
