@@ -82,6 +82,9 @@ class UnitFold:
     #: (severity, experiment, eval id, ordinal) of its first attempt in the store's reading order
     #: (attempts worst first): where the unit is first seen. Set by the store's folds.
     first_seen: tuple[int, str, str, int] | None = None
+    #: planned attempts of the unit no attempt filled (a shard group's missing shard, a spent
+    #: budget): its verdict stands only where they could not change it. Set by `compare`.
+    missing: int = 0
 
 
 _NO_KEYS: Mapping[str, tuple[str, ...]] = MappingProxyType({})

@@ -12,6 +12,7 @@ about one attempt comes from `outcomes`; nothing here re-decides what was sealed
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -122,6 +123,7 @@ class Side:
     verdict: Verdict
     key_states: Mapping[str, tuple[str, ...]]  # assertion key → its states over the attempts, sorted
     errored: int = 0  # attempts that errored: evidence neither way, shown beside the rate
+    missing: int = 0  # planned attempts never sealed (a missing shard): the verdict waits on them
 
     @property
     def decided(self) -> int:
@@ -165,7 +167,7 @@ def side_of(fold: UnitFold) -> Side:
     state, gate, score, max_score, passed, verdict = _verdict_of(
         fold.kind, fold.pass_rule, fold.passed, fold.failed, fold.errored, fold.scored, fold.unrankable,
         fold.gates_passed, fold.gates_failed, fold.gates_unavailable, fold.scored_gate_passed, fold.scores,
-        fold.max_score)
+        fold.max_score, fold.missing)
     return Side(
         experiment_id=fold.experiment_id,
         eval_id=fold.eval_id,
@@ -180,22 +182,25 @@ def side_of(fold: UnitFold) -> Side:
         verdict=verdict,
         key_states=fold.key_states,
         errored=fold.errored,
+        missing=fold.missing,
     )
 
 
 @lru_cache(maxsize=4096, typed=True)  # typed: a max_score of 10 and one of 10.0 print differently
 def _verdict_of(kind: EvalKind, pass_rule: str | None, passed: int, failed: int, errored: int, scored: int,
                 unrankable: int, gates_passed: int, gates_failed: int, gates_unavailable: int,
-                scored_gate_passed: int, scores: tuple[float, ...], max_score: float | None
+                scored_gate_passed: int, scores: tuple[float, ...], max_score: float | None, missing: int = 0
                 ) -> tuple[AttemptState, GateState | None, float | None, float | None, int, Verdict]:
     """What a side's counts decide (state, gate, mean score, max score, passes, verdict), by the
-    counts alone: 20 000 sides of units of a few attempts meet a few hundred distinct ones."""
+    counts alone: 20 000 sides of units of a few attempts meet a few hundred distinct ones.
+    `missing` planned attempts never sealed: a pass verdict or a folded gate stands only where they
+    could not change it (`outcomes.settled_verdict`)."""
     rule = _rule(pass_rule)
     gate: GateState | None = None
     if kind is EvalKind.PASS:
         if scored or unrankable:
             raise outcomes.not_pass_style(AttemptState.SCORED if scored else AttemptState.UNRANKABLE)
-        state, _ = outcomes.pass_verdict(passed, failed, errored, rule)
+        state = outcomes.settled_verdict(passed, failed, errored, missing, rule)
         verdict = {AttemptState.PASSED: Verdict.PASSED, AttemptState.FAILED: Verdict.FAILED}.get(
             state, Verdict.UNDECIDED
         )
@@ -207,7 +212,7 @@ def _verdict_of(kind: EvalKind, pass_rule: str | None, passed: int, failed: int,
         else:
             state = AttemptState.SCORED
         if gates_passed or gates_failed or gates_unavailable:
-            folded, _ = outcomes.pass_verdict(gates_passed, gates_failed, gates_unavailable, rule)
+            folded = outcomes.settled_verdict(gates_passed, gates_failed, gates_unavailable, missing, rule)
             gate = _ATTEMPT_AS_GATE[folded]
         else:
             gate = GateState.NONE
@@ -372,6 +377,8 @@ class Comparison:
 Key = tuple[str, tuple[str | None, str], str | None]
 #: An attempt's identity by what it shows: (experiment or "", eval id, case id) → (module id, name).
 Identities = dict[tuple[str, str, str | None], tuple[str, str]]
+#: Per (experiment, eval id, case id): planned attempts of a side no attempt filled (`Store.not_run`).
+Missing = Mapping[tuple[str, str, str | None], int]
 
 
 def _identities(sides: Iterable[Iterable[AttemptFacts]], *, by_experiment: bool) -> Identities:
@@ -410,6 +417,7 @@ def compare(
     experiments: tuple[str, str] | None = None,
     alpha: float = DEFAULT_ALPHA,
     confidence: float = DEFAULT_CONFIDENCE,
+    missing: tuple[Missing, Missing] = ({}, {}),
 ) -> Comparison:
     """Pair and class two sides. With `experiments=(A, B)` the sides are A's attempts of `base`
     and B's attempts of `new` (pass the same run twice), paired by (eval id, case id). Each pair is
@@ -423,13 +431,24 @@ def compare(
     identities = _identities((new, base), by_experiment=by_experiment)
     base_groups = _group(base, by_experiment=by_experiment, identities=identities)
     new_groups = _group(new, by_experiment=by_experiment, identities=identities)
-    return _compared({key: unit_fold(group) for key, group in base_groups.items()},
-                     {key: unit_fold(group) for key, group in new_groups.items()},
+    return _compared(_with_missing({key: unit_fold(group) for key, group in base_groups.items()}, missing[0]),
+                     _with_missing({key: unit_fold(group) for key, group in new_groups.items()}, missing[1]),
                      experiments=experiments, alpha=alpha, confidence=confidence)
 
 
+
+def _with_missing(folds: dict[Key, UnitFold], missing: Missing) -> dict[Key, UnitFold]:
+    """The folds with each unit's missing attempts set (a side with none: unchanged)."""
+    if not missing:
+        return folds
+    return {key: dataclasses.replace(fold, missing=n) if (n := missing.get((fold.experiment_id, fold.eval_id,
+                                                                             fold.case_id), 0)) else fold
+            for key, fold in folds.items()}
+
+
 def compare_folds(base: Iterable[UnitFold], new: Iterable[UnitFold], *, alpha: float = DEFAULT_ALPHA,
-                  confidence: float = DEFAULT_CONFIDENCE) -> Comparison | None:
+                  confidence: float = DEFAULT_CONFIDENCE, missing: tuple[Missing, Missing] = ({}, {}),
+                  ) -> Comparison | None:
     """`compare` of two runs whose units the store folded (store/unit_folds.py), each unit seen
     first where `first_seen` says. The same pairing as `compare`: by identity, or by eval id for a
     unit without one. None when two units of one side would pair as one (a unit's attempts split
@@ -453,7 +472,8 @@ def compare_folds(base: Iterable[UnitFold], new: Iterable[UnitFold], *, alpha: f
                 return None
             by_key[key] = fold
         keyed.append(by_key)
-    return _compared(keyed[0], keyed[1], experiments=None, alpha=alpha, confidence=confidence)
+    return _compared(_with_missing(keyed[0], missing[0]), _with_missing(keyed[1], missing[1]), experiments=None,
+                     alpha=alpha, confidence=confidence)
 
 
 def _first_seen(fold: UnitFold) -> tuple[int, str, str, int]:

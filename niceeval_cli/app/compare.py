@@ -7,6 +7,7 @@ turns chosen classes into exit 1, so CI can gate a change on "nothing regressed"
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -195,12 +196,21 @@ def compare_runs(store: Store, base_ref: str, new_ref: str | None = None, *, alp
         new_folding = pool.submit(_unit_folds, store.path, new_run.id)
         base_units, new_units = base_folding.result(), new_folding.result()
     comparison = None
+    missing = (_missing(store, base_run), _missing(store, new_run))
     if base_units is not None and new_units is not None:
-        comparison = compare_folds(base_units, new_units, alpha=alpha, confidence=confidence)
+        comparison = compare_folds(base_units, new_units, alpha=alpha, confidence=confidence, missing=missing)
     if comparison is None:
         comparison = compare(attempt_facts(store, base_run), attempt_facts(store, new_run), alpha=alpha,
-                             confidence=confidence)
+                             confidence=confidence, missing=missing)
     return CompareResult(base_run, new_run, comparison)
+
+
+def _missing(store: Store, run: RunRow) -> Counter[tuple[str, str, str | None]]:
+    """Per unit, the run's (or shard group's) planned attempts no attempt filled: a unit missing
+    some is decided only as far as they could not change it (a missing shard may pass it)."""
+    if not run.not_run:
+        return Counter()
+    return Counter((slot.experiment_id, slot.eval_id, slot.case_id) for slot in store.not_run(run.id))
 
 
 def _unit_folds(path: Path, run_id: str) -> list[UnitFold] | None:
@@ -313,7 +323,7 @@ def gate(result: CompareResult, fail_on: FailOn) -> GateDecision:
 
 
 #: Pairs NEW holds no verdict for — undecided now, or gone — which a gate passes over unless named.
-_NO_NEW_VERDICT = {PairClass.UNDECIDED: "undecided now (no decided attempt in NEW)",
+_NO_NEW_VERDICT = {PairClass.UNDECIDED: "undecided now",
                    PairClass.REMOVED: "removed (in BASE only)"}
 
 

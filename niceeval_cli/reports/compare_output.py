@@ -87,9 +87,10 @@ def side_text(side: Side | None) -> str:
         if side.score is not None:
             parts.append(f"{_num(side.score)}/{_num(side.max_score)}")
         word = " ".join(parts) or "scored"
-    if side.attempts > 1:
+    if side.attempts > 1 or side.missing:
         errored = f" · {side.errored} errored, not counted" if side.errored else ""
-        word += f" ({side.passed}/{side.decided} passed{errored})"
+        missing = f" · {side.missing} not run" if side.missing else ""
+        word += f" ({side.passed}/{side.decided} passed{errored}{missing})"
     return word
 
 

@@ -80,7 +80,7 @@ def test_a_gate_that_passes_over_evals_new_could_not_decide_says_so(project: Pro
     for gate in (["--fail-on", "significant-regression"], ["--fail-on", "regressed"]):
         passed = project.cli("compare", base, new, *gate)
         assert passed.returncode == 0, passed.stdout + passed.stderr
-        assert ("gate passed without weighing 2 pairs undecided now (no decided attempt in NEW)" in passed.stderr
+        assert ("gate passed without weighing 2 pairs undecided now: NEW holds no verdict for them" in passed.stderr
                 and "add --fail-on undecided" in passed.stderr), passed.stderr
     strict = project.cli("compare", base, new, "--fail-on", "regressed", "--fail-on", "undecided")
     assert strict.returncode == 1 and "without weighing" not in strict.stderr

@@ -91,3 +91,22 @@ def test_a_budget_spent_after_one_failed_attempt_of_three_decides_nothing_under_
     project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "all"\n'
                   "[experiments.paid]\n")
     assert project.run("--budget", "0.5", "--rerun-all").exit_code == 1  # under "all" one failure decides
+
+
+def test_compare_against_a_group_missing_a_shard_does_not_call_its_partial_failure_a_regression(
+        project: Project) -> None:
+    """BASE passes g in all four attempts; NEW is the group with only shard 1 merged (g#1 failed,
+    three not run). Under "any" that is no verdict yet: `compare` classed the pair `regressed` and
+    `--fail-on regressed` exited 1; it is `undecided` now, its side saying `3 not run`."""
+    _project(project, '"any"')
+    assert project.run("--store", "base.db", env={"ANSWER": "yes"}).exit_code == 0
+    for source in ("base.db", "one.db"):
+        assert project.cli("merge", source, "--into", "both.db").exit_code == 0, source
+    runs = project.sql("SELECT id, shard_count FROM runs", store=project.root / "both.db")
+    base = next(r["id"] for r in runs if r["shard_count"] is None)
+    group = project.query_json("runs", "--store", "both.db")
+    new = next(r["id"] for r in group if r["kind"] == "group")
+    gate = project.cli("compare", base, new, "--store", "both.db", "--fail-on", "regressed")
+    assert gate.exit_code == 0, gate.stdout + gate.stderr
+    assert "1 undecided" in gate.stdout and "(0/1 passed · 3 not run)" in gate.stdout, gate.stdout
+    assert "gate passed without weighing 1 pair undecided now" in gate.stderr
