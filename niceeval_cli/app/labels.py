@@ -19,8 +19,16 @@ from typing import IO, Any
 
 from .._errors import UsageError
 
-EXPORT_FIELDS = ("attempt_id", "assertion_key", "value", "author", "comment")
+EXPORT_FIELDS = ("attempt_id", "assertion_key", "value", "author", "comment", "created_at")
 _REQUIRED = ("attempt_id", "assertion_key", "value")
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What `label import` did with a file's rows: stored, or left because the store holds them."""
+
+    stored: int
+    already: int  # rows carrying their time that the store holds already (an export imported again)
 
 
 @dataclass(frozen=True)
@@ -110,9 +118,10 @@ def _checked(target: Any, value: float) -> float:
     return checked_value(target, value)
 
 
-def import_labels(store_file: Path, file: Path, *, author: str | None = None) -> int:
+def import_labels(store_file: Path, file: Path, *, author: str | None = None) -> Imported:
     """Insert every row of a JSONL file, or none: the first bad row (not JSON, a missing field, an
-    unknown attempt or key, a value off the scale) is a UsageError naming the file and line."""
+    unknown attempt or key, a value off the scale) is a UsageError naming the file and line. A row
+    with `created_at` keeps that time, and is left out when the store holds it already."""
     from ..store import LabelInput, Store, StoreError
 
     try:
@@ -140,12 +149,12 @@ def import_labels(store_file: Path, file: Path, *, author: str | None = None) ->
             try:
                 target = store.exact_label_target(row["attempt_id"], key)
                 stored = _checked(target, row["value"])
-                labels.append(LabelInput(target.attempt_id, key, stored, who, row.get("comment")))
+                labels.append(LabelInput(target.attempt_id, key, stored, who, row.get("comment"),
+                                         row.get("created_at")))
             except StoreError as error:
                 raise UsageError(f"{where}: {error} Nothing of {file} was written.") from None
-        if labels:
-            store.add_labels(labels)
-    return len(labels)
+        added = store.add_labels(labels) if labels else []
+    return Imported(len(added), len(labels) - len(added))
 
 
 def _row(line: str, where: str) -> dict[str, Any]:
@@ -174,6 +183,16 @@ def _row(line: str, where: str) -> dict[str, Any]:
         problems.append("author must be non-empty text")
     if row.get("comment") is not None and not isinstance(row.get("comment"), str):
         problems.append("comment must be text")
+    made = row.get("created_at")
+    if made is not None:
+        from ..store import label_time
+
+        try:
+            if not isinstance(made, str):
+                raise ValueError(f"created_at must be text, an ISO 8601 time, got {json.dumps(made)}")
+            row["created_at"] = label_time(made)
+        except ValueError as error:
+            problems.append(str(error))
     if problems:
         raise UsageError(f"{where}: {'; '.join(problems)}. Nothing was written.")
     return row
@@ -200,5 +219,5 @@ def _exported(rows: Iterator[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps({name: row[name] for name in EXPORT_FIELDS}, ensure_ascii=False)
 
 
-__all__ = ["EXPORT_FIELDS", "Labelled", "default_author", "export_labels", "import_labels", "label_one",
+__all__ = ["EXPORT_FIELDS", "Imported", "Labelled", "default_author", "export_labels", "import_labels", "label_one",
            "parse_value", "resolved_author"]

@@ -85,8 +85,9 @@ def label_import(
     from ..app.labels import import_labels
     from ..app.project import store_path
 
-    count = import_labels(store_path(store, config), file, author=author)
-    typer.echo(f"imported {count} label(s) from {file}")
+    done = import_labels(store_path(store, config), file, author=author)
+    already = f"; {done.already} already stored, left as they are" if done.already else ""
+    typer.echo(f"imported {done.stored} label(s) from {file}{already}")
 
 
 @command("export", on=label_app, short_help="Print stored labels as JSON Lines.",

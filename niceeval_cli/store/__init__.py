@@ -18,7 +18,7 @@ from .agreement import JudgeIdentity, PairCounts
 from .errors import StoreError, StoreUnavailable
 from .groups import GroupOutcome, RunRead
 from .history import EvalRef, LatestAttempt
-from .labels import PASS_FAIL_SCALE, LabelInput, LabelTarget
+from .labels import PASS_FAIL_SCALE, LabelInput, LabelTarget, label_time
 from .merge import MergeConflict, MergeResult
 from .queries import ASSERTION_STATE_FILTERS, ATTEMPT_STATE_FILTERS, RUN_STATUS_FILTERS
 from .rows import AssertionRow, AttemptRow, PlanSlot, RunRow, SlotRecord, SlotRow
@@ -59,4 +59,5 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "count_passed_evals",
+    "label_time",
 ]

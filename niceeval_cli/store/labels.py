@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .._ids import new_id, utc_now_iso
@@ -23,17 +24,22 @@ from .schema import INSERT_LABELS, LABEL_COLUMNS
 #: The scale of a non-judge assertion or a whole attempt: 0 = wrong / fail, 1 = correct / pass.
 PASS_FAIL_SCALE: tuple[float, ...] = (0.0, 1.0)
 _SHOWN_KEYS = 8
+#: How far ahead of this machine's clock an imported label's time may be (another machine's clock).
+_CLOCK_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
 class LabelInput:
-    """One label as a person gives it (the store adds id and time)."""
+    """One label as a person gives it (the store adds its id, and its time unless it has one:
+    a label carried over from another store by `label export` / `label import` keeps the time it
+    was made, so it supersedes, and is superseded by, what it was when it was made)."""
 
     attempt_id: str
     assertion_key: str | None
     value: float
     author: str
     comment: str | None = None
+    created_at: str | None = None  # as `label_time` gives it; None: dated when it is stored
 
     def __post_init__(self) -> None:
         unicode_text("the author", self.author)
@@ -126,17 +132,49 @@ def checked_value(target: LabelTarget, value: float) -> float:
     return stored
 
 
+# A label the store holds already, time included (`label import` of an export made here, or twice).
+_STORED = ("SELECT 1 FROM labels WHERE attempt_id = ? AND assertion_key IS ? AND value = ? AND author = ? "
+           "AND comment IS ? AND created_at = ? LIMIT 1")
+
+
 def insert_labels(db: Db, labels: Sequence[LabelInput]) -> list[str]:
-    """Insert checked labels in one transaction (all or nothing); their new ids, in order."""
+    """Insert checked labels in one transaction (all or nothing); the new ids, in order. A label
+    that carries its time and is stored already (every field equal) is not stored again: importing
+    an export twice, or into the store it came from, adds nothing."""
     now = utc_now_iso()
-    rows = [(new_id(), label.attempt_id, label.assertion_key, label.value, label.author, label.comment, now)
-            for label in labels]
     conn = db.conn
     with write_transaction(conn, db.path, "Recording labels in"):
+        rows = []
+        seen: set[tuple[Any, ...]] = set()
+        for label in labels:
+            fields = (label.attempt_id, label.assertion_key, label.value, label.author, label.comment)
+            if label.created_at is not None:
+                dated = (*fields, label.created_at)
+                if dated in seen or conn.execute(_STORED, dated).fetchone() is not None:
+                    continue
+                seen.add(dated)
+            rows.append((new_id(), *fields, label.created_at or now))
         for start in range(0, len(rows), INSERT_LABELS.rows):
             batch = rows[start:start + INSERT_LABELS.rows]
             conn.execute(INSERT_LABELS.sql(len(batch)), [value for row in batch for value in row])
     return [row[0] for row in rows]
+
+
+def label_time(text: str, now: datetime | None = None) -> str:
+    """A label's `created_at` from a file, as the store writes times (UTC, milliseconds, `Z`), or
+    a ValueError saying what is wrong: a time without its zone could be any of 24 hours, and a
+    time still to come would supersede every label its author gives until then."""
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"created_at must be an ISO 8601 time such as 2026-01-31T09:30:00.000Z, "
+                         f"got {text!r}") from None
+    if when.tzinfo is None:
+        raise ValueError(f"created_at {text!r} has no time zone (write it in UTC with a Z, as label export does)")
+    when = when.astimezone(timezone.utc)
+    if when > (now or datetime.now(timezone.utc)) + _CLOCK_SKEW:
+        raise ValueError(f"created_at {text!r} is in the future")
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def read_labels(db: Db, run_ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
@@ -164,6 +202,7 @@ __all__ = [
     "checked_value",
     "find_target",
     "insert_labels",
+    "label_time",
     "on_scale",
     "read_labels",
     "scale_of",

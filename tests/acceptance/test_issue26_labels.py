@@ -151,19 +151,72 @@ def test_import_writes_every_row_and_export_prints_them_back_in_the_same_shape(p
     exported = proj.cli("label", "export", env=ENV)
     assert exported.returncode == 0, exported.stderr
     back = [json.loads(line) for line in exported.stdout.splitlines()]
+    made = [r["created_at"] for r in _labels(proj)]
     assert back == [
-        {"attempt_id": attempt, "assertion_key": "capital", "value": 1.0, "author": "Ada", "comment": "right city"},
-        {"attempt_id": attempt, "assertion_key": "facts", "value": 0.6, "author": "Ada", "comment": None},
-        {"attempt_id": attempt, "assertion_key": None, "value": 0.0, "author": "Grace", "comment": None},
+        {"attempt_id": attempt, "assertion_key": "capital", "value": 1.0, "author": "Ada", "comment": "right city",
+         "created_at": made[0]},
+        {"attempt_id": attempt, "assertion_key": "facts", "value": 0.6, "author": "Ada", "comment": None,
+         "created_at": made[1]},
+        {"attempt_id": attempt, "assertion_key": None, "value": 0.0, "author": "Grace", "comment": None,
+         "created_at": made[2]},
     ]
     run_id = proj.sql("SELECT id FROM runs")[0]["id"]
     by_run = proj.cli("label", "export", "--run", run_id, env=ENV)
     assert by_run.stdout == exported.stdout
-    # The export is the import's shape: importing it again doubles the rows (labels are never merged away).
+    # The export is the import's shape, times included: importing it into the store it came from
+    # adds nothing (every label is there already), however often.
     again = tmp_path / "again.jsonl"
     again.write_text(exported.stdout, encoding="utf-8")
-    assert proj.cli("label", "import", str(again), env=ENV).returncode == 0
-    assert len(_labels(proj)) == 6
+    for _ in range(2):
+        done = proj.cli("label", "import", str(again), env=ENV)
+        assert done.returncode == 0, done.stderr
+        assert "imported 0 label(s)" in done.stdout and "3 already stored" in done.stdout
+    assert len(_labels(proj)) == 3
+    # A row without its time is a new label, dated when it is imported (as a label made by hand).
+    undated = tmp_path / "undated.jsonl"
+    undated.write_text(json.dumps({k: v for k, v in back[0].items() if k != "created_at"}) + "\n", encoding="utf-8")
+    assert "imported 1 label(s)" in proj.cli("label", "import", str(undated), env=ENV).stdout
+    assert len(_labels(proj)) == 4
+
+
+def test_an_old_export_imported_again_never_undoes_a_later_correction(proj: Project, tmp_path: Path):
+    """Ada labels, the labels are exported, Ada corrects one; importing the old export again (here,
+    or in a store that has the correction too) must leave the correction effective: the imported
+    label keeps the time it was made, so the later one still supersedes it."""
+    attempt = _attempt(proj)
+    env = _git_author(tmp_path, "Ada")
+    assert proj.cli("label", f"@{attempt}", "capital", "--value", "0", env=env).returncode == 0
+    old = tmp_path / "old.jsonl"
+    old.write_text(proj.cli("label", "export", env=ENV).stdout, encoding="utf-8")
+    shutil.copytree(proj.root, tmp_path / "elsewhere")  # a second store holding the run and that label
+    elsewhere = Project(tmp_path / "elsewhere", in_process=True)
+    for store in (proj, elsewhere):
+        assert store.cli("label", f"@{attempt}", "capital", "--value", "1", env=env).returncode == 0
+        done = store.cli("label", "import", str(old), env=ENV)
+        assert done.returncode == 0, done.stderr
+        figures = json.loads(store.cli("judge", "agreement", "--format", "json", env=ENV).stdout)
+        (closed_qa,) = [r for r in figures if r["factory"] == "closed_qa"]
+        # The judge passed the answer; the effective label is the correction (1): one agreeing pair.
+        assert (closed_qa["labels"], closed_qa["tp"], closed_qa["fn"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize(("created_at", "says"), [
+    ("2026-01-31T09:30:00", "has no time zone"),
+    ("2999-01-01T00:00:00Z", "is in the future"),
+    ("yesterday", "must be an ISO 8601 time"),
+    (1700000000, "must be text"),
+])
+def test_a_label_time_that_cannot_be_kept_exits_2_naming_file_and_line(proj: Project, tmp_path: Path,
+                                                                      created_at: object, says: str):
+    attempt = _attempt(proj)
+    file = tmp_path / "labels.jsonl"
+    good = {"attempt_id": attempt, "assertion_key": "capital", "value": 1, "author": "Ada"}
+    file.write_text(json.dumps(good) + "\n" + json.dumps({**good, "created_at": created_at}) + "\n",
+                    encoding="utf-8")
+    done = proj.cli("label", "import", str(file), env=ENV)
+    assert done.returncode == 2
+    assert f"{file}, line 2" in done.stderr and says in done.stderr
+    assert _labels(proj) == []
 
 
 def test_export_of_a_run_without_labels_prints_nothing(proj: Project, tmp_path: Path):
@@ -247,17 +300,18 @@ def test_an_export_holding_line_separators_and_hostile_text_imports_back_exactly
     """JSON leaves U+2028, U+2029 and U+0085 unescaped: the import cuts rows at "\\n" only."""
     attempt = _attempt(proj)
     comment = "one\u2028two\u2029three\u0085four </script>\u202e\t\"q\" \x1c end"
+    shutil.copytree(proj.root, tmp_path / "other")  # another store holding the run (not the label)
     assert proj.cli("label", f"@{attempt}", "capital", "--value", "0", "--comment", comment, "--author",
                     "Ada <b>", env=ENV).returncode == 0
     exported = proj.cli("label", "export", env=ENV)
     file = tmp_path / "labels.jsonl"
     file.write_text(exported.stdout, encoding="utf-8")
-    shutil.copytree(proj.root, tmp_path / "other")  # another store holding the run (and that label)
     other = Project(tmp_path / "other", in_process=True)
     done = other.cli("label", "import", str(file), env=ENV)
     assert done.returncode == 0, done.stderr
-    rows = [(r["author"], r["comment"]) for r in _labels(other)]
-    assert rows == [("Ada <b>", comment), ("Ada <b>", comment)]
+    rows = [(r["author"], r["comment"], r["created_at"]) for r in _labels(other)]
+    assert rows == [(r["author"], r["comment"], r["created_at"]) for r in _labels(proj)]
+    assert rows[0][:2] == ("Ada <b>", comment)
 
 
 def test_a_file_with_a_byte_order_mark_and_crlf_lines_imports(proj: Project, tmp_path: Path):
