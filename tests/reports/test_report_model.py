@@ -84,6 +84,12 @@ def test_rendered_matrix_shows_case_rows_and_attempt_case_ids() -> None:
     assert "case case-7" in html
 
 
+def test_an_eval_of_one_case_says_so_in_the_singular() -> None:
+    html = render_page(build_page(data([attempt(1, "qa", "passed", "only"), attempt(2, "other", "failed")])))
+    assert "qa <span class=\"dim\">(1 case)</span>" in html and "(1 cases)" not in html
+    assert "show the case (passed)" in html
+
+
 def test_payload_sends_each_distinct_value_once() -> None:
     rows = [attempt(i, f"e{i}", "passed") for i in range(50)]
     sent = payload(build_page(data(rows)))
