@@ -26,7 +26,7 @@ def _asset(name: str) -> str:
 def page_html(run_id: str, items: list[dict[str, Any]], token: str) -> str:
     """The page: data as escaped JSON in a script block, the token in a meta tag, our script and
     style inline and allowed by hash."""
-    script, css = _asset("review.js"), _asset("review.css")
+    script, css = _asset("safe_text.js") + _asset("review.js"), _asset("review.css")
     data = embed_json({"run": run_id, "items": items, "safe": SAFE_TEXT})
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"

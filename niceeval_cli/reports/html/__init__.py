@@ -81,7 +81,7 @@ def render_page(page: Page, *, store: str = "") -> str:
 def render_chunks(page: Page, *, store: str = "") -> Iterator[str]:
     """The page as Jinja2 renders it, piece by piece: the attempts' details stream through as
     they are read, so the page is never held whole."""
-    script, css = _asset("report.js"), _asset("report.css")
+    script, css = _asset("safe_text.js") + _asset("report.js"), _asset("report.css")
     template = _environment().from_string(_asset("report.html.j2"))
     pieces = template.generate(
         page=page,

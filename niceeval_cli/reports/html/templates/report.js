@@ -6,19 +6,7 @@
   var list = document.getElementById("attempts");
   var items = Array.prototype.slice.call(list.children);
 
-  // Controls and bidi overrides are shown escaped (\u202e), as the terminal shows them: the
-  // character ranges and named escapes come from the report's data (reports/_safe.py).
-  var unsafe = new RegExp("[" + data.safe.ranges.map(function (r) {
-    return "\\u{" + r[0].toString(16) + "}-\\u{" + r[1].toString(16) + "}";
-  }).join("") + "]", "gu");
-  function hex(code, width) { return ("0000000" + code.toString(16)).slice(-width); }
-  function escaped(text) {
-    return String(text).replace(unsafe, function (ch) {
-      var code = ch.codePointAt(0);
-      return data.safe.named[ch] || (code <= 0xff ? "\\x" + hex(code, 2) :
-        code <= 0xffff ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8));
-    });
-  }
+  var escaped = niceevalEscaper(data.safe);  // safe_text.js
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;

@@ -1,23 +1,11 @@
-"use strict";
 (function () {
+  "use strict";
   var data = JSON.parse(document.getElementById("review-data").textContent);
   var token = document.querySelector('meta[name="niceeval-token"]').getAttribute("content");
   var items = data.items, at = 0;
   var app = document.getElementById("app");
 
-  // Controls and bidi overrides are shown escaped (\u202e), as the report shows them (its table:
-  // reports/_safe.py), so an eval id, a reply or a comment cannot display reversed or hidden.
-  var unsafe = new RegExp("[" + data.safe.ranges.map(function (r) {
-    return "\\u{" + r[0].toString(16) + "}-\\u{" + r[1].toString(16) + "}";
-  }).join("") + "]", "gu");
-  function hex(code, width) { return ("0000000" + code.toString(16)).slice(-width); }
-  function escaped(text) {
-    return String(text).replace(unsafe, function (ch) {
-      var code = ch.codePointAt(0);
-      return data.safe.named[ch] || (code <= 0xff ? "\\x" + hex(code, 2) :
-        code <= 0xffff ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8));
-    });
-  }
+  var escaped = niceevalEscaper(data.safe);  // safe_text.js
   function el(tag, text, cls) {
     var node = document.createElement(tag);
     if (text !== undefined && text !== null) node.textContent = escaped(text);
