@@ -13,7 +13,7 @@ import math
 import pytest
 from scipy import stats as sp
 
-from tests.support.pattern_app import run_with_passes, write_pattern_project
+from tests.support.pattern_app import TWO_EVALS, run_with_passes, write_pattern_project
 from tests.support.project import Project
 
 
@@ -24,26 +24,8 @@ def proj(project: Project) -> Project:
     return project
 
 
-EVALS = """
-from niceeval_cli import define_eval
-from niceeval_cli.expect import equals
-
-
-@define_eval()
-async def e1(t):
-    turn = await t.send("e1")
-    t.check(turn.message, equals("yes")).label("Says yes")
-
-
-@define_eval()
-async def e2(t):
-    turn = await t.send("e2")
-    t.check(turn.message, equals("yes")).label("Says yes")
-"""
-
-
 def _project(proj: Project, attempts: int) -> Project:
-    return write_pattern_project(proj, EVALS, f"attempts = {attempts}\npass_rule = 0.6\n")
+    return write_pattern_project(proj, TWO_EVALS, f"attempts = {attempts}\npass_rule = 0.6\n")
 
 
 def _run(proj: Project, e1: int, e2: int) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.browser import chromium_context
-from tests.support.pattern_app import write_pattern_project
+from tests.support.pattern_app import TWO_EVALS, write_pattern_project
 from tests.support.project import Project
 
 
@@ -31,22 +31,6 @@ def proj(project: Project) -> Project:
 
 pytestmark = pytest.mark.slow
 
-EVALS = """
-from niceeval_cli import define_eval
-from niceeval_cli.expect import equals
-
-
-@define_eval()
-async def e1(t):
-    turn = await t.send("e1")
-    t.check(turn.message, equals("yes")).label("Says yes")
-
-
-@define_eval()
-async def e2(t):
-    turn = await t.send("e2")
-    t.check(turn.message, equals("yes")).label("Says yes")
-"""
 
 Z = NormalDist().inv_cdf(0.975)
 
@@ -65,7 +49,7 @@ def pct(x: float) -> str:
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     proj = Project(tmp_path_factory.mktemp("issue25-report") / "proj", in_process=True)
-    write_pattern_project(proj, EVALS, "attempts = 5\npass_rule = 0.6\n")
+    write_pattern_project(proj, TWO_EVALS, "attempts = 5\npass_rule = 0.6\n")
     first = proj.run("--rerun-all", env={"PASSES_e1": "5", "PASSES_e2": "3"})
     assert first.returncode == 0, first.stdout + first.stderr
     base = proj.sql("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1")[0]["id"]

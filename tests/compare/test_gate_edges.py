@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.support.pattern_app import run_with_passes, write_pattern_project
+from tests.support.pattern_app import TWO_EVALS, run_with_passes, write_pattern_project
 from tests.support.project import Project
 
 CONSTANT_SCORES = """
@@ -50,29 +50,11 @@ def test_the_same_scores_over_other_attempt_counts_pass_the_significance_gate(pr
     assert (experiment["difference"], experiment["p_value"], experiment["n_units"]) == (0.0, 1.0, 2)
 
 
-PATTERN = """
-from niceeval_cli import define_eval
-from niceeval_cli.expect import equals
-
-
-@define_eval()
-async def e1(t):
-    turn = await t.send("e1")
-    t.check(turn.message, equals("yes")).label("Says yes")
-
-
-@define_eval()
-async def e2(t):
-    turn = await t.send("e2")
-    t.check(turn.message, equals("yes")).label("Says yes")
-"""
-
-
 def test_a_gate_that_passes_over_evals_new_could_not_decide_says_so(project: Project) -> None:
     """Every eval of NEW errored (the app has no PASSES_ variables: each attempt raises): nothing
     regressed, so the gates exit 0 as reports.md / statistics.md say — and now say on stderr that
     they passed without weighing the two undecided pairs, and which flag would."""
-    write_pattern_project(project, PATTERN, "attempts = 2\n")
+    write_pattern_project(project, TWO_EVALS, "attempts = 2\n")
     base = run_with_passes(project, e1=2, e2=2)
     assert project.run("--rerun-all").returncode == 5
     new = _latest(project)
@@ -111,7 +93,7 @@ def test_a_failing_gate_says_why_on_stderr(project: Project) -> None:
     line's interval lies wholly below 0 and the significant-regression gate exits 1 (statistics.md).
     It did so in silence under "Nothing regressed"; stderr now names the cause. A class gate names
     the classes that tripped it."""
-    write_pattern_project(project, PATTERN, 'attempts = 5\npass_rule = "any"\n')
+    write_pattern_project(project, TWO_EVALS, 'attempts = 5\npass_rule = "any"\n')
     base, new = run_with_passes(project, e1=5, e2=5), run_with_passes(project, e1=2, e2=2)
     gate = project.cli("compare", base, new, "--fail-on", "significant-regression")
     assert gate.returncode == 1, gate.stdout + gate.stderr

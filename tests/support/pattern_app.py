@@ -22,6 +22,25 @@ def reply(message: str) -> str:
 """
 
 
+#: Two evals sending "e1" and "e2" to the app, each passing when it answers "yes".
+TWO_EVALS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+async def e1(t):
+    turn = await t.send("e1")
+    t.check(turn.message, equals("yes")).label("Says yes")
+
+
+@define_eval()
+async def e2(t):
+    turn = await t.send("e2")
+    t.check(turn.message, equals("yes")).label("Says yes")
+"""
+
+
 def write_pattern_project(proj: Project, evals: str, project: str) -> Project:
     """`proj` holding the stand-in app, `evals` as evals/pattern.py and experiment `local` calling
     the app; `project` is the `[project]` table's lines (e.g. `'attempts = 5\\npass_rule = 0.6\\n'`)."""
