@@ -16,7 +16,8 @@ def load_project(config: Path | None, cwd: Path | None = None) -> ProjectConfig:
     from ..config import load_config, load_credentials
 
     if config is not None and not config.is_file():
-        raise UsageError(f"--config {config}: no such file; expected a niceeval.toml")
+        found = "a directory" if config.is_dir() else "not a regular file" if config.exists() else "no such file"
+        raise UsageError(f"--config {config}: {found}; expected the path of a niceeval.toml file")
     project = load_config(config, cwd or Path.cwd())
     load_credentials(project.root)
     return project

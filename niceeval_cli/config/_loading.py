@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from pathlib import Path
@@ -41,11 +42,15 @@ def find_config(start: Path) -> Path | None:
 
 
 def load_credentials(root: Path) -> Path | None:
-    """Load `root/.env` without overriding variables already set; the file loaded, or None."""
+    """Load `root/.env` without overriding variables already set; the file loaded, or None.
+
+    Read here, not by python-dotenv: a file saved with a byte-order mark (Windows editors) would
+    otherwise lose its first variable to a key named "\ufeffNAME", and bytes that are not UTF-8
+    would escape as a traceback instead of an error naming the file."""
     env_file = root / ENV_FILE_NAME
     if not env_file.is_file():
         return None
-    load_dotenv(env_file, override=False)
+    load_dotenv(stream=io.StringIO(_read_text(env_file, "file of credentials")), override=False)
     return env_file
 
 
@@ -72,13 +77,29 @@ def load_config(path: Path | None = None, cwd: Path | None = None) -> ProjectCon
     return _build(path, path.parent, settings)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_text(path: Path, what: str) -> str:
+    """The file's UTF-8 text, a leading byte-order mark dropped (an editor's, not the user's)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read the configuration file ({error.strerror}).") from None
+        raise ConfigError(f"{path}: cannot read the {what} ({error.strerror}).") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: the configuration file is not valid UTF-8 text.") from None
+        line = data[: _first_undecodable(data)].count(b"\n") + 1
+        raise ConfigError(f"{path}: the {what} is not valid UTF-8 text (line {line}); save it as UTF-8.") from None
+
+
+def _first_undecodable(data: bytes) -> int:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start
+    return 0
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    text = _read_text(path, "configuration file")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
