@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "Command", "SandboxSpec", "SandboxSpecError", "docker_sandbox", "local_sandbox", "node_kind", "template_digest",
-    "template_problem",
+    "DOCKER_PIDS_LIMIT", "Command", "SandboxSpec", "SandboxSpecError", "docker_sandbox",
+    "local_sandbox", "node_kind", "template_digest", "template_problem",
 ]
 
 #: A command is a shell string (run with `sh -c`) or an argv list.
@@ -26,6 +26,11 @@ _UNSET: Any = object()
 
 #: The fields only a docker sandbox has.
 DOCKER_ONLY = ("image", "network", "cpus", "memory", "user", "workdir")
+
+#: Processes and threads a docker sandbox's container may hold at once (its cgroup's `pids.max`): a
+#: fork bomb stops here instead of taking every process id of the host (the kernel's `pid_max`, often
+#: 32768, is shared by the whole machine).
+DOCKER_PIDS_LIMIT = 4096
 
 
 class SandboxSpecError(ValueError):
@@ -88,6 +93,8 @@ class SandboxSpec:
             "user": self.user,
             "workdir": self.workdir,
         }
+        if self.kind == "docker":
+            view["pids_limit"] = DOCKER_PIDS_LIMIT  # a limit the agent meets, as cpus and memory are
         if self.user is not None:
             # The files an eval writes became `user`'s (they were root's, which the agent could
             # not edit): a result sealed before that re-executes once instead of being reused.

@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
-from .._sandbox_spec import Command, SandboxSpec, template_problem
+from .._sandbox_spec import DOCKER_PIDS_LIMIT, Command, SandboxSpec, template_problem
 from . import _engine, _engine_ops, _live
 from ._baked import Bakery
 from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, owned_paths, read_script, remember_tar, tar_of_files
@@ -429,7 +429,7 @@ async def _run_detached(name: str, labels: list[str], spec: SandboxSpec, workdir
         body = _engine_ops.create_body(
             image, labels=dict(item.split("=", 1) for item in labels), network=spec.network or "none",
             workdir=workdir, tmpfs={_PID_DIR: "mode=1777"}, entrypoint=["sh"], cmd=["-c", _IDLE],
-            cpus=spec.cpus, memory=memory, user=spec.user)
+            cpus=spec.cpus, memory=memory, user=spec.user, pids_limit=DOCKER_PIDS_LIMIT)
         return await _engine_ops.run_detached(path, name, body)
     started = await run_host([
         docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
@@ -501,8 +501,9 @@ class DockerKind:
         labels = [f"--label={LABEL}={name}", f"--label={LABEL}.probe={os.getpid()}",
                   f"--label={LABEL}.owner={os.getpid()}", f"--label={LABEL}.host={socket.gethostname()}"]
         try:
-            result = await run_host([docker(), "run", "--rm", "--name", name, *labels,
-                                     "--network", "none", *user, "--entrypoint", argv[0], spec.image or "",
+            result = await run_host([docker(), "run", "--rm", "--name", name, *labels, "--network", "none",
+                                     "--pids-limit", str(DOCKER_PIDS_LIMIT), *user, "--entrypoint", argv[0],
+                                     spec.image or "",
                                      *argv[1:]], timeout_ms=timeout_ms, env=client_env())
         except BaseException:
             await asyncio.shield(asyncio.to_thread(_remove, name))
@@ -514,7 +515,7 @@ class DockerKind:
     async def create(self, spec: SandboxSpec, *, label: str, about: Mapping[str, str] | None = None,
                      background: bool = False) -> DockerWorkspace:
         name = f"niceeval-{label}"
-        limits: list[str] = []
+        limits = ["--pids-limit", str(DOCKER_PIDS_LIMIT)]
         if spec.cpus is not None:
             limits += ["--cpus", f"{spec.cpus:g}"]
         if spec.memory is not None:

@@ -123,10 +123,10 @@ def put_archive(path: str, container: str, dest: str, tar: bytes) -> str | None:
 
 def create_body(image: str, *, labels: Mapping[str, str], network: str, workdir: str, tmpfs: Mapping[str, str],
                 entrypoint: Sequence[str], cmd: Sequence[str], cpus: float | None, memory: int | None,
-                user: str | None) -> dict[str, object]:
-    """What `docker run -d --name … --label … --network … --tmpfs … -w … [--cpus] [--memory] [--user]
+                user: str | None, pids_limit: int) -> dict[str, object]:
+    """What `docker run -d --name … --label … --network … --tmpfs … -w … --pids-limit … [--cpus] [--memory] [--user]
     --entrypoint … IMAGE CMD…` asks the daemon to create."""
-    host: dict[str, object] = {"NetworkMode": network, "Tmpfs": dict(tmpfs)}
+    host: dict[str, object] = {"NetworkMode": network, "Tmpfs": dict(tmpfs), "PidsLimit": pids_limit}
     if cpus is not None:
         host["NanoCpus"] = round(cpus * 1e9)
     if memory is not None:

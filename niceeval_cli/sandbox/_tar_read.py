@@ -7,6 +7,7 @@ hashed as it passes, never held (`FileState.of_stream`).
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import PurePosixPath
 from typing import IO
@@ -35,7 +36,9 @@ def tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, Fil
                 continue
             rel = PurePosixPath(*parts).as_posix()
             node = next((name for test, name in _NODES if getattr(member, test)()), None)
-            if member.issym() or member.islnk():
+            if member.islnk():
+                states[rel] = _hard_link(states, member.linkname)
+            elif member.issym():
                 states[rel] = FileState.link(member.linkname.encode("utf-8", "surrogateescape"))
             elif node is not None:
                 states[rel] = FileState.special(node)
@@ -44,6 +47,17 @@ def tar_states(stream: IO[bytes], cancel: Cancel | None = None) -> dict[str, Fil
                 states[rel] = (FileState.of_stream(handle.read, member.size, cancel, budget) if handle is not None
                                else FileState.of(b""))
     return states
+
+
+def _hard_link(states: dict[str, FileState], linkname: str) -> FileState:
+    """A second name of a file met earlier in the stream (tar writes a hard link's content once): the
+    same file, so the same state. It is no symlink: `ln a.txt b` adds `b`, it does not modify `a.txt`."""
+    parts = PurePosixPath(linkname).parts[1:]
+    found = states.get(PurePosixPath(*parts).as_posix()) if parts else None
+    if found is not None:
+        return found
+    return FileState(hashlib.sha256(b"H" + linkname.encode("utf-8", "surrogateescape")).hexdigest(), None, 0,
+                     unread="a hard link to a file the read did not see")
 
 
 def read_states(process: subprocess.Popen[bytes] | _engine.ExecProcess | _engine_ops.ArchiveProcess,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from niceeval_cli._sandbox_spec import DOCKER_PIDS_LIMIT
 from niceeval_cli.runner._sandboxing import AttemptScope, PrepareFailed, SandboxFingerprints
 from niceeval_cli.sandbox import docker_sandbox, local_sandbox
 
@@ -67,4 +68,14 @@ def test_only_a_sandbox_with_a_user_changed_fingerprint_with_who_owns_the_evals_
     assert with_user is not None and without is not None
     assert with_user["writes_owned_by"] == "user"
     assert "writes_owned_by" not in without
-    assert set(without) == {"kind", "image", "template", "prepare", "network", "cpus", "memory", "user", "workdir"}
+    assert set(without) == {"kind", "image", "template", "prepare", "network", "cpus", "memory", "user", "workdir",
+                            "pids_limit"}
+
+
+def test_a_docker_sandboxs_process_limit_is_in_its_fingerprint(docker_image, template):
+    """The containers' process limit is one the agent meets, as `cpus` and `memory` are: results
+    sealed before it existed re-execute once; a local sandbox has no such limit."""
+    view = SandboxFingerprints()(docker_sandbox(image=docker_image).resolved())
+    assert view is not None and view["pids_limit"] == DOCKER_PIDS_LIMIT
+    local = SandboxFingerprints()(local_sandbox(template=str(template)).resolved())
+    assert local is not None and "pids_limit" not in local

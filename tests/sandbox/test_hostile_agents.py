@@ -1,0 +1,69 @@
+"""What an agent does on purpose inside its workspace must not make NiceEval report what did not
+happen (a hard link is no modification), nor take the host down (a fork bomb) — sandbox.md."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from niceeval_cli._sandbox_spec import DOCKER_PIDS_LIMIT
+from niceeval_cli.expect import includes
+from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
+from niceeval_cli.sandbox._tar_read import tar_states
+from tests.sandbox.conftest import Harness
+
+LINKS = 30  # names of one file: a container's tar writes its content under whichever comes first
+
+
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.slow)])  # a container takes seconds
+def spec(request: pytest.FixtureRequest, template: Path) -> SandboxSpec:
+    if request.param == "local":
+        return local_sandbox(template=str(template))
+    return docker_sandbox(image=request.getfixturevalue("docker_image"), template=str(template))
+
+
+async def test_hard_links_to_a_file_add_names_and_modify_nothing(make_harness, spec):
+    first = await make_harness(spec)
+    await first.sandbox.run("mkdir d && echo same > d/orig")
+    h = Harness(first.workspace)  # its baseline holds d/orig
+    await h.sandbox.run(f"for i in $(seq 1 {LINKS}); do ln d/orig d/l$i; done; ln README.md notes")
+    added = sorted([(f"d/l{i}", "added") for i in range(1, LINKS + 1)] + [("notes", "added")])
+    assert h.sandbox.changed_paths() == added
+    h.sandbox.no_changes(["d/orig", "README.md"])
+    result, evidence = await h.result()
+    assert result.state == "matched", (result.explanation, evidence)
+    h.sandbox.not_in_diff(includes("same"))  # every added name holds the file's line
+    result, evidence = await h.result()
+    assert result.state == "mismatched" and f"{LINKS} added line(s)" in result.explanation, result.explanation
+    assert "Symlink" not in evidence
+
+
+def test_a_hard_link_member_of_a_workspace_tar_has_its_file_state():
+    """tar writes a file's content once, under its first name; a later name is a link member."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        first = tarfile.TarInfo("workspace/a-link")
+        first.size = 6
+        archive.addfile(first, io.BytesIO(b"hello\n"))
+        second = tarfile.TarInfo("workspace/README.md")
+        second.type, second.linkname = tarfile.LNKTYPE, "workspace/a-link"
+        archive.addfile(second)
+    buffer.seek(0)
+    states = tar_states(buffer)
+    assert states["README.md"] == states["a-link"]
+    assert states["README.md"].node is None and states["README.md"].data == b"hello\n"
+
+
+@pytest.mark.parametrize("route", ["socket", "cli"])
+async def test_a_docker_sandbox_holds_a_bounded_number_of_processes(make_workspace, docker_image, route,
+                                                                     monkeypatch):
+    """Without a limit a fork bomb in the container takes every process id of the host (a run
+    with the limit: the host held about 4 200 processes while the bomb ran to the attempt's timeout)."""
+    if route == "cli":
+        monkeypatch.setenv("NICEEVAL_DOCKER", "docker")  # every call through the CLI, `docker run` included
+    workspace = await make_workspace(docker_sandbox(image=docker_image))
+    done = await workspace.run("cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max")
+    assert done.stdout.strip() == str(DOCKER_PIDS_LIMIT), done
