@@ -91,6 +91,17 @@ def _first(items: Sequence[str], what: str = "") -> str:
     return shown + (f" and {len(items) - _SHOWN_LINES} more{what}" if len(items) > _SHOWN_LINES else "")
 
 
+def _cancel_this_task() -> None:
+    """Mark the running task cancelled, so the CancelledError raised next reads as the stop it
+    is (the runner tells a stop from a CancelledError the test code raised by the task's state)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # read from a worker thread: no task of ours to mark
+        return
+    if task is not None:
+        task.cancel()
+
+
 @contextmanager
 def _signals_cancel(cancel: Cancel, caught: list[int]) -> Iterator[None]:
     """While a read blocks the event loop, Ctrl-C and SIGTERM cancel it (the loop's own handlers
@@ -300,6 +311,7 @@ class SandboxAPI(SandboxFiles):
                 now = self._workspace.snapshot(cancel)
         except Cancelled:
             if caught:  # the event loop sees the signal too (its wakeup fd) and stops the run
+                _cancel_this_task()  # a stop, as the run's own handler is about to ask for
                 raise asyncio.CancelledError("interrupted while reading the workspace") from None
             raise TimeoutError("t.sandbox.changed_paths(): the workspace could not be read before the attempt's "
                                "timeout") from None

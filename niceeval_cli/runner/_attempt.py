@@ -111,9 +111,11 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         adapter_ctx.sandbox = SandboxFiles(box.workspace, spec.eval_file)
     try:
         facts = await adapter.create(adapter_ctx) if adapter is not None else None
-    except (AuthoringError, asyncio.CancelledError, KeyboardInterrupt):
+    except AuthoringError:
         raise
     except BaseException as exc:
+        if _told_to_stop(exc):
+            raise
         progress.reason, progress.error = AttemptReason.ADAPTER_ERROR, _describe(exc, root)
         progress.traceback = project_traceback(exc, root)
         return
@@ -164,14 +166,28 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         progress.traceback = project_traceback(exc, root)
     except NoAdapterError as exc:
         progress.reason, progress.error = AttemptReason.NO_ADAPTER, str(exc)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # SystemExit in eval code too: it must not end the run
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt in eval code too: it must not end the run
+        if _told_to_stop(exc):
+            raise
         progress.reason, progress.error = AttemptReason.EXCEPTION, _describe(exc, root)
         progress.traceback = project_traceback(exc, root)
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _told_to_stop(exc: BaseException) -> bool:
+    """Whether `exc` is the attempt being stopped (Ctrl-C, its timeout, its cancelled Ray task),
+    rather than the attempt's own code — the eval, the adapter, a tool handler — raising
+    KeyboardInterrupt or CancelledError itself: that is the code's exception, sealed like any
+    other, and neither ends the run nor reads `interrupted`. During a run Ctrl-C and SIGTERM
+    cancel the attempts' tasks (`_stop.Stop`) and never raise KeyboardInterrupt in them, so only
+    a CancelledError while this task is being cancelled is a stop (Python 3.10 cannot tell a
+    task's own CancelledError apart: taken as a stop there)."""
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is None or cancelling() > 0
 
 
 def _case_metadata(case: Case | None, metadata_json: str | None) -> Mapping[str, Any] | None:
