@@ -9,6 +9,7 @@ line number of the output, the field path); the adapter turns it into an `adapte
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -126,8 +127,9 @@ def openai_usage(usage: object) -> Usage | None:
         return None
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
-    cost = usage.get("cost")
-    cost_usd = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    cost = usage.get("cost")  # JSON's 1e999 reads as inf: unreported, like a negative cost, never the turn's end
+    readable = isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0
+    cost_usd = float(cost) if readable else None
     return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached, cost_usd)
 
 

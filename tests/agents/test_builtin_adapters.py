@@ -342,3 +342,26 @@ def test_openai_chat_inline_tools_are_sent_with_every_request(run_one, judge_ser
     )
     [request] = chat_requests(judge_server)
     assert request["tools"] == [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
+
+
+def test_openai_chat_a_cost_past_float_range_is_unreported_not_the_attempts_end(run_one, judge_server: JudgeServer,
+                                                                                chat_key):
+    """`"cost": 1e999` parses as inf: it made the turn's Usage raise, the attempt `errored
+    (adapter-error)` over a reply that was fine. A cost that is no finite number is unreported."""
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "cost": 12345}}
+    judge_server.default = Reply(200, json.dumps(body).replace("12345", "1e999"))
+    sealed = run_one(
+        """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        async def costly(t):
+            turn = await t.send("hi")
+            t.check(turn.message, equals("ok")).label("message")
+        """,
+        toml=chat_toml(judge_server),
+    )
+    assert (sealed.attempt["state"], sealed.attempt["reason"]) == ("passed", None), sealed.attempt
+    assert (sealed.attempt["input_tokens"], sealed.attempt["cost_usd"]) == (3, None), sealed.attempt
