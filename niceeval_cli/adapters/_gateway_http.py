@@ -10,9 +10,10 @@ rate limit shows it (`view @ATTEMPT`).
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from .._gateway import (
     MAX_RETRY_AFTER_S,
@@ -33,10 +34,25 @@ from ._preflight import REFUSING_STATUS
 #: The adapters' backoff between retries when the server gives no `Retry-After`.
 ADAPTER_BACKOFF = Backoff(base_s=0.5, cap_s=8.0)
 DEFAULT_RETRIES = 2
+T = TypeVar("T")
 
 
 def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(awaitable: Awaitable[T], seconds: float) -> T:
+        """`awaitable` bounded by `seconds` (asyncio.TimeoutError past it), without the task
+        `asyncio.wait_for` makes per call on every request of an attempt."""
+        async with asyncio.timeout(seconds):
+            return await awaitable
+
+else:  # pragma: no cover - Python 3.10
+
+    async def _within(awaitable: Awaitable[T], seconds: float) -> T:
+        return await asyncio.wait_for(awaitable, seconds)
 
 
 async def post_with_retries(
@@ -49,9 +65,9 @@ async def post_with_retries(
     TimeoutError / httpx.HTTPError as without retries."""
     made = 0
     while True:
-        try:
-            response = await client.post_json(url, body, headers)
-        except httpx.TimeoutException:
+        try:  # bounded whole: a server that trickles its answer never lets a read time out
+            response = await _within(client.post_json(url, body, headers), timeout_ms / 1000)
+        except (httpx.TimeoutException, asyncio.TimeoutError):
             raise TimeoutError(f"POST {url} got no reply within timeout_ms={timeout_ms}") from None
         made += 1
         status = response.status_code

@@ -105,10 +105,23 @@ def test_through_a_proxy_from_the_environment_the_same_bound_holds(tmp_path: Pat
 
 def test_a_model_that_trickles_its_answer_holds_neither_the_preflight_nor_the_attempt(tmp_path: Path) -> None:
     with EndlessServer("trickle") as server:
-        proj = _chat_project(tmp_path, server.url, timeout_ms=1500)  # the preflight waits at most this
+        # the preflight waits at most this; the attempt's 3 s deadline comes before a request's
+        proj = _chat_project(tmp_path, server.url, timeout_ms=4000)
         code, output, took = _run(proj, {"ENDLESS_KEY": "k"})
     _errored(proj, code, output, reason="timeout")
-    assert took < 30, took  # the preflight's 1.5 s and the attempt's 3 s, with start-up
+    assert took < 30, took  # the preflight's 4 s and the attempt's 3 s, with start-up
+
+
+def test_without_an_attempt_timeout_the_adapters_timeout_ms_bounds_a_trickled_request(tmp_path: Path) -> None:
+    """`timeout_ms` of openai-chat (and http) is "per request", but it bounded each read: with no
+    attempt deadline a model that trickles its answer held the attempt, and the run, for ever."""
+    with EndlessServer("trickle") as server:
+        proj = _chat_project(tmp_path, server.url, timeout_ms=1500)
+        proj.write("evals/endless.py", CHAT_EVAL.replace("@define_eval(timeout_ms=3000)", "@define_eval()"))
+        code, output, took = _run(proj, {"ENDLESS_KEY": "k"}, timeout=60)
+    attempt = _errored(proj, code, output)
+    assert "got no reply within timeout_ms=1500" in attempt["error"], attempt
+    assert took < 30, took  # the preflight's 1.5 s and the request's 1.5 s (a timeout is not retried), start-up
 
 
 def test_a_judge_answer_that_never_ends_leaves_the_assertion_unavailable(tmp_path: Path) -> None:
