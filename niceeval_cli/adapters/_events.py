@@ -128,8 +128,9 @@ def openai_usage(usage: object) -> Usage | None:
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
     cost = usage.get("cost")  # JSON's 1e999 reads as inf: unreported, like a negative cost, never the turn's end
-    readable = isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0
-    cost_usd = float(cost) if readable else None
+    cost_usd = None
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
+        cost_usd = float(cost)
     return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached, cost_usd)
 
 
