@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import FunctionType
+from types import FrameType, FunctionType
 from typing import TYPE_CHECKING, Any, TypeAlias, cast, overload
 
 from .._states import EvalKind
@@ -234,9 +235,28 @@ def _define(
         return _build(kind, test, options, where)
 
     def decorate(fn: TestFunction) -> EvalDefinition:
+        _refuse_rebinding(fn, where, sys._getframe(1))
         return _build(kind, fn, options, where)
 
     return decorate
+
+
+def _refuse_rebinding(fn: object, where: SourceLocation, frame: FrameType) -> None:
+    """`@define_eval() async def a` twice in one module: the second `def` rebinds the name, and
+    discovery, which reads the module's names, would never see the first eval — a pasted eval
+    left unrenamed silently lost. Refused here, at the second's line: nothing later can tell the
+    first was there. (The same line again is the module run twice, not two definitions.)"""
+    if frame.f_globals is not frame.f_locals:  # inside a function or class: not the module's names
+        return
+    name = getattr(fn, "__name__", None)
+    earlier = frame.f_globals.get(name) if isinstance(name, str) else None
+    if (isinstance(earlier, EvalDefinition) and earlier.defined_at.file == where.file
+            and earlier.defined_at.line != where.line):
+        raise DefinitionError(
+            f"{name!r} is defined twice in this module (lines {earlier.defined_at.line} and {where.line}): "
+            f"the second `def {name}` replaces the first, whose eval would never run; rename one",
+            where,
+        )
 
 
 def define_through_adapter(

@@ -312,3 +312,42 @@ def test_one_eval_bound_to_two_names_is_one_eval(project):
     """)
     assert project.run().exit_code == 0
     assert eval_ids(project) == ["aliases/first", "aliases/second"]
+
+
+def test_an_eval_pasted_under_the_same_function_name_is_refused_not_silently_lost(project):
+    """The second `def a` rebinds the module's name `a`: discovery would see only the second
+    eval. One error at its line, exit 2, nothing run; evals defined in a loop stay allowed."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ok.py", PASSING.format(name="ok"))
+    project.write("evals/pasted.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        def refunds(t):
+            t.check(1, equals(2))
+
+        @define_eval(tags=["smoke"])
+        def refunds(t):
+            t.check(1, equals(1))
+    """)
+    run = project.run()
+    assert run.exit_code == 2, (run.stdout, run.stderr)
+    assert run.stderr.strip() == (
+        "niceeval: eval module evals/pasted.py failed to load: evals/pasted.py:8: 'refunds' is defined "
+        "twice in this module (lines 4 and 8): the second `def refunds` replaces the first, whose eval "
+        "would never run; rename one"
+    )
+    assert not project.store.exists()
+    project.write("evals/pasted.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        for limit in (1, 2):
+            @define_eval(name=f"limit_{limit}")
+            def check(t, limit=limit):
+                t.check(limit, equals(limit))
+            globals()[f"limit_{limit}"] = check
+    """)
+    assert project.run().exit_code == 0
+    assert eval_ids(project) == ["ok", "pasted/limit_1", "pasted/limit_2"]
