@@ -22,6 +22,7 @@ from ._attempt import (
     contribution,
     decide_attempt,
     is_clean,
+    recorded_only,
 )
 from ._folds import (
     DEFAULT_PASS_RULE,
@@ -91,6 +92,7 @@ __all__ = [
     "not_pass_style",
     "parse_pass_rule",
     "pass_verdict",
+    "recorded_only",
     "run_exit_code",
     "settled_verdict",
     "stored_pass_rule",

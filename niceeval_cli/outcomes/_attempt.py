@@ -46,6 +46,16 @@ def is_clean(state: AttemptState | str, gate: GateState | str | None) -> bool:
     return state == AttemptState.SCORED and gate not in (GateState.FAILED, GateState.UNAVAILABLE)
 
 
+def recorded_only(kind: EvalKind | str, role: Role | str, match_kind: str, or_stop: bool) -> bool:
+    """A result no verdict, score or gate rests on: a `record` entry without `or_stop` — except,
+    in a pass-style eval, a Boolean assertion, which decides the verdict even ungated (an
+    unavailable one errs the attempt, `evidence-unavailable`). Only of these the run summary's
+    note "recorded without deciding" speaks; `store.reads.unavailable_records` asks the same in SQL."""
+    if Role(role) is not Role.RECORD or or_stop:
+        return False
+    return not (EvalKind(kind) is EvalKind.PASS and match_kind == BOOLEAN_MATCH)
+
+
 def _round(x: float) -> float:
     return round(x, _DIGITS) + 0.0  # `+ 0.0` turns -0.0 into 0.0
 

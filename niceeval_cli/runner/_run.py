@@ -17,7 +17,7 @@ from .._ids import new_id, utc_now_iso
 from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
-from .._states import AssertionState, AttemptReason, Relation, Role, RunStatus
+from .._states import AssertionState, AttemptReason, Relation, RunStatus
 from ..config import resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import SlotRecord, Store
@@ -207,7 +207,8 @@ class _Dispatcher:
         self.usage_unreported += cleaned.usage_unreported
         self.replaced_code_points += cleaned.replaced_code_points
         for result in results:  # no verdict rests on them, so only the summary can say so
-            if result.state == AssertionState.UNAVAILABLE and result.role == Role.RECORD:
+            if result.state == AssertionState.UNAVAILABLE and outcomes.recorded_only(
+                    attempt.kind, result.role, result.match_kind, result.or_stop):
                 reason = result.reason or AssertionState.UNAVAILABLE.value
                 self.unavailable_records[reason] = self.unavailable_records.get(reason, 0) + 1
         return attempt, results

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._records import EventRecord, TurnRecord
-from .._states import AssertionState, Role
-from ..outcomes import assertion_severity_sql
+from .._states import AssertionState, EvalKind, Role
+from ..outcomes import BOOLEAN_MATCH, assertion_severity_sql
 from .db import Db
 from .errors import translated
 from .groups import not_run_slots
@@ -123,7 +123,7 @@ def not_run(db: Db, run_id: str) -> list[PlanSlot]:
 
 
 def unavailable_records(db: Db, run_id: str) -> list[tuple[str, int]]:
-    """Results recorded without deciding (role `record`) that could not be measured, per reason
+    """Results recorded without deciding (`outcomes.recorded_only`) that could not be measured, per reason
     (an empty one read as `unavailable`), in the attempts the run executed (a group: its members):
     what its run summary counted; a reused attempt's were counted by the run that made them.
 
@@ -135,8 +135,10 @@ def unavailable_records(db: Db, run_id: str) -> list[tuple[str, int]]:
         "Reading a run's unmeasured records",
         "SELECT COALESCE(NULLIF(r.reason, ''), ?) AS reason, count(*) AS n "
         "FROM attempts a CROSS JOIN assertion_results r ON r.state = ? AND r.attempt_id = a.id "
-        f"WHERE a.run_id IN ({', '.join('?' * len(ids))}) AND r.role = ? GROUP BY 1 ORDER BY 1",
-        [AssertionState.UNAVAILABLE.value, AssertionState.UNAVAILABLE.value, *ids, Role.RECORD.value],
+        f"WHERE a.run_id IN ({', '.join('?' * len(ids))}) AND r.role = ? AND COALESCE(r.or_stop, 0) = 0 "
+        "AND NOT (a.kind = ? AND COALESCE(r.match_kind, '') = ?) GROUP BY 1 ORDER BY 1",  # outcomes.recorded_only
+        [AssertionState.UNAVAILABLE.value, AssertionState.UNAVAILABLE.value, *ids, Role.RECORD.value,
+         EvalKind.PASS.value, BOOLEAN_MATCH],
     )
     return [(row["reason"], row["n"]) for row in rows]
 

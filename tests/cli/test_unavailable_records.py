@@ -134,6 +134,36 @@ def test_view_of_a_run_with_nothing_unmeasured_or_only_gated_checks_unmeasured_h
     assert "recorded without deciding" not in _view(project)
 
 
+UNOBSERVED = """
+from niceeval_cli import Fact, define_adapter
+from niceeval_cli.expect import similarity
+
+chat = define_adapter(name="chat", send=lambda ctx, message: "refunded")  # observes no tool calls
+
+@chat.define_eval()
+async def tools(t):
+    await t.send("refund A1")
+    t.called_tool("refund")
+    t.check(Fact.unavailable("log-truncated"), similarity("4"))
+"""
+
+
+def test_an_ungated_boolean_check_that_could_not_be_measured_decides_and_is_not_in_the_note(project) -> None:
+    """In a pass-style eval every Boolean assertion decides, gated or not: `called_tool` over turns
+    that observed no tool calls errs the attempt (`evidence-unavailable`). The note said it too —
+    "recorded without deciding … no verdict rests on them" — though the verdict rested on it."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/tools.py", UNOBSERVED)
+    result = project.run(env=WIDE)
+    assert result.exit_code == 5, result.stdout + result.stderr
+    [attempt] = project.sql("SELECT state, reason FROM attempts")
+    assert (attempt["state"], attempt["reason"]) == ("errored", "evidence-unavailable"), attempt
+    note = ("note: 1 result recorded without deciding could not be measured (log-truncated × 1); no verdict rests "
+            "on it (`.gate()` makes a check decide): niceeval query assertions{} --state unavailable")
+    assert note.format("") in result.stdout, result.stdout  # the similarity alone: no verdict rests on it
+    assert note.format(f" --run {_run_id(project)}") in _view(project).splitlines()
+
+
 SHARDED = """
 from niceeval_cli import Fact, define_eval
 from niceeval_cli.expect import includes, similarity

@@ -9,7 +9,7 @@ import pytest
 
 from niceeval_cli._records import AssertionResult
 from niceeval_cli._states import AssertionState, AttemptReason, AttemptState, EvalKind, Role
-from niceeval_cli.outcomes import EXECUTION_REASONS, Execution, decide_attempt
+from niceeval_cli.outcomes import EXECUTION_REASONS, Execution, decide_attempt, recorded_only
 
 S = AssertionState
 PASSED, FAILED, ERRORED = AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED
@@ -58,6 +58,22 @@ def test_every_state_role_and_kind_combination(
     assert outcome.gate is None
     assert outcome.error is None
 
+
+
+@pytest.mark.parametrize(("role", "match_kind", "or_stop"), SHAPES)
+@pytest.mark.parametrize("kind", list(EvalKind))
+def test_recorded_only_is_a_record_entry_that_the_verdict_does_not_rest_on(
+    entry: Make, kind: EvalKind, role: Role, match_kind: str, or_stop: bool
+) -> None:
+    """What the run summary's note "recorded without deciding" counts: an unavailable one of
+    them leaves the attempt as it was without it (an ungated Boolean check in a pass-style eval
+    is not one: it errs the attempt)."""
+    e = entry(S.UNAVAILABLE, role, weight=2.0, or_stop=or_stop, match_kind=match_kind, reason="r")
+    if recorded_only(kind, role, match_kind, or_stop):
+        assert role is Role.RECORD
+        assert decide_attempt(kind, [e], OK).state == decide_attempt(kind, [], OK).state
+    elif role is Role.RECORD:
+        assert decide_attempt(kind, [e], OK).state != decide_attempt(kind, [], OK).state
 
 def test_no_assertions_passes(entry: Make) -> None:
     assert decide_attempt(EvalKind.PASS, [], OK).state is PASSED
