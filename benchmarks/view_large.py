@@ -109,7 +109,9 @@ def _one(run_id: str, experiment: str, eval_id: str, ordinal: int, score_style: 
             "record" if record else "score" if scoring else "gate", weight, contribution, result_state, None, None,
             "judge-key-unresolved" if record else "judge-timeout" if result_state == "unavailable" else None,
             f"expected equals('ok'), got 'nope {i}'" if result_state != "matched" else None,
-            "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "boolean", None, None, None,
+            # a recorded check is a measurement (a judge's): an ungated Boolean one would decide the verdict
+            "equals", '{"value":"ok"}', '"ok"', "evals/bench.py", 10 + i, 0, "score" if record else "boolean",
+            None, None, None,
         ) + (None,) * (len(ASSERTION_COLUMNS) - 24))  # the columns added since (agreement, ...)
     score = None if not score_style or state == "errored" else earned
     partial = earned if score_style and state == "errored" else None
