@@ -13,7 +13,7 @@ import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from .authoring import Case, CaseIdRule, DatasetError, SourceLocation, caller_location
 from .authoring._cases import (  # the loaders name cases by authoring's own id rules and wording
@@ -332,9 +332,10 @@ def _convert(source: _Source, line: int, column: str, text: str, convert: Conver
         ) from None
 
 
-def _yaml_rows(source: _Source, text: str) -> tuple[object, list[int]]:
+def _yaml_rows(source: _Source, text: str, *, keys_are_ids: bool = False) -> tuple[object, list[int]]:
     """The YAML document and, when it is a list, the line each item starts on (PyYAML, imported
-    here only)."""
+    here only). With `keys_are_ids`, a key written twice in a top-level mapping is two rows with
+    one case id: PyYAML would keep the last silently, as `load_json` does not."""
     import yaml
 
     try:
@@ -353,7 +354,25 @@ def _yaml_rows(source: _Source, text: str) -> tuple[object, list[int]]:
         lines = [item.start_mark.line + 1 for item in node.value]
     elif isinstance(node, yaml.MappingNode):
         lines = [key.start_mark.line + 1 for key, _value in node.value]
+        if keys_are_ids:
+            _no_repeated_key(source, node)
     return data, lines
+
+
+def _no_repeated_key(source: _Source, node: Any) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for key, _value in node.value:
+        if not isinstance(key.value, str):  # a list or mapping as a key: not a case id anyway
+            continue
+        line, written = key.start_mark.line + 1, (key.tag, key.value)
+        first = seen.get(written)
+        if first is None:
+            seen[written] = line
+        else:
+            raise source.error(
+                f"two rows have the case id {key.value!r}: {source.shown}:{first} and {source.shown}:{line}; "
+                "case ids must be unique within an eval"
+            )
 
 
 def load_yaml(path: str | Path, id: CaseIdRule | None = None) -> list[Case]:
@@ -361,11 +380,11 @@ def load_yaml(path: str | Path, id: CaseIdRule | None = None) -> list[Case]:
     keys are the ids."""
     source = _Source("load_yaml", path, caller_location())
     _check_rule(source.loader, id, source.called_at)
-    data, lines = _yaml_rows(source, source.read_text())
+    data, lines = _yaml_rows(source, source.read_text(), keys_are_ids=True)
     if isinstance(data, Mapping):
         if id is not None:
             raise source.error("id= names the rows of a list; the keys of this file's mapping are already the ids")
-        lines = lines if len(lines) == len(data) else [None] * len(data)  # type: ignore[list-item]  # repeated keys
+        lines = lines if len(lines) == len(data) else [None] * len(data)  # type: ignore[list-item]  # merge keys (<<)
         cases = [source.case(key, value, line) for (key, value), line in zip(data.items(), lines, strict=True)]
         _unique(source, cases)
         return cases

@@ -317,3 +317,26 @@ def test_loaders_through_the_cli_name_the_data_file_and_exit_2(project):
         "niceeval: eval module evals/refunds.py failed to load: evals/refunds.py:4: load_jsonl: "
         "evals/refunds.jsonl:2: not valid JSON (Expecting ',' delimiter at column 13)"
     ]
+
+
+def test_a_yaml_mapping_with_a_key_written_twice_exits_2_naming_both_lines(project):
+    """PyYAML keeps the last of a repeated key: one case was silently lost (load_json refuses)."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/refunds.yaml", "r-1: {q: a}\nr-2: {q: b}\nr-1: {q: c}\n")
+    project.write("evals/refunds.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.datasets import load_yaml
+        from niceeval_cli.expect import equals
+
+        @define_eval(cases=load_yaml("refunds.yaml"))
+        def refunds(t, row):
+            t.check(row["q"], equals(row["q"]))
+    """)
+    run = project.run()
+    assert run.exit_code == 2, (run.stdout, run.stderr)
+    assert run.stderr.strip() == (
+        "niceeval: eval module evals/refunds.py failed to load: evals/refunds.py:5: load_yaml: evals/refunds.yaml: "
+        "two rows have the case id 'r-1': evals/refunds.yaml:1 and evals/refunds.yaml:3; case ids must be unique "
+        "within an eval"
+    )
+    assert not project.store.exists()
