@@ -2,7 +2,9 @@
 
 A tool that raised `ModelRetry` is a `failed` ToolCall with the retry text (a `retry-prompt` part,
 or a tool return whose `outcome` is `retried`/`failed` in newer versions), and its next try is a
-ToolCall of its own: a retried call is kept once per try.
+ToolCall of its own: a retried call is kept once per try. A call pydantic-ai never ran (beside an
+output tool that already gave the final result) or cut short (`outcome="interrupted"`) is `pending`,
+with pydantic-ai's text as its error: the model called it, it produced nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summ
 __all__ = ["turn_from"]
 
 _FAILED_OUTCOMES = frozenset({"retried", "failed", "error", "denied"})
+#: pydantic-ai's stub for a call it never ran: a function tool the model called beside an output
+#: tool that already gave the final result (`end_strategy="early"`). Its outcome reads `success`.
+_NOT_EXECUTED = "Tool not executed - a final result was already processed."
 
 
 def _text(content: object) -> str:
@@ -61,6 +66,11 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
                 if at is None:
                     continue  # a return for a call this history does not hold
                 index, call = at
+                if not failed and (outcome == "interrupted" or part.content == _NOT_EXECUTED):
+                    # called, but it never ran (or never finished): no result, and not a completed call
+                    events[index] = ToolCall(name=call.tool_name, input=parsed(call.args), status="pending",
+                                             id=call_id, error=_text(part.content))
+                    continue
                 events[index] = ToolCall(
                     name=call.tool_name, input=parsed(call.args), output=None if failed else content,
                     status="failed" if failed else "completed", id=call_id,

@@ -14,7 +14,7 @@ import pytest
 
 from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
-from tests.support.frameworks import langgraph_run, openai_agents_run, pydantic_ai_run
+from tests.support.frameworks import langgraph_run, openai_agents_run, pydantic_ai_early_end_run, pydantic_ai_run
 
 #: Under `-n`, the tests that import the real frameworks share one worker: importing pydantic-ai,
 #: the Agents SDK and LangGraph costs ~4 s of CPU in each worker that does it.
@@ -40,6 +40,23 @@ def test_pydantic_ai_run_result_keeps_each_try_of_a_retried_tool() -> None:
     assert turn.observed == frozenset({"messages", "tool_calls"})
     assert turn_from_framework(result, "refund order 7") == turn
 
+
+
+def test_pydantic_ai_a_tool_it_never_ran_is_pending_not_completed() -> None:
+    """Beside an output tool that gave the final result, pydantic-ai skips the other calls and
+    answers each with "Tool not executed …" (outcome `success`): that read as a `completed` call
+    whose output was the stub, so `called_tool(tool_match("refund", status="completed"))` passed
+    for a refund that never happened."""
+    pytest.importorskip("pydantic_ai")
+    from niceeval_cli.expect import tool_match
+    from niceeval_cli.integrations.pydantic_ai import turn_from
+
+    result, log = pydantic_ai_early_end_run()
+    assert log == []  # the tool function never ran
+    refund = next(e for e in turn_from(result).events if isinstance(e, ToolCall) and e.name == "refund")
+    assert (refund.status, refund.output, refund.input) == ("pending", None, {"order": 7}), refund
+    assert "Tool not executed" in (refund.error or "")
+    assert tool_match("refund", status="completed").evaluate(refund).state == "mismatched"
 
 def test_openai_agents_run_result_marks_the_failed_tool() -> None:
     pytest.importorskip("agents")

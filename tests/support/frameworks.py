@@ -140,3 +140,31 @@ def langgraph_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
     # themselves in is the scheduler's; the calls' own order is the message's (lookup, then refund).
     asked = ["lookup", "refund"]
     return result, sorted(log, key=lambda entry: asked.index(entry[0]))
+
+
+def pydantic_ai_early_end_run() -> tuple[Any, Log]:
+    """The model calls the output tool and, beside it, `refund`: with `end_strategy="early"`
+    pydantic-ai takes the output as the final result and never runs `refund`."""
+    from pydantic import BaseModel
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    class Answer(BaseModel):
+        text: str
+
+    log: Log = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        output_tool = info.output_tools[0].name
+        return ModelResponse(parts=[ToolCallPart(output_tool, {"text": "done"}, tool_call_id="o1"),
+                                    ToolCallPart("refund", {"order": 7}, tool_call_id="r1")])
+
+    agent = Agent(FunctionModel(model), output_type=Answer, end_strategy="early")
+
+    @agent.tool_plain
+    def refund(order: int) -> str:
+        log.append(("refund", {"order": order}, "completed"))
+        return "ok"
+
+    return agent.run_sync("refund order 7"), log
