@@ -2,12 +2,13 @@
 
 The SDK replaces a failed tool's exception by a generic message before the model sees it, and
 keeps only that: a tool output equal to the SDK's default error text is a `failed` ToolCall
-carrying it (a custom `failure_error_function`'s text cannot be told from an output).
+carrying it (a custom `failure_error_function`'s text cannot be told from an output). Its texts for
+a tool that timed out (`failed`) and for a call that was not approved (`rejected`) are read alike.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ..authoring import Turn
 from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summed, usage_of
@@ -15,6 +16,19 @@ from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summ
 __all__ = ["turn_from"]
 
 DEFAULT_TOOL_ERROR = "An error occurred while running the tool."
+#: The SDK's answer to a call a human (or a policy) did not approve (`needs_approval`, `state.reject`).
+NOT_APPROVED = "Tool execution was not approved."
+
+
+def _status(name: str, output: object) -> Literal["completed", "failed", "rejected"]:
+    """What the SDK's own texts say of a call: a failure, a timeout (`timeout=` on a function
+    tool, answered "Tool 'x' timed out after N seconds."), a rejection — else it completed."""
+    if not isinstance(output, str):
+        return "completed"
+    if output == NOT_APPROVED:
+        return "rejected"
+    timed_out = output.startswith(f"Tool '{name}' timed out after ") and output.endswith(" seconds.")
+    return "failed" if output.startswith(DEFAULT_TOOL_ERROR) or timed_out else "completed"
 
 
 def _field(raw: object, name: str) -> Any:
@@ -56,10 +70,10 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
             call = events[index]
             assert isinstance(call, ToolCall)
             output = plain(getattr(item, "output", None))
-            failed = isinstance(output, str) and output.startswith(DEFAULT_TOOL_ERROR)
+            status = _status(call.name, output)
+            failed = status != "completed"
             events[index] = ToolCall(name=call.name, input=call.input, output=None if failed else output,
-                                     status="failed" if failed else "completed", id=call.id,
-                                     error=output if failed else None)
+                                     status=status, id=call.id, error=output if failed else None)
     usages = [found for response in getattr(result, "raw_responses", ()) or ()
               if (found := usage_of(_field(response.usage, "input_tokens"), _field(response.usage, "output_tokens")))
               is not None]

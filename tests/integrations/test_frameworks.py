@@ -14,7 +14,13 @@ import pytest
 
 from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
-from tests.support.frameworks import langgraph_run, openai_agents_run, pydantic_ai_early_end_run, pydantic_ai_run
+from tests.support.frameworks import (
+    langgraph_run,
+    openai_agents_rejected_and_timed_out_run,
+    openai_agents_run,
+    pydantic_ai_early_end_run,
+    pydantic_ai_run,
+)
 
 #: Under `-n`, the tests that import the real frameworks share one worker: importing pydantic-ai,
 #: the Agents SDK and LangGraph costs ~4 s of CPU in each worker that does it.
@@ -71,6 +77,22 @@ def test_openai_agents_run_result_marks_the_failed_tool() -> None:
     assert turn.message == "Refund failed for order 7."
     assert (turn.usage.input_tokens, turn.usage.output_tokens) == (30, 6)
 
+
+
+def test_openai_agents_a_rejected_call_is_rejected_and_a_timed_out_one_failed() -> None:
+    """The SDK answers a call that was not approved "Tool execution was not approved." and one past
+    its tool's `timeout` "Tool 'slow' timed out after 0.1 seconds." — both read as `completed`
+    calls with those texts as outputs, so `no_failed_actions()` passed over them."""
+    pytest.importorskip("agents")
+    from niceeval_cli.integrations.openai_agents import turn_from
+
+    result, log = openai_agents_rejected_and_timed_out_run()
+    assert log == []  # neither tool function ended
+    calls = {e.name: e for e in turn_from(result).events if isinstance(e, ToolCall)}
+    assert (calls["refund"].status, calls["refund"].output, calls["refund"].error) == (
+        "rejected", None, "Tool execution was not approved.")
+    assert (calls["slow"].status, calls["slow"].output) == ("failed", None)
+    assert calls["slow"].error == "Tool 'slow' timed out after 0.1 seconds."
 
 def test_langgraph_messages_with_an_error_tool_message() -> None:
     pytest.importorskip("langgraph")

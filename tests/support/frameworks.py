@@ -168,3 +168,61 @@ def pydantic_ai_early_end_run() -> tuple[Any, Log]:
         return "ok"
 
     return agent.run_sync("refund order 7"), log
+
+
+def openai_agents_rejected_and_timed_out_run() -> tuple[Any, Log]:
+    """The model calls `refund` (which needs approval, and is rejected) and `slow` (which takes
+    longer than its `timeout`); then it answers. Neither tool function ends."""
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    log: Log = []
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.turns = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            self.turns += 1
+            if self.turns == 1:
+                output: list[Any] = [
+                    ResponseFunctionToolCall(type="function_call", name="refund", arguments='{"order": 7}',
+                                             call_id="c1", id="fc1", status="completed"),
+                    ResponseFunctionToolCall(type="function_call", name="slow", arguments="{}",
+                                             call_id="c2", id="fc2", status="completed"),
+                ]
+            else:
+                output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed",
+                                                content=[ResponseOutputText(type="output_text", annotations=[],
+                                                                            text="Nothing refunded.")])]
+            return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=5, output_tokens=2),
+                                 response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool(needs_approval=True)
+    def refund(order: int) -> str:
+        log.append(("refund", {"order": order}, "completed"))
+        return "refunded"
+
+    @function_tool(timeout=0.1)
+    async def slow() -> str:
+        await asyncio.sleep(10)
+        log.append(("slow", {}, "completed"))
+        return "late"
+
+    set_tracing_disabled(True)
+    agent = Agent(name="support", model=Scripted(), tools=[refund, slow])
+
+    async def run() -> Any:
+        first = await Runner.run(agent, "refund order 7")
+        state = first.to_state()
+        for interruption in first.interruptions:
+            state.reject(interruption)
+        return await Runner.run(agent, state)
+
+    return asyncio.run(run()), log
