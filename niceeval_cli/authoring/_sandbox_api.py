@@ -162,6 +162,8 @@ class SandboxFiles:
     def _rel(self, path: object, member: str) -> str:
         if not isinstance(path, str) or not path.strip():
             raise self._error(f"t.sandbox.{member} needs a path relative to the workspace, got {path!r}")
+        if "\0" in path:  # no file is named so: a docker write stopped at the NUL and wrote another file
+            raise self._error(f"t.sandbox.{member}({path!r}): a path cannot hold a NUL byte")
         rel = PurePosixPath(path)
         if rel.is_absolute() or ".." in rel.parts:
             raise self._error(f"t.sandbox.{member}({path!r}): paths are relative to the workspace "

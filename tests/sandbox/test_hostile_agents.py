@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from niceeval_cli._sandbox_spec import DOCKER_PIDS_LIMIT
+from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.expect import includes
 from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
 from niceeval_cli.sandbox._tar_read import tar_states
@@ -67,3 +68,14 @@ async def test_a_docker_sandbox_holds_a_bounded_number_of_processes(make_workspa
     workspace = await make_workspace(docker_sandbox(image=docker_image))
     done = await workspace.run("cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max")
     assert done.stdout.strip() == str(DOCKER_PIDS_LIMIT), done
+
+
+async def test_a_path_holding_a_nul_byte_is_an_authoring_error_and_writes_nothing(make_harness, spec):
+    """A docker write stopped at the NUL: `write_text("README.md\\0.bak", ...)` replaced README.md."""
+    h = await make_harness(spec)
+    with pytest.raises(AuthoringError, match="NUL"):
+        await h.sandbox.write_text("README.md\0.bak", "overwritten\n")
+    with pytest.raises(AuthoringError, match="NUL"):
+        await h.sandbox.read_text("README.md\0.bak")
+    assert h.sandbox.changed_paths() == []
+    assert await h.sandbox.read_text("README.md") == "# demo\nline two\n"
