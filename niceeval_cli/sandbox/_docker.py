@@ -377,6 +377,8 @@ class DockerWorkspace:
         if cancel is not None:
             cancel.on_cancel(process.kill)
         states, error = read_states(process, cancel)
+        if process.returncode != 0 and _engine_ops.not_found(error):
+            return {}  # the workdir itself is gone (`rm -rf /workspace`): every file of it was deleted
         if process.returncode != 0 or states is None:
             raise OSError(f"could not read the sandbox workspace of {self.container}: {error or 'not a tar stream'}")
         return states

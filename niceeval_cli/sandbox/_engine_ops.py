@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 from ._engine import StreamReader, arequest, message_of, open_stream, request, shut, stream_errors
 
-__all__ = ["ArchiveProcess", "aremove", "create_body", "image_id", "put_archive", "remove", "run_detached",
+__all__ = ["ArchiveProcess", "aremove", "create_body", "image_id", "not_found", "put_archive", "remove", "run_detached",
            "unread_file", "words_after_kill"]
 
 
@@ -175,6 +175,11 @@ def remove(path: str, container: str) -> bool:
 _NOT_FOUND = ("could not find the file", "no such container:path", "no such file")
 
 
+def not_found(words: str) -> bool:
+    """Whether the daemon's (or the CLI's) words say the path is not in the container (which is there)."""
+    return any(sign in words.lower() for sign in _NOT_FOUND)
+
+
 def unread_file(shown: str, error: bytes) -> OSError:
     """A read that brought no file: missing (FileNotFoundError, what the test sees for a missing
     file), or refused for another reason, which is said as the daemon said it — a daemon error
@@ -182,7 +187,7 @@ def unread_file(shown: str, error: bytes) -> OSError:
     words = error.decode("utf-8", "replace").strip()
     if not words:
         return FileNotFoundError(f"{shown}: no such file in the sandbox workspace")
-    if any(sign in words.lower() for sign in _NOT_FOUND):  # the daemon's words kept: they name what it missed
+    if not_found(words):  # the daemon's words kept: they name what it missed
         return FileNotFoundError(f"{shown}: no such file in the sandbox workspace ({words})")
     return OSError(f"{shown}: could not be read from the sandbox: {words}")
 

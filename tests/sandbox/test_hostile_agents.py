@@ -79,3 +79,16 @@ async def test_a_path_holding_a_nul_byte_is_an_authoring_error_and_writes_nothin
         await h.sandbox.read_text("README.md\0.bak")
     assert h.sandbox.changed_paths() == []
     assert await h.sandbox.read_text("README.md") == "# demo\nline two\n"
+
+
+async def test_an_agent_that_removes_its_whole_workspace_deleted_every_file(make_harness, spec):
+    """Observed, not an error: a docker snapshot of a workdir that is gone was an OSError, so the
+    attempt was `errored` (undecided) where the agent had plainly deleted everything."""
+    h = await make_harness(spec)
+    await h.sandbox.run(f"cd / && rm -rf '{h.sandbox.workdir}'")
+    assert h.sandbox.changed_paths() == [("README.md", "deleted"), ("logo.bin", "deleted"), ("src/app.py", "deleted")]
+    h.sandbox.no_changes()
+    result, _ = await h.result()
+    assert result.state == "mismatched" and "3 change(s)" in result.explanation
+    h.sandbox.file_exists("README.md")
+    assert (await h.result())[0].state == "mismatched"
