@@ -111,6 +111,7 @@ class Captured:
     stdout: CappedOutput
     stderr: CappedOutput
     timed_out: bool
+    refused: bool = False  # never started: the daemon refused the exec (its words on stderr)
 
 
 async def _pump(stream: asyncio.StreamReader | None, into: CappedOutput) -> None:

@@ -114,6 +114,8 @@ class CommandAdapter(Adapter):
             code, out, err = await self._in_sandbox(ctx.sandbox, message)
         else:
             code, out, err = await self._on_host(message)
+        if code is not None and not isinstance(code, int):  # unavailable: it never ran (sandbox.md)
+            raise CommandFailed(f"command `{self._shown}` could not run: {getattr(code, 'reason', code)}")
         if code != 0:
             how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
             stderr = tail(err, self.secrets)

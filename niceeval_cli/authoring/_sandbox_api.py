@@ -29,6 +29,7 @@ from ..sandbox import (
     Cancelled,
     Change,
     Command,
+    CommandNotRun,
     CommandResult,
     FileState,
     OutsideWorkspace,
@@ -234,7 +235,7 @@ class SandboxFiles:
                                                timeout_ms=timeout_ms)
         except OutsideWorkspace:
             raise  # a refused path is the eval's error, not a command that could not start
-        except (FileNotFoundError, PermissionError) as exc:  # the program could not be started
+        except (FileNotFoundError, PermissionError, CommandNotRun) as exc:  # the program could not be started
             return not_started(exc)
         return settle(argv, result)  # a command that could not run gives no exit code to check
 

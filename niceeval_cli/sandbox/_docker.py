@@ -35,6 +35,7 @@ from ._tar_read import read_states
 from ._workspace import (
     READ_LIMIT,
     Cancel,
+    CommandNotRun,
     CommandResult,
     FileTooLarge,
     OutsideWorkspace,
@@ -253,11 +254,18 @@ class DockerWorkspace:
         path = _engine.engine_socket()
         if path is None:
             argv = self._exec_argv(wrapped, cwd, tuple(env or ()), interactive=input is not None)
-            return await run_host(argv, env=client_env(env), input=input, timeout_ms=timeout_ms)
+            result = await run_host(argv, env=client_env(env), input=input, timeout_ms=timeout_ms)
+            said = result.stderr.strip().rsplit("\n", 1)[-1]
+            if result.exit_code == 1 and said.startswith("Error response from daemon:") \
+                    and not await asyncio.to_thread(_running, self.container):
+                raise CommandNotRun(said)  # the client's own exit: nothing ran in a container that is not running
+            return result
         done = await _engine.exec_captured(
             path, self.container, wrapped, workdir=self._cwd(cwd), env=env,
             input=input.encode("utf-8", "surrogateescape") if input is not None else None,
             timeout_s=timeout_ms / 1000 if timeout_ms else None)
+        if done.refused:
+            raise CommandNotRun(done.stderr.text().strip())
         return CommandResult(done.exit_code, done.stdout.text(), done.stderr.text(), 0.0, done.timed_out)
 
     async def _kill(self, pidfile: str) -> None:
@@ -413,6 +421,15 @@ def _quiet(*args: str) -> None:
         _sync(*args, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         pass
+
+
+def _running(container: str) -> bool:
+    """Whether the container runs (False: stopped, or gone), as `docker inspect` says."""
+    try:
+        done = _sync("inspect", "--format", "{{.State.Running}}", container, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return True  # not known: the exit code stands
+    return done.stdout.decode(errors="replace").strip() == "true"
 
 
 def _remove(container: str) -> None:

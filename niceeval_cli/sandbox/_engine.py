@@ -475,7 +475,7 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
     """`docker exec` of a command, its output capped per stream as `_capture.run_captured` caps a
     client's: at `timeout_s` the stream is dropped and the result is `timed_out` (the caller kills
     what runs inside); a cancellation drops it and re-raises. A refused exec is exit code 1 with the
-    daemon's words on stderr, as the CLI exits."""
+    daemon's words on stderr, as the CLI exits, and `refused`: nothing ran."""
     from .._httpx import httpx
 
     out, err = CappedOutput(limit), CappedOutput(limit)
@@ -483,7 +483,7 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
                                     exec_body(argv, stdin=input is not None, workdir=workdir, env=env))
     if status >= 400:
         err.feed(f"Error response from daemon: {message_of(answer)}\n".encode())
-        return Captured(1, out, err, False)
+        return Captured(1, out, err, False, refused=True)
     exec_id = str(json.loads(answer)["Id"])
     client = _async_client(path)
     call = client.build_request("POST", f"/exec/{exec_id}/start", content=_START, headers=_UPGRADE)
@@ -494,7 +494,7 @@ async def exec_captured(path: str, container: str, argv: Sequence[str], *, workd
     try:
         if response.status_code != 101:
             err.feed(f"Error response from daemon: {message_of(await response.aread())}\n".encode())
-            return Captured(1, out, err, False)
+            return Captured(1, out, err, False, refused=True)
         stream = response.extensions["network_stream"]
         feeding = asyncio.ensure_future(_feed(stream, input)) if input is not None else None
         try:

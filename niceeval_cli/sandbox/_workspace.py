@@ -18,6 +18,7 @@ __all__ = [
     "SNAPSHOT_TEXT_BYTES",
     "Cancel",
     "Cancelled",
+    "CommandNotRun",
     "CommandResult",
     "FileState",
     "FileTooLarge",
@@ -51,6 +52,11 @@ class FileTooLarge(OSError):
 
 class OutsideWorkspace(PermissionError):
     """A sandbox path that leads out of the workspace (through a symlink): refused, never followed."""
+
+
+class CommandNotRun(OSError):
+    """A workspace command that never started: the daemon refused it (the container is not running,
+    or gone). Not an exit code of the command: `t.sandbox.run` makes it an unavailable one."""
 
 
 class Cancelled(Exception):

@@ -4,17 +4,20 @@ happen (a hard link is no modification), nor take the host down (a fork bomb) â€
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
 
 from niceeval_cli._sandbox_spec import DOCKER_PIDS_LIMIT
 from niceeval_cli.authoring import AuthoringError
-from niceeval_cli.expect import includes
+from niceeval_cli.expect import NumericMaterial, equals, includes
 from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
 from niceeval_cli.sandbox._tar_read import tar_states
 from tests.sandbox.conftest import Harness
+from tests.support.docker import niceeval_containers
 
 LINKS = 30  # names of one file: a container's tar writes its content under whichever comes first
 
@@ -92,3 +95,58 @@ async def test_an_agent_that_removes_its_whole_workspace_deleted_every_file(make
     assert result.state == "mismatched" and "3 change(s)" in result.explanation
     h.sandbox.file_exists("README.md")
     assert (await h.result())[0].state == "mismatched"
+
+
+@pytest.mark.parametrize("route", ["socket", "cli"])
+async def test_a_command_in_a_container_the_agent_stopped_never_ran_and_has_no_exit_code(
+        make_harness, docker_image, route, monkeypatch):
+    """`kill 1` stops the container; a test command after it was refused by the daemon, yet read
+    "expected equals(0), got 1" as if the agent's tests had run and failed."""
+    if route == "cli":
+        monkeypatch.setenv("NICEEVAL_DOCKER", "docker")
+    h = await make_harness(docker_sandbox(image=docker_image))
+    await h.sandbox.run("kill 1; sleep 5")  # the container's first process ends it
+    while subprocess.run(["docker", "inspect", "--format", "{{.State.Running}}", h.workspace.container],
+                         capture_output=True, text=True, check=False, timeout=30).stdout.strip() == "true":
+        time.sleep(0.1)  # stopping: an exec now is refused by the runtime instead (exit 126, unavailable too)
+    done = await h.sandbox.run(["true"])
+    assert isinstance(done.exit_code, NumericMaterial), done
+    assert "is not running" in str(done.exit_code.reason) and str(done.exit_code.reason).startswith(
+        "command-unavailable: ")
+    assert done.returncode is None
+    h.ctx.check(done.exit_code, equals(0))
+    assert (await h.result())[0].state == "unavailable"
+
+
+STOPPED_EVAL = """
+import asyncio
+from niceeval_cli import define_eval
+
+@define_eval()
+async def stops(t):
+    await t.send("setsid sh -c 'sleep 1; kill 1' >/dev/null 2>&1 &")  # the agent stops its container
+    await asyncio.sleep(4)
+    await t.send("again")
+"""
+
+
+def test_the_command_adapter_in_a_container_the_agent_stopped_says_it_could_not_run(project, docker_image):
+    """The adapter's command was refused by the daemon: an `adapter-error` saying so (it was a TypeError
+    comparing the unavailable exit code with 0)."""
+    project.write("repo/a.txt", "a\\n")
+    project.write("niceeval.toml", f"""[experiments.agent]
+adapter = "command"
+[experiments.agent.options]
+argv = ["sh", "-c", "read -r task; sh -c \\"$task\\""]
+[experiments.agent.sandbox]
+kind = "docker"
+image = "{docker_image}"
+template = "repo"
+""")
+    project.write("evals/e.py", STOPPED_EVAL)
+    run = project.run()
+    assert run.exit_code == 5, run.stdout + run.stderr
+    [attempt] = project.attempts()
+    assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error")
+    assert "could not run" in attempt["error"] and "is not running" in attempt["error"], attempt["error"]
+    assert niceeval_containers(store=project.root / ".niceeval" / "results.db") == []
