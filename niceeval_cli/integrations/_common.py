@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..authoring import Message, ToolCall, Turn, Usage
 
@@ -63,9 +63,12 @@ def summed(usages: Sequence[Usage]) -> Usage | None:
 
 
 def make_turn(input: str | None, first_user: str | None, events: Sequence[AnyEvent], final: str,
-              usage: Usage | None, model: str | None, failed: bool = False) -> Turn:
+              usage: Usage | None, model: str | None, failed: bool = False, waiting: bool = False) -> Turn:
+    """`waiting`: the run stopped for input (a LangGraph `interrupt()`, an Agents SDK approval)
+    instead of finishing: `succeeded()` must not read it as done."""
+    status: Literal["completed", "failed", "waiting"] = "failed" if failed else "waiting" if waiting else "completed"
     return Turn(input=input if input is not None else (first_user or ""), message=final, events=tuple(events),
-                status="failed" if failed else "completed", usage=usage,
+                status=status, usage=usage,
                 data={"model": model} if model else None, observed=OBSERVED)
 
 

@@ -2,7 +2,8 @@
 
 `AIMessage.tool_calls` are the calls, each completed by the `ToolMessage` with its id; a
 `ToolMessage` with `status="error"` is a `failed` ToolCall carrying its text. Usage is summed over
-the AI messages' `usage_metadata`; the model is the last `response_metadata["model_name"]`.
+the AI messages' `usage_metadata`; the model is the last `response_metadata["model_name"]`. A graph
+that stopped at an `interrupt()` (its state holds `__interrupt__`) is a `waiting` turn.
 """
 
 from __future__ import annotations
@@ -65,4 +66,6 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
             events[index] = ToolCall(name=call.name, input=call.input, output=None if failed else output,
                                      status="failed" if failed else "completed", id=call.id,
                                      error=_text(content) if failed else None)
-    return make_turn(input, first_user, events, final, summed(usages), model if isinstance(model, str) else None)
+    interrupted = isinstance(result, Mapping) and bool(result.get("__interrupt__"))  # stopped at `interrupt()`
+    return make_turn(input, first_user, events, final, summed(usages), model if isinstance(model, str) else None,
+                     waiting=interrupted)

@@ -82,4 +82,5 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
     agent_model = getattr(getattr(result, "last_agent", None), "model", None)
     original = getattr(result, "input", None)
     return make_turn(input, original if isinstance(original, str) else None, events, text, summed(usages),
-                     agent_model if isinstance(agent_model, str) else None)
+                     agent_model if isinstance(agent_model, str) else None,
+                     waiting=bool(getattr(result, "interruptions", None)))  # stopped for an approval

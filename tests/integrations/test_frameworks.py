@@ -15,6 +15,7 @@ import pytest
 from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
 from tests.support.frameworks import (
+    langgraph_interrupted_run,
     langgraph_run,
     openai_agents_rejected_and_timed_out_run,
     openai_agents_run,
@@ -108,6 +109,25 @@ def test_langgraph_messages_with_an_error_tool_message() -> None:
     assert turn.data == {"model": "fake-1"}
     assert turn_from(result["messages"]) == turn
 
+
+
+def test_a_run_stopped_for_a_human_is_a_waiting_turn_not_a_completed_one() -> None:
+    """A LangGraph `interrupt()` and an Agents SDK approval stop the run with the call unanswered:
+    the turn read `completed`, so `succeeded()` matched an agent still waiting for its human."""
+    pytest.importorskip("langgraph")
+    pytest.importorskip("agents")
+    from niceeval_cli.integrations import langchain, openai_agents
+
+    result, log = langgraph_interrupted_run()
+    turn = langchain.turn_from(result)
+    assert log == [] and turn.status == "waiting", turn
+    assert [(e.name, e.status) for e in turn.events if isinstance(e, ToolCall)] == [("refund", "pending")]
+
+    result, _ = openai_agents_rejected_and_timed_out_run(reject=False)
+    assert result.interruptions  # the SDK stopped for the approval of refund
+    turn = openai_agents.turn_from(result)
+    assert turn.status == "waiting", turn
+    assert ("refund", "pending") in [(e.name, e.status) for e in turn.events if isinstance(e, ToolCall)]
 
 def test_a_plain_value_is_no_framework_result() -> None:
     assert turn_from_framework("hello") is None

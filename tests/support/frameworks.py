@@ -170,9 +170,10 @@ def pydantic_ai_early_end_run() -> tuple[Any, Log]:
     return agent.run_sync("refund order 7"), log
 
 
-def openai_agents_rejected_and_timed_out_run() -> tuple[Any, Log]:
+def openai_agents_rejected_and_timed_out_run(reject: bool = True) -> tuple[Any, Log]:
     """The model calls `refund` (which needs approval, and is rejected) and `slow` (which takes
-    longer than its `timeout`); then it answers. Neither tool function ends."""
+    longer than its `timeout`); then it answers. Neither tool function ends. `reject=False`: the
+    first run's result, stopped for the approval."""
     from agents import Agent, Runner, function_tool, set_tracing_disabled
     from agents.items import ModelResponse
     from agents.models.interface import Model
@@ -220,9 +221,44 @@ def openai_agents_rejected_and_timed_out_run() -> tuple[Any, Log]:
 
     async def run() -> Any:
         first = await Runner.run(agent, "refund order 7")
+        if not reject:
+            return first
         state = first.to_state()
         for interruption in first.interruptions:
             state.reject(interruption)
         return await Runner.run(agent, state)
 
     return asyncio.run(run()), log
+
+
+def langgraph_interrupted_run() -> tuple[Any, Log]:
+    """A ReAct graph whose `refund` tool asks a human first (`interrupt()`): `invoke` returns the
+    state stopped there, `__interrupt__` in it; the tool never got past the question."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import MemorySaver
+    from langgraph.prebuilt import ToolNode, create_react_agent
+    from langgraph.types import interrupt
+
+    log: Log = []
+
+    class ToolFake(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def refund(order: int) -> str:
+        """Refund an order, once a human approved it."""
+        interrupt({"approve refund of": order})
+        log.append(("refund", {"order": order}, "completed"))
+        return "refunded"
+
+    replies = iter([AIMessage(content="", tool_calls=[{"name": "refund", "args": {"order": 7}, "id": "c1"}]),
+                    AIMessage(content="Refunded.")])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(ToolFake(messages=replies), ToolNode([refund]), checkpointer=MemorySaver())
+    return agent.invoke({"messages": [("user", "refund order 7")]}, {"configurable": {"thread_id": "t1"}}), log
