@@ -51,11 +51,14 @@ def list_evals(
     config: ConfigOpt = None,
 ) -> None:
     """List discovered evals and configured experiments (what `niceeval run` would select)."""
+    from .._stdout import json_only
     from ..app.listing import list_project
     from ..app.project import load_project
     from ..reports import listing
 
-    listing.show(list_project(load_project(config), cases=cases), console=_console(), json_out=json_out)
+    with json_only(json_out):  # with --json, what an eval module prints on import goes to stderr
+        found = list_project(load_project(config), cases=cases)
+    listing.show(found, console=_console(), json_out=json_out)
 
 
 @command(short_help="Write a minimal project that runs as it is.",

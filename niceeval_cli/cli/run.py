@@ -92,35 +92,37 @@ def run(
     Results whose fingerprint has not changed are reused from earlier runs (`--rerun`,
     `--rerun-all` to run again). Then a summary lists what failed; `niceeval view` shows more.
     """
+    from .._stdout import json_only
     from ..app import run as run_app
     from ..reports import run_output
 
-    request = run_app.build_request(
-        config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
-        max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
-        store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox, shard=shard, group=group,
-        executor=executor, ray_address=ray_address, retry_lost=retry_lost,
-        until_decided=until_decided, max_attempts=max_attempts,
-    )
-    console = _console()
-    if dry:
-        from ..app.dry import plan_run
+    with json_only(json_out) as out:  # with --json, what eval code prints goes to stderr
+        request = run_app.build_request(
+            config=config, prefixes=prefixes or (), experiments=experiment or (), tags=tag or (), attempts=attempts,
+            max_concurrency=max_concurrency, timeout_ms=timeout, rerun=rerun, rerun_all=rerun_all, dry=dry,
+            store=store, version=__version__, budget_usd=budget, keep_sandbox=keep_sandbox, shard=shard,
+            group=group, executor=executor, ray_address=ray_address, retry_lost=retry_lost,
+            until_decided=until_decided, max_attempts=max_attempts,
+        )
+        console = _console()
+        if dry:
+            from ..app.dry import plan_run
 
-        run_output.print_plan(console, plan_run(request), json_out=json_out)
-        raise typer.Exit(ExitCode.OK)
-    events = run_output.events_for(console, json_out)
-    listeners: list[object] = [events]
-    if junit is not None:
-        from ..reports.junit import JunitFile
+            run_output.print_plan(console, plan_run(request), json_out=json_out, stream=out)
+            raise typer.Exit(ExitCode.OK)
+        events = run_output.events_for(console, json_out, out)
+        listeners: list[object] = [events]
+        if junit is not None:
+            from ..reports.junit import JunitFile
 
-        listeners.append(JunitFile(junit))
-    if not json_out:
-        listeners.append(run_output.Summary(console))
-    try:
-        report = run_app.execute(request, listeners, summary=not json_out, junit=junit is not None)
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()  # a live display must give the terminal back even when the run raised
+            listeners.append(JunitFile(junit))
+        if not json_out:
+            listeners.append(run_output.Summary(console))
+        try:
+            report = run_app.execute(request, listeners, summary=not json_out, junit=junit is not None)
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()  # a live display must give the terminal back even when the run raised
     _exit_now_if_threads_linger(report.outcome.exit_code)
     raise typer.Exit(report.outcome.exit_code)

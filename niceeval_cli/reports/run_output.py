@@ -137,9 +137,10 @@ class LineEvents:
         self.console.file.flush()
 
 
-def events_for(console: Console, json_out: bool) -> RunEvents:
+def events_for(console: Console, json_out: bool, stream: IO[str] | None = None) -> RunEvents:
+    """`stream`: where NDJSON goes (default stdout; `run --json` hands the real one, `_stdout.json_only`)."""
     if json_out:
-        return NdjsonEvents(sys.stdout)
+        return NdjsonEvents(stream or sys.stdout)
     if console.is_terminal:
         from .progress import LiveProgress
 
@@ -243,10 +244,11 @@ class Summary:
         print_summary(self.console, report)
 
 
-def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool) -> None:
+def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool,
+               stream: IO[str] | None = None) -> None:
     """`run --dry`: execute (why) / reuse (which attempt), one line per slot."""
     if json_out:
-        NdjsonEvents(sys.stdout).planned(None, slots)
+        NdjsonEvents(stream or sys.stdout).planned(None, slots)
         return
     lines = []
     for slot in slots:
