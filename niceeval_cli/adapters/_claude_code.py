@@ -13,12 +13,14 @@
 One turn runs `claude -p <message> --output-format stream-json --verbose [--model] [--allowedTools]
 [--max-turns] [args...]`; a follow-up `t.send` in the same session adds `--resume <session id>`.
 Stream (Claude Code's documented `stream-json`): `assistant` events carry text and `tool_use`
-blocks, `user` events the `tool_result`s (`is_error` → a failed call), the final `result` event
-the reply, `usage` and `total_cost_usd` (the reported cost), `is_error` (→ a failed turn).
+blocks (a subagent's too: its tool uses are calls, its text is not the reply), `user` events
+the `tool_result`s (`is_error` → a failed call), the final `result` event the reply, `usage`
+and `total_cost_usd` (the reported cost), `is_error` (→ a failed turn).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +42,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _usage(result: Mapping[str, Any]) -> Usage:
     raw: Mapping[str, Any] = result["usage"] if isinstance(result.get("usage"), Mapping) else {}
     cost = result.get("total_cost_usd")
@@ -48,9 +54,11 @@ def _usage(result: Mapping[str, Any]) -> Usage:
         # every token the model read: new, written to the cache, and read from it
         input_tokens=_int(raw.get("input_tokens")) + _int(raw.get("cache_creation_input_tokens")) + cached
         if "input_tokens" in raw else None,
-        output_tokens=raw.get("output_tokens") if isinstance(raw.get("output_tokens"), int) else None,
+        output_tokens=_count(raw.get("output_tokens")),
         cache_read_tokens=cached if "cache_read_input_tokens" in raw else None,
-        cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None,
+        # unreadable (negative, or past float range: 1e999) is unreported, never the turn's end
+        cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        and math.isfinite(cost) and cost >= 0 else None,
     )
 
 
@@ -68,11 +76,15 @@ def read_stream(message: str, lines: Sequence[str]) -> Read:
         body: Mapping[str, Any] = event["message"] if isinstance(event.get("message"), Mapping) else {}
         if kind == "system" and event.get("subtype") == "init":
             model = event.get("model") or model
-        elif kind == "assistant" and event.get("parent_tool_use_id") is None:
+        elif kind == "assistant":
+            # A subagent's step (the Task tool's) carries its parent call's id: its tool uses are
+            # calls the agent made too (left out, `not_called_tool` passed over them), its text is
+            # not the reply.
+            nested = event.get("parent_tool_use_id") is not None
             for block in body.get("content") or []:
                 if not isinstance(block, Mapping):
                     continue
-                if block.get("type") == "text" and block.get("text"):
+                if block.get("type") == "text" and block.get("text") and not nested:
                     texts.append(str(block["text"]))
                     events.append(Message("assistant", str(block["text"])))
                 elif block.get("type") == "tool_use" and block.get("name"):

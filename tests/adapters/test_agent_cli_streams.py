@@ -92,3 +92,31 @@ def test_codex_without_turn_completed_is_unobserved_and_turn_failed_is_a_failed_
     assert not cut.complete and cut.turn.observed == frozenset()
     failed = read_codex("hi", [*CODEX[:-1], json.dumps({"type": "turn.failed", "error": {"message": "quota"}})])
     assert failed.complete and failed.turn.status == "failed" and failed.turn.data["error"] == "quota"
+
+
+def test_claude_a_subagents_tool_uses_are_calls_and_unreadable_usage_is_unreported() -> None:
+    """Claude Code's Task tool runs a subagent whose steps carry `parent_tool_use_id`: its tool uses
+    were left out while the turn claimed every call observed, so `not_called_tool("Bash")` passed
+    over a Bash the subagent ran. And a `total_cost_usd` of 1e999 or a negative `output_tokens`
+    made the turn raise (`adapter-error`) over a run that had finished."""
+    stream = _lines(
+        {"type": "assistant", "session_id": "s-1", "parent_tool_use_id": None, "message": {"content": [
+            {"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "clean up"}}]}},
+        {"type": "assistant", "session_id": "s-1", "parent_tool_use_id": "t1", "message": {"content": [
+            {"type": "text", "text": "Subagent thinking."},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "rm -rf build"}}]}},
+        {"type": "user", "session_id": "s-1", "parent_tool_use_id": "t1", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "", "is_error": False}]}},
+        {"type": "user", "session_id": "s-1", "parent_tool_use_id": None, "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "cleaned", "is_error": False}]}},
+    )
+    result = '{"type": "result", "subtype": "success", "is_error": false, "result": "Done.", "session_id": "s-1", ' \
+             '"total_cost_usd": 1e999, "usage": {"input_tokens": 10, "output_tokens": -4}}'
+    read = read_claude("hi", [*stream, result])
+    turn = read.turn
+    assert read.complete and turn.status == "completed" and turn.message == "Done."
+    calls = [(c.name, c.status) for c in turn.events if isinstance(c, ToolCall)]
+    assert calls == [("Task", "completed"), ("Bash", "completed")]
+    assert [e.text for e in turn.events if isinstance(e, Message)] == []  # the subagent's text is not the reply's
+    assert turn.usage is not None
+    assert (turn.usage.input_tokens, turn.usage.output_tokens, turn.usage.cost_usd) == (10, None, None)
