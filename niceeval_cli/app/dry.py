@@ -9,10 +9,13 @@ if TYPE_CHECKING:
 
 
 def plan_run(request: RunRequest) -> list[PlannedSlot]:
-    """Each slot with its decision (execute: why / reuse: which attempt)."""
-    from ..runner import layout_of, plan
+    """Each slot with its decision (execute: why / reuse: which attempt). An executor the run
+    could not use (`--executor` / `[run] executor` unknown, Ray not installed) is the same error
+    here as in the run: a plan that passes --dry must not fail at the start of the run."""
+    from ..runner import DEFAULT_EXECUTOR, check_executor, layout_of, plan
     from ..store import Store
 
+    check_executor(request.executor or DEFAULT_EXECUTOR, request.executor_options)
     path = request.store_path or request.project.store
     if not path.exists():  # nothing sealed yet: every slot is new, and --dry creates no store
         slots = plan(request, None)

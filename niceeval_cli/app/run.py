@@ -72,10 +72,11 @@ def build_request(
         raise UsageError("--until-decided cannot be combined with --shard: the extra attempts depend on the "
                          "results of the whole plan, which a shard does not see")
     project = load_project(config)
+    evals = discover(project.eval_roots, project.root)  # first: an eval module may register an executor
     executor_name, executor_options = executor_settings(project, executor, ray_address, retry_lost)
     return RunRequest(
         project=project,
-        evals=discover(project.eval_roots, project.root),
+        evals=evals,
         eval_prefixes=tuple(prefixes),
         experiments=tuple(experiments),
         tags=tuple(tags),

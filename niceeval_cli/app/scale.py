@@ -47,7 +47,15 @@ def _check_group_id(group: str, source: str) -> None:
 def executor_settings(
     project: ProjectConfig, executor: str | None, ray_address: str | None, retry_lost: bool
 ) -> tuple[str | None, dict[str, Any]]:
-    """The executor (flag, else `[run] executor`, else None: in-process) and its options."""
+    """The executor (flag, else `[run] executor`, else None: in-process) and its options. An
+    unknown `[run] executor` is named as the file's key, not as a flag the user never gave."""
+    if executor is None and project.executor is not None:
+        from .._registry import EXECUTORS
+        from ..runner import executor_names
+
+        if project.executor not in executor_names():
+            where = project.file or "niceeval.toml"
+            raise UsageError(f"{where}: [run] executor: {EXECUTORS.unknown(project.executor)}")
     name = executor or project.executor
     address = ray_address or project.ray_address
     if address and name not in (None, "ray"):

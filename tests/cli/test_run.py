@@ -383,3 +383,24 @@ def test_summary_of_a_run_whose_only_failing_attempts_belong_to_an_eval_that_pas
     assert result.exit_code == 0, result.stdout
     assert "Says yes" not in result.stdout and "more; see" not in result.stdout
     assert "passed under pass_rule any: 1/3 passed · 33% [6%, 79%] · flaky" in result.stdout
+
+
+def test_dry_refuses_the_executor_the_run_would_refuse(project):
+    """`run --dry` is where a CI author checks a plan: an unknown executor, from the flag or from
+    [run] executor, exits 2 there as in the run, instead of a plan that the run then refuses."""
+    project.write("niceeval.toml", '[run]\nexecutor = "inproces"\n')
+    project.write("evals/e.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    from_toml = project.run("--dry")
+    project.write("niceeval.toml", "[project]\n")
+    from_flag = project.run("--dry", "--executor", "bogus")
+    assert (from_toml.exit_code, from_flag.exit_code) == (2, 2)
+    assert from_toml.stderr.startswith(f"niceeval: {project.root.resolve() / 'niceeval.toml'}: [run] executor: "
+                                       "unknown executor 'inproces' (did you mean 'inprocess'?); known: inprocess")
+    assert "--executor 'bogus': unknown executor 'bogus'" in from_flag.stderr
+    assert project.run("--dry").exit_code == 0
