@@ -4,8 +4,9 @@ The processor is attached once per process (to the global SDK `TracerProvider`, 
 none is). A turn's capture sets a context variable while the adapter's `send` runs; the span
 processor's `on_start` runs in the context of the code starting the span, so a span started in
 that send — in its task, its awaits, or a worker thread started with `asyncio.to_thread` (which
-copies the context) — belongs to that turn, and two attempts in flight never mix. Spans started
-elsewhere are not looked at.
+copies the context) — belongs to that turn, and two attempts in flight never mix. A span started
+elsewhere belongs to a turn still open whose spans share its trace id (a thread pool that carries
+OpenTelemetry's context only); any other is not looked at.
 
 The processor only keeps a reference to each span the turn starts (the SDK's own `Span`, which
 holds its end time, status and attributes once ended); `on_end` does nothing. When the turn
@@ -108,13 +109,15 @@ def span_data(span: ReadableSpan, hexes: _Hex | None = None) -> SpanData:
 class _Collector:
     """The spans one turn started, in start order (appended from any thread; read at the end)."""
 
-    __slots__ = ("closed", "dropped", "lock", "spans")
+    __slots__ = ("closed", "dropped", "last_trace", "lock", "spans", "traces")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.spans: list[ReadableSpan] = []
         self.dropped = 0
         self.closed = False
+        self.traces: list[int] = []  # the trace ids of its spans, registered in _BY_TRACE
+        self.last_trace = 0
 
     def take(self, span: ReadableSpan) -> None:
         with self.lock:
@@ -124,14 +127,30 @@ class _Collector:
                 self.dropped += 1
                 return
             self.spans.append(span)
+            context = span.context
+            if context is not None and context.trace_id != self.last_trace:  # a new trace: once per trace
+                self.last_trace = context.trace_id
+                if context.trace_id not in self.traces:
+                    self.traces.append(context.trace_id)
+                    _BY_TRACE[context.trace_id] = self
 
     def close(self) -> tuple[list[ReadableSpan], int]:
         """No more spans join: the ones taken (in start order) and how many were dropped. The
         collector lets go of them (a thread that copied the turn's context may outlive it)."""
         with self.lock:
             self.closed = True
+            for trace_id in self.traces:
+                if _BY_TRACE.get(trace_id) is self:
+                    del _BY_TRACE[trace_id]
             spans, self.spans = self.spans, []
             return spans, self.dropped
+
+
+#: Trace id → the open turn whose spans carry it. A thread that carries only OpenTelemetry's
+#: context (a pool whose tasks attach it, as `opentelemetry-instrumentation-threading` does) starts
+#: its spans inside the turn's trace without the turn's context variable: they were left out while
+#: the trace read complete, and `not_called_tool` passed over a tool that ran there.
+_BY_TRACE: dict[int, _Collector] = {}
 
 
 def _open(spans: list[ReadableSpan]) -> bool:
@@ -143,8 +162,14 @@ class _TurnProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         collector = _CURRENT.get()
-        if collector is not None:
-            collector.take(span)
+        if collector is None:
+            if not _BY_TRACE:
+                return
+            context = span.context  # started outside any turn's context: in an open turn's trace?
+            collector = _BY_TRACE.get(context.trace_id) if context is not None else None
+            if collector is None:
+                return
+        collector.take(span)
 
     def on_end(self, span: ReadableSpan) -> None:
         return None  # the turn holds the span since it started; it reads it when it finishes

@@ -59,6 +59,31 @@ def sync_agent(message):
     return aio.run(agent(message))
 
 
+from concurrent.futures import ThreadPoolExecutor
+from opentelemetry import context as otel_context
+
+POOL = ThreadPoolExecutor(4)
+
+
+def _pooled_tool(name, message, carried):
+    token = otel_context.attach(carried)  # OpenTelemetry's context only, as its threading instrumentation does
+    try:
+        with tracer.start_as_current_span(f"execute_tool {name}", attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                "gen_ai.tool.call.arguments": json.dumps({"message": message})}):
+            _log({"message": message, "name": name, "input": {"message": message}, "output": None})
+    finally:
+        otel_context.detach(token)
+
+
+def pooled(message):
+    with tracer.start_as_current_span("invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}):
+        carried = otel_context.get_current()
+        for future in [POOL.submit(_pooled_tool, name, message, carried) for name in ("lookup", "refund")]:
+            future.result()
+    return "refunded"
+
+
 LEFT_OPEN = []
 
 
@@ -124,6 +149,33 @@ def test_in_process_spans_are_the_turns_tool_calls(proj: Project, tmp_path: Path
     assert spans[0]["n"] == 8 * 5
     states = proj.sql("SELECT DISTINCT state FROM assertion_results")
     assert {s["state"] for s in states} == {"matched"}
+
+
+@pytest.mark.slow
+def test_spans_of_a_thread_pool_carrying_only_the_otel_context_are_the_turns_calls(
+        proj: Project, tmp_path: Path) -> None:
+    """A pool's threads do not inherit the turn's context variable; a pool that attaches
+    OpenTelemetry's context starts its tool spans inside the turn's trace all the same. They were
+    left out while the trace read complete: `not_called_tool("refund")` passed over a refund."""
+    pytest.importorskip("opentelemetry.sdk")
+    _project(proj, _experiment("pooled", "pooled"))
+    proj.write("evals/refund.py", EVAL.replace('turn.not_called_tool("delete").label("never deleted")',
+                                               'turn.not_called_tool("refund").label("never refunded")'))
+    log_file = tmp_path / "tools.ndjson"
+
+    result = proj.run(env={"TOOL_LOG": str(log_file)})
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    logged = [json.loads(line) for line in log_file.read_text().splitlines()]
+    rows = proj.sql("SELECT a.case_value, e.name, e.input FROM events e JOIN attempts a ON a.id = e.attempt_id "
+                    "WHERE e.kind = 'tool_call'")
+    assert len(rows) == len(logged) == 8
+    for case in "abcd":  # four attempts in flight at once: each holds its own two calls, no other's
+        stored = sorted((r["name"], json.loads(r["input"])["message"]) for r in rows
+                        if json.loads(r["case_value"]) == case)
+        assert stored == [("lookup", case), ("refund", case)], (case, stored)
+    states = proj.sql("SELECT label, state FROM assertion_results")
+    assert {(r["label"], r["state"]) for r in states} == {("looked up", "matched"), ("never refunded", "mismatched")}
 
 
 @pytest.mark.slow
