@@ -21,6 +21,7 @@ for docker through `docker exec` (adapters/_in_sandbox.py).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -31,6 +32,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .._capture import json_lines_around_cut, run_captured
+from .._states import UnavailableReason
 from ..authoring import Adapter, AdapterContext, Turn
 from ..traces import current_turn_trace
 from ._events import OBSERVES_EVENTS, turn_from_ndjson
@@ -122,7 +124,13 @@ class CommandAdapter(Adapter):
             raise CommandFailed(f"command `{self._shown}` {how}; stderr tail: {stderr or '(empty)'}")
         text = out
         if self.options.output == "ndjson":
-            return turn_from_ndjson(message, json_lines_around_cut(text), f"command `{self._shown}`")
+            kept = json_lines_around_cut(text)
+            turn = turn_from_ndjson(message, kept, f"command `{self._shown}`")
+            if kept != text:  # output past the bound: the events in the middle are lost, so what is
+                # left can prove no call absent (`not_called_tool` passed over a call cut out)
+                turn = dataclasses.replace(turn, observed=frozenset())
+                object.__setattr__(turn, "_tool_calls_reason", UnavailableReason.CAPTURE_LIMIT_EXCEEDED.value)
+            return turn
         return Turn(input=message, message=text.rstrip("\r\n"), observed=frozenset())
 
 

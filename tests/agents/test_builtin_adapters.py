@@ -132,6 +132,27 @@ def test_command_text_output_observes_nothing(run_one):
     assert states(sealed)["no cancel"] == ("unavailable", "tool-calls-unobserved")
 
 
+
+FLOODING_AGENT = """
+import json, sys
+sys.stdin.read()
+filler = json.dumps({"type": "message", "role": "assistant", "text": "x" * 100}) + "\\n"
+sys.stdout.write(filler * 30000)  # ~3.5 MiB: past the first 2 MiB kept
+sys.stdout.write(json.dumps({"type": "tool_call", "name": "cancel", "input": {}}) + "\\n")
+sys.stdout.write(filler * 30000)
+sys.stdout.write(json.dumps({"type": "final", "message": "done"}) + "\\n")
+"""
+
+
+def test_command_ndjson_cut_past_the_output_bound_observes_no_call_absent(run_one):
+    """stdout past 4 MiB keeps its first and last 2 MiB: a `cancel` call in the middle was lost
+    while the turn still claimed every call observed, so `not_called_tool("cancel")` passed."""
+    sealed = run_one(CHECKS, toml=cmd_toml("ok"), files={"agent_cmd.py": FLOODING_AGENT})
+    got = states(sealed)
+    assert got["no cancel"] == ("unavailable", "capture-limit-exceeded"), sealed.results
+    assert got["succeeded"] == ("matched", None)
+    assert (sealed.attempt["state"], sealed.attempt["reason"]) == ("errored", "evidence-unavailable")
+
 # -- http -------------------------------------------------------------------------------------
 def http_toml(server: JudgeServer, extra: str) -> str:
     return (f'[experiments.web]\nadapter = "http"\n[experiments.web.options]\n'
