@@ -208,9 +208,11 @@ class InProcessCapture:
         """Wait (up to the flush time) for spans still open, then read the ended ones and merge them."""
         collector = self._collector
         deadline = time.monotonic() + self._flush_ms / 1000
-        while _open(collector.spans) and time.monotonic() < deadline:
-            await asyncio.sleep(0.005)
-        started, dropped = collector.close()
+        try:
+            while _open(collector.spans) and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+        finally:  # cancelled while waiting (a timeout, Ctrl-C): its trace ids leave _BY_TRACE all the same
+            started, dropped = collector.close()
         ended = [span for span in started if span.end_time is not None]
         still_open = len(started) - len(ended)
         ended.sort(key=_end_time)  # the order they ended in (the trace id is the first one's)

@@ -98,14 +98,16 @@ class OtlpCapture:
         """Wait (up to the flush time) until the trace is complete, then merge what arrived."""
         trace_id, parent_id = self.trace.trace_id, self.trace.parent_span_id
         deadline = time.monotonic() + self._flush_ms / 1000
-        while True:
-            with self._spans.lock:
-                spans, dropped = list(self._spans.spans), self._spans.dropped
-            problem = _problem(spans, dropped, parent_id)
-            if problem is None or dropped or time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(0.005)
-        self._receiver.unregister(trace_id)
+        try:
+            while True:
+                with self._spans.lock:
+                    spans, dropped = list(self._spans.spans), self._spans.dropped
+                problem = _problem(spans, dropped, parent_id)
+                if problem is None or dropped or time.monotonic() >= deadline:
+                    break
+                await asyncio.sleep(0.005)
+        finally:  # cancelled while waiting (a timeout, Ctrl-C): the receiver lets go of the trace all the same
+            self._receiver.unregister(trace_id)
         if problem is not None and not dropped:
             problem = f"{problem} within trace_flush_ms={self._flush_ms} after the turn"
         if len(spans) > 200:  # reading thousands of spans' attributes takes a while: off the event loop

@@ -169,3 +169,32 @@ def test_text_nested_past_the_parser_stays_text_where_json_is_only_tried() -> No
     assert parsed(deep) == deep
     assert _json_or_text(deep) == deep
     assert parse_lines([deep, '{"type": "result"}']) == [{"type": "result"}]
+
+
+async def test_a_turn_cancelled_while_waiting_for_its_spans_lets_go_of_its_trace() -> None:
+    """A turn whose wait for its spans was cancelled (the attempt's timeout, Ctrl-C) stayed
+    registered: the receiver kept handing that trace's spans to a turn long gone, holding them for
+    the rest of the run, and never counted them unattributed."""
+    import asyncio
+
+    from niceeval_cli import Turn
+    from niceeval_cli.traces._otlp import OtlpCapture
+
+    live = Receiver()
+    try:
+        capture = OtlpCapture(live, flush_ms=60_000)
+        with capture:
+            pass
+        waiting = asyncio.ensure_future(capture.finish(Turn(input="hi", message="ok"), ()))
+        await asyncio.sleep(0.05)  # waiting for a root span that never comes
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        trace_id = capture.trace.trace_id
+        body = json.loads(json.dumps(_json_body()).replace(TRACE, trace_id))
+        status, _ = await asyncio.to_thread(_post, f"{live.endpoint}/v1/traces", json.dumps(body).encode(),
+                                            {"Content-Type": "application/json"})
+        assert status == 200
+        assert live.unattributed == 1  # no turn owns it any more
+    finally:
+        live.close()
