@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -41,6 +42,23 @@ def plain(value: object) -> Any:
     return str(value)
 
 
+class Pending:
+    """Calls awaiting their result, by call id, answered in the order they were made: a model
+    may give two calls one id (both ran; keyed by id alone, the second took the first's result and
+    the first stayed `pending`)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, deque[int]] = {}
+
+    def add(self, call_id: str, index: int) -> None:
+        self._by_id.setdefault(call_id, deque()).append(index)
+
+    def take(self, call_id: str) -> int | None:
+        """The index (in the turn's events) of the oldest call with this id still unanswered."""
+        waiting = self._by_id.get(call_id)
+        return waiting.popleft() if waiting else None
+
+
 def count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -72,4 +90,7 @@ def make_turn(input: str | None, first_user: str | None, events: Sequence[AnyEve
                 data={"model": model} if model else None, observed=OBSERVED)
 
 
-__all__ = ["OBSERVED", "AnyEvent", "Message", "ToolCall", "count", "make_turn", "parsed", "plain", "summed", "usage_of"]
+__all__ = [
+    "OBSERVED", "AnyEvent", "Message", "Pending", "ToolCall", "count", "make_turn", "parsed", "plain", "summed",
+    "usage_of",
+]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..authoring import Turn
-from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summed, usage_of
+from ._common import AnyEvent, Message, Pending, ToolCall, make_turn, parsed, plain, summed, usage_of
 
 __all__ = ["turn_from"]
 
@@ -29,7 +29,7 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
     """The turn of one `graph.invoke(...)` result, or of a list of messages."""
     messages = result.get("messages", ()) if isinstance(result, Mapping) else result
     events: list[AnyEvent] = []
-    calls: dict[str, int] = {}
+    calls = Pending()
     usages = []
     model = None
     first_user = None
@@ -48,14 +48,14 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
                 events.append(ToolCall(name=str(call.get("name")), input=parsed(call.get("args")), status="pending",
                                        id=call_id if isinstance(call_id, str) else None))
                 if isinstance(call_id, str):
-                    calls[call_id] = len(events) - 1
+                    calls.add(call_id, len(events) - 1)
             meta = getattr(message, "usage_metadata", None) or {}
             found = usage_of(meta.get("input_tokens"), meta.get("output_tokens"))
             if found is not None:
                 usages.append(found)
             model = (getattr(message, "response_metadata", None) or {}).get("model_name") or model
         elif kind == "tool":
-            index = calls.pop(str(getattr(message, "tool_call_id", "")), None)
+            index = calls.take(str(getattr(message, "tool_call_id", "")))
             if index is None:
                 continue
             call = events[index]

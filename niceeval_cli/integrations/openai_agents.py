@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..authoring import Turn
-from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summed, usage_of
+from ._common import AnyEvent, Message, Pending, ToolCall, make_turn, parsed, plain, summed, usage_of
 
 __all__ = ["turn_from"]
 
@@ -47,7 +47,7 @@ def _message_text(raw: object) -> str:
 def turn_from(result: Any, input: str | None = None) -> Turn:
     """The turn of one `Runner.run(...)` result."""
     events: list[AnyEvent] = []
-    calls: dict[str, int] = {}
+    calls = Pending()
     for item in getattr(result, "new_items", ()):
         kind = getattr(item, "type", None)
         raw = getattr(item, "raw_item", None)
@@ -61,10 +61,10 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
             events.append(ToolCall(name=str(name), input=parsed(_field(raw, "arguments")), status="pending",
                                    id=call_id if isinstance(call_id, str) else None))
             if isinstance(call_id, str):
-                calls[call_id] = len(events) - 1
+                calls.add(call_id, len(events) - 1)
         elif kind == "tool_call_output_item":
             call_id = _field(raw, "call_id")
-            index = calls.pop(call_id, None) if isinstance(call_id, str) else None
+            index = calls.take(call_id) if isinstance(call_id, str) else None
             if index is None:
                 continue
             call = events[index]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..authoring import Turn
-from ._common import AnyEvent, Message, ToolCall, make_turn, parsed, plain, summed, usage_of
+from ._common import AnyEvent, Message, Pending, ToolCall, make_turn, parsed, plain, summed, usage_of
 
 __all__ = ["turn_from"]
 
@@ -31,7 +31,7 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
     # this run's messages (an earlier `message_history` the run continued is not this turn's)
     messages = result.new_messages() if hasattr(result, "new_messages") else result.all_messages()
     events: list[AnyEvent] = []
-    pending: dict[str, tuple[int, Any]] = {}  # tool_call_id -> (index in events, the call part)
+    pending = Pending()  # tool_call_id -> index in events
     usages = []
     model = None
     first_user = None
@@ -56,23 +56,24 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
                 call_id = getattr(part, "tool_call_id", None)
                 events.append(ToolCall(name=part.tool_name, input=parsed(part.args), status="pending", id=call_id))
                 if call_id:
-                    pending[call_id] = (len(events) - 1, part)
+                    pending.add(call_id, len(events) - 1)
             elif part_kind in ("tool-return", "retry-prompt") and getattr(part, "tool_name", None):
                 outcome = getattr(part, "outcome", None)
                 failed = part_kind == "retry-prompt" or outcome in _FAILED_OUTCOMES
                 content = plain(part.content)
                 call_id = getattr(part, "tool_call_id", None)
-                at = pending.pop(call_id, None) if call_id else None
-                if at is None:
+                index = pending.take(call_id) if call_id else None
+                if index is None:
                     continue  # a return for a call this history does not hold
-                index, call = at
+                call = events[index]
+                assert isinstance(call, ToolCall)
                 if not failed and (outcome == "interrupted" or part.content == _NOT_EXECUTED):
                     # called, but it never ran (or never finished): no result, and not a completed call
-                    events[index] = ToolCall(name=call.tool_name, input=parsed(call.args), status="pending",
+                    events[index] = ToolCall(name=call.name, input=call.input, status="pending",
                                              id=call_id, error=_text(part.content))
                     continue
                 events[index] = ToolCall(
-                    name=call.tool_name, input=parsed(call.args), output=None if failed else content,
+                    name=call.name, input=call.input, output=None if failed else content,
                     status="failed" if failed else "completed", id=call_id,
                     error=_text(part.content) if failed else None,
                 )

@@ -16,6 +16,7 @@ from niceeval_cli import ToolCall
 from niceeval_cli.integrations import turn_from_framework
 from tests.support.frameworks import (
     langgraph_interrupted_run,
+    langgraph_one_id_twice_run,
     langgraph_run,
     openai_agents_rejected_and_timed_out_run,
     openai_agents_run,
@@ -128,6 +129,18 @@ def test_a_run_stopped_for_a_human_is_a_waiting_turn_not_a_completed_one() -> No
     turn = openai_agents.turn_from(result)
     assert turn.status == "waiting", turn
     assert ("refund", "pending") in [(e.name, e.status) for e in turn.events if isinstance(e, ToolCall)]
+
+
+def test_two_calls_given_one_id_each_keep_their_own_result() -> None:
+    """Keyed by id alone, the second call took the first one's result and the first stayed
+    `pending`: `tool_match("lookup", input={"order": 8}, output="order 7 found")` matched."""
+    pytest.importorskip("langgraph")
+    from niceeval_cli.integrations.langchain import turn_from
+
+    result, log = langgraph_one_id_twice_run()
+    assert sorted(entry[1]["order"] for entry in log) == [7, 8]  # both ran
+    calls = [(e.input, e.output, e.status) for e in turn_from(result).events if isinstance(e, ToolCall)]
+    assert calls == [({"order": 7}, "order 7 found", "completed"), ({"order": 8}, "order 8 found", "completed")]
 
 def test_a_plain_value_is_no_framework_result() -> None:
     assert turn_from_framework("hello") is None

@@ -262,3 +262,34 @@ def langgraph_interrupted_run() -> tuple[Any, Log]:
         warnings.simplefilter("ignore")
         agent = create_react_agent(ToolFake(messages=replies), ToolNode([refund]), checkpointer=MemorySaver())
     return agent.invoke({"messages": [("user", "refund order 7")]}, {"configurable": {"thread_id": "t1"}}), log
+
+
+def langgraph_one_id_twice_run() -> tuple[Any, Log]:
+    """The model gives two calls of one message the same id (`c1`): ToolNode runs both and answers
+    each with a ToolMessage of that id, in the calls' order."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    log: Log = []
+
+    class ToolFake(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def lookup(order: int) -> str:
+        """Look an order up."""
+        log.append(("lookup", {"order": order}, "completed"))
+        return f"order {order} found"
+
+    replies = iter([AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"order": 7}, "id": "c1"},
+                                                      {"name": "lookup", "args": {"order": 8}, "id": "c1"}]),
+                    AIMessage(content="Both found.")])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(ToolFake(messages=replies), ToolNode([lookup]))
+    return agent.invoke({"messages": [("user", "look up 7 and 8")]}), log
