@@ -110,13 +110,20 @@ async def _settle(item: _Ran, started: float) -> _Ran:
 
 
 def _outcome(call: Mapping[str, Any], item: _Ran) -> tuple[ToolCall, str]:
-    if item.error is not None:
-        error = f"{type(item.error).__name__}: {item.error}"
-        event = tool_call_event(call, status="failed", error=error, started_ms=item.t0, ended_ms=item.t1)
-        return event, json.dumps({"error": error}, ensure_ascii=False)
-    event = tool_call_event(call, output=to_jsonable(item.output), status="completed",
-                            started_ms=item.t0, ended_ms=item.t1)
-    return event, _content(item.output)
+    """The call as recorded and what goes back to the model. A value that cannot be made JSON (an
+    object whose repr raises) fails the call, as a handler's exception does — not the attempt."""
+    error = item.error
+    if error is None:
+        try:
+            output, content = to_jsonable(item.output), _content(item.output)
+        except Exception as exc:
+            error = TypeError(f"the handler returned a value that cannot be sent back ({type(exc).__name__}: {exc})")
+        else:
+            event = tool_call_event(call, output=output, status="completed", started_ms=item.t0, ended_ms=item.t1)
+            return event, content
+    text = f"{type(error).__name__}: {error}"
+    event = tool_call_event(call, status="failed", error=text, started_ms=item.t0, ended_ms=item.t1)
+    return event, json.dumps({"error": text}, ensure_ascii=False)
 
 
 async def _execute(

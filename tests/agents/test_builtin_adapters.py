@@ -279,6 +279,33 @@ def test_openai_chat_handler_exception_fails_the_call_and_is_sent_back(run_one, 
     assert sent_back["role"] == "tool" and "database is down" in sent_back["content"]
 
 
+
+def test_openai_chat_a_value_a_handler_returns_that_cannot_be_sent_back_fails_that_call(
+        run_one, judge_server: JudgeServer, chat_key):
+    """A handler returned an object whose repr raises: converting it for the model raised out of the
+    loop and errored the whole attempt (`adapter-error`), though a handler's own exception only
+    fails its call. Now the call fails, the model is told, and the turn goes on."""
+    judge_server.enqueue(tool_reply(fn("odd", "{}", "c1")), Reply.text("Could not read it."))
+    sealed = run_one(
+        """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        async def odd(t):
+            await t.send("hi")
+            t.no_failed_actions().label("no failures")
+            t.succeeded().label("succeeded")
+        """,
+        toml=chat_toml(judge_server, 'tool_handlers = "odd_tools:HANDLERS"'),
+        files={"odd_tools.py": "class Odd:\n    def __repr__(self):\n        raise RuntimeError('repr broke')\n\n"
+                               "HANDLERS = {'odd': lambda arguments: Odd()}\n"},
+    )
+    assert sealed.attempt["reason"] != "adapter-error", sealed.attempt
+    got = states(sealed)
+    assert got["no failures"][0] == "mismatched" and got["succeeded"] == ("matched", None)
+    sent_back = chat_requests(judge_server)[1]["messages"][-1]
+    assert sent_back["role"] == "tool" and "cannot be sent back (RuntimeError: repr broke)" in sent_back["content"]
+
 def test_openai_chat_max_steps_reached_fails_the_turn(run_one, judge_server: JudgeServer, chat_key):
     judge_server.default = tool_reply(fn("lookup", '{"order": "A1"}', "c"))
     sealed = run_one(
