@@ -97,8 +97,9 @@ class SandboxSpec:
             view["pids_limit"] = DOCKER_PIDS_LIMIT  # a limit the agent meets, as cpus and memory are
         if self.user is not None:
             # The files an eval writes became `user`'s (they were root's, which the agent could
-            # not edit): a result sealed before that re-executes once instead of being reused.
-            view["writes_owned_by"] = "user"
+            # not edit), then were written as `user` (root followed a link the agent swapped in),
+            # in a workspace folder that is `user`'s: a result sealed before re-executes once.
+            view["writes_owned_by"] = "user, written as the user"
         return view
 
 

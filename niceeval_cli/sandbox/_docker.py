@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from .._sandbox_spec import DOCKER_PIDS_LIMIT, Command, SandboxSpec, template_problem
-from . import _engine, _engine_ops, _live
+from . import _engine, _engine_ops, _held, _live
 from ._baked import Bakery
 from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, owned_paths, read_script, remember_tar, tar_of_files
 from ._local import argv_of
@@ -86,6 +86,17 @@ def _short_exec(container: str, argv: Sequence[str], *, user: str | None = None,
         chunks.append(chunk)
     code = process.wait()
     return subprocess.CompletedProcess(argv, code, b"".join(chunks), process.stderr.read())
+
+
+def _start(container: str, argv: Sequence[str], *, user: str,
+           stdin: bool) -> subprocess.Popen[bytes] | _engine.ExecProcess:
+    """`docker exec [-i] -u USER CONTAINER ARGV` started, its output piped (over the socket when it can be)."""
+    engine = _engine.engine_socket()
+    if engine is not None:
+        return _engine.start_exec(engine, container, argv, stdin=stdin, user=user)
+    return subprocess.Popen([docker(), "exec", *(["-i"] if stdin else []), "-u", user, container, *argv],
+                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=client_env())
 
 
 def _copy_in(container: str, dest: str, tar: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -305,8 +316,15 @@ class DockerWorkspace:
             await asyncio.to_thread(self._flush)
 
     def _flush(self) -> None:
-        """Put the held writes in (one `docker cp -`); blocking."""
+        """Put the held writes in (one `docker cp -`; with `user=`, one exec as that user: `_held._WRITE`)."""
         with self._carrying:
+            if self.spec.user is not None and has_tar(self.image_id) is not False:
+                paths = list(dict(files := self.held.take()))
+                if not files or _held.written(*_held.fed(
+                        _start(self.container, _held.write_script(self.workdir, paths), user=self.spec.user,
+                               stdin=True), tar_of_files(files)), paths, self.image_id, self.spec.user):
+                    return
+                self.held.give_back(files)  # no `tar` in the image: `docker cp`, then `chown`
             self._give(self.held.flush(lambda tar: _copy_in(self.container, self.workdir, tar)))
 
     def _give(self, rels: list[str]) -> None:
@@ -335,6 +353,9 @@ class DockerWorkspace:
         `docker cp` path puts them in (again, if they were: the same bytes, so no change). A read that
         carries writes in holds `_carrying` to its end; one that starts meanwhile waits, so it sees them."""
         with self._carrying:
+            if self.spec.user is not None:
+                self._flush()  # written as the user first, then read as root
+                return self._exec_read([], cancel)
             files = self.held.take()
             if files:
                 return self._exec_read(files, cancel)
@@ -343,18 +364,11 @@ class DockerWorkspace:
     def _exec_read(self, files: list[tuple[str, bytes]], cancel: Cancel | None) -> Snapshot | None:
         paths = list(dict(files))
         script = read_script(self.workdir, paths)
-        engine = _engine.engine_socket()
-        process: subprocess.Popen[bytes] | _engine.ExecProcess
-        if engine is not None:
-            try:
-                process = _engine.start_exec(engine, self.container, script, stdin=bool(files), user="0")
-            except OSError:  # refused (the container is gone): the `docker cp` path says what is wrong
-                self.held.give_back(files)
-                return None
-        else:
-            process = subprocess.Popen([docker(), "exec", *(["-i"] if files else []), "-u", "0", self.container,
-                                        *script], stdin=subprocess.PIPE if files else subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=client_env())
+        try:
+            process = _start(self.container, script, user="0", stdin=bool(files))
+        except OSError:  # refused (the container is gone): the `docker cp` path says what is wrong
+            self.held.give_back(files)
+            return None
         if cancel is not None:
             cancel.on_cancel(process.kill)
         if files:
@@ -426,10 +440,9 @@ def _quiet(*args: str) -> None:
 def _running(container: str) -> bool:
     """Whether the container runs (False: stopped, or gone), as `docker inspect` says."""
     try:
-        done = _sync("inspect", "--format", "{{.State.Running}}", container, timeout=30)
+        return _sync("inspect", "--format", "{{.State.Running}}", container, timeout=30).stdout.strip() == b"true"
     except (OSError, subprocess.TimeoutExpired):
         return True  # not known: the exit code stands
-    return done.stdout.decode(errors="replace").strip() == "true"
 
 
 def _remove(container: str) -> None:
@@ -575,8 +588,9 @@ class DockerKind:
                     if copied.returncode != 0:
                         raise OSError(f"could not copy the template into the container: "
                                       f"{copied.stderr.decode(errors='replace').strip()}")
-                if spec.user is not None:
-                    await asyncio.to_thread(_short_exec, name, ["chown", "-R", spec.user, workdir], user="0")
+            if spec.user is not None:  # the workspace is the user's (the eval's writes are made as that user)
+                owner = ["chown", "-R" if spec.template else "--", spec.user, workdir]  # no template: the folder only
+                await asyncio.to_thread(_short_exec, name, owner, user="0")
             if key is not None and (tar is not None or not spec.template) and not spec.prepare \
                     and stable_workdir(workdir):
                 workspace.start_key = key

@@ -21,15 +21,27 @@ way in, a sandbox with `user=` then gives the written paths to that user (`owned
 
 from __future__ import annotations
 
+import contextlib
 import io
 import posixpath
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["NO_TAR", "WRITE_FAILED", "Held", "has_tar", "owned_paths", "read_script", "remember_tar",
-           "tar_of_files"]
+__all__ = [
+    "NO_TAR",
+    "WRITE_FAILED",
+    "Held",
+    "fed",
+    "has_tar",
+    "owned_paths",
+    "read_script",
+    "remember_tar",
+    "tar_of_files",
+    "write_script",
+]
 
 NO_TAR, WRITE_FAILED = 97, 98
 
@@ -39,6 +51,13 @@ _READ = ('command -v tar >/dev/null 2>&1 || exit 97; p=$1; n=$2; shift 2; '
          'for f; do if [ -L "$f" ] || [ ! -d "$f" ]; then rm -f -- "$f" || exit 98; fi; done; '
          'tar -x -f - >&2 || exit 98; fi; '
          'cd -- "$p" && exec tar -c -f - -- "$n"')
+
+# $1 the workdir, then the held paths; their tar on stdin. Run as the sandbox's `user=`: a write lands
+# only where the agent's user could write, even through a directory the agent swapped for a link after
+# the path was checked (as root it could write, and `chown`, anywhere in the container).
+_WRITE = ('command -v tar >/dev/null 2>&1 || exit 97; cd -- "$1" || exit 98; shift; '
+          'for f; do if [ -L "$f" ] || [ ! -d "$f" ]; then rm -f -- "$f" || exit 98; fi; done; '
+          'tar -x -o -f - >&2 || exit 98')
 
 _tar_known: dict[str, bool] = {}  # image id → whether its containers have `tar`
 _tar_lock = threading.Lock()
@@ -63,6 +82,44 @@ def read_script(workdir: str, paths: list[str]) -> list[str]:
     clean = "/" + workdir.strip("/")
     parent, name = posixpath.split(clean)
     return ["sh", "-c", _READ, "sh", parent or "/", name, *paths]
+
+
+def write_script(workdir: str, paths: list[str]) -> list[str]:
+    """`sh -c` argv (after `docker exec -i -u USER CONTAINER`) that writes `paths` from stdin as that user."""
+    return ["sh", "-c", _WRITE, "sh", workdir, *paths]
+
+
+def fed(process: Any, data: bytes) -> tuple[int, str]:
+    """`data` written to a started exec's stdin (from a thread, while its output is read) and the exec
+    waited for: its exit code and its stderr."""
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            process.stdin.write(data)
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+
+    feeding = threading.Thread(target=feed, daemon=True)
+    feeding.start()
+    if process.stdout is not None:
+        while process.stdout.read(1 << 16):
+            pass
+    error = process.stderr.read().decode(errors="replace").strip()
+    code = process.wait()
+    feeding.join(timeout=5)
+    return code, error
+
+
+def written(code: int, error: str, paths: list[str], image_id: str | None, user: str | None) -> bool:
+    """Whether the write script (`_WRITE`) wrote `paths`: False when the image has no `tar` (nothing
+    done); an OSError naming them when it failed (a directory the user may not write into)."""
+    if code == NO_TAR:
+        remember_tar(image_id, False)
+        return False
+    if code != 0:
+        raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox as user {user!r}: "
+                      f"{error or f'exit {code}'}")
+    remember_tar(image_id, True)
+    return True
 
 
 def tar_of_files(files: list[tuple[str, bytes]]) -> bytes:

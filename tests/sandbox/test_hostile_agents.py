@@ -150,3 +150,38 @@ template = "repo"
     assert (attempt["state"], attempt["reason"]) == ("errored", "adapter-error")
     assert "could not run" in attempt["error"] and "is not running" in attempt["error"], attempt["error"]
     assert niceeval_containers(store=project.root / ".niceeval" / "results.db") == []
+
+
+def _in(container: str, script: str, user: str = "0") -> str:
+    return subprocess.run(["docker", "exec", "-u", user, container, "sh", "-c", script], capture_output=True,
+                          text=True, check=True, timeout=60).stdout
+
+
+@pytest.mark.parametrize("route", ["socket", "cli"])
+async def test_an_eval_write_through_a_directory_swapped_for_a_link_is_not_done_as_root(
+        make_harness, docker_image, template, route, monkeypatch):
+    """With `user=`, the agent swapped `src` for a link to `/` between the path's check and the write:
+    root wrote `/bin/tool` and gave `/bin` to the agent's user (who could then replace what NiceEval
+    runs as root). Written as that user, the write is refused there."""
+    if route == "cli":
+        monkeypatch.setenv("NICEEVAL_DOCKER", "docker")
+    h = await make_harness(docker_sandbox(image=docker_image, template=str(template), user="1000:1000"))
+    await h.sandbox.write_text("src/bin/tool", "x\n")  # checked now: src is the template's directory
+    container = h.workspace.container
+    _in(container, "cd /workspace && mv src src.real && ln -s / src", user="1000:1000")  # not through t.sandbox
+    with pytest.raises(OSError, match="src/bin/tool"):
+        h.sandbox.changed_paths()
+    assert _in(container, "stat -c %u:%g /bin; ls /bin | grep -c '^tool$' || true").split() == ["0:0", "0"]
+    await h.sandbox.write_text("notes/a.txt", "mine\n")  # an ordinary write is the user's, as before
+    assert await h.sandbox.read_text("notes/a.txt") == "mine\n"
+    assert _in(container, "stat -c %u:%g /workspace/notes /workspace/notes/a.txt").split() == ["1000:1000"] * 2
+
+
+async def test_with_user_and_no_template_the_workspace_folder_is_the_users(make_harness, docker_image):
+    """The eval's writes are made as the user, so the folder they go into must be the user's: without
+    a template it was root's (Docker makes it), and the agent could not add a file next to them."""
+    h = await make_harness(docker_sandbox(image=docker_image, user="1000:1000"))
+    await h.sandbox.write_text("task.md", "do it\n")
+    done = await h.sandbox.run("echo done >> task.md && echo mine > new.txt && id -u")
+    assert (done.exit_code, done.stdout) == (0, "1000\n"), done
+    assert h.sandbox.changed_paths() == [("new.txt", "added"), ("task.md", "modified")]  # written before the start

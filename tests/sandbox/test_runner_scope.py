@@ -66,7 +66,7 @@ def test_only_a_sandbox_with_a_user_changed_fingerprint_with_who_owns_the_evals_
     with_user = SandboxFingerprints()(docker_sandbox(image=docker_image, user="1000").resolved())
     without = SandboxFingerprints()(docker_sandbox(image=docker_image).resolved())
     assert with_user is not None and without is not None
-    assert with_user["writes_owned_by"] == "user"
+    assert with_user["writes_owned_by"] == "user, written as the user"
     assert "writes_owned_by" not in without
     assert set(without) == {"kind", "image", "template", "prepare", "network", "cpus", "memory", "user", "workdir",
                             "pids_limit"}
