@@ -9,6 +9,7 @@ with pydantic-ai's text as its error: the model called it, it produced nothing.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..authoring import Turn
@@ -77,5 +78,8 @@ def turn_from(result: Any, input: str | None = None) -> Turn:
                     status="failed" if failed else "completed", id=call_id,
                     error=_text(part.content) if failed else None,
                 )
+    output = getattr(result, "output", None)
+    if not final and output is not None:  # a structured output (an output tool's value) is the reply, as JSON
+        final = output if isinstance(output, str) else json.dumps(plain(output), ensure_ascii=False)
     return make_turn(input, first_user, events, final if isinstance(final, str) else _text(final),
                      summed(usages), model)

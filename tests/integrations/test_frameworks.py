@@ -54,14 +54,16 @@ def test_pydantic_ai_a_tool_it_never_ran_is_pending_not_completed() -> None:
     """Beside an output tool that gave the final result, pydantic-ai skips the other calls and
     answers each with "Tool not executed …" (outcome `success`): that read as a `completed` call
     whose output was the stub, so `called_tool(tool_match("refund", status="completed"))` passed
-    for a refund that never happened."""
+    for a refund that never happened. And the run's structured output is its reply (it was empty)."""
     pytest.importorskip("pydantic_ai")
     from niceeval_cli.expect import tool_match
     from niceeval_cli.integrations.pydantic_ai import turn_from
 
     result, log = pydantic_ai_early_end_run()
     assert log == []  # the tool function never ran
-    refund = next(e for e in turn_from(result).events if isinstance(e, ToolCall) and e.name == "refund")
+    turn = turn_from(result)
+    assert json.loads(turn.message) == {"text": "done"}  # the structured output is the reply (it was empty)
+    refund = next(e for e in turn.events if isinstance(e, ToolCall) and e.name == "refund")
     assert (refund.status, refund.output, refund.input) == ("pending", None, {"order": 7}), refund
     assert "Tool not executed" in (refund.error or "")
     assert tool_match("refund", status="completed").evaluate(refund).state == "mismatched"
