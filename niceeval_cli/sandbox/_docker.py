@@ -47,6 +47,7 @@ __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 LABEL = "niceeval.sandbox"
 _PID_DIR = "/run/niceeval"  # a tmpfs of the container's own: pid files never show in the workspace diff
 _IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
+_OWN_EMPTY = '[ -n "$(ls -A -- "$2")" ] || chown -- "$1" "$2"'  # without a template: a folder Docker made
 _count = itertools.count()
 
 
@@ -88,13 +89,12 @@ def _short_exec(container: str, argv: Sequence[str], *, user: str | None = None,
     return subprocess.CompletedProcess(argv, code, b"".join(chunks), process.stderr.read())
 
 
-def _start(container: str, argv: Sequence[str], *, user: str,
-           stdin: bool) -> subprocess.Popen[bytes] | _engine.ExecProcess:
+def _start(name: str, argv: Sequence[str], *, user: str, stdin: bool) -> subprocess.Popen[bytes] | _engine.ExecProcess:
     """`docker exec [-i] -u USER CONTAINER ARGV` started, its output piped (over the socket when it can be)."""
     engine = _engine.engine_socket()
     if engine is not None:
-        return _engine.start_exec(engine, container, argv, stdin=stdin, user=user)
-    return subprocess.Popen([docker(), "exec", *(["-i"] if stdin else []), "-u", user, container, *argv],
+        return _engine.start_exec(engine, name, argv, stdin=stdin, user=user)
+    return subprocess.Popen([docker(), "exec", *(["-i"] if stdin else []), "-u", user, name, *argv],
                             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=client_env())
 
@@ -589,8 +589,8 @@ class DockerKind:
                         raise OSError(f"could not copy the template into the container: "
                                       f"{copied.stderr.decode(errors='replace').strip()}")
             if spec.user is not None:  # the workspace is the user's (the eval's writes are made as that user)
-                owner = ["chown", "-R" if spec.template else "--", spec.user, workdir]  # no template: the folder only
-                await asyncio.to_thread(_short_exec, name, owner, user="0")
+                await asyncio.to_thread(_short_exec, name, ["chown", "-R", spec.user, workdir] if spec.template
+                                        else ["sh", "-c", _OWN_EMPTY, "sh", spec.user, workdir], user="0")
             if key is not None and (tar is not None or not spec.template) and not spec.prepare \
                     and stable_workdir(workdir):
                 workspace.start_key = key

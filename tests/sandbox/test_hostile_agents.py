@@ -185,3 +185,10 @@ async def test_with_user_and_no_template_the_workspace_folder_is_the_users(make_
     done = await h.sandbox.run("echo done >> task.md && echo mine > new.txt && id -u")
     assert (done.exit_code, done.stdout) == (0, "1000\n"), done
     assert h.sandbox.changed_paths() == [("new.txt", "added"), ("task.md", "modified")]  # written before the start
+
+
+async def test_with_user_and_no_template_a_workdir_the_image_fills_is_not_given_away(make_harness, docker_image):
+    """Only an empty folder is made the user's: `workdir="/bin"` must not hand the agent `/bin`."""
+    h = await make_harness(docker_sandbox(image=docker_image, user="1000:1000", workdir="/bin"))
+    done = await h.sandbox.run("stat -c %u /bin")
+    assert done.stdout == "0\n", done
