@@ -39,6 +39,7 @@ from ..sandbox import (
     changes,
     diff_lines,
     is_binary,
+    shown_path,
     trimmed,
 )
 from ._commands import not_started, settle
@@ -392,7 +393,7 @@ class SandboxAPI(SandboxFiles):
             where = "the workspace" if not prefix else rel
             if not found:
                 return MatchResult.mismatched(f"{where} did not change since the start").with_evidence(evidence)
-            statuses = _first([f"{c.path} {c.status}" for c in found])
+            statuses = _first([f"{shown_path(c.path)} {c.status}" for c in found])
             if status is not None and not any(c.status == status for c in found):
                 return MatchResult.mismatched(f"expected {where} {status}, but: {statuses}").with_evidence(evidence)
             return MatchResult.matched(statuses).with_evidence(evidence)
@@ -412,7 +413,7 @@ class SandboxAPI(SandboxFiles):
             if not found:
                 where = f" under {', '.join(under)}" if under and all(prefixes) else ""
                 return MatchResult.matched(f"nothing changed{where}").with_evidence("")
-            listed = _first([f"{c.path} {c.status}" for c in found])
+            listed = _first([f"{shown_path(c.path)} {c.status}" for c in found])
             return MatchResult.mismatched(f"{len(found)} change(s): {listed}").with_evidence(
                 self._evidence(baseline, now, found, cancel))
 
@@ -437,10 +438,11 @@ class SandboxAPI(SandboxFiles):
                 if result.state is AssertionState.ERRORED:
                     return result
                 if result.state is AssertionState.MATCHED:
-                    (hits if line.certain else unsure).append(f"{line.path}:{line.number}: {line.text}")
+                    (hits if line.certain else unsure).append(f"{shown_path(line.path)}:{line.number}: {line.text}")
             evidence = self._evidence(baseline, now, found, cancel)
             live = [(c, now.get(c.path)) for c in found if c.status != DELETED]
-            unread = [f"{c.path} ({state.unread})" for c, state in live if state is not None and state.unread]
+            unread = [f"{shown_path(c.path)} ({state.unread})" for c, state in live
+                      if state is not None and state.unread]
             binary = sum(1 for _c, state in live if is_binary(state))
             notes = ([f"{binary} binary file(s) not searched"] if binary else []) + (
                 [f"{len(unsure)} line(s) matched in file(s) whose earlier content is unknown"] if unsure else [])

@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from .._registry import SANDBOXES, UnknownName
 from .._sandbox_spec import Command, SandboxSpec, SandboxSpecError, docker_sandbox, local_sandbox, spec_from_mapping
-from ._changes import DELETED, STATUSES, Change, added_lines, changes, diff_lines, diff_text, is_binary, trimmed
+from ._changes import (
+    DELETED,
+    STATUSES,
+    Change,
+    added_lines,
+    changes,
+    diff_lines,
+    diff_text,
+    is_binary,
+    shown_path,
+    trimmed,
+)
 from ._docker import DockerKind
 from ._kept import KeptSandbox, Pruned, list_sandboxes, prune_sandboxes
 from ._lifecycle import KEEP_CHOICES, AttemptSandbox, PrepareFailed, sandbox_record, settle_removals, should_keep
@@ -71,6 +82,7 @@ __all__ = [
     "sandbox_record",
     "settle_removals",
     "should_keep",
+    "shown_path",
     "spec_from_mapping",
     "sweep_run",
     "trimmed",

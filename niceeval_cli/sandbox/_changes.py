@@ -15,7 +15,7 @@ from ._workspace import FileState, Snapshot
 
 __all__ = [
     "ADDED", "DELETED", "MODIFIED", "STATUSES", "AddedLine", "Change", "added_lines", "changes", "diff_lines",
-    "diff_text", "is_binary", "trimmed",
+    "diff_text", "is_binary", "shown_path", "trimmed",
 ]
 
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
@@ -78,6 +78,14 @@ def changes(before: Snapshot, after: Snapshot, under: Sequence[str] = ()) -> lis
     return out
 
 
+def shown_path(path: str) -> str:
+    """A workspace path as an explanation or a diff names it. The agent chose the name: a line break
+    in it is escaped, so it cannot start a line of its own in a report ("✓ matched …")."""
+    if path.isprintable():
+        return path
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in path)
+
+
 def _lines(state: FileState | None) -> list[str]:
     if state is None or state.data is None:
         return []
@@ -86,20 +94,20 @@ def _lines(state: FileState | None) -> list[str]:
 
 def _file_diff(change: Change, before: Snapshot, after: Snapshot, check: Check | None) -> Iterator[str]:
     if change.node == "symlink":
-        yield f"Symlink {change.path} {change.status}\n"
+        yield f"Symlink {shown_path(change.path)} {change.status}\n"
         return
     if change.node:
-        yield f"Special file {change.path} {change.status}: a {change.node}, never read\n"
+        yield f"Special file {shown_path(change.path)} {change.status}: a {change.node}, never read\n"
         return
     if change.unread:
-        yield f"File {change.path} {change.status}: not diffed ({change.unread})\n"
+        yield f"File {shown_path(change.path)} {change.status}: not diffed ({change.unread})\n"
         return
     if change.binary:
-        yield f"Binary file {change.path} {change.status}\n"
+        yield f"Binary file {shown_path(change.path)} {change.status}\n"
         return
     old_lines, new_lines = _lines(before.get(change.path)), _lines(after.get(change.path))
-    old = "/dev/null" if change.status == ADDED else f"a/{change.path}"
-    new = "/dev/null" if change.status == DELETED else f"b/{change.path}"
+    old = "/dev/null" if change.status == ADDED else f"a/{shown_path(change.path)}"
+    new = "/dev/null" if change.status == DELETED else f"b/{shown_path(change.path)}"
     for line in unified(old_lines, new_lines, old, new, opcodes(old_lines, new_lines, check)):
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
 

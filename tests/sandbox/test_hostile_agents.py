@@ -192,3 +192,19 @@ async def test_with_user_and_no_template_a_workdir_the_image_fills_is_not_given_
     h = await make_harness(docker_sandbox(image=docker_image, user="1000:1000", workdir="/bin"))
     done = await h.sandbox.run("stat -c %u /bin")
     assert done.stdout == "0\n", done
+
+
+async def test_a_file_name_holding_line_breaks_cannot_forge_report_lines(make_harness, spec):
+    """The agent names a file `a\\n  ✓ matched  all fine`: the explanation printed it raw, so the
+    terminal showed a forged line of its own under the failed assertion."""
+    h = await make_harness(spec)
+    await h.sandbox.run("printf 'KEY=1\\n' > \"$(printf 'a\\n  \\342\\234\\223 matched  all fine\\r')\"")
+    [(name, status)] = h.sandbox.changed_paths()
+    assert (name, status) == ("a\n  ✓ matched  all fine\r", "added")  # the path itself, for custom checks
+    h.sandbox.no_changes()
+    result, evidence = await h.result()
+    assert result.explanation == "1 change(s): a\\n  ✓ matched  all fine\\r added"
+    assert "+++ b/a\\n  ✓ matched  all fine\\r\n" in evidence
+    h.sandbox.not_in_diff(includes("KEY"))
+    result, _ = await h.result()
+    assert "\n" not in result.explanation and "a\\n  ✓ matched  all fine\\r:1: KEY=1" in result.explanation
