@@ -46,6 +46,10 @@ __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 
 LABEL = "niceeval.sandbox"
 _PID_DIR = "/run/niceeval"  # a tmpfs of the container's own: pid files never show in the workspace diff
+# Its options: anyone may write there (a `user=` agent's commands write their pid files), and it
+# holds at most 1 MiB — a tmpfs is the host's memory, half of it by default, and the agent can write
+# there too (a pid file is a few bytes).
+_PID_DIR_OPTIONS = "mode=1777,size=1m"
 _IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
 _OWN_EMPTY = '[ -n "$(ls -A -- "$2")" ] || chown -- "$1" "$2"'  # without a template: a folder Docker made
 _count = itertools.count()
@@ -460,12 +464,12 @@ async def _run_detached(name: str, labels: list[str], spec: SandboxSpec, workdir
     if path is not None and (spec.memory is None or memory is not None):
         body = _engine_ops.create_body(
             image, labels=dict(item.split("=", 1) for item in labels), network=spec.network or "none",
-            workdir=workdir, tmpfs={_PID_DIR: "mode=1777"}, entrypoint=["sh"], cmd=["-c", _IDLE],
+            workdir=workdir, tmpfs={_PID_DIR: _PID_DIR_OPTIONS}, entrypoint=["sh"], cmd=["-c", _IDLE],
             cpus=spec.cpus, memory=memory, user=spec.user, pids_limit=DOCKER_PIDS_LIMIT)
         return await _engine_ops.run_detached(path, name, body)
     started = await run_host([
         docker(), "run", "-d", "--name", name, *(f"--label={item}" for item in labels),
-        "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:mode=1777", "-w", workdir, *limits,
+        "--network", spec.network or "none", "--tmpfs", f"{_PID_DIR}:{_PID_DIR_OPTIONS}", "-w", workdir, *limits,
         "--entrypoint", "sh", image, "-c", _IDLE,
     ], timeout_ms=120_000, env=client_env())
     return None if started.exit_code == 0 else started.stderr.strip()

@@ -73,6 +73,21 @@ async def test_a_docker_sandbox_holds_a_bounded_number_of_processes(make_workspa
     assert done.stdout.strip() == str(DOCKER_PIDS_LIMIT), done
 
 
+@pytest.mark.parametrize("route", ["socket", "cli"])
+async def test_the_containers_own_tmpfs_cannot_take_the_hosts_memory(make_workspace, docker_image, route,
+                                                                     monkeypatch):
+    """NiceEval's pid-file tmpfs is writable by the agent; a tmpfs is host memory (half of it by
+    default, with no `memory=`): it holds 1 MiB, and the agent's command still runs and ends."""
+    if route == "cli":
+        monkeypatch.setenv("NICEEVAL_DOCKER", "docker")
+    workspace = await make_workspace(docker_sandbox(image=docker_image))
+    done = await workspace.run("dd if=/dev/zero of=/run/niceeval/fill bs=1024 count=4096 2>&1; "
+                               "ls -l /run/niceeval/fill | awk '{print $5}'; rm -f /run/niceeval/fill")
+    assert int(done.stdout.split()[-1]) <= 1024 * 1024, done
+    after = await workspace.run("echo still here")
+    assert (after.exit_code, after.stdout) == (0, "still here\n")
+
+
 async def test_a_path_holding_a_nul_byte_is_an_authoring_error_and_writes_nothing(make_harness, spec):
     """A docker write stopped at the NUL: `write_text("README.md\\0.bak", ...)` replaced README.md."""
     h = await make_harness(spec)
