@@ -6,6 +6,7 @@ functions recorded themselves, in order, as (tool name, arguments, outcome)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 Log = list[tuple[str, dict[str, Any], str]]
@@ -51,37 +52,8 @@ def pydantic_ai_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
 
 def openai_agents_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
     from agents import Agent, Runner, function_tool, set_tracing_disabled
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
     log: Log = []
-
-    class Scripted(Model):
-        """A model object of the test's own: no network, a fixed script."""
-
-        def __init__(self) -> None:
-            self.turns = 0
-
-        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            self.turns += 1
-            if self.turns == 1:
-                output: list[Any] = [
-                    ResponseFunctionToolCall(type="function_call", name="lookup", arguments='{"order": 7}',
-                                             call_id="c1", id="fc1", status="completed"),
-                    ResponseFunctionToolCall(type="function_call", name="refund", arguments='{"order": 7}',
-                                             call_id="c2", id="fc2", status="completed"),
-                ]
-            else:
-                output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed",
-                                                content=[ResponseOutputText(type="output_text", annotations=[],
-                                                                            text="Refund failed for order 7.")])]
-            return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=10 * self.turns,
-                                                            output_tokens=3), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
 
     @function_tool
     def lookup(order: int) -> dict[str, Any]:
@@ -94,7 +66,9 @@ def openai_agents_run(prompt: str = "refund order 7") -> tuple[Any, Log]:
         raise RuntimeError("payment service down")
 
     set_tracing_disabled(True)  # the SDK's tracing would export to its vendor: nothing leaves the machine
-    agent = Agent(name="support", model=Scripted(), tools=[lookup, refund])
+    model = _scripted_agents_model([("lookup", '{"order": 7}'), ("refund", '{"order": 7}')],
+                                   "Refund failed for order 7.", lambda turn: (10 * turn, 3))
+    agent = Agent(name="support", model=model, tools=[lookup, refund])
     return asyncio.run(Runner.run(agent, prompt)), log
 
 
@@ -175,35 +149,8 @@ def openai_agents_rejected_and_timed_out_run(reject: bool = True) -> tuple[Any, 
     longer than its `timeout`); then it answers. Neither tool function ends. `reject=False`: the
     first run's result, stopped for the approval."""
     from agents import Agent, Runner, function_tool, set_tracing_disabled
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
     log: Log = []
-
-    class Scripted(Model):
-        def __init__(self) -> None:
-            self.turns = 0
-
-        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-            self.turns += 1
-            if self.turns == 1:
-                output: list[Any] = [
-                    ResponseFunctionToolCall(type="function_call", name="refund", arguments='{"order": 7}',
-                                             call_id="c1", id="fc1", status="completed"),
-                    ResponseFunctionToolCall(type="function_call", name="slow", arguments="{}",
-                                             call_id="c2", id="fc2", status="completed"),
-                ]
-            else:
-                output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed",
-                                                content=[ResponseOutputText(type="output_text", annotations=[],
-                                                                            text="Nothing refunded.")])]
-            return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=5, output_tokens=2),
-                                 response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
 
     @function_tool(needs_approval=True)
     def refund(order: int) -> str:
@@ -217,7 +164,9 @@ def openai_agents_rejected_and_timed_out_run(reject: bool = True) -> tuple[Any, 
         return "late"
 
     set_tracing_disabled(True)
-    agent = Agent(name="support", model=Scripted(), tools=[refund, slow])
+    model = _scripted_agents_model([("refund", '{"order": 7}'), ("slow", "{}")], "Nothing refunded.",
+                                   lambda turn: (5, 2))
+    agent = Agent(name="support", model=model, tools=[refund, slow])
 
     async def run() -> Any:
         first = await Runner.run(agent, "refund order 7")
@@ -293,3 +242,39 @@ def langgraph_one_id_twice_run() -> tuple[Any, Log]:
         warnings.simplefilter("ignore")
         agent = create_react_agent(ToolFake(messages=replies), ToolNode([lookup]))
     return agent.invoke({"messages": [("user", "look up 7 and 8")]}), log
+
+
+def _scripted_agents_model(calls: list[tuple[str, str]], answer: str,
+                           usage: Callable[[int], tuple[int, int]]) -> Any:
+    """An OpenAI Agents SDK model of the test's own (no network, a fixed script): its first
+    response calls `calls` ((tool name, JSON arguments), as c1, c2, …), every later one answers
+    `answer`; `usage(turn)` is each response's (input, output) tokens."""
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.turns = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            self.turns += 1
+            if self.turns == 1:
+                output: list[Any] = [
+                    ResponseFunctionToolCall(type="function_call", name=name, arguments=arguments,
+                                             call_id=f"c{at}", id=f"fc{at}", status="completed")
+                    for at, (name, arguments) in enumerate(calls, start=1)
+                ]
+            else:
+                output = [ResponseOutputMessage(type="message", id="m1", role="assistant", status="completed",
+                                                content=[ResponseOutputText(type="output_text", annotations=[],
+                                                                            text=answer)])]
+            tokens_in, tokens_out = usage(self.turns)
+            return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=tokens_in,
+                                                            output_tokens=tokens_out), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    return Scripted()
