@@ -21,7 +21,10 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from ._errors import UsageError
+
 __all__ = [
+    "check_not_empty",
     "experiment_sql",
     "is_experiment_group",
     "is_glob",
@@ -31,6 +34,14 @@ __all__ = [
     "selects_experiment",
     "sqlite_glob",
 ]
+
+
+def check_not_empty(selectors: Iterable[str], flag: str) -> None:
+    """An empty eval selector is a prefix of every id: `niceeval run "$EVAL"` with the variable
+    unset ran every eval. Refused, as an empty experiment selector is."""
+    if any(not selector.strip() for selector in selectors):
+        raise UsageError(f"{flag} '': an empty eval selector would select every eval; give an eval id prefix "
+                         "or glob, or leave it out to select them all")
 
 
 def is_glob(selector: str) -> bool:

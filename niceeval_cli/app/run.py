@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import outcomes
 from .._errors import UsageError
+from .._selectors import check_not_empty
 from .._states import PROBLEM_STATES, AttemptState, EvalKind, UnavailableReason
 from ..reports.data import RunReport, SealedRun
 from .project import load_project
@@ -61,6 +62,7 @@ def build_request(
 
     if rerun and rerun_all:
         raise UsageError("--rerun and --rerun-all exclude each other; pick one")
+    check_not_empty(prefixes, "run")
     if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
         raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
                          f"and errored attempts, or of every attempt), got {keep_sandbox!r}")

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .._errors import UsageError
+from .._selectors import check_not_empty
 from ._common import (
     _SELECT,
     ConfigOpt,
@@ -57,6 +58,7 @@ def view(
     unknown = [s for s in state or () if s not in STATE_FILTERS]
     if unknown:
         raise UsageError(f"--state {unknown[0]!r} is not one of {', '.join(STATE_FILTERS)}")
+    check_not_empty(eval_prefix or (), "--eval")
     filters = ViewFilters(experiment or (), eval_prefix or (), state or ())
     _alpha, level = stats_settings(store, config, confidence=confidence)
     # The printer is imported while the page's header is counted on a second connection (app/view.py).
@@ -117,6 +119,7 @@ def query(
     fmt = fmt or ("table" if tty else "ndjson")
     if fmt not in formats.names():
         raise UsageError(f"--format {fmt!r} is not one of {', '.join(formats.names())}")
+    check_not_empty(eval_prefix or (), "--eval")
     level = 0.95
     if target in STATS_TARGETS:
         _alpha, level = stats_settings(store, config, confidence=confidence)

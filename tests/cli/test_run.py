@@ -404,3 +404,27 @@ def test_dry_refuses_the_executor_the_run_would_refuse(project):
                                        "unknown executor 'inproces' (did you mean 'inprocess'?); known: inprocess")
     assert "--executor 'bogus': unknown executor 'bogus'" in from_flag.stderr
     assert project.run("--dry").exit_code == 0
+
+
+def test_an_empty_eval_selector_is_refused_not_read_as_every_eval(project):
+    """`niceeval run "$EVAL"` with the variable unset ran every eval (an empty prefix matches all);
+    `--eval ''` of view and query listed everything. Refused like `-e ''`, exit 2, nothing run."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", """
+        from niceeval_cli import define_eval
+
+        @define_eval()
+        def ok(t):
+            pass
+    """)
+    refused = project.run("")
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (
+        "niceeval: run '': an empty eval selector would select every eval; give an eval id prefix or glob, "
+        "or leave it out to select them all")
+    assert not project.store.exists()
+    assert project.run().exit_code == 0
+    for command in (("query", "attempts"), ("view",)):
+        read = project.cli(*command, "--eval", " ")
+        assert read.exit_code == 2, command
+        assert read.stderr.startswith("niceeval: --eval '': an empty eval selector would select every eval"), command
