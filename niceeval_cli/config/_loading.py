@@ -38,6 +38,9 @@ def find_config(start: Path) -> Path | None:
         candidate = folder / CONFIG_FILE_NAME
         if candidate.is_file():
             return candidate
+        if candidate.exists():  # a folder of that name: running with the defaults would hide it
+            raise ConfigError(f"{candidate}: is not a file (a folder or a device); the project's configuration "
+                              f"must be a TOML file named {CONFIG_FILE_NAME}.")
     return None
 
 

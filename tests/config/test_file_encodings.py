@@ -63,3 +63,14 @@ def test_config_at_a_directory_or_a_device_says_what_it_found(project: Project) 
     assert device.stderr.strip() == (
         "niceeval: --config /dev/null: not a regular file; expected the path of a niceeval.toml file")
     assert not project.store.exists()
+
+
+def test_a_folder_named_niceeval_toml_is_named_not_run_with_the_defaults(project: Project) -> None:
+    _project(project)
+    (project.root / "niceeval.toml").mkdir()
+    run = project.run()
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert run.stderr.strip() == (
+        f"niceeval: {project.root.resolve() / 'niceeval.toml'}: is not a file (a folder or a device); the "
+        "project's configuration must be a TOML file named niceeval.toml.")
+    assert not project.store.exists()
