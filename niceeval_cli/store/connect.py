@@ -196,6 +196,9 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
             ) from error
     if path.is_dir():
         raise StoreError(f"The results store path {path} is a directory; give a file path (--store).")
+    if path.exists() and not path.is_file():  # SQLite's read-only open of a FIFO waits for a writer, unkillable
+        raise StoreError(f"The results store path {path} is not a regular file (a FIFO, socket or device); "
+                         "give the path of a store file (--store).")
     conn: sqlite3.Connection | None = None
     try:
         with translated(path, "Opening"):

@@ -100,3 +100,20 @@ def test_an_unwritable_directory_is_named_in_the_error(tmp_path):
         assert "not writable" in message or "Permission denied" in message
     finally:
         locked.chmod(0o700)
+
+
+def test_a_store_path_at_a_fifo_is_refused_at_once_by_every_reader(tmp_path):
+    """SQLite's read-only open of a FIFO waits for a writer — `query runs --store pipe` hung, and
+    ignored SIGTERM. Every command names the path instead, exit 2."""
+    from tests.support.project import Project
+
+    project = Project(tmp_path / "proj")  # a real process: the old code hung in it
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
+    fifo = tmp_path / "results.db"
+    os.mkfifo(fifo)
+    expected = (f"niceeval: The results store path {fifo} is not a regular file (a FIFO, socket or device); "
+                "give the path of a store file (--store).")
+    for command in (("query", "runs"), ("view",), ("run",)):
+        done = project.cli(*command, "--store", str(fifo), timeout=20)
+        assert (done.returncode, done.stderr.strip()) == (2, expected), command
