@@ -116,7 +116,7 @@ def _argument_not_utf8(exc: UnicodeEncodeError, arguments: dict[str, Any]) -> st
     """The command's argument (shown escaped) that a UnicodeEncodeError failed on, when it is one:
     bytes that are not UTF-8 on the command line reach Python as lone surrogates, which SQLite and
     every encoder refuse. None for text from anywhere else (that is a bug, reported as one)."""
-    from ..reports._safe import visible
+    from ..reports import visible
 
     failed = exc.object if isinstance(exc.object, str) else ""
     if not failed or exc.reason != "surrogates not allowed":

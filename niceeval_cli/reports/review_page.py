@@ -15,8 +15,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from .html import content_security_policy, embed_json
-from .html._model import SAFE_TEXT
+from .html import SAFE_TEXT, content_security_policy, embed_json
 
 
 def _asset(name: str) -> str:

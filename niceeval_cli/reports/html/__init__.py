@@ -22,10 +22,10 @@ from markupsafe import Markup
 from .._safe import visible
 from ..data import ReportData
 from . import _json
-from ._model import Page, build_page
+from ._model import SAFE_TEXT, Page, build_page
 from ._words import MARKS, slug
 
-__all__ = ["embed_json", "render_chunks", "render_page", "render_report"]
+__all__ = ["SAFE_TEXT", "embed_json", "render_chunks", "render_page", "render_report"]
 
 _TEMPLATES = resources.files(__package__) / "templates"
 # Lone surrogates cannot be written as UTF-8; in JSON they travel as \\uXXXX escapes instead.
