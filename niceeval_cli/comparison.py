@@ -23,7 +23,7 @@ from typing import Any
 
 from . import outcomes
 from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, interval_of
-from ._states import ATTEMPT_STATE_OF, KIND_OF, AttemptState, EvalKind, GateState
+from ._states import AttemptState, EvalKind, GateState
 from ._unit_folds import AttemptFacts, UnitFold, mean_score, unit_fold
 from .stats import (
     DEFAULT_ALPHA,
@@ -42,7 +42,6 @@ __all__ = [
     "AttemptFacts",
     "Comparison",
     "ExperimentChange",
-    "ExperimentTotals",
     "Pair",
     "PairClass",
     "PairStats",
@@ -53,8 +52,8 @@ __all__ = [
     "classify",
     "compare",
     "compare_folds",
-    "experiment_totals",
     "fold_side",
+    "group_units",
     "shown_eval_id",
     "side_of",
 ]
@@ -392,9 +391,11 @@ def _identities(sides: Iterable[Iterable[AttemptFacts]], *, by_experiment: bool)
     return known
 
 
-def _group(
+def group_units(
     attempts: Iterable[AttemptFacts], *, by_experiment: bool, identities: Identities | None = None
 ) -> dict[Key, list[AttemptFacts]]:
+    """Attempts by unit (experiment when `by_experiment`, eval identity, case id), each unit's in
+    ordinal order; an attempt without an identity takes the one `identities` knows for its eval id."""
     groups: dict[Key, list[AttemptFacts]] = {}
     known = identities or {}
     for a in attempts:
@@ -429,12 +430,11 @@ def compare(
     by_experiment = experiments is None
     base, new = list(base), list(new)
     identities = _identities((new, base), by_experiment=by_experiment)
-    base_groups = _group(base, by_experiment=by_experiment, identities=identities)
-    new_groups = _group(new, by_experiment=by_experiment, identities=identities)
+    base_groups = group_units(base, by_experiment=by_experiment, identities=identities)
+    new_groups = group_units(new, by_experiment=by_experiment, identities=identities)
     return _compared(_with_missing({key: unit_fold(group) for key, group in base_groups.items()}, missing[0]),
                      _with_missing({key: unit_fold(group) for key, group in new_groups.items()}, missing[1]),
                      experiments=experiments, alpha=alpha, confidence=confidence)
-
 
 
 def _with_missing(folds: dict[Key, UnitFold], missing: Missing) -> dict[Key, UnitFold]:
@@ -518,106 +518,3 @@ def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFo
     pairs.sort(key=lambda p: (rank[p.cls], p.experiment_id, p.eval_id, p.case_id is not None, p.case_id or ""))
     experiment_rows = tuple(change_of(change) for change in changes)
     return Comparison(tuple(pairs), order, experiment_rows, alpha, confidence)
-
-
-# ── experiment against experiment: totals ──────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class ExperimentTotals:
-    """One experiment's totals for "is B better than A?"."""
-
-    experiment_id: str
-    attempts: int
-    pass_evals: int  # pass-style (eval, case) pairs, folded under their pass_rule
-    pass_evals_passed: int
-    attempts_passed: int  # pass-style attempts that passed
-    pass_attempts: int  # every pass-style attempt, errored ones included
-    score_attempts: int
-    rankable: int
-    unrankable: int
-    mean_score: float | None  # over rankable score-style attempts (outcomes.summarize_scores)
-    earned: float
-    max_score: float
-    unavailable_weight: float
-    cost_usd: float | None  # None when no attempt reported a cost
-    duration_ms: float  # summed over attempts
-    mean_duration_ms: float | None
-    attempts_errored: int = 0  # pass-style attempts that errored: not counted in the attempt pass rate
-    pass_evals_undecided: int = 0  # pass-style evals neither passed nor failed (every attempt errored, ...)
-
-    @property
-    def eval_pass_rate(self) -> float | None:
-        return self.pass_evals_passed / self.pass_evals if self.pass_evals else None
-
-    @property
-    def attempt_pass_rate(self) -> float | None:
-        """Passed over decided attempts: errored ones are evidence neither way (statistics.md)."""
-        decided = self.pass_attempts - self.attempts_errored
-        return self.attempts_passed / decided if decided else None
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "experiment_id": self.experiment_id,
-            "attempts": self.attempts,
-            "pass_evals": self.pass_evals,
-            "pass_evals_passed": self.pass_evals_passed,
-            "eval_pass_rate": self.eval_pass_rate,
-            "pass_evals_undecided": self.pass_evals_undecided,
-            "attempt_pass_rate": self.attempt_pass_rate,
-            "attempts_errored": self.attempts_errored,
-            "score_attempts": self.score_attempts,
-            "rankable": self.rankable,
-            "unrankable": self.unrankable,
-            "mean_score": self.mean_score,
-            "earned": self.earned,
-            "max_score": self.max_score,
-            "unavailable_weight": self.unavailable_weight,
-            "cost_usd": self.cost_usd,
-            "duration_ms": self.duration_ms,
-            "mean_duration_ms": self.mean_duration_ms,
-        }
-
-
-@dataclass(frozen=True)
-class _ScoreView:
-    state: AttemptState
-    score: float | None
-    max_score: float | None
-    unavailable_weight: float | None
-    partial_score: float | None
-    gate: GateState | None
-
-
-def experiment_totals(attempts: Iterable[AttemptFacts], experiment_id: str) -> ExperimentTotals:
-    """Totals of one experiment's attempts: folded eval pass rate, attempt pass rate, mean score, cost."""
-    mine = [a for a in attempts if a.experiment_id == experiment_id]
-    pass_attempts = [a for a in mine if KIND_OF[a.kind] is EvalKind.PASS]
-    score_attempts = [a for a in mine if KIND_OF[a.kind] is EvalKind.SCORE]
-    sides = [fold_side(g, keys=False) for g in _group(pass_attempts, by_experiment=True).values()]
-    summary = outcomes.summarize_scores(
-        [_ScoreView(ATTEMPT_STATE_OF[a.state], a.score, a.max_score, a.unavailable_weight, None, a.gate)
-         for a in score_attempts]
-    )
-    costs = [a.cost_usd for a in mine if a.cost_usd is not None]
-    durations = [a.duration_ms for a in mine if a.duration_ms is not None]
-    return ExperimentTotals(
-        experiment_id=experiment_id,
-        attempts=len(mine),
-        pass_evals=len(sides),
-        pass_evals_passed=sum(1 for s in sides if s.verdict is Verdict.PASSED),
-        pass_evals_undecided=sum(1 for s in sides if s.verdict is Verdict.UNDECIDED),
-        attempts_passed=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.PASSED),
-        pass_attempts=len(pass_attempts),
-        attempts_errored=sum(1 for a in pass_attempts if ATTEMPT_STATE_OF[a.state] is AttemptState.ERRORED),
-        score_attempts=len(score_attempts),
-        rankable=summary.rankable,
-        unrankable=summary.unrankable,
-        mean_score=summary.mean,
-        earned=summary.earned,
-        max_score=summary.max_score,
-        unavailable_weight=summary.unavailable_weight,
-        cost_usd=round(math.fsum(costs), 10) if costs else None,
-        duration_ms=round(math.fsum(durations), 3),
-        mean_duration_ms=round(math.fsum(durations) / len(durations), 3) if durations else None,
-    )

@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     # 1-3 pure: matches and statistics; verdicts and runs; two sides compared
     "expect": 1, "stats": 1,
     "outcomes": 2,
-    "comparison": 3, "_pair_stats": 3, "_unit_folds": 3,
+    "comparison": 3, "experiment_totals": 3, "_pair_stats": 3, "_unit_folds": 3,
     # 4 the sandbox kinds and workspaces (authoring's `t.sandbox` reads them)
     "sandbox": 4,
     # 5 what eval code touches; the root package's lazy public face; the dataset loaders

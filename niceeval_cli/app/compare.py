@@ -24,7 +24,8 @@ from .._states import (
     KIND_OF,
     AssertionState,
 )
-from ..comparison import AttemptFacts, PairClass, UnitFold, compare, compare_folds, experiment_totals
+from ..comparison import AttemptFacts, PairClass, UnitFold, compare, compare_folds
+from ..experiment_totals import experiment_totals
 from ..outcomes import assertion_severity_sql
 from ..reports.data import CompareResult, Results
 from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE, Significance

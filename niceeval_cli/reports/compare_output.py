@@ -21,12 +21,12 @@ from ..comparison import (
     EXPERIMENT_COLUMNS,
     ROW_COLUMNS,
     ExperimentChange,
-    ExperimentTotals,
     Pair,
     PairClass,
     Side,
     shown_eval_id,
 )
+from ..experiment_totals import ExperimentTotals
 from ..stats import Significance
 from ._safe import visible
 from .data import CompareResult

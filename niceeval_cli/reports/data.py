@@ -17,7 +17,8 @@ from .._errors import ExitCode
 
 if TYPE_CHECKING:
     from .._records import TurnRecord
-    from ..comparison import AttemptFacts, Comparison, ExperimentTotals
+    from ..comparison import AttemptFacts, Comparison
+    from ..experiment_totals import ExperimentTotals
     from ..runner import PlanTotals, RunOutcome
     from ..sandbox import KeptSandbox
     from ..store import MergeResult, OutcomeGroup, PassedEvals, PlanSlot

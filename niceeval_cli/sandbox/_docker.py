@@ -32,24 +32,14 @@ from ._local import argv_of
 from ._proc import run_host
 from ._starts import stable_workdir, template_tar
 from ._tar_read import read_states
-from ._workspace import (
-    READ_LIMIT,
-    Cancel,
-    CommandNotRun,
-    CommandResult,
-    FileTooLarge,
-    OutsideWorkspace,
-    Snapshot,
-)
+from ._workspace import READ_LIMIT, Cancel, CommandNotRun, CommandResult, FileTooLarge, OutsideWorkspace, Snapshot
 
 __all__ = ["LABEL", "DockerKind", "DockerWorkspace"]
 
 LABEL = "niceeval.sandbox"
-_PID_DIR = "/run/niceeval"  # a tmpfs of the container's own: pid files never show in the workspace diff
-# Its options: anyone may write there (a `user=` agent's commands write their pid files), and it
-# holds at most 1 MiB — a tmpfs is the host's memory, half of it by default, and the agent can write
-# there too (a pid file is a few bytes).
-_PID_DIR_OPTIONS = "mode=1777,size=1m"
+# A tmpfs of the container's own (pid files never show in the workspace diff), writable by a `user=`
+# agent's commands; 1 MiB, as a tmpfs is host memory (by default half of it) that the agent can fill.
+_PID_DIR, _PID_DIR_OPTIONS = "/run/niceeval", "mode=1777,size=1m"
 _IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
 _OWN_EMPTY = '[ -n "$(ls -A -- "$2")" ] || chown -- "$1" "$2"'  # without a template: a folder Docker made
 _count = itertools.count()

@@ -16,9 +16,9 @@ from niceeval_cli.comparison import (
     Verdict,
     classify,
     compare,
-    experiment_totals,
     fold_side,
 )
+from niceeval_cli.experiment_totals import experiment_totals
 
 P, F, E = AttemptState.PASSED, AttemptState.FAILED, AttemptState.ERRORED
 S, U = AttemptState.SCORED, AttemptState.UNRANKABLE

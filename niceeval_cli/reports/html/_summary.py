@@ -7,11 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..._states import ATTEMPT_WORDS
-from ...comparison import (
-    AttemptFacts,
-    ExperimentTotals,
-    experiment_totals,
-)
+from ...comparison import AttemptFacts
+from ...experiment_totals import ExperimentTotals, experiment_totals
 from .. import _tally
 from .._safe import visible
 from ..data import ReportData
