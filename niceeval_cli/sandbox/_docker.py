@@ -313,10 +313,13 @@ class DockerWorkspace:
         """Put the held writes in (one `docker cp -`; with `user=`, one exec as that user: `_held._WRITE`)."""
         with self._carrying:
             if self.spec.user is not None and has_tar(self.image_id) is not False:
-                paths = list(dict(files := self.held.take()))
-                if not files or _held.written(*_held.fed(
-                        _start(self.container, _held.write_script(self.workdir, paths), user=self.spec.user,
-                               stdin=True), tar_of_files(files)), paths, self.image_id, self.spec.user):
+                files = self.held.take()
+                if not files:
+                    return
+                paths = list(dict(files))
+                process = _start(self.container, _held.write_script(self.workdir, paths), user=self.spec.user,
+                                 stdin=True)
+                if _held.written(*_held.fed(process, tar_of_files(files)), paths, self.image_id, self.spec.user):
                     return
                 self.held.give_back(files)  # no `tar` in the image: `docker cp`, then `chown`
             self._give(self.held.flush(lambda tar: _copy_in(self.container, self.workdir, tar)))
@@ -366,22 +369,12 @@ class DockerWorkspace:
         if cancel is not None:
             cancel.on_cancel(process.kill)
         if files:
-            data = tar_of_files(files)
-
-            def feed() -> None:
-                assert process.stdin is not None
-                with contextlib.suppress(OSError):
-                    process.stdin.write(data)
-                with contextlib.suppress(OSError):
-                    process.stdin.close()
-
-            threading.Thread(target=feed, daemon=True).start()
+            _held.feed(process, tar_of_files(files))
         states, error = read_states(process, cancel)
         if process.returncode == WRITE_FAILED:
             raise OSError(f"{', '.join(sorted(paths))}: could not write into the sandbox: {error or 'tar -x failed'}")
         if process.returncode == 0 and states is not None:
-            remember_tar(self.image_id, True)
-            self._give(paths)
+            remember_tar(self.image_id, True)  # (with `user=` the writes went in before, as that user)
             return states
         if process.returncode == NO_TAR:
             remember_tar(self.image_id, False)

@@ -35,12 +35,14 @@ __all__ = [
     "WRITE_FAILED",
     "Held",
     "fed",
+    "feed",
     "has_tar",
     "owned_paths",
     "read_script",
     "remember_tar",
     "tar_of_files",
     "write_script",
+    "written",
 ]
 
 NO_TAR, WRITE_FAILED = 97, 98
@@ -89,17 +91,23 @@ def write_script(workdir: str, paths: list[str]) -> list[str]:
     return ["sh", "-c", _WRITE, "sh", workdir, *paths]
 
 
-def fed(process: Any, data: bytes) -> tuple[int, str]:
-    """`data` written to a started exec's stdin (from a thread, while its output is read) and the exec
-    waited for: its exit code and its stderr."""
-    def feed() -> None:
+def feed(process: Any, data: bytes) -> threading.Thread:
+    """`data` written to a started exec's stdin, then closed, from a thread (its output is read
+    meanwhile, or a large tar and a large answer would wait on each other)."""
+    def write() -> None:
         with contextlib.suppress(OSError):
             process.stdin.write(data)
         with contextlib.suppress(OSError):
             process.stdin.close()
 
-    feeding = threading.Thread(target=feed, daemon=True)
+    feeding = threading.Thread(target=write, daemon=True)
     feeding.start()
+    return feeding
+
+
+def fed(process: Any, data: bytes) -> tuple[int, str]:
+    """`feed`, and the exec waited for: its exit code and its stderr."""
+    feeding = feed(process, data)
     if process.stdout is not None:
         while process.stdout.read(1 << 16):
             pass
