@@ -9,14 +9,15 @@ clears (`Calibration.cleared`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..config import JudgeSettings
+    from ..judge import Calibration
     from ..store import Store
 
 
-def calibration_of(store: Store, settings: Iterable[JudgeSettings | None]) -> Any:
+def calibration_of(store: Store, settings: Iterable[JudgeSettings | None]) -> Calibration | None:
     """The calibration gate's figures in the store now, when one of `settings` turns the gate on
     (a run's executing slots, a regrade's attempts, a plan's gated evals); else None."""
     if not any(s is not None and s.min_human_kappa is not None for s in settings):

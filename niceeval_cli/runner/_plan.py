@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .._fingerprint import PartsTemplate, digest, eval_options_view, fingerprint_parts
 from .._selectors import matches_any
@@ -35,6 +35,9 @@ from ..store import EvalRef, LatestAttempt, Store
 from ._calibration import calibration_of
 from ._sandboxing import SandboxFingerprints, commands_run_here
 from ._sut import SutIdentities
+
+if TYPE_CHECKING:
+    from ..judge import Calibration
 
 T = TypeVar("T")
 
@@ -392,7 +395,7 @@ class _Shapes:
     def __init__(self, request: RunRequest, store: Store | None) -> None:
         self.request = request
         self.store = store
-        self.calibration: Any = None  # the gate's figures, read once if a judge turns the gate on
+        self.calibration: Calibration | None = None  # the gate's figures, read once if a judge turns the gate on
         self.adapters: dict[str, Adapter | None] = {}
         self.settings: dict[tuple[Any, ...], SlotSettings] = {}  # evals that resolve alike share settings
         self.shapes: dict[tuple[Any, ...], SlotShape] = {}
