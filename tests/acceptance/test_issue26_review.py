@@ -66,21 +66,26 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield context
 
 
+@contextlib.contextmanager
+def _serving(proj: Project, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, Any]]:
+    """`niceeval review ARGS` started, its URL (the first line it prints) and the process; stopped at the end."""
+    server = proj.popen("review", *args, env=env)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        yield url.group(0), server
+    finally:
+        stop(server, signal.SIGKILL)
+
+
 @pytest.fixture
 def reviewed(judged: Path, tmp_path: Path) -> Iterator[tuple[Project, str, object]]:
     shutil.copytree(judged, tmp_path / "proj")
     proj = Project(tmp_path / "proj")
-    server = proj.popen("review", "--author", "Ada", env=ENV)
-    lines: list[str] = []
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        lines.append(line)
-        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert url, line
-        yield proj, url.group(0), server
-    finally:
-        stop(server, signal.SIGKILL)
+    with _serving(proj, "--author", "Ada", env=ENV) as (url, server):
+        yield proj, url, server
 
 
 def _labels(proj: Project) -> list[dict[str, object]]:
@@ -231,24 +236,19 @@ def test_a_rebound_name_in_the_browser_shows_no_page_and_posts_nothing(reviewed,
 def test_controls_and_bidi_overrides_in_a_comment_and_author_show_escaped_as_in_the_report(judged, tmp_path, browser):
     shutil.copytree(judged, tmp_path / "proj")
     proj = Project(tmp_path / "proj")
-    server = proj.popen("review", "--author", "Ada\u202eevil", env=ENV)
-    try:
-        assert server.stdout is not None
-        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)  # type: ignore[union-attr]
-        with contextlib.closing(browser.new_page()) as page:
-            page.goto(url)
-            page.wait_for_selector(".scale button")
-            page.fill("#comment", "names \u202eParis\u0007")
-            page.click(".scale button[data-value='0']")
-            page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('facts')")
-            page.keyboard.press("ArrowLeft")
-            page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('capital')")
-            shown = page.inner_text("main")
-            assert "0 by Ada\\u202eevil: names \\u202eParis\\x07" in shown, shown
-            assert "\u202e" not in shown and "\u0007" not in shown
-        assert _labels(proj)[0]["comment"] == "names \u202eParis\u0007"  # stored exactly as typed
-    finally:
-        stop(server, signal.SIGKILL)
+    serving = _serving(proj, "--author", "Ada\u202eevil", env=ENV)
+    with serving as (url, _), contextlib.closing(browser.new_page()) as page:
+        page.goto(url)
+        page.wait_for_selector(".scale button")
+        page.fill("#comment", "names \u202eParis\u0007")
+        page.click(".scale button[data-value='0']")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('facts')")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function("() => document.querySelector('h2').textContent.startsWith('capital')")
+        shown = page.inner_text("main")
+        assert "0 by Ada\\u202eevil: names \\u202eParis\\x07" in shown, shown
+        assert "\u202e" not in shown and "\u0007" not in shown
+    assert _labels(proj)[0]["comment"] == "names \u202eParis\u0007"  # stored exactly as typed
 
 
 def test_an_empty_author_is_refused_before_the_page_is_served(judged, tmp_path):
@@ -269,17 +269,11 @@ def test_a_case_shows_its_id_once_in_the_eval_id(tmp_path, browser):
             t.check(case, equals(2)).label("two")
     ''')
     assert proj.run().returncode == 1
-    server = proj.popen("review", "--only", "all", "--author", "Ada")
-    try:
-        assert server.stdout is not None
-        url = re.search(r"http://127\.0\.0\.1:\d+/", server.stdout.readline()).group(0)  # type: ignore[union-attr]
-        with contextlib.closing(browser.new_page()) as page:
-            page.goto(url)
-            page.wait_for_selector(".scale button")
-            meta = page.inner_text("p.meta")
-            assert "cased[r-017] · @" in meta and meta.count("r-017") == 1, meta
-    finally:
-        stop(server, signal.SIGKILL)
+    with _serving(proj, "--only", "all", "--author", "Ada") as (url, _), contextlib.closing(browser.new_page()) as page:
+        page.goto(url)
+        page.wait_for_selector(".scale button")
+        meta = page.inner_text("p.meta")
+        assert "cased[r-017] · @" in meta and meta.count("r-017") == 1, meta
 
 
 def test_a_write_waiting_on_a_busy_store_leaves_the_page_answering_and_lands_once_the_store_is_free(reviewed):
