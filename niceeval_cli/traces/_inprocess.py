@@ -109,15 +109,14 @@ def span_data(span: ReadableSpan, hexes: _Hex | None = None) -> SpanData:
 class _Collector:
     """The spans one turn started, in start order (appended from any thread; read at the end)."""
 
-    __slots__ = ("closed", "dropped", "last_trace", "lock", "spans", "traces")
+    __slots__ = ("closed", "dropped", "lock", "spans", "traces")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.spans: list[ReadableSpan] = []
         self.dropped = 0
         self.closed = False
-        self.traces: list[int] = []  # the trace ids of its spans, registered in _BY_TRACE
-        self.last_trace = 0
+        self.traces: set[int] = set()  # the trace ids of its spans, registered in _BY_TRACE
 
     def take(self, span: ReadableSpan) -> None:
         with self.lock:
@@ -128,11 +127,9 @@ class _Collector:
                 return
             self.spans.append(span)
             context = span.context
-            if context is not None and context.trace_id != self.last_trace:  # a new trace: once per trace
-                self.last_trace = context.trace_id
-                if context.trace_id not in self.traces:
-                    self.traces.append(context.trace_id)
-                    _BY_TRACE[context.trace_id] = self
+            if context is not None and context.trace_id not in self.traces:  # a new trace: once per trace
+                self.traces.add(context.trace_id)
+                _BY_TRACE[context.trace_id] = self
 
     def close(self) -> tuple[list[ReadableSpan], int]:
         """No more spans join: the ones taken (in start order) and how many were dropped. The
