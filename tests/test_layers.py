@@ -23,7 +23,7 @@ pytestmark = pytest.mark.xdist_group("package_imports")
 #: Each first-level unit → its layer. Lower layers never import higher ones.
 LAYERS: dict[str, int] = {
     # 0 low modules: anyone may import them (they import only one another)
-    "_capture": 0, "_collector": 0, "_crash": 0, "_credentials": 0, "_errors": 0, "_fingerprint": 0,
+    "_bounds": 0, "_capture": 0, "_collector": 0, "_crash": 0, "_credentials": 0, "_errors": 0, "_fingerprint": 0,
     "_gateway": 0, "_httpx": 0, "_ids": 0, "_imports": 0, "_interrupt": 0, "_lanes": 0, "_output_file": 0,
     "_project_sources": 0,
     "_judge_scale": 0, "_records": 0, "_redact": 0, "_registry": 0, "_sandbox_spec": 0,

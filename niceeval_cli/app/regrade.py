@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._bounds import MAX_JUDGE_SAMPLES
 from .._errors import UsageError
 from ..reports.data import RunReport
 from .project import load_project
@@ -42,8 +43,8 @@ def build_request(
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise UsageError(f"--judge-base-url {base_url!r}: expected an http:// or https:// URL of an "
                          "OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
-    if samples is not None and samples < 1:
-        raise UsageError(f"--judge-samples {samples}: expected a whole number ≥ 1")
+    if samples is not None and not 1 <= samples <= MAX_JUDGE_SAMPLES:
+        raise UsageError(f"--judge-samples: expected an integer from 1 to {MAX_JUDGE_SAMPLES}, got {samples}")
     project = load_project(config) if store is None or config is not None else None
     return RegradeRequest(
         store_path=store if store is not None else project.store,  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import outcomes
+from .._bounds import MAX_ATTEMPTS
 from .._errors import UsageError
 from .._selectors import check_not_empty
 from .._states import PROBLEM_STATES, AttemptState, EvalKind, UnavailableReason
@@ -66,6 +67,8 @@ def build_request(
     if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
         raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
                          f"and errored attempts, or of every attempt), got {keep_sandbox!r}")
+    if max_attempts is not None and not 1 <= max_attempts <= MAX_ATTEMPTS:
+        raise UsageError(f"--max-attempts: expected an integer from 1 to {MAX_ATTEMPTS}, got {max_attempts}")
     if max_attempts is not None and not until_decided:
         raise UsageError("--max-attempts applies only with --until-decided (more attempts while an eval's "
                          "interval contains its pass_rule); add --until-decided or leave --max-attempts out")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, TypedDict
 
+from .._bounds import MAX_ATTEMPTS
 from .._sandbox_spec import SandboxSpec
 from ..outcomes import PassRule, parse_pass_rule
 from ._adapter import Adapter
@@ -56,7 +57,7 @@ JUDGE_MAX_CONCURRENCY = (
 
 #: What each checked option takes, in the words an error message uses.
 EXPECTED = {
-    "attempts": "an integer ≥ 1",
+    "attempts": f"an integer from 1 to {MAX_ATTEMPTS}",
     "timeout_ms": "a positive integer (milliseconds)",
     "pass_rule": '"any", "all" or a minimum pass rate in (0, 1] such as 0.8',
     "judge": "True or a mapping of judge fields",
@@ -87,7 +88,10 @@ def _positive_int(option: str, value: object) -> int | None:
 
 
 def check_attempts(value: object) -> int | None:
-    return _positive_int("attempts", value)
+    attempts = _positive_int("attempts", value)
+    if attempts is not None and attempts > MAX_ATTEMPTS:
+        raise OptionProblem("attempts", value, expected=EXPECTED["attempts"])
+    return attempts
 
 
 def check_timeout_ms(value: object) -> int | None:

@@ -9,16 +9,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES
 from ._schema import PASS_RULE_EXPECTED, TABLE_MODELS, ProjectTable, adapter_expected
 from ._wording import key_path, looks_like_secret, quoted, show, strip_value_error, suggest, table_name, toml_key
 
 # What each key expects, in the words an error message uses.
 _EXPECTED = {
-    "attempts": "an integer ≥ 1",
+    "attempts": f"an integer from 1 to {MAX_ATTEMPTS}",
+    "max_attempts": f"an integer from 1 to {MAX_ATTEMPTS}",
     "max_concurrency": "an integer ≥ 1",
     "timeout_ms": "a positive integer (milliseconds)",
     "max_retries": "an integer ≥ 0",
-    "samples": "an integer ≥ 1",
+    "samples": f"an integer from 1 to {MAX_JUDGE_SAMPLES}",
     "min_agreement": "a number in (0, 1], such as 0.8",
     "min_human_kappa": "a number in [-1, 1], such as 0.6",
     "min_labels": "an integer ≥ 1",

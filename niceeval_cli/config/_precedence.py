@@ -9,11 +9,12 @@ from typing import Any, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
+from .._bounds import MAX_ATTEMPTS
 from .._sandbox_spec import SandboxSpec
 from ._file_errors import expected_text, given
 from ._sandbox import resolve_sandbox
 from ._schema import (
-    AtLeastOne,
+    Attempts,
     ExperimentConfig,
     FrozenModel,
     JudgeOverrides,
@@ -55,14 +56,16 @@ class RunOverrides:
     timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
-        for flag, value, minimum in (
-            ("--attempts", self.attempts, 1),
-            ("--max-concurrency", self.max_concurrency, 1),
-            ("--timeout", self.timeout_ms, 1),
+        for flag, value, maximum in (
+            ("--attempts", self.attempts, MAX_ATTEMPTS),
+            ("--max-concurrency", self.max_concurrency, None),
+            ("--timeout", self.timeout_ms, None),
         ):
-            valid = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+            valid = isinstance(value, int) and not isinstance(value, bool) and value >= 1 \
+                and (maximum is None or value <= maximum)
             if value is not None and not valid:
-                raise ConfigError(f"{flag}: expected an integer ≥ {minimum}, got {show(value)}.")
+                fits = "an integer ≥ 1" if maximum is None else f"an integer from 1 to {maximum}"
+                raise ConfigError(f"{flag}: expected {fits}, got {show(value)}.")
 
 
 #: How long a turn waits for spans still open after its send returned (`trace_flush_ms`).
@@ -73,7 +76,7 @@ class SlotSettings(FrozenModel):
     """The settings one (experiment, eval) pair runs with, frozen before dispatch. A value: pairs
     that resolve alike may share one object (a run of 10 000 evals holds a handful)."""
 
-    attempts: AtLeastOne
+    attempts: Attempts
     timeout_ms: PositiveMs | None  # None = no deadline
     pass_rule: PassRuleValue
     judge: JudgeSettings | None  # None when the eval does not declare judge

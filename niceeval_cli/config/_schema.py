@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
+from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES
 from .._gateway import header_problem, resolve_headers
 from .._registry import ADAPTERS, SANDBOXES
 from ._values import freeze, json_problem, thaw
@@ -93,6 +94,8 @@ def _pass_rule_out(rule: PassRule) -> str | float:
 
 PassRuleValue = Annotated[PassRule, PlainValidator(check_pass_rule), PlainSerializer(_pass_rule_out)]
 AtLeastOne = Annotated[int, Field(ge=1)]
+Attempts = Annotated[int, Field(ge=1, le=MAX_ATTEMPTS)]  # a typo must not plan a hundred million slots
+Samples = Annotated[int, Field(ge=1, le=MAX_JUDGE_SAMPLES)]
 PositiveMs = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
 Text = Annotated[str, Field(min_length=1)]
@@ -184,7 +187,7 @@ class JudgeOverrides(StrictTable):
     headers: Headers | None = None
     temperature: Temperature | None = None
     seed: int | None = None
-    samples: AtLeastOne | None = None
+    samples: Samples | None = None
     min_agreement: Agreement | None = None
     min_human_kappa: Kappa | None = None
     min_labels: AtLeastOne | None = None
@@ -206,7 +209,7 @@ class JudgeSettings(FrozenModel):
     headers: Headers = ()
     temperature: Temperature | None = None
     seed: int | None = None
-    samples: AtLeastOne = 1  # grading requests per judge assertion (judge-trust.md)
+    samples: Samples = 1  # grading requests per judge assertion (judge-trust.md)
     min_agreement: Agreement | None = None  # below it, a sampled assertion is `judge-inconsistent`
     #: The calibration gate (judge-trust.md §4), on when set: a judge identity with fewer than
     #: `min_labels` effective human labels, or a lower Cohen's kappa, is `judge-uncalibrated`.
@@ -310,7 +313,7 @@ class SandboxTable(StrictTable):
 class ProjectTable(StrictTable):
     evals: Annotated[list[Text], Field(min_length=1)] = list(DEFAULT_EVAL_ROOTS)
     store: Text = DEFAULT_STORE
-    attempts: AtLeastOne = 1
+    attempts: Attempts = 1
     max_concurrency: AtLeastOne = 4
     timeout_ms: PositiveMs | None = None
     pass_rule: PassRuleValue = "any"
@@ -321,7 +324,7 @@ class RunTable(StrictTable):
 
     executor: Text | None = None
     ray_address: Text | None = None
-    max_attempts: AtLeastOne = 20  # `run --until-decided`'s cap per unit (statistics.md); --max-attempts
+    max_attempts: Attempts = 20  # `run --until-decided`'s cap per unit (statistics.md); --max-attempts
 
 
 Probability = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
@@ -341,7 +344,7 @@ class ExperimentTable(StrictTable):
     model: Text | None = None
     evals: Annotated[list[Text], Field(min_length=1)] | None = None
     tags: list[Text] | None = None
-    attempts: AtLeastOne | None = None
+    attempts: Attempts | None = None
     pass_rule: PassRuleValue | None = None
     timeout_ms: PositiveMs | None = None
     max_concurrency: AtLeastOne | None = None
@@ -413,7 +416,7 @@ class ExperimentConfig(FrozenModel):
     model: Text | None = None
     evals: tuple[Text, ...] | None = None  # eval id prefixes; None = all
     tags: tuple[Text, ...] | None = None  # None = no tag filter
-    attempts: AtLeastOne | None = None
+    attempts: Attempts | None = None
     pass_rule: PassRuleValue | None = None
     timeout_ms: PositiveMs | None = None
     max_concurrency: AtLeastOne | None = None
@@ -454,7 +457,7 @@ class ProjectConfig(FrozenModel):
     root: Path
     eval_roots: tuple[Path, ...]
     store: Path
-    attempts: AtLeastOne = 1
+    attempts: Attempts = 1
     max_concurrency: AtLeastOne = 4
     timeout_ms: PositiveMs | None = None
     pass_rule: PassRuleValue = "any"
@@ -463,7 +466,7 @@ class ProjectConfig(FrozenModel):
     experiments: Mapping[str, ExperimentConfig]
     executor: str | None = None  # [run] executor; None: in-process
     ray_address: str | None = None  # [run] ray_address
-    max_attempts: AtLeastOne = 20  # [run] max_attempts: the cap of `run --until-decided`
+    max_attempts: Attempts = 20  # [run] max_attempts: the cap of `run --until-decided`
     prices: Mapping[str, PriceTable] = Field(default_factory=dict)  # model → price
     stats: StatsTable = StatsTable()  # [stats] confidence and alpha
 

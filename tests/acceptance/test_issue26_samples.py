@@ -163,8 +163,9 @@ def test_samples_follow_the_precedence_and_enter_the_fingerprint(proj: Proj, jud
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("samples = 0", "an integer ≥ 1"),
-    ('samples = "3"', "an integer ≥ 1"),
+    ("samples = 0", "an integer from 1 to 100"),
+    ("samples = 101", "an integer from 1 to 100"),
+    ('samples = "3"', "an integer from 1 to 100"),
     ("min_agreement = 1.5", "a number in (0, 1]"),
     ("min_agreement = 0", "a number in (0, 1]"),
 ])

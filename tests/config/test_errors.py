@@ -78,9 +78,13 @@ def test_a_project_key_at_the_top_level_points_to_the_project_table(
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ('[project]\nattempts = "3"\n', '[project] attempts: expected an integer ≥ 1, got "3"'),
-        ("[project]\nattempts = 0\n", "[project] attempts: expected an integer ≥ 1, got 0"),
-        ("[project]\nattempts = 2.5\n", "[project] attempts: expected an integer ≥ 1, got 2.5"),
+        ('[project]\nattempts = "3"\n', '[project] attempts: expected an integer from 1 to 1000, got "3"'),
+        ("[project]\nattempts = 0\n", "[project] attempts: expected an integer from 1 to 1000, got 0"),
+        ("[project]\nattempts = 2.5\n", "[project] attempts: expected an integer from 1 to 1000, got 2.5"),
+        ("[project]\nattempts = 100000000\n",
+         "[project] attempts: expected an integer from 1 to 1000, got 100000000"),
+        ("[run]\nmax_attempts = 5000\n", "[run] max_attempts: expected an integer from 1 to 1000, got 5000"),
+        ('[judge]\nmodel = "m"\nsamples = 101\n', "[judge] samples: expected an integer from 1 to 100, got 101"),
         (
             "[project]\nmax_concurrency = true\n",
             "[project] max_concurrency: expected an integer ≥ 1, got true",
@@ -124,7 +128,7 @@ def test_options_must_be_json_values(write_config: Write) -> None:
 
 def test_several_problems_are_all_reported_in_one_paragraph(write_config: Write) -> None:
     message = _error(write_config, "[project]\nattempts = 0\nfoo = 1\n")
-    assert "attempts: expected an integer ≥ 1" in message
+    assert "attempts: expected an integer from 1 to 1000" in message
     assert 'unknown key "foo"' in message
 
 

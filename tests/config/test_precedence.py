@@ -222,7 +222,8 @@ def test_judge_true_inherits_everything(write_config: Write) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "fragment"),
     [
-        ("attempts", 0, "attempts: expected an integer ≥ 1, got 0"),
+        ("attempts", 0, "attempts: expected an integer from 1 to 1000, got 0"),
+        ("attempts", 1001, "attempts: expected an integer from 1 to 1000, got 1001"),
         ("timeout_ms", -1, "timeout_ms: expected a positive integer (milliseconds), got -1"),
         ("pass_rule", 1.5, 'pass_rule: expected "any", "all" or a minimum pass rate'),
     ],
@@ -246,8 +247,15 @@ def test_invalid_eval_options_are_config_errors_naming_the_eval(
     ],
 )
 def test_invalid_cli_overrides_name_the_flag(flags: dict[str, int], flag: str) -> None:
-    with pytest.raises(ConfigError, match=f"^{flag}: expected an integer ≥ 1, got 0"):
+    fits = "an integer from 1 to 1000" if flag == "--attempts" else "an integer ≥ 1"
+    with pytest.raises(ConfigError, match=f"^{flag}: expected {fits}, got 0"):
         RunOverrides(**flags)
+
+
+def test_attempts_over_the_bound_are_refused_by_name_and_the_bound_itself_is_taken() -> None:
+    with pytest.raises(ConfigError, match=r"^--attempts: expected an integer from 1 to 1000, got 100000000"):
+        RunOverrides(attempts=100_000_000)
+    assert RunOverrides(attempts=1000).attempts == 1000
 
 
 def _project(write_config: Write, text: str) -> ProjectConfig:

@@ -1,0 +1,16 @@
+"""Upper bounds on the counts a configuration multiplies work by.
+
+`attempts = 100000000` (a slip of the keyboard) planned a hundred million slots: the command
+sat, growing, until the machine ran out of memory, and no error was ever shown. Each bound is far
+above any real need (statistics.md: a few dozen attempts already decide a rate to a few points) and
+far below what would exhaust the machine; a value over it is a configuration error like any other,
+reported before anything is planned or dispatched.
+"""
+
+#: Attempts per eval: `attempts` (project, experiment, `define_eval`), `--attempts`, and the cap of
+#: `run --until-decided` (`[run] max_attempts`, `--max-attempts`).
+MAX_ATTEMPTS = 1000
+#: Grading requests per judge assertion (`judge.samples`, `--judge-samples`).
+MAX_JUDGE_SAMPLES = 100
+
+__all__ = ["MAX_ATTEMPTS", "MAX_JUDGE_SAMPLES"]
