@@ -26,7 +26,8 @@ import math
 import ssl
 import time
 import urllib.request
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator, Mapping
+import zlib
+from collections.abc import AsyncIterable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,6 +35,11 @@ import h11
 
 from ._httpx import httpcore, httpx
 from ._wire import AsyncioBackend
+
+try:  # httpx decodes zstd when it is installed (`httpx[zstd]`), and so does `read_bounded`
+    import zstandard
+except ImportError:  # pragma: no cover - then zstd is neither asked for nor decoded
+    zstandard = None  # type: ignore[assignment]
 
 KEEPALIVE_EXPIRY_S = 5.0
 #: An adapter's lanes: httpx's own default bound on a client's connections. A lane (and its
@@ -181,7 +187,7 @@ class _Connection:
 
 def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> httpx.Response:
     """The response as httpx's own transport hands it to its client (the headers as sent, the
-    body a stream the client reads, decoding any Content-Encoding). Without a Content-Encoding
+    body a stream `read_bounded` reads, decoding any Content-Encoding). Without a Content-Encoding
     the read body is the body as received, so it is set as read already: building the
     response through httpx's decoding machinery was a noticeable share of a lane's request
     (benchmarks/README.md)."""
@@ -189,7 +195,7 @@ def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> h
     response = httpx.Response(
         status_code=event.status_code,
         headers=event.headers.raw_items(),
-        stream=_Slices(body) if encoded else httpx.ByteStream(body),
+        stream=httpx.ByteStream(body),
         extensions={"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason},
     )
     if not encoded:
@@ -197,36 +203,63 @@ def _response(event: h11.Response | h11.InformationalResponse, body: bytes) -> h
     return response
 
 
-class _Slices(httpx.AsyncByteStream):
-    """An encoded body handed to httpx's decoders a slice at a time: a decoder inflates what it
-    is given whole, and a few MiB of gzip can stand for gigabytes, so each slice's output is
-    measured (`read_bounded`) before the next one is inflated."""
+#: The Content-Encodings a body is decoded from, each bounded as it inflates (`_inflate`): also
+#: what every request accepts. Another one is left as sent, as httpx leaves one it cannot decode.
+DECODED = ("gzip", "deflate", *(("zstd",) if zstandard is not None else ()))
+#: The largest zstd window a body may ask for (RFC 9659's bound for HTTP): the decoder sets it aside.
+ZSTD_WINDOW_BYTES = 8 * 1024 * 1024
+_DECODE_ERRORS: tuple[type[Exception], ...] = (zlib.error, *((zstandard.ZstdError,) if zstandard is not None else ()))
 
-    SLICE = 64 * 1024
 
-    def __init__(self, body: bytes) -> None:
-        self._body = body
+def _inflate(data: bytes, encoding: str) -> bytes:
+    """`data` with one Content-Encoding undone — at most one byte past MAX_RESPONSE_BYTES of it.
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        view = memoryview(self._body)
-        for start in range(0, len(view), self.SLICE):
-            yield bytes(view[start:start + self.SLICE])
+    httpx's decoders inflate whatever they are given at once, and a few KB can stand for
+    gigabytes (64 KB of zstd for 2 GiB, gzip inside gzip for more): the decoders here stop at
+    the bound instead of measuring afterwards."""
+    limit = MAX_RESPONSE_BYTES + 1
+    try:
+        if encoding == "zstd":
+            reader = zstandard.ZstdDecompressor(max_window_size=ZSTD_WINDOW_BYTES).stream_reader(
+                data, read_across_frames=True)
+            out = bytearray()
+            while len(out) < limit:
+                piece = reader.read(min(limit - len(out), 1024 * 1024))
+                if not piece:
+                    break
+                out += piece
+            return bytes(out)
+        if encoding == "deflate":  # zlib-wrapped as the RFC says, else raw deflate (as httpx reads it)
+            try:
+                return zlib.decompressobj().decompress(data, limit)
+            except zlib.error:
+                return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, limit)
+        return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(data, limit)
+    except _DECODE_ERRORS as exc:
+        raise httpx.DecodingError(f"{encoding}: {exc}") from exc
 
 
 async def read_bounded(response: httpx.Response) -> None:
-    """`response.aread()`, but the body (once decoded: what a decompression bomb would make of
-    it) ends with an error past MAX_RESPONSE_BYTES; a body read already is left as it is. The
-    lanes' bodies are bounded as they arrive too (`_Connection.exchange`); httpx's own client's
-    arrive here in network-sized pieces."""
+    """`response.aread()`, but the body ends with an error past MAX_RESPONSE_BYTES, as received
+    and once decoded (what a decompression bomb would make of it); a body read already is left
+    as it is. The lanes' bodies are bounded as they arrive too (`_Connection.exchange`); httpx's
+    own client's arrive here in network-sized pieces."""
     if hasattr(response, "_content"):
         return
     chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.aiter_raw():
         size += len(chunk)
         if size > MAX_RESPONSE_BYTES:
-            raise httpx.RemoteProtocolError(too_large(decoded="content-encoding" in response.headers))
+            raise httpx.RemoteProtocolError(too_large())
         chunks.append(chunk)
-    response._content = b"".join(chunks)
+    body = b"".join(chunks)
+    encodings = [value.strip().lower() for value in response.headers.get_list("content-encoding", split_commas=True)]
+    for encoding in reversed(encodings):  # the last one applied is undone first
+        if encoding in DECODED:
+            body = _inflate(body, encoding)
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise httpx.RemoteProtocolError(too_large(decoded=True))
+    response._content = body
 
 
 class _Lane:
@@ -320,9 +353,17 @@ def tls_context() -> ssl.SSLContext:
 
 @functools.lru_cache(maxsize=1)
 def client_headers() -> tuple[tuple[bytes, bytes], ...]:
-    """What every `httpx.AsyncClient` sends unless told otherwise (Accept, Accept-Encoding as this
-    install's decoders allow, Connection, User-Agent), read from httpx itself once."""
-    return tuple(httpx.AsyncClient(trust_env=False, transport=httpx.AsyncBaseTransport()).headers.raw)
+    """What every `httpx.AsyncClient` sends unless told otherwise (Accept, Connection,
+    User-Agent), read from httpx itself once — but Accept-Encoding names only the encodings
+    `read_bounded` decodes (httpx's would name brotli too when it is installed)."""
+    accept = ", ".join(DECODED).encode("ascii")
+    defaults = httpx.AsyncClient(trust_env=False, transport=httpx.AsyncBaseTransport()).headers.raw
+    return tuple((name, accept if name.lower() == b"accept-encoding" else value) for name, value in defaults)
+
+
+def accepted() -> dict[str, str]:
+    """The Accept-Encoding header of every request (`client_headers`), for httpx's own client."""
+    return {"Accept-Encoding": ", ".join(DECODED)}
 
 
 def timeouts(seconds: float) -> dict[str, float]:
@@ -485,8 +526,9 @@ def lane_client(url: str, timeout_s: float) -> LaneClient:
     credentials in it: httpx's own client and pool, which honour them, as before."""
     lanes = LaneTransport(ADAPTER_LANES, tls_context)
     if _proxied(url):
-        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s))
+        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, headers=accepted()))
     parsed = httpx.URL(url)
     if parsed.username or parsed.password:  # httpx's client turns them into basic auth
-        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, transport=lanes))
+        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, transport=lanes,
+                                                                     headers=accepted()))
     return LaneClient(lanes, timeout_s)

@@ -15,7 +15,9 @@ import gzip
 import json
 import resource
 import time
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,13 +50,14 @@ def judged(t):
 """
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+def _limited(address_space: int = ADDRESS_SPACE) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
 
-def _run(proj: Project, env: dict[str, str | None], timeout: float = 90) -> tuple[int, str, float]:
+def _run(proj: Project, env: dict[str, str | None], timeout: float = 90,
+         address_space: int = ADDRESS_SPACE) -> tuple[int, str, float]:
     started = time.monotonic()
-    process = proj.popen("run", env=env, preexec_fn=_limited)
+    process = proj.popen("run", env=env, preexec_fn=lambda: _limited(address_space))
     try:
         out, err = process.communicate(timeout=timeout)
     finally:
@@ -166,3 +169,27 @@ def test_a_compressed_answer_is_decoded_up_to_the_same_bound(tmp_path: Path) -> 
         assert code == expected, output
     attempt = _errored(proj, code, output)
     assert "the response body is over 32 MiB once decoded" in attempt["error"], attempt
+
+
+def _zeros(compressor: Any, gib: int) -> bytes:
+    """`gib` GiB of zero bytes through `compressor` (a zlib or zstandard compressobj), 16 MiB at a time."""
+    chunk = b"\0" * (16 * 1024 * 1024)
+    return b"".join([compressor.compress(chunk) for _ in range(gib * 64)] + [compressor.flush()])
+
+
+def test_a_body_that_decodes_to_gigabytes_in_one_piece_stops_at_the_bound(tmp_path: Path) -> None:
+    """The bound counted a body's decoded bytes only after each piece was decoded whole: 128 KB of
+    zstd (4 GiB of zeros, 2 GiB per 64 KB piece) or 2 KB of gzip inside gzip (1 GiB) took a run to
+    4 GB and a MemoryError. Now decoding stops at the bound, within a small address space."""
+    zstandard = pytest.importorskip("zstandard")
+    zstd = _zeros(zstandard.ZstdCompressor(level=3).compressobj(), 4)
+    twice = gzip.compress(_zeros(zlib.compressobj(9, zlib.DEFLATED, 31), 1), 9)
+    assert len(zstd) < 256 * 1024 and len(twice) < 4 * 1024
+    for name, body, encoding in (("zstd", zstd, "zstd"), ("twice", twice, "gzip, gzip")):
+        with Loopback(lambda method, path, _, body=body, encoding=encoding: (
+                200, body, "application/json", {"Content-Encoding": encoding})) as server:
+            proj = _chat_project(tmp_path / name, server.url)
+            code, output, took = _run(proj, {"ENDLESS_KEY": "k"}, address_space=1536 * 1024**2)
+        attempt = _errored(proj, code, output)
+        assert "the response body is over 32 MiB once decoded" in attempt["error"], (name, attempt)
+        assert took < 30, (name, took)
