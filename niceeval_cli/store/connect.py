@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from .._imports import import_without
 from .._shards import sql_shard_of
-from .errors import StoreError, translated
+from .errors import StoreError, on_readonly_file_system, translated
 from .owner import sql_owner_gone
 from .schema import SCHEMA_VERSION, TABLES, create_schema, migrate
 
@@ -46,8 +46,18 @@ _SHARD_MEMO = 1 << 14  # planned slots whose shard one connection remembers
 
 
 def readonly_uri(path: Path) -> str:
-    """A `file:` URI opening `path` read-only at the SQLite level (writes fail inside SQLite)."""
-    return path.resolve().as_uri() + "?mode=ro"
+    """A `file:` URI opening `path` read-only at the SQLite level (writes fail inside SQLite).
+
+    A store in WAL mode cannot be opened even read-only where SQLite cannot create its `-shm`
+    file, which is so on a read-only file system. There, with no `-wal` file beside it, the main
+    file holds every committed row and nothing can change it through this mount: SQLite is told
+    it is immutable (no locks, no `-shm`). A `-wal` left there is read through its `-shm` as usual.
+    """
+    resolved = path.resolve()  # SQLite keeps the -wal beside the file a link points to
+    uri = resolved.as_uri() + "?mode=ro"
+    if on_readonly_file_system(resolved) and not Path(f"{resolved}-wal").exists():
+        uri += "&immutable=1"
+    return uri
 
 
 def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS,

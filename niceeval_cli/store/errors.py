@@ -38,6 +38,16 @@ _READONLY = 8  # SQLITE_READONLY (primary code; extended codes keep it in the lo
 _WRITE_FAILED = (778, 1034, 1546)
 
 
+def on_readonly_file_system(path: Path) -> bool:
+    """Whether the folder holding `path` is mounted read-only (a CD, a read-only bind mount)."""
+    if not hasattr(os, "statvfs"):
+        return False
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def _code(error: sqlite3.Error) -> int | None:
     code = getattr(error, "sqlite_errorcode", None)
     return int(code) if code is not None else None

@@ -1,0 +1,106 @@
+"""A store on a read-only or nearly full file system, through the real CLI, in a private mount
+namespace (`unshare -m`: every mount dies with the command, nothing to clean up).
+
+Readers read a store on read-only media (a CD, a read-only bind mount of CI artefacts); a
+`run` there, or on a disk too full for the store's `-shm` file, is exit 6 naming the file, never
+exit 2 with SQLite's "unable to open database file" / "disk I/O error".
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import NICEEVAL, Project, base_env
+
+pytestmark = pytest.mark.slow
+
+_EVALS = """\
+from niceeval_cli import define_eval
+
+@define_eval()
+def ok(t):
+    pass
+
+@define_eval()
+def also_ok(t):
+    pass
+"""
+
+
+def _unshare() -> list[str]:
+    """The argv prefix that runs a command in a private mount namespace, or skip."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare is not installed")
+    for prefix in (["unshare", "-m"], ["unshare", "-rm"]):
+        probe = subprocess.run([*prefix, "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+                               capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return prefix
+    pytest.skip("no mount namespace can be made here (not root, user namespaces disabled)")
+
+
+def _mounted(project: Project, script: str, *, size: str = "8m") -> subprocess.CompletedProcess[str]:
+    """`script` (bash; `niceeval` is the real CLI, `$MNT` a fresh tmpfs of `size`) in a private
+    mount namespace, in the project folder."""
+    mnt = project.root.parent / "mnt"
+    mnt.mkdir(exist_ok=True)
+    prelude = (f"set -u\nMNT={shlex.quote(str(mnt))}\n"
+               f"niceeval() {{ {' '.join(shlex.quote(a) for a in NICEEVAL)} \"$@\"; }}\n"
+               f"mount -t tmpfs -o size={size} tmpfs \"$MNT\" || exit 99\n")
+    return subprocess.run([*_unshare(), "bash", "-c", prelude + script], cwd=project.root, env=base_env(),
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.fixture
+def sealed(tmp_path: Path) -> tuple[Project, Path]:
+    """A project and a store holding one finished run of its two evals."""
+    project = Project(tmp_path / "proj")
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", _EVALS)
+    store = tmp_path / "results.db"
+    done = project.cli("run", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    return project, store
+
+
+def test_every_reader_reads_a_store_on_a_read_only_file_system(sealed):
+    """SQLite cannot make a WAL store's `-shm` file there: every reader failed, exit 2."""
+    project, store = sealed
+    done = _mounted(project, f"""
+        cp {shlex.quote(str(store))} "$MNT/results.db" && mount -o remount,ro "$MNT" || exit 99
+        S="$MNT/results.db"
+        niceeval view --store "$S" > /dev/null; echo "view $?"
+        niceeval query attempts --format csv --store "$S" | tail -n +2 | wc -l | sed 's/^/attempts /'
+        niceeval query --sql 'SELECT count(*) AS n FROM runs' --format csv --store "$S" | tail -1 | sed 's/^/runs /'
+        niceeval report --store "$S" --out "$MNT/../report.html" > /dev/null; echo "report $?"
+        niceeval merge "$S" --into "$MNT/../merged.db" > /dev/null; echo "merge $?"
+        ls -A "$MNT" | tr '\\n' ' ' | sed 's/^/files /'; echo
+    """)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == ["view 0", "attempts 2", "runs 1", "report 0", "merge 0", "files results.db "], done.stderr
+    assert done.stderr == ""
+
+
+def test_a_write_ahead_log_left_on_read_only_media_is_still_read(sealed):
+    """The main file alone is read only when no `-wal` is beside it: a run whose rows are still
+    in the `-wal` (a reader held the store open, then was killed) is shown, not lost."""
+    project, store = sealed
+    done = _mounted(project, f"""
+        cp {shlex.quote(str(store))} "$MNT/results.db" || exit 99
+        S="$MNT/results.db"
+        python -c 'import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute("SELECT 1 FROM runs").fetchall(); time.sleep(600)' "$S" &
+        holder=$!
+        sleep 0.5
+        niceeval run --rerun-all --store "$S" > /dev/null 2>&1; echo "run $?"
+        kill -9 $holder; wait $holder 2> /dev/null
+        test -s "$S-wal" && echo "wal kept"
+        mount -o remount,ro "$MNT" || exit 99
+        niceeval query --sql 'SELECT count(*) AS n FROM runs' --format csv --store "$S" | tail -1 | sed 's/^/runs /'
+    """)
+    assert done.stdout.splitlines() == ["run 0", "wal kept", "runs 2"], done.stderr
