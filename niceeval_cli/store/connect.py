@@ -199,7 +199,8 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
             raise StoreError(f"No results yet at {path}; run `niceeval run` first.")
     else:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            with translated(path, "Creating the folder of"):  # a read-only or full disk: exit 6
+                path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise StoreError(
                 f"Cannot create the directory for the results store {path}: {error.strerror or error}."

@@ -33,6 +33,7 @@ class StoreUnavailable(StoreError):
 _FULL = (sqlite3.SQLITE_FULL,) if hasattr(sqlite3, "SQLITE_FULL") else (13,)
 _BUSY = (5, 6, 261, 262, 517)  # SQLITE_BUSY, SQLITE_LOCKED and their extended codes
 _READONLY = 8  # SQLITE_READONLY (primary code; extended codes keep it in the low byte)
+_CANTOPEN = 14  # SQLITE_CANTOPEN: what a store in a folder that cannot be written gives at open
 # SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE: what a write past a file size limit (EFBIG) or a
 # failing disk gives; a plain full disk (ENOSPC) is SQLITE_FULL.
 _WRITE_FAILED = (778, 1034, 1546)
@@ -77,6 +78,8 @@ def _unavailable_cause(path: Path, error: BaseException) -> str | None:
             "another process held the store's write lock for longer than the busy timeout; "
             "wait for it to finish (or stop it) and run again"
         )
+    if code is not None and code & 0xFF == _CANTOPEN and on_readonly_file_system(path):
+        return "the file system is read-only; point --store at a writable location"
     if (code is not None and code & 0xFF == _READONLY) or "readonly database" in message:
         directory = path.parent
         if directory.exists() and not os.access(directory, os.W_OK):

@@ -104,3 +104,23 @@ def test_a_write_ahead_log_left_on_read_only_media_is_still_read(sealed):
         niceeval query --sql 'SELECT count(*) AS n FROM runs' --format csv --store "$S" | tail -1 | sed 's/^/runs /'
     """)
     assert done.stdout.splitlines() == ["run 0", "wal kept", "runs 2"], done.stderr
+
+
+def test_a_run_on_a_read_only_file_system_is_exit_6_naming_the_file(sealed):
+    """Was exit 2, "the directory ... is not writable (unable to open database file)"."""
+    project, store = sealed
+    done = _mounted(project, f"""
+        cp {shlex.quote(str(store))} "$MNT/results.db" && mount -o remount,ro "$MNT" || exit 99
+        for S in "$MNT/results.db" "$MNT/new.db" "$MNT/sub/new.db"; do
+            niceeval run --store "$S" > /dev/null 2> "$MNT/../err"; echo "$? $(cat "$MNT/../err")"
+        done
+    """)
+    mnt = project.root.parent / "mnt"
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, (done.stdout, done.stderr)
+    for line, name in zip(lines, ("results.db", "new.db", "sub/new.db"), strict=True):
+        code, message = line.split(" ", 1)
+        assert code == "6", line
+        assert message.startswith("niceeval: ") and f"{mnt}/{name}" in message, line
+        assert "the file system is read-only; point --store at a writable location." in message, line
+        assert "Traceback" not in message
