@@ -35,8 +35,9 @@ _BUSY = (5, 6, 261, 262, 517)  # SQLITE_BUSY, SQLITE_LOCKED and their extended c
 _READONLY = 8  # SQLITE_READONLY (primary code; extended codes keep it in the low byte)
 _CANTOPEN = 14  # SQLITE_CANTOPEN: what a store in a folder that cannot be written gives at open
 # SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE: what a write past a file size limit (EFBIG) or a
-# failing disk gives; a plain full disk (ENOSPC) is SQLITE_FULL.
-_WRITE_FAILED = (778, 1034, 1546)
+# failing disk gives; a plain full disk (ENOSPC) is SQLITE_FULL, except when the `-shm` file
+# cannot grow (a new store on a nearly full disk): SQLITE_IOERR_SHMSIZE.
+_WRITE_FAILED = (778, 1034, 1546, 4874)
 
 
 def on_readonly_file_system(path: Path) -> bool:

@@ -124,3 +124,15 @@ def test_a_run_on_a_read_only_file_system_is_exit_6_naming_the_file(sealed):
         assert message.startswith("niceeval: ") and f"{mnt}/{name}" in message, line
         assert "the file system is read-only; point --store at a writable location." in message, line
         assert "Traceback" not in message
+
+
+def test_a_disk_too_full_for_the_new_stores_shm_file_is_exit_6(sealed):
+    """SQLITE_IOERR_SHMSIZE (the `-shm` cannot grow) was exit 2, "disk I/O error"."""
+    project, _ = sealed
+    done = _mounted(project, """
+        niceeval run --store "$MNT/results.db" > /dev/null 2> "$MNT/../err"; echo "$?"; cat "$MNT/../err"
+    """, size="16k")
+    code, *message = done.stdout.splitlines()
+    assert code == "6", (done.stdout, done.stderr)
+    assert len(message) == 1 and str(project.root.parent / "mnt" / "results.db") in message[0]
+    assert "the disk is full" in message[0] and "free some space" in message[0]
