@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,9 @@ def test_every_reader_reads_a_store_on_a_read_only_file_system(sealed):
     assert done.stderr == ""
 
 
+_HOLD_OPEN = "import sqlite3, sys, time; sqlite3.connect(sys.argv[1]).execute('SELECT 1 FROM runs'); time.sleep(600)"
+
+
 def test_a_write_ahead_log_left_on_read_only_media_is_still_read(sealed):
     """The main file alone is read only when no `-wal` is beside it: a run whose rows are still
     in the `-wal` (a reader held the store open, then was killed) is shown, not lost."""
@@ -94,7 +98,7 @@ def test_a_write_ahead_log_left_on_read_only_media_is_still_read(sealed):
     done = _mounted(project, f"""
         cp {shlex.quote(str(store))} "$MNT/results.db" || exit 99
         S="$MNT/results.db"
-        python -c 'import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute("SELECT 1 FROM runs").fetchall(); time.sleep(600)' "$S" &
+        {shlex.quote(sys.executable)} -c {shlex.quote(_HOLD_OPEN)} "$S" &
         holder=$!
         sleep 0.5
         niceeval run --rerun-all --store "$S" > /dev/null 2>&1; echo "run $?"
