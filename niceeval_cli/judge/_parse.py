@@ -119,7 +119,10 @@ def _from_tool_call(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _from_content(content: Any) -> Mapping[str, Any] | None:
     """A JSON object in the content: the whole text, a fenced block, or the outermost braces."""
     if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+        texts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
+        if not all(isinstance(text, str) for text in texts):  # the judge's fault, not NiceEval's
+            raise InvalidResponse("a part of the judge's message content has a `text` that is not text")
+        content = "".join(texts)
     if not isinstance(content, str):
         return None
     text = content.strip()

@@ -176,6 +176,8 @@ async def test_client_errors_during_grading_are_not_retried(judge_server, servic
     (Reply.raw("<html>oops</html>"), "not a JSON object"),
     (Reply.raw({"choices": []}), "no choices"),
     (Reply.raw({"choices": [{"message": None}]}), "no message"),
+    # content parts whose text is no text: the judge's fault (was judge-evaluator-error, a TypeError)
+    (Reply.raw({"choices": [{"message": {"content": [{"type": "text", "text": 5}]}}]}), "is not text"),
 ])
 async def test_unusable_answers_are_errored_invalid_response(
     judge_server, service, make_settings, reply, says,
