@@ -212,7 +212,9 @@ _DECODE_ERRORS: tuple[type[Exception], ...] = (zlib.error, *((zstandard.ZstdErro
 
 
 def _inflate(data: bytes, encoding: str) -> bytes:
-    """`data` with one Content-Encoding undone — at most one byte past MAX_RESPONSE_BYTES of it.
+    """`data` with one Content-Encoding undone — at most one byte past MAX_RESPONSE_BYTES of it;
+    a body that is not what its encoding says fails as a RemoteProtocolError (a TransportError,
+    which every caller handles; httpx's DecodingError is none, and the judge crashed on it).
 
     httpx's decoders inflate whatever they are given at once, and a few KB can stand for
     gigabytes (64 KB of zstd for 2 GiB, gzip inside gzip for more): the decoders here stop at
@@ -235,8 +237,9 @@ def _inflate(data: bytes, encoding: str) -> bytes:
             except zlib.error:
                 return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, limit)
         return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(data, limit)
-    except _DECODE_ERRORS as exc:
-        raise httpx.DecodingError(f"{encoding}: {exc}") from exc
+    except _DECODE_ERRORS as exc:  # the server's fault, as a malformed head is: a protocol error
+        raise httpx.RemoteProtocolError(f"the response body is not valid {encoding} (its Content-Encoding): {exc}") \
+            from exc
 
 
 async def read_bounded(response: httpx.Response) -> None:

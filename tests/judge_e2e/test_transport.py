@@ -143,3 +143,18 @@ def test_a_request_the_server_rejects_is_judge_transport_error_without_retries(j
     row = _unavailable(judged, "judge-transport-error")
     assert "400" in row["explanation"] and "context length exceeded" in row["explanation"]
     assert len(judged.grading) == 1
+
+
+def test_a_body_that_is_not_what_its_content_encoding_says_is_a_transport_error(judged):
+    """`Content-Encoding: gzip` on a body that is no gzip: httpx's DecodingError is no transport
+    error, and the judge's preflight and grading call caught only those — `niceeval run` stopped
+    with an internal error (exit 4). Now the preflight leaves it to the grading call, which is
+    `judge-transport-error` naming the encoding."""
+    judged.setup(_gated('{"max_retries": 1}'))
+    judged.server.default = Reply(200, "no gzip at all", (("Content-Encoding", "gzip"),))
+
+    run = judged.run()
+
+    assert run.exit_code == 5, run.stdout + run.stderr
+    row = _unavailable(judged, "judge-transport-error")
+    assert "not valid gzip" in row["explanation"], row
