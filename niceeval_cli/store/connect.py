@@ -17,6 +17,7 @@ the connection); sqlite-utils itself is imported only to migrate an older store 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import sqlite3
@@ -190,10 +191,28 @@ def check_readable(path: Path, conn: sqlite3.Connection) -> None:
     _check_tables(path, conn)
 
 
+def _check_link(path: Path) -> None:
+    """A symbolic link that cannot lead to a store is named as one: SQLite says only "unable to
+    open database file", and a reader would say "no results yet" though `run` cannot make any."""
+    if not path.is_symlink() or path.exists():
+        return  # a link to a store, or to a file a run will create, is followed as usual
+    target = os.readlink(path)
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise StoreError(f"The results store path {path} is a symbolic link that loops (to {target}); "
+                             "fix the link or give another path (--store).") from error
+    if not Path(os.path.realpath(path)).parent.is_dir():
+        raise StoreError(f"The results store path {path} is a symbolic link to {target}, in a folder that "
+                         "does not exist; fix the link or give another path (--store).")
+
+
 def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
                   cache_kib: int | None = None) -> sqlite3.Connection:
     """Open (and when writable, create or migrate) the store, or raise a StoreError naming the cause."""
     path = Path(path)
+    _check_link(path)
     if readonly:
         if not path.exists():
             raise StoreError(f"No results yet at {path}; run `niceeval run` first.")

@@ -117,3 +117,24 @@ def test_a_store_path_at_a_fifo_is_refused_at_once_by_every_reader(tmp_path):
     for command in (("query", "runs"), ("view",), ("run",)):
         done = project.cli(*command, "--store", str(fifo), timeout=20)
         assert (done.returncode, done.stderr.strip()) == (2, expected), command
+
+
+def test_a_symbolic_link_that_cannot_lead_to_a_store_is_named_as_one(tmp_path):
+    """A link that loops, or points into a folder that does not exist: readers said "No results
+    yet ...; run `niceeval run` first", and that run said only "unable to open database file"."""
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    dangling = tmp_path / "dangling.db"
+    dangling.symlink_to(tmp_path / "gone" / "results.db")
+    for readonly in (False, True):
+        assert f"{loop} is a symbolic link that loops" in _open_fails(loop, readonly=readonly)
+        message = _open_fails(dangling, readonly=readonly)
+        assert f"{dangling} is a symbolic link to {tmp_path / 'gone' / 'results.db'}, in a folder" in message
+    assert not (tmp_path / "gone").exists()
+
+
+def test_a_symbolic_link_to_a_store_not_made_yet_is_followed(tmp_path):
+    link = tmp_path / "results.db"
+    link.symlink_to(tmp_path / "elsewhere.db")
+    Store.open(link).close()
+    assert (tmp_path / "elsewhere.db").is_file() and link.is_symlink()
