@@ -87,6 +87,9 @@ def _unavailable_cause(path: Path, error: BaseException) -> str | None:
             return f"the directory {directory} is not writable; point --store at a writable location"
         if path.exists() and not os.access(path, os.W_OK):
             return "the file is not writable; fix its permissions or point --store at another file"
+        for side in (Path(f"{path}-wal"), Path(f"{path}-shm")):  # left by another user's process?
+            if side.exists() and not os.access(side, os.W_OK):
+                return f"the file {side} beside it is not writable; fix its permissions"
         return "the store cannot be written (read-only); point --store at a writable location"
     return None
 

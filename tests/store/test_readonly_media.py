@@ -140,3 +140,28 @@ def test_a_disk_too_full_for_the_new_stores_shm_file_is_exit_6(sealed):
     assert code == "6", (done.stdout, done.stderr)
     assert len(message) == 1 and str(project.root.parent / "mnt" / "results.db") in message[0]
     assert "the disk is full" in message[0] and "free some space" in message[0]
+
+
+def test_a_shm_file_left_not_writable_is_named_by_run_and_read_past_by_readers(sealed):
+    """A crashed process of another user leaves `-wal` / `-shm` files this user cannot write:
+    `run` said only "the store cannot be written (read-only); point --store at a writable
+    location" (a new store, losing the history) — now it names the file to fix."""
+    project, store = sealed
+    done = _mounted(project, f"""
+        cp {shlex.quote(str(store))} "$MNT/results.db" || exit 99
+        S="$MNT/results.db"
+        {shlex.quote(sys.executable)} -c {shlex.quote(_HOLD_OPEN)} "$S" &
+        holder=$!
+        sleep 0.5
+        kill -9 $holder; wait $holder 2> /dev/null
+        mount --bind "$S-shm" "$S-shm" && mount -o remount,ro,bind "$S-shm" || exit 99
+        niceeval run --store "$S" > /dev/null 2> "$MNT/../err"; echo "run $?"; cat "$MNT/../err"
+        niceeval query --sql 'SELECT count(*) AS n FROM runs' --format csv --store "$S" | tail -1 | sed 's/^/runs /'
+    """)
+    mnt = project.root.parent / "mnt"
+    assert done.stdout.splitlines() == [
+        "run 6",
+        f"niceeval: Recording abandoned runs failed on the results store {mnt}/results.db: "
+        f"the file {mnt}/results.db-shm beside it is not writable; fix its permissions.",
+        "runs 1",
+    ], done.stderr
