@@ -149,12 +149,22 @@ def _check_tables(path: Path, conn: sqlite3.Connection) -> None:
         )
 
 
+def _keep_wal(path: Path, conn: sqlite3.Connection) -> None:
+    """A store of ours out of WAL mode (a `VACUUM INTO` copy, a tool's `PRAGMA journal_mode`)
+    is switched back: in rollback-journal mode a reader blocks the writer, so a `query --sql`
+    running for 10 s made a run exit 6. Reading the mode takes no lock; the switch is made once."""
+    if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+        with translated(path, "Switching to WAL mode"):
+            conn.execute("PRAGMA journal_mode = wal")
+
+
 def ensure_schema(path: Path, conn: sqlite3.Connection) -> None:
     """Create the schema in a new store, migrate an older one, refuse a newer or foreign one."""
     version = _user_version(conn)
     if version == SCHEMA_VERSION:
         # The common case takes no write lock, so opening never waits on a running writer.
         _check_tables(path, conn)
+        _keep_wal(path, conn)
         return
     # Refuse before writing anything: not even the WAL switch may touch a file that is not ours.
     if version > SCHEMA_VERSION:

@@ -8,9 +8,12 @@ at once, and a run that records reused slots would be left `running` and empty.
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +80,52 @@ def test_a_sealing_run_and_a_reusing_run_on_one_store_both_finish(project):
         for run in finished:
             slots = store.run_slots(run)
             assert len(slots) in (5, 20)
+
+
+_READER = textwrap.dedent("""
+    import sqlite3, sys, time
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM attempts").fetchall()  # a read transaction held open
+    print("reading", flush=True)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.slow
+def test_a_store_copied_out_of_wal_mode_is_written_while_a_reader_reads(tmp_path):
+    """`VACUUM INTO` (a documented way to copy a database) leaves the copy in rollback-journal
+    mode, where a reader blocks the writer: a run waited the 10 s busy timeout behind a long
+    `query --sql` and exited 6. The first run on the copy puts it back in WAL mode."""
+    from tests.support.project import Project
+
+    project = Project(tmp_path / "proj")
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
+    original, copy = tmp_path / "results.db", tmp_path / "copy.db"
+    assert project.cli("run", "--store", str(original)).returncode == 0
+    with sqlite3.connect(original) as conn:
+        conn.execute("VACUUM INTO ?", [str(copy)])
+    assert _journal_mode(copy) == "delete"
+    assert project.cli("run", "--store", str(copy)).returncode == 0
+    reader = subprocess.Popen([sys.executable, "-c", _READER, str(copy)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        started = time.monotonic()
+        done = project.cli("run", "--rerun-all", "--store", str(copy), timeout=60)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert time.monotonic() - started < 8  # never the busy timeout's 10 s
+    finally:
+        reader.kill()
+        reader.wait()
+    assert _journal_mode(copy) == "wal"
+    statuses = [r[0] for r in sqlite3.connect(copy).execute("SELECT status FROM runs")]
+    assert statuses == ["finished"] * 3
+
+
+def _journal_mode(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    finally:
+        conn.close()
