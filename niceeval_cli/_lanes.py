@@ -458,12 +458,17 @@ class LaneClient:
                                     headers=httpx.Headers(raw), extensions=extensions)
         return await self.send(request)
 
-    async def request(self, method: str, url: str, headers: Mapping[str, str]) -> httpx.Response:
-        """A request without a body (a preflight's GET or OPTIONS), as httpx's client sends it."""
+    async def request(self, method: str, url: str, headers: Mapping[str, str],
+                      timeout_s: float | None = None) -> httpx.Response:
+        """A request without a body (a preflight's GET or OPTIONS), as httpx's client sends it.
+        `timeout_s`: this request's, else the client's."""
         if self._client is not None:
-            return await self._through_client(self._client.build_request(method, url, headers=dict(headers)))
+            timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else timeout_s
+            return await self._through_client(
+                self._client.build_request(method, url, headers=dict(headers), timeout=timeout))
         request = httpx.Request(method, self._url(url), headers=self._lines_for(url, headers).merged,
-                                cookies=self._cookies or None, extensions={"timeout": self._timeouts})
+                                cookies=self._cookies or None,
+                                extensions={"timeout": self._timeouts if timeout_s is None else timeouts(timeout_s)})
         return await self.send(request)
 
     async def send(self, request: httpx.Request) -> httpx.Response:
@@ -521,17 +526,18 @@ def _proxied(url: str) -> bool:
     return not bypass(host, proxies)
 
 
-def lane_client(url: str, timeout_s: float) -> LaneClient:
-    """An adapter's client for requests to `url`: `ADAPTER_LANES` lanes and the lean request path
-    instead of httpx's pool and client — whose rescan of every connection per request, and
-    per-request merging, made the agent path spend more CPU in the client than in the requests
-    (benchmarks/agent_path.py). With a proxy configured in the environment for `url`, or
-    credentials in it: httpx's own client and pool, which honour them, as before."""
-    lanes = LaneTransport(ADAPTER_LANES, tls_context)
+def lane_client(url: str, timeout_s: float, *, size: int = ADAPTER_LANES, cookies: bool = True) -> LaneClient:
+    """A client for requests to `url` (an adapter's, or with `size` lanes a judge endpoint's):
+    lanes and the lean request path instead of httpx's pool and client — whose rescan of every
+    connection per request, and per-request merging, made the agent path spend more CPU in the
+    client than in the requests (benchmarks/agent_path.py). With a proxy configured in the
+    environment for `url`, or credentials in it: httpx's own client and pool, which honour them."""
+    lanes = LaneTransport(size, tls_context)
     if _proxied(url):
-        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, headers=accepted()))
+        return LaneClient(lanes, timeout_s, cookies=cookies,
+                          client=httpx.AsyncClient(timeout=timeout_s, headers=accepted()))
     parsed = httpx.URL(url)
     if parsed.username or parsed.password:  # httpx's client turns them into basic auth
-        return LaneClient(lanes, timeout_s, client=httpx.AsyncClient(timeout=timeout_s, transport=lanes,
-                                                                     headers=accepted()))
-    return LaneClient(lanes, timeout_s)
+        return LaneClient(lanes, timeout_s, cookies=cookies,
+                          client=httpx.AsyncClient(timeout=timeout_s, transport=lanes, headers=accepted()))
+    return LaneClient(lanes, timeout_s, cookies=cookies)

@@ -25,7 +25,7 @@ from .._gateway import (
 )
 from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
-from .._lanes import LaneClient, LaneTransport, timeouts, tls_context
+from .._lanes import LaneClient, LaneTransport, lane_client
 from .._states import UnavailableReason
 from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade is that deep
 
@@ -44,16 +44,20 @@ class Endpoint:
     Requests go through the lean `LaneClient` (`.._lanes`), the adapters' too: an
     `AsyncClient` would only add work a judge call does not use (cookies, auth flows,
     redirects, event hooks, per-request header and URL merging) — about a fifth of the
-    client's CPU per request. A judge keeps no cookies, as before.
+    client's CPU per request. A judge keeps no cookies, as before (behind a proxy from the
+    environment, httpx's own client sends its requests, and keeps any a server sets).
     """
 
     def __init__(self, base_url: str, max_concurrency: int, transport: httpx.AsyncBaseTransport | None) -> None:
         self.base_url = base_url
-        self._lanes = LaneTransport(max_concurrency, tls_context) if transport is None else None
-        self.transport: httpx.AsyncBaseTransport = transport or self._lanes  # type: ignore[assignment]
-        self.client = LaneClient(self.transport, DEFAULT_TIMEOUT_S, cookies=False)
-        self.slots = asyncio.Semaphore(max_concurrency)
         self.url = base_url.rstrip("/") + "/chat/completions"
+        # A proxy from the environment (or credentials in the URL) is honoured as the adapters
+        # honour it: `lane_client` sends through httpx's own client then.
+        self.client = (lane_client(self.url, DEFAULT_TIMEOUT_S, size=max_concurrency, cookies=False)
+                       if transport is None else LaneClient(transport, DEFAULT_TIMEOUT_S, cookies=False))
+        self.transport: httpx.AsyncBaseTransport = self.client.transport
+        self._lanes = self.transport if isinstance(self.transport, LaneTransport) else None
+        self.slots = asyncio.Semaphore(max_concurrency)
         self.models_url = base_url.rstrip("/") + "/models"
         # By key: the headers of a judge request, made once (the client merges each set once).
         self._headers: dict[tuple[str, Extra], dict[str, str]] = {}
@@ -69,8 +73,7 @@ class Endpoint:
     async def get_models(self, key: str, timeout_s: float, extra: Extra = ()) -> httpx.Response:
         """GET `{base_url}/models` with the judge's headers (through the same lanes)."""
         headers = {k: v for k, v in headers_for(key, extra).items() if k != "Content-Type"}
-        request = httpx.Request("GET", self.models_url, headers=headers, extensions={"timeout": timeouts(timeout_s)})
-        return await self.client.send(request)
+        return await self.client.request("GET", self.models_url, headers, timeout_s)
 
     def open_lanes(self) -> None:
         """Create the connections' transports now — while the preflight waits for its answer,

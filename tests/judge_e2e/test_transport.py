@@ -158,3 +158,22 @@ def test_a_body_that_is_not_what_its_content_encoding_says_is_a_transport_error(
     assert run.exit_code == 5, run.stdout + run.stderr
     row = _unavailable(judged, "judge-transport-error")
     assert "not valid gzip" in row["explanation"], row
+
+
+def test_a_proxy_from_the_environment_carries_the_judge_s_requests(judged):
+    """`HTTP_PROXY` is honoured by the judge as by the adapters: the judge sent straight to its
+    `base_url` (the lean path never asked the environment), so behind a proxy its preflight could
+    not connect — exit 3 while the adapters' requests went through. The judge host here does not
+    resolve; only the proxy (the loopback judge, answering for it) can reach it."""
+    host = "http://judge.invalid"
+    judged.setup(_gated("True"), toml="[project]\n" + judged.judge_table(base_url=f"{host}/v1"))
+    judged.server.default = OK
+    proxy = judged.server.base_url.removesuffix("/v1")
+    unset = dict.fromkeys(("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"))
+
+    run = judged.run(env={"HTTP_PROXY": proxy, "http_proxy": proxy, **unset})
+
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert judged.result("capital")["state"] == "met"
+    assert judged.grading and all(r.path.startswith(f"{host}/v1/") for r in judged.server.requests)
+    assert [path for path, _ in judged.server.gets] == [f"{host}/v1/models"]  # the preflight's, proxied too
