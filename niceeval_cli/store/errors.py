@@ -23,6 +23,13 @@ class StoreError(NiceEvalError):
 
     exit_code = ExitCode.USAGE
 
+    def __init__(self, message: str) -> None:
+        # A path holding a line break or a terminal escape (`--store $'a\nb.db'`) is shown
+        # escaped: the message stays one line, and a name cannot drive the terminal.
+        if not message.isprintable():
+            message = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+        super().__init__(message)
+
 
 class StoreUnavailable(StoreError):
     """The store cannot be written now (locked too long, disk full, read-only); retrying may help."""

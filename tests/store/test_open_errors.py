@@ -138,3 +138,18 @@ def test_a_symbolic_link_to_a_store_not_made_yet_is_followed(tmp_path):
     link.symlink_to(tmp_path / "elsewhere.db")
     Store.open(link).close()
     assert (tmp_path / "elsewhere.db").is_file() and link.is_symlink()
+
+
+def test_a_path_with_a_line_break_or_a_terminal_escape_is_named_escaped_on_one_line(tmp_path):
+    """`--store $'n\\nl/x.db'` split the message over two lines, and an ESC in a path (from a
+    cloned project's `[project] store`) reached the terminal as a control sequence."""
+    folder = tmp_path / "n\nl"
+    folder.mkdir()
+    (folder / "x.db").write_text("not a database")
+    with pytest.raises(StoreError) as caught:
+        Store.open(folder / "x.db")
+    assert str(caught.value) == (f"Opening failed on the results store {tmp_path}/n\\nl/x.db: "
+                                 "it is not a SQLite database (file is not a database).")
+    with pytest.raises(StoreError) as caught:
+        Store.open(tmp_path / "\x1b[31mred.db", readonly=True)
+    assert str(caught.value) == f"No results yet at {tmp_path}/\\x1b[31mred.db; run `niceeval run` first."
