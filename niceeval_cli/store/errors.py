@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,6 +110,11 @@ def describe_sqlite_error(path: Path, error: sqlite3.Error) -> str:
         return f"it is not a SQLite database ({message})"
     if "malformed" in lowered or "corrupt" in lowered:
         return f"the database file is damaged ({message}); move it aside and NiceEval will start a new store"
+    if lowered.startswith("could not decode to utf-8"):
+        # Python's message quotes the whole stored text: garbage bytes, and as long as the value.
+        column = re.match(r"could not decode to utf-8 column '([^']*)'", lowered)
+        return (f"the database file is damaged (a text in column {column.group(1) if column else '?'} is "
+                "not UTF-8, which NiceEval never writes); move it aside and NiceEval will start a new store")
     if "unable to open" in lowered:
         directory = path.parent
         if directory.exists() and not os.access(directory, os.W_OK):

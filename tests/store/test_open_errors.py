@@ -153,3 +153,28 @@ def test_a_path_with_a_line_break_or_a_terminal_escape_is_named_escaped_on_one_l
     with pytest.raises(StoreError) as caught:
         Store.open(tmp_path / "\x1b[31mred.db", readonly=True)
     assert str(caught.value) == f"No results yet at {tmp_path}/\\x1b[31mred.db; run `niceeval run` first."
+
+
+def test_a_stored_text_that_is_not_utf8_is_named_as_damage_in_one_short_line(tmp_path):
+    """Python's sqlite3 quotes the whole undecodable value: `run --dry` on a store with a damaged
+    page printed "Could not decode to UTF-8 column 'fingerprint' with text '…'" — raw bytes, a
+    line break, as long as the value — and never said the file was damaged."""
+    from tests.support.project import Project
+
+    project = Project(tmp_path / "proj")
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
+    store = tmp_path / "results.db"
+    assert project.cli("run", "--store", str(store)).returncode == 0
+    conn = sqlite3.connect(store)
+    for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        conn.execute(f"DROP TRIGGER {trigger}")  # damage bypasses what NiceEval's writes go through
+    conn.execute("UPDATE attempts SET fingerprint = CAST(x'ff0a' || hex(zeroblob(50000)) AS TEXT)")
+    conn.commit()
+    conn.close()
+    for command in (("run", "--dry"), ("query", "attempts")):
+        done = project.cli(*command, "--store", str(store))
+        assert done.returncode == 2, (command, done.stderr[:500])
+        assert done.stderr.count("\n") == 1 and len(done.stderr) < 400, (command, done.stderr[:500])
+        assert f"results store {store}: the database file is damaged (a text in column fingerprint is not UTF-8" \
+            in done.stderr, command
