@@ -23,6 +23,9 @@ from ._credentials import looks_like_secret
 
 #: LiteLLM's proxy reports what a call cost (USD) in this response header.
 COST_HEADERS = ("x-litellm-response-cost",)
+#: A reported cost (USD) above this, for one request, is nonsense — and two such costs overflow
+#: a float sum (`math.fsum` raises): unreported, as a token count above 2**53 is.
+MAX_REPORTED_COST_USD = float(2**53)
 #: Longest wait a `Retry-After` is honoured for before the request is given up (a server asking
 #: for minutes is not a transient answer an eval should sit through).
 MAX_RETRY_AFTER_S = 30.0
@@ -101,25 +104,36 @@ def resolve_headers(table: Mapping[str, str] | Iterable[tuple[str, str]],
     return ResolvedHeaders(headers, secrets, missing)
 
 
+def usd(value: object) -> float | None:
+    """A reported cost (USD) as a float; None when it is no number, negative, not finite, or past
+    MAX_REPORTED_COST_USD (an integer of 400 digits does not even convert to a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not 0 <= value <= MAX_REPORTED_COST_USD:
+        return None
+    cost = float(value)
+    return cost if math.isfinite(cost) and 0 <= cost <= MAX_REPORTED_COST_USD else None
+
+
 def reported_cost(headers: Mapping[str, str], body: object = None) -> float | None:
     """The cost (USD) the server reported: the body's `usage.cost`, else a gateway's cost header.
 
-    Unreadable, negative or non-finite values are unreported (None), never 0.
+    Unreadable, negative, non-finite or impossible values are unreported (None), never 0.
     """
     if isinstance(body, Mapping):
         usage = body.get("usage")
-        cost = usage.get("cost") if isinstance(usage, Mapping) else None
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
-            return float(cost)
+        cost = usd(usage.get("cost")) if isinstance(usage, Mapping) else None
+        if cost is not None:
+            return cost
     for name in COST_HEADERS:
         raw = headers.get(name)
         if raw is None:
             continue
         try:
-            value = float(raw)
+            value = usd(float(raw))
         except ValueError:
             continue
-        if math.isfinite(value) and value >= 0:
+        if value is not None:
             return value
     return None
 
@@ -222,6 +236,7 @@ __all__ = [
     "COST_HEADERS",
     "CREDENTIAL_HEADER",
     "ENV_REF",
+    "MAX_REPORTED_COST_USD",
     "MAX_RETRY_AFTER_S",
     "Backoff",
     "ResolvedHeaders",
@@ -237,4 +252,5 @@ __all__ = [
     "resolve_headers",
     "retry_after_s",
     "unknown_model",
+    "usd",
 ]

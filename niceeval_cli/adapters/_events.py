@@ -9,11 +9,11 @@ line number of the output, the field path); the adapter turns it into an `adapte
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._gateway import usd
 from ..authoring import (
     AnyEvent,
     Message,
@@ -127,11 +127,10 @@ def openai_usage(usage: object) -> Usage | None:
         return None
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
-    cost = usage.get("cost")  # JSON's 1e999 reads as inf: unreported, like a negative cost, never the turn's end
-    cost_usd = None
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
-        cost_usd = float(cost)
-    return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached, cost_usd)
+    # JSON's 1e999 reads as inf, 1 followed by 400 zeros as an int no float holds: unreported, like
+    # a negative cost, never the turn's end
+    return Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached,
+                 usd(usage.get("cost")))
 
 
 def parse_chat_reply(reply: object, where: str) -> ChatReply:

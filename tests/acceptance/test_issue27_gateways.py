@@ -117,3 +117,19 @@ def test_stream_true_is_refused_at_configuration_time(proj: Project, adapter: st
     out = res.stdout + res.stderr
     assert res.returncode == 2, out[-2000:]
     assert "stream" in out and "does not stream" in out and "Traceback" not in out
+
+
+def test_an_impossible_reported_cost_is_unreported_never_the_attempt_s_failure(proj: Project, gateway: Gateway) -> None:
+    """A `usage.cost` of 1 followed by 400 zeros (an int no float holds) raised OverflowError: the
+    attempt `errored`, though the answer was fine; 1e308 was kept, and two of them overflowed
+    every sum of the run (`niceeval report` stopped with an internal error). Past 2**53 USD a
+    reported cost is unreported, as a negative or non-finite one is."""
+    _project(proj, gateway.url)
+    ok = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "hi there"}}]}
+    gateway.script.extend([(200, {}, {**ok, "usage": {"prompt_tokens": 1, "completion_tokens": 1, "cost": 10**400}}),
+                           (200, {}, {**ok, "usage": {"cost": 1e308}}),
+                           (200, {"x-litellm-response-cost": "1e308"}, ok)])
+    res = proj.run("--attempts", "3", env=ENV)
+    assert res.returncode == 0, (res.stdout[-1500:], res.stderr[-1500:])
+    rows = proj.sql("SELECT state, cost_usd FROM attempts")
+    assert rows == [{"state": "passed", "cost_usd": None}] * 3, rows

@@ -177,3 +177,26 @@ def test_a_proxy_from_the_environment_carries_the_judge_s_requests(judged):
     assert judged.result("capital")["state"] == "met"
     assert judged.grading and all(r.path.startswith(f"{host}/v1/") for r in judged.server.requests)
     assert [path for path, _ in judged.server.gets] == [f"{host}/v1/models"]  # the preflight's, proxied too
+
+
+def test_an_impossible_reported_judge_cost_is_unreported_never_an_evaluator_error(judged):
+    """A judge reporting `usage.cost` = 1e308 for two grading calls: their sum overflowed
+    (`math.fsum` raises) and the attempt `errored` ("the executor failed: OverflowError") with
+    both grades met; an integer cost of 400 digits made the assertion `judge-evaluator-error`.
+    Past 2**53 USD a reported cost is unreported; the grades stand."""
+    judged.setup("""
+        @define_eval(judge=True)
+        def gated(t):
+            t.check(QA, closed_qa("Names the capital?").at_least(1)).gate().label("one")
+            t.check(QA, closed_qa("Is it short?").at_least(1)).gate().label("two")
+            t.check(QA, closed_qa("Is it polite?").at_least(1)).gate().label("three")
+    """)
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    judged.server.enqueue(OK, Reply.tool("Y", usage={**usage, "cost": 10**400}))  # the preflight, a grade
+    judged.server.default = Reply.tool("Y", usage={**usage, "cost": 1e308})  # type: ignore[dict-item]
+
+    run = judged.run()
+
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert [judged.result(label)["state"] for label in ("one", "two", "three")] == ["met"] * 3
+    assert judged.one_attempt()["judge_cost_usd"] is None
