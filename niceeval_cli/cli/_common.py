@@ -210,10 +210,10 @@ EvalFilter = Annotated[Names, typer.Option(
 
 
 def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+    from ..reports import console
 
     no_color = bool(os.environ.get("NO_COLOR"))
-    return Console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+    return console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
 
 
 

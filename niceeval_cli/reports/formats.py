@@ -65,11 +65,12 @@ def _csv(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
 
 
 def _table(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(file=out, width=opts.width)
+    from ._console import PipeConsole
+
+    console = PipeConsole(file=out, width=opts.width)
     if not console.is_terminal and opts.width is None:
         console.width = 200  # piped: wide enough to read, rows still one per line mostly
     target = opts.target
