@@ -127,6 +127,8 @@ def save_report(html: str | Iterable[str], path: Path) -> Path:
     path = Path(path)
     try:
         write_output(path, lambda out: _write(out, html))
+    except BrokenPipeError:
+        raise  # `--out /dev/stdout | head`: the reader went away, the one broken-pipe policy (exit 0)
     except IsADirectoryError:
         raise UsageError(f"--out {path}: is a directory; give the path of the .html file to write.") from None
     except OSError as error:

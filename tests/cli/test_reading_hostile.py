@@ -59,8 +59,9 @@ def run_ids(proj: Project) -> list[str]:
     ("view",),
     ("compare", "BASE", "NEW"),
     ("judge", "agreement"),
+    ("report", "--out", "/dev/stdout"),
 ])
-def test_a_reader_that_went_away_ends_every_table_with_exit_0(ran: Project, args: tuple[str, ...]) -> None:
+def test_a_reader_that_went_away_ends_every_reading_command_with_exit_0(ran: Project, args: tuple[str, ...]) -> None:
     base, new = run_ids(ran)
     args = tuple(base if a == "BASE" else new if a == "NEW" else a for a in args)
     done = into_closed_pipe(ran, *args)
