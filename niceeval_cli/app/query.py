@@ -42,19 +42,31 @@ def query_rows(
             raise UsageError(f"--sql replaces the target: give `niceeval query --sql ...` without {target!r}.")
     elif k is not None:
         raise UsageError(f"--k applies to `query units` only, not to `query {target}`.")
+    if sql is not None:
+        _sql_takes_no_filter(run=run, experiments=experiments, eval_prefixes=eval_prefixes, states=states)
     with Store.open(path, readonly=True) as db:
         if target in STATS_TARGETS:
             _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
                                    eval_prefix=list(eval_prefixes) or None, columns=_STATS_COLUMNS)
             return _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
         if sql is not None:
-            columns, tuples = db.sql(sql)
+            columns, tuples = db.sql(sql, limit)
             return QueryRows(list(columns), [dict(zip(columns, t, strict=True)) for t in tuples], None)
         columns, rows = db.query(
             target, run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
             eval_prefix=list(eval_prefixes) or None, states=list(states) or None, limit=limit,
         )
     return QueryRows(list(columns), [dict(r) for r in rows], target)
+
+
+def _sql_takes_no_filter(**given: object) -> None:
+    """`--sql` reads what its statement selects: a filter beside it used to be dropped without a
+    word (`--sql 'SELECT * FROM attempts' --run X` printed every run's attempts)."""
+    flags = {"run": "--run", "experiments": "--experiment", "eval_prefixes": "--eval", "states": "--state"}
+    named = [flags[name] for name, value in given.items() if value]
+    if named:
+        raise UsageError(f"--sql reads what its statement selects, so {' and '.join(named)} cannot narrow it; "
+                         "write the filter in the statement (`WHERE run_id = ...`). --limit N applies.")
 
 
 #: Targets computed from the attempts of the run (statistics.md), not read from one table.

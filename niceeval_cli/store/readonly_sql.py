@@ -11,6 +11,7 @@ machine instructions: a signal ends the statement and the command (`Interrupted`
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import sqlite3
@@ -40,8 +41,10 @@ def first_keyword(statement: str) -> str:
     return match.group(0).upper() if match else ""
 
 
-def run_readonly(path: Path, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Column names and rows of one read-only statement; anything else is a StoreError."""
+def run_readonly(path: Path, statement: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Column names and rows of one read-only statement (its first `limit` rows: SQLite stops
+    there, so an endless statement ends too); anything else is a StoreError. Values are those a
+    query format can write (`_shown`)."""
     keyword = first_keyword(statement)
     if keyword not in _READING_KEYWORDS:
         shown = keyword or "an empty statement"
@@ -59,7 +62,9 @@ def run_readonly(path: Path, statement: str) -> tuple[list[str], list[tuple[Any,
         with _interruptible(conn, path):
             cursor = database(conn).execute(statement)
             columns = [d[0] for d in cursor.description or ()]
-            rows = [tuple(row) for row in cursor.fetchall()]
+            _one_name_each(columns, path)
+            fetched = cursor.fetchall() if limit is None else cursor.fetchmany(limit)
+            rows = [tuple(_shown(value) for value in row) for row in fetched]
     except (sqlite3.Error, sqlite3.Warning, ValueError) as error:
         message = str(error).rstrip(".")
         if "readonly" in message:
@@ -68,6 +73,29 @@ def run_readonly(path: Path, statement: str) -> tuple[list[str], list[tuple[Any,
     finally:
         conn.close()
     return columns, rows
+
+
+def _one_name_each(columns: list[str], path: Path) -> None:
+    """Rows are written by column name: two columns of one name (`SELECT a.id, b.id`) would
+    print the second's values under both headers."""
+    seen: set[str] = set()
+    for name in columns:
+        if name in seen:
+            raise StoreError(f"The --sql statement on {path} returns two columns named {name!r}; name them apart "
+                             f"with AS (`SELECT a.{name} AS a_{name}, b.{name} AS b_{name} ...`).")
+        seen.add(name)
+
+
+def _shown(value: Any) -> Any:
+    """A value every format writes as it is: a BLOB (`x'00ff'`, `randomblob(8)`) as its SQL
+    literal `X'00FF'` (no format carries bytes; JSON could not write them at all), an infinite
+    REAL (`1e999`) as SQLite prints it, `Inf` / `-Inf` (JSON has no infinity: `Infinity` is not
+    JSON). Stored rows hold neither: text, numbers and NULL pass unchanged."""
+    if isinstance(value, bytes):
+        return f"X'{value.hex().upper()}'"
+    if isinstance(value, float) and math.isinf(value):
+        return "Inf" if value > 0 else "-Inf"
+    return value
 
 
 @contextmanager

@@ -353,9 +353,10 @@ class Store:
         return targets.query(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
                              states=states, limit=limit, columns=columns)
 
-    def sql(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run a user's read-only SELECT/WITH statement on a separate read-only connection."""
-        return run_readonly(self.path, statement)
+    def sql(self, statement: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run a user's read-only SELECT/WITH statement on a separate read-only connection (its
+        first `limit` rows)."""
+        return run_readonly(self.path, statement, limit)
 
     # ── regrade (regrades.py) ────────────────────────────────────────────────────────────
 

@@ -4,6 +4,9 @@ answers whatever a SELECT can return, as its formats promise, without an interna
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import subprocess
 
@@ -67,3 +70,48 @@ def test_a_reader_that_went_away_ends_every_reading_command_with_exit_0(ran: Pro
     done = into_closed_pipe(ran, *args)
     assert done.returncode == 0, (args, done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr, done.stderr
+
+
+def strict_json(text: str) -> object:
+    """json.loads that refuses what is not JSON although Python writes it (`Infinity`, `NaN`)."""
+    def refuse(constant: str) -> object:
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+ODD_VALUES = "SELECT x'00ff1b' AS blob, 1e999 AS up, -1e999 AS down, 0.5 AS half, 'a,\"b\"\nc' AS text"
+
+
+def test_sql_writes_blobs_and_infinities_in_every_format(ran: Project) -> None:
+    as_json = ran.cli("query", "--sql", ODD_VALUES, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    expected = {"blob": "X'00FF1B'", "up": "Inf", "down": "-Inf", "half": 0.5, "text": 'a,"b"\nc'}
+    assert strict_json(as_json.stdout) == [expected]
+    as_ndjson = ran.cli("query", "--sql", ODD_VALUES, "--format", "ndjson")
+    assert [strict_json(line) for line in as_ndjson.stdout.splitlines()] == [expected]
+    as_csv = ran.cli("query", "--sql", ODD_VALUES, "--format", "csv")
+    assert list(csv.reader(io.StringIO(as_csv.stdout))) == [
+        list(expected), ["X'00FF1B'", "Inf", "-Inf", "0.5", 'a,"b"\nc']]
+
+
+def test_sql_refuses_two_columns_of_one_name(ran: Project) -> None:
+    done = ran.cli("query", "--sql", "SELECT a.id, r.id FROM attempts a JOIN runs r ON r.id = a.run_id",
+                   "--format", "csv")
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert "two columns named 'id'" in done.stderr and "AS" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("flag", [("--run", "all"), ("--state", "failed"), ("--eval", "two/"), ("--experiment", "x")])
+def test_sql_refuses_a_filter_it_would_not_apply(ran: Project, flag: tuple[str, str]) -> None:
+    done = ran.cli("query", "--sql", "SELECT id FROM attempts", *flag)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert f"so {flag[0]} cannot narrow it" in done.stderr, done.stderr
+
+
+def test_sql_limit_bounds_the_rows_and_ends_an_endless_statement(ran: Project) -> None:
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
+    apart = Project(ran.root)  # its own process, which the timeout ends if --limit does not
+    done = apart.cli("query", "--sql", endless, "--limit", "3", "--format", "csv", timeout=60)
+    assert (done.returncode, done.stdout) == (0, "x\n1\n2\n3\n"), done.stderr
+    four = ran.cli("query", "--sql", "SELECT id FROM attempts", "--limit", "1", "--format", "ndjson")
+    assert len(four.stdout.splitlines()) == 1, four.stdout
