@@ -52,11 +52,13 @@ def readonly_uri(path: Path) -> str:
     A store in WAL mode cannot be opened even read-only where SQLite cannot create its `-shm`
     file, which is so on a read-only file system. There, with no `-wal` file beside it, the main
     file holds every committed row and nothing can change it through this mount: SQLite is told
-    it is immutable (no locks, no `-shm`). A `-wal` left there is read through its `-shm` as usual.
+    it is immutable (no locks, no `-shm`). A `-wal` left there is read through its `-shm` as usual
+    (and a rollback `-journal` is not ignored: SQLite refuses the file rather than read half a write).
     """
     resolved = path.resolve()  # SQLite keeps the -wal beside the file a link points to
     uri = resolved.as_uri() + "?mode=ro"
-    if on_readonly_file_system(resolved) and not Path(f"{resolved}-wal").exists():
+    unfinished = (Path(f"{resolved}-wal"), Path(f"{resolved}-journal"))  # rows not in the main file yet
+    if on_readonly_file_system(resolved) and not any(side.exists() for side in unfinished):
         uri += "&immutable=1"
     return uri
 
@@ -242,6 +244,11 @@ def open_database(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIM
     conn: sqlite3.Connection | None = None
     try:
         with translated(path, "Opening"):
+            if readonly and Path(f"{path}-journal").exists() and os.access(path.parent, os.W_OK):
+                # A write that did not finish in rollback-journal mode (a `VACUUM INTO` copy written
+                # by another tool) left a journal that only a writer rolls back; a reader opening
+                # first would fail with "attempt to write a readonly database".
+                open_database(path, readonly=False, busy_timeout_ms=busy_timeout_ms).close()
             conn = connect(path, readonly=readonly, busy_timeout_ms=busy_timeout_ms, cache_kib=cache_kib)
             if readonly and 0 < _user_version(conn) < SCHEMA_VERSION and os.access(path, os.W_OK):
                 # A reader meeting an older store upgrades it first (a short write transaction),

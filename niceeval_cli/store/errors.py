@@ -91,6 +91,10 @@ def _unavailable_cause(path: Path, error: BaseException) -> str | None:
         return "the file system is read-only; point --store at a writable location"
     if (code is not None and code & 0xFF == _READONLY) or "readonly database" in message:
         directory = path.parent
+        journal = Path(f"{path}-journal")
+        if journal.exists() and not os.access(directory, os.W_OK):  # only a writer can roll it back
+            return (f"a write that did not finish left {journal} beside it, which can only be rolled back "
+                    "where the folder is writable; open the store once there (`niceeval view` rolls it back)")
         if directory.exists() and not os.access(directory, os.W_OK):
             return f"the directory {directory} is not writable; point --store at a writable location"
         if path.exists() and not os.access(path, os.W_OK):

@@ -178,3 +178,48 @@ def test_a_stored_text_that_is_not_utf8_is_named_as_damage_in_one_short_line(tmp
         assert done.stderr.count("\n") == 1 and len(done.stderr) < 400, (command, done.stderr[:500])
         assert f"results store {store}: the database file is damaged (a text in column fingerprint is not UTF-8" \
             in done.stderr, command
+
+
+_UNFINISHED_WRITE = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size = 1")  # pages spill into the file before the commit that never comes
+conn.execute("BEGIN")
+for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+    conn.execute(f"DROP TRIGGER {trigger}")
+conn.execute("DELETE FROM assertion_results")
+conn.execute("UPDATE attempts SET error = hex(randomblob(3000))")
+os._exit(9)
+"""
+
+
+def unfinished_rollback_write(store: Path) -> None:
+    """`store` as a `VACUUM INTO` copy (rollback-journal mode) that another program's write, killed
+    before its commit, left with a hot `-journal` and half-written pages."""
+    import subprocess
+    import sys
+
+    copy = store.with_name("copy.db")
+    with sqlite3.connect(store) as conn:
+        conn.execute("VACUUM INTO ?", [str(copy)])
+    copy.replace(store)
+    subprocess.run([sys.executable, "-c", _UNFINISHED_WRITE, str(store)], check=False, timeout=60)
+    assert Path(f"{store}-journal").exists()
+
+
+def test_a_reader_rolls_back_a_write_that_did_not_finish(tmp_path):
+    """`view` / `query` exited 6, "the store cannot be written (read-only); point --store at a
+    writable location": only a writer may roll back a hot journal. The reader rolls it back first
+    (as it upgrades an older store) and reads what was committed."""
+    from tests.support.project import Project
+
+    project = Project(tmp_path / "proj")
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/e.py", "from niceeval_cli import define_eval\n\n@define_eval()\ndef ok(t):\n    pass\n")
+    store = tmp_path / "results.db"
+    assert project.cli("run", "--store", str(store)).returncode == 0
+    unfinished_rollback_write(store)
+    done = project.cli("query", "--sql", "SELECT count(*) AS n, min(a.error) AS e FROM attempts a",
+                       "--format", "csv", "--store", str(store))
+    assert (done.returncode, done.stdout.splitlines(), done.stderr) == (0, ["n,e", "1,"], "")
+    assert not Path(f"{store}-journal").exists()

@@ -165,3 +165,24 @@ def test_a_shm_file_left_not_writable_is_named_by_run_and_read_past_by_readers(s
         f"the file {mnt}/results.db-shm beside it is not writable; fix its permissions.",
         "runs 1",
     ], done.stderr
+
+
+def test_a_write_that_did_not_finish_on_read_only_media_is_refused_not_read_half_done(sealed):
+    """With a hot `-journal` beside it the main file holds half a write: it is never read as it
+    is (that said "damaged; move it aside", losing what the journal restores), and the message
+    says where it can be rolled back."""
+    from tests.store.test_open_errors import unfinished_rollback_write
+
+    project, store = sealed
+    unfinished_rollback_write(store)
+    done = _mounted(project, f"""
+        cp {shlex.quote(str(store))} {shlex.quote(str(store))}-journal "$MNT/" && mount -o remount,ro "$MNT" || exit 99
+        niceeval query attempts --store "$MNT/results.db" > /dev/null 2> "$MNT/../err"; echo "$?"; cat "$MNT/../err"
+    """)
+    mnt = project.root.parent / "mnt"
+    assert done.stdout.splitlines() == [
+        "6",
+        f"niceeval: Opening failed on the results store {mnt}/results.db: a write that did not finish left "
+        f"{mnt}/results.db-journal beside it, which can only be rolled back where the folder is writable; "
+        "open the store once there (`niceeval view` rolls it back).",
+    ], done.stderr
