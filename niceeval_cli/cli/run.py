@@ -43,7 +43,8 @@ def run(
     tag: Annotated[Names, typer.Option(
         "--tag", metavar="TAG", help="Only evals carrying this tag (repeatable).", rich_help_panel=_SELECT)] = None,
     attempts: Annotated[Int, typer.Option(
-        "--attempts", metavar="N", min=1, help=f"Attempts per eval, at most {MAX_ATTEMPTS} (overrides the config).")] = None,
+        "--attempts", metavar="N", min=1,
+        help=f"Attempts per eval, at most {MAX_ATTEMPTS} (overrides the config).")] = None,
     max_concurrency: Annotated[Int, typer.Option(
         "--max-concurrency", metavar="N", min=1, help="Attempts in flight at once.")] = None,
     timeout: Annotated[Int, typer.Option(
