@@ -214,6 +214,17 @@ def model_missing_text(model: str, url: str, listed: list[str]) -> str:
     return f"model {model!r} is not served by {url} (its /models lists: {shown})"
 
 
+def redirect_text(response: Any) -> str:
+    """` (a redirect to <Location> …)` for a 3xx answer that names where, else "". NiceEval
+    follows no redirect (a POST's body would be dropped or resent somewhere unchecked), so an
+    `http://` base URL its server sends to `https://` failed every request with a bare "HTTP 301"."""
+    location = response.headers.get("location") if 300 <= response.status_code < 400 else None
+    if not location:
+        return ""
+    shown = location if len(location) <= 200 else location[:199] + "…"
+    return f" (a redirect to {shown}: NiceEval does not follow redirects; configure the URL it points to)"
+
+
 def reply_json(response: Any) -> Any:
     """A server's answer (an `httpx.Response`) as JSON: ValueError when it is not JSON — or nests
     deeper than the parser goes (json's RecursionError is no ValueError, and a hostile server can
@@ -247,6 +258,7 @@ __all__ = [
     "json_or_text",
     "listed_models",
     "model_missing_text",
+    "redirect_text",
     "reply_json",
     "reported_cost",
     "resolve_headers",

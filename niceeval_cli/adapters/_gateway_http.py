@@ -22,6 +22,7 @@ from .._gateway import (
     json_or_text,
     listed_models,
     model_missing_text,
+    redirect_text,
     retry_after_s,
     unknown_model,
 )
@@ -132,6 +133,8 @@ async def check_chat_model(
         return redact(f"model {model!r} is unknown to {chat_url}: HTTP {code}: {detail}", list(secrets))
     if code in (401, 403):
         return f"POST {chat_url} answered HTTP {code} ({REFUSING_STATUS[code]}){refused_hint}"
+    if redirect_text(answer):  # every request would be answered so: one setup error, not one per attempt
+        return redact(f"POST {chat_url} answered HTTP {code}{redirect_text(answer)}", list(secrets))
     if code == 404:  # neither route exists: the base_url is wrong
         if status == 404:
             return f"GET {models_url} answered HTTP 404 (not found)"

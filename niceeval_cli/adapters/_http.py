@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from .._credentials import looks_like_secret
-from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template, reply_json
+from .._gateway import CREDENTIAL_HEADER, ENV_REF, header_template, redirect_text, reply_json
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
 from .._redact import redact
@@ -175,7 +175,8 @@ class HttpAdapter(Adapter):
             raise ConnectionError(self._redact(f"POST {url} failed: {type(exc).__name__}: {exc}")) from None
         if not response.is_success:
             raise RuntimeError(
-                f"POST {url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
+                f"POST {url} answered HTTP {response.status_code}{self._redact(redirect_text(response))}: "
+                f"{tail(response.text, self.secrets, 500)}"
             )
         try:
             reply = reply_json(response)

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .._gateway import header_problem, reply_json, reported_cost, resolve_headers
+from .._gateway import header_problem, redirect_text, reply_json, reported_cost, resolve_headers
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
 from .._project_sources import reference_files
@@ -202,7 +202,8 @@ class OpenAIChatAdapter(Adapter):
             raise ConnectionError(detail) from None
         if not response.is_success:
             raise RuntimeError(
-                f"POST {self.url} answered HTTP {response.status_code}: {tail(response.text, self.secrets, 500)}"
+                f"POST {self.url} answered HTTP {response.status_code}{redact(redirect_text(response), self.secrets)}: "
+                f"{tail(response.text, self.secrets, 500)}"
             )
         try:
             reply = reply_json(response)

@@ -20,6 +20,7 @@ from .._gateway import (
     json_or_text,
     listed_models,
     model_missing_text,
+    redirect_text,
     reported_cost,
     unknown_model,
 )
@@ -146,6 +147,7 @@ def status_text(response: httpx.Response) -> str:
     """`429 Too Many Requests: <the server's message>`."""
     phrase = response.reason_phrase or httpx.codes.get_reason_phrase(response.status_code)
     head = f"{response.status_code} {phrase}".strip()
+    head += redirect_text(response)
     detail = error_message(body_of(response))
     return f"{head}: {detail}" if detail else head
 
@@ -269,6 +271,6 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extr
     answer = body_of(response)
     if status == 400 and unknown_model(answer):
         return f"{status_text(response)} (the judge model {model!r} is unknown to this endpoint)"
-    if status in (401, 403, 404):
+    if status in (401, 403, 404) or redirect_text(response):  # a redirect answers every call so
         return status_text(response)
     return None

@@ -6,6 +6,8 @@ import socket
 
 import pytest
 
+from tests.support.loopback import Loopback
+
 EVAL = """
 from niceeval_cli import define_eval
 from niceeval_cli.expect import includes
@@ -91,3 +93,24 @@ def test_an_openai_chat_key_with_a_newline_is_a_setup_error_naming_the_variable(
     """, {"hello.py": EVAL})
     assert result.exit_code == 3, result.output
     assert "CHAT_KEY" in result.output and "secondline" not in result.output
+
+
+def test_an_endpoint_that_redirects_is_one_setup_error_naming_where(run_project, monkeypatch):
+    """An `http://` base_url its server sends to `https://`: NiceEval follows no redirect, and every
+    attempt errored with a bare "answered HTTP 301"; now the preflight says where it points, once."""
+    def moved(method: str, path: str, body: bytes) -> tuple[int, bytes, str, dict[str, str]]:
+        return 301, b"", "text/plain", {"Location": f"https://chat.example{path}"}
+
+    monkeypatch.setenv("BOT_KEY", "k-123456789")
+    with Loopback(moved) as server:
+        result = run_project(f"""
+            [experiments.bot]
+            adapter = "openai-chat"
+            model = "m"
+            [experiments.bot.options]
+            base_url = "{server.url}/v1"
+            api_key_env = "BOT_KEY"
+        """, {"hello.py": EVAL})
+    assert result.exit_code == 3, result.output
+    assert "a redirect to https://chat.example/v1/chat/completions" in result.output, result.output
+    assert result.query("attempts") == []  # nothing was dispatched

@@ -44,6 +44,8 @@ CASES = {
     "401": (lambda s: 'api_key_env = "JK_OTHER"\n', "key", "401 Unauthorized", "server"),
     "403": (lambda s: 'model = "judge-forbidden"\n', "forbid", "403 Forbidden", "server"),
     "unknown-model-404": (lambda s: 'model = "judge-typo"\n', "models", "404 Not Found", "server"),
+    # never followed, and the grading calls were answered the same: a bare "301 Moved Permanently" each
+    "redirect": (lambda s: 'model = "judge-moved"\n', "moved", "a redirect to https://judge.example/v1", "server"),
 }
 
 
@@ -58,6 +60,8 @@ def test_a_refused_preflight_is_a_setup_error_for_the_affected_evals_only(judged
         judged.server.when("judge-forbidden", Reply.error(403, "project has no access to judge-forbidden"))
     elif scripting == "models":
         judged.server.models = {JUDGE_MODEL}
+    elif scripting == "moved":
+        judged.server.when("judge-moved", Reply(301, "", (("Location", "https://judge.example/v1/chat/completions"),)))
 
     run = judged.run(env={"JK_OTHER": OTHER_KEY})
 
