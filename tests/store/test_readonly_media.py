@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.components import missing
 from tests.support.project import NICEEVAL, Project, base_env
 
 pytestmark = pytest.mark.slow
@@ -34,15 +35,17 @@ def also_ok(t):
 
 
 def _unshare() -> list[str]:
-    """The argv prefix that runs a command in a private mount namespace, or skip."""
+    """The argv prefix that runs a command in a private mount namespace; skips without one (fails
+    under CI, which runs as root: tests/support/components.py)."""
     if shutil.which("unshare") is None:
-        pytest.skip("unshare is not installed")
+        missing("the unshare command", "`unshare` is not on PATH", "apt-get install util-linux")
     for prefix in (["unshare", "-m"], ["unshare", "-rm"]):
         probe = subprocess.run([*prefix, "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
                                capture_output=True, timeout=30)
         if probe.returncode == 0:
             return prefix
-    pytest.skip("no mount namespace can be made here (not root, user namespaces disabled)")
+    missing("a mount namespace", "`unshare -m` cannot mount here (not root, user namespaces disabled)",
+            "run the tests as root, as CI does")
 
 
 def _mounted(project: Project, script: str, *, size: str = "8m") -> subprocess.CompletedProcess[str]:
