@@ -60,12 +60,14 @@ def label_add(
     from .._errors import UsageError
     from ..app.labels import label_one
     from ..app.project import store_path
+    from ..reports import visible
 
     if not value:
         raise UsageError("--value is required: the label's value on the assertion's scale, such as --value 1.")
     done = label_one(store_path(store, config), attempt, key, value, comment=comment, author=author)
     what = f"assertion {done.assertion_key!r} of attempt" if done.assertion_key is not None else "the whole attempt"
-    typer.echo(f"labelled {what} {done.attempt_id}: {done.value:g} by {done.author} (label {done.label_id})")
+    author = visible(done.author, 160)
+    typer.echo(f"labelled {what} {done.attempt_id}: {done.value:g} by {author} (label {done.label_id})")
 
 
 @command("import", on=label_app, short_help="Insert labels from a JSON Lines file (all or nothing).",
@@ -102,8 +104,9 @@ def label_export(
     """Print labels, oldest first, in `label import`'s shape (superseded ones too)."""
     from ..app.labels import export_labels
     from ..app.project import store_path
+    from ..reports.formats import terminal_stream
 
-    export_labels(store_path(store, config), run_ref, sys.stdout)
+    export_labels(store_path(store, config), run_ref, terminal_stream(sys.stdout, sys.stdout.isatty()))
 
 
 @command("review", short_help="Label a run's assertions in a local page (127.0.0.1).",

@@ -30,7 +30,7 @@ from ..experiment_totals import ExperimentTotals
 from ..stats import Significance
 from ._safe import visible
 from .data import CompareResult
-from .formats import write_rows
+from .formats import for_terminal, write_rows
 
 __all__ = ["MACHINE_FORMATS", "change_line", "print_comparison", "rate_changes", "side_text", "write_comparison"]
 
@@ -58,8 +58,8 @@ def write_comparison(out: IO[str], result: CompareResult, fmt: str, *, tty: bool
         write_rows(out, ROW_COLUMNS, rows, fmt, tty=tty)
     elif fmt == "json":
         # plain rows made here: json need not track the containers it is inside (10 000 rows)
-        out.write(json.dumps({"pairs": rows, "experiments": experiments}, ensure_ascii=False, check_circular=False)
-                  + "\n")
+        text = json.dumps({"pairs": rows, "experiments": experiments}, ensure_ascii=False, check_circular=False)
+        out.write(for_terminal(text + "\n", tty))
     else:
         write_rows(out, ("row", *ROW_COLUMNS), [{"row": "pair", **r} for r in rows], fmt, tty=tty)
         write_rows(out, ("row", *EXPERIMENT_COLUMNS), [{"row": "experiment", **r} for r in experiments], fmt,

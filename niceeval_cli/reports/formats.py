@@ -111,13 +111,26 @@ def write_rows(
 
 
 def _write(out: IO[str], text: str, tty: bool) -> None:
-    out.write(_shown(text) if tty else text)
+    out.write(for_terminal(text, tty))
+
+
+def for_terminal(text: str, tty: bool) -> str:
+    """Machine output (JSON, CSV) as it may reach the reader: unchanged for a pipe or a file; on a
+    terminal (`tty`) with control characters and bidi overrides made visible, line breaks kept,
+    as `view` shows them — JSON escapes C0 controls, not C1 ones (`\x9b` is a CSI) or U+202E."""
+    return _shown(text) if tty else text
 
 
 def _shown(text: str) -> str:
     """Control characters made visible, line breaks kept (JSON already escapes C0 controls; C1
     controls, DEL and bidi overrides it passes through, and CSV passes everything)."""
     return "\n".join(visible(part, None) for part in text.split("\n"))
+
+
+def terminal_stream(out: IO[str], tty: bool) -> IO[str]:
+    """`out` for a writer of machine output (`label export`): on a terminal, a stream that makes
+    control characters visible on the way (`for_terminal`); else `out` itself."""
+    return cast(IO[str], _Visible(out)) if tty else out
 
 
 class _Visible:
@@ -138,4 +151,4 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["FORMATS", "FormatOptions", "Writer", "names", "write_rows"]
+__all__ = ["FORMATS", "FormatOptions", "Writer", "for_terminal", "names", "terminal_stream", "write_rows"]

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .data import InitReport, ProjectListing
+from .formats import for_terminal
 from .terminal import emit as _out
 from .terminal.lines import Line, blank, line, pad
 from .viewmodels.text import name, plural
@@ -34,7 +35,7 @@ def _title(listing: ProjectListing) -> str:
 
 def show(listing: ProjectListing, *, console: Console, json_out: bool = False) -> None:
     if json_out:
-        sys.stdout.write(json.dumps(listing.as_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(for_terminal(json.dumps(listing.as_json(), ensure_ascii=False) + "\n", sys.stdout.isatty()))
         return
     evals, experiments = listing.evals, listing.experiments
     if _out.is_plain(console):

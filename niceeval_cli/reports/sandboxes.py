@@ -8,6 +8,7 @@ import sys
 from rich.console import Console
 
 from .data import SandboxListing
+from .formats import for_terminal
 from .terminal import emit as _out
 from .terminal.lines import Line, line
 from .viewmodels.text import name
@@ -17,7 +18,7 @@ _ABOUT = ("experiment", "eval", "ordinal", "run", "attempt")
 
 def show(listing: SandboxListing, *, console: Console, removed: bool = False, json_out: bool = False) -> None:
     if json_out:
-        sys.stdout.write(json.dumps(listing.as_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(for_terminal(json.dumps(listing.as_json(), ensure_ascii=False) + "\n", sys.stdout.isatty()))
         return
     items = listing.sandboxes
     lines: list[Line] = []

@@ -8,6 +8,8 @@ import csv
 import io
 import json
 import os
+import pty
+import select
 import subprocess
 
 import pytest
@@ -115,3 +117,89 @@ def test_sql_limit_bounds_the_rows_and_ends_an_endless_statement(ran: Project) -
     assert (done.returncode, done.stdout) == (0, "x\n1\n2\n3\n"), done.stderr
     four = ran.cli("query", "--sql", "SELECT id FROM attempts", "--limit", "1", "--format", "ndjson")
     assert len(four.stdout.splitlines()) == 1, four.stdout
+
+
+# What a system under test, a judge or a label's author wrote, as a terminal would act on it: a
+# colour, a clipboard write (OSC 52), an 8-bit CSI (C1 \x9b) and a bidi override.
+HOSTILE = "red\x1b[31mRED osc52\x1b]52;c;ZXZpbA==\x07 c1\x9b2J bidi\u202eevil"
+RAW_FORMS = ("\x1b[31m", "\x1b]52", "\x07", "\x9b", "\u202e")
+HOSTILE_EVALS = f'''
+from niceeval_cli import Case, define_eval
+from niceeval_cli.expect import includes
+
+
+@define_eval(cases=[Case({HOSTILE!r}, 1)], tags=[{HOSTILE!r}])
+def hostile(t, case):
+    t.check({HOSTILE!r}, includes("nothing")).label("L " + {HOSTILE!r})
+'''
+
+
+@pytest.fixture
+def hostile(project: Project, made_once) -> Project:
+    """Two runs of one eval whose case id, tag, label and evidence hold terminal controls, with a
+    label (its comment and author hold them too) on the first run's attempt."""
+    files = {"niceeval.toml": "[project]\n", "evals/hostile.py": HOSTILE_EVALS}
+    first, second = made_once.place(project, files, ("run",), ("run", "--rerun-all"))
+    assert (first.exit_code, second.exit_code) == (1, 1)
+    attempt = project.sql("SELECT id FROM attempts ORDER BY started_at LIMIT 1")[0]["id"]
+    labelled = project.cli("label", f"@{attempt}", "--value", "0", "--comment", HOSTILE, "--author", HOSTILE)
+    assert labelled.returncode == 0, labelled.stderr
+    return project
+
+
+def on_a_tty(proj: Project, *args: str) -> str:
+    """What `niceeval ARGS` writes to a real terminal (a pty)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([*NICEEVAL, *args], cwd=proj.root, env=base_env({"TERM": "xterm"}),
+                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    try:
+        while select.select([master], [], [], 60)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        proc.wait(timeout=60)
+        os.close(master)
+    assert proc.returncode == 0, b"".join(chunks)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("args", [
+    ("compare", "BASE", "NEW", "--format", "json"),
+    ("label", "export"),
+    ("list", "--json"),
+])
+def test_json_on_a_terminal_makes_control_characters_visible(hostile: Project, args: tuple[str, ...]) -> None:
+    base, new = run_ids(hostile)
+    args = tuple(base if a == "BASE" else new if a == "NEW" else a for a in args)
+    out = on_a_tty(hostile, *args)
+    assert "\\u202e" in out, out[:400]
+    for raw in RAW_FORMS:
+        assert raw not in out, (args, repr(raw))
+    piped = hostile.cli(*args)  # to a pipe the stored text is unchanged
+    assert any(HOSTILE in text for line in piped.stdout.splitlines() for text in strings(json.loads(line)))
+
+
+def strings(value: object) -> list[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def test_label_names_its_author_escaped_on_a_terminal(hostile: Project) -> None:
+    attempt = hostile.sql("SELECT id FROM attempts ORDER BY started_at LIMIT 1")[0]["id"]
+    out = on_a_tty(hostile, "label", f"@{attempt}", "--value", "1", "--author", HOSTILE)
+    assert "by red\\x1b[31mRED" in out, out
+    for raw in RAW_FORMS:
+        assert raw not in out, repr(raw)
