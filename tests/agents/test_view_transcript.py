@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import json
+
+from tests.support.loopback import Loopback
+
 AGENT = '''
 from niceeval_cli import AgentError, Message, ToolCall, Turn, Usage, define_adapter
 
@@ -71,3 +75,30 @@ def test_an_attempt_without_turns_shows_no_transcript(project):
     project.run()
     [attempt] = project.attempts()
     assert "Transcript" not in project.cli("view", f"@{attempt['id']}").stdout
+
+
+def test_a_multi_line_answer_stays_inside_its_message_in_the_transcript(project):
+    """A model's (or a hostile endpoint's) text with line breaks: its continuation lines started
+    at column 0 of `view @ATTEMPT`, so an answer could print `passed     shop · e#0` as a line
+    that looks like the view's own. Now they align under the message's first line."""
+    fake = "passed     shop · e#0  @01FAKE"
+    reply = {"choices": [{"message": {"role": "assistant", "content": f"hi\n{fake}"}}]}
+
+    def answer(method: str, path: str, body: bytes) -> tuple[int, bytes, str]:
+        if path.endswith("/models"):
+            return 404, b"{}", "application/json"
+        return 200, json.dumps(reply).encode(), "application/json"
+
+    with Loopback(answer) as server:
+        project.write("niceeval.toml", f'[experiments.shop]\nadapter = "openai-chat"\nmodel = "m"\n'
+                                       f'[experiments.shop.options]\nbase_url = "{server.url}/v1"\n'
+                                       'api_key_env = "SHOP_KEY"\n')
+        project.write("evals/e.py", "from niceeval_cli import define_eval\n\n@define_eval()\n"
+                                    "async def e(t):\n    await t.send('hello\\nthere')\n")
+        run = project.run(env={"SHOP_KEY": "k-123456789"})
+    assert run.exit_code == 0, (run.stdout, run.stderr)
+    [attempt] = project.attempts()
+    view = project.cli("view", f"@{attempt['id']}")
+    transcript = view.stdout[view.stdout.index("Transcript ("):].splitlines()
+    shown = [row for row in transcript if fake in row or row.strip() == "there"]
+    assert len(shown) == 3 and all(row.startswith("        ") for row in shown), transcript  # reply, message, sent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..viewmodels.transcript import EventView, Transcript
-from .lines import STYLES, Line, Part, blank, line
+from .lines import STYLES, Line, Part, blank, line, text_block
 
 _TURN, _EVENT, _BODY = 2, 4, 8
 _TURN_STATUS = {"failed": "bold red", "waiting": "yellow", "completed": "green"}
@@ -17,14 +17,14 @@ def _event_lines(event: EventView) -> list[Line]:
         for mark in event.marks:
             mark_style = STYLES.get(mark.state, "")
             head += ["  ◀ ", (mark.mark, mark_style), " ", (mark.name, mark_style)]
-        out = [line(*head, indent=_EVENT), line(("input  ", "dim"), event.input or "—", indent=_BODY)]
+        out = [line(*head, indent=_EVENT), *text_block(event.input or "—", indent=_BODY, first="input  ")]
         if event.output:
-            out.append(line(("output ", "dim"), event.output, indent=_BODY))
+            out += text_block(event.output, indent=_BODY, first="output ")
         if event.text:
             out.append(line(("error  ", "dim"), (event.text, "bold red"), indent=_BODY))
         return out
-    if event.kind == "message":
-        return [line((f"{event.role or 'message'}: ", "dim"), event.text, indent=_EVENT)]
+    if event.kind == "message":  # a model's text, whose lines must not pass for the view's own
+        return text_block(event.text, indent=_EVENT, first=f"{event.role or 'message'}: ")
     if event.kind == "error":
         kind = f" ({event.name})" if event.name else ""
         return [line((f"! agent error{kind}: ", "bold magenta"), event.text, indent=_EVENT)]
@@ -42,10 +42,10 @@ def transcript_lines(view: Transcript | None) -> list[Line]:
             for fact in turn.facts:
                 head += ["  ·  ", (fact, "dim")]
             out.append(line(*head, indent=_TURN))
-            out.append(line(("→ sent  ", "dim"), turn.sent, indent=_EVENT))
+            out += text_block(turn.sent, indent=_EVENT, first="→ sent  ")
             for event in turn.events:
                 out += _event_lines(event)
-            out.append(line(("← reply ", "dim"), turn.reply, indent=_EVENT))
+            out += text_block(turn.reply, indent=_EVENT, first="← reply ")
     return out
 
 
