@@ -35,9 +35,9 @@ def stats_settings(store: Path | None, config: Path | None, *, alpha: float | No
     """(alpha, confidence) for a reading command: `--alpha` / `--confidence`, else the project's
     `[stats]` (read when the command reads the project's store or names `--config`), else the
     defaults 0.05 / 0.95 (statistics.md)."""
-    for flag, value in (("--alpha", alpha), ("--confidence", confidence)):
+    for flag, value, example in (("--alpha", alpha, "0.05"), ("--confidence", confidence, "0.95")):
         if value is not None and not 0.0 < value < 1.0:
-            raise UsageError(f"{flag} {value}: expected a number between 0 and 1 (exclusive), e.g. {flag} 0.05")
+            raise UsageError(f"{flag} {value}: expected a number between 0 and 1 (exclusive), e.g. {flag} {example}")
     if alpha is not None and confidence is not None:
         return alpha, confidence
     if store is None or config is not None:

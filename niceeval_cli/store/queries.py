@@ -31,6 +31,7 @@ ATTEMPT_ORDER = (
 )
 ASSERTION_ORDER = f"{assertion_severity_sql('r.state')}, {ATTEMPT_ORDER}, r.ordinal"
 RUN_ORDER = "runs.started_at DESC, runs.id DESC"
+_SQLITE_INT_MAX = 2**63 - 1
 TURN_ORDER = f"{ATTEMPT_ORDER}, t.ordinal"
 EVENT_ORDER = f"{ATTEMPT_ORDER}, e.turn_ordinal, e.seq"
 
@@ -96,7 +97,8 @@ class Where:
             return ""
         if limit < 0:
             raise StoreError(f"--limit must be 0 or more, not {limit}.")
-        return f" LIMIT {self.param(int(limit))}"
+        # a limit past SQLite's 64-bit integers (`--limit 99999999999999999999`) limits nothing
+        return f" LIMIT {self.param(min(int(limit), _SQLITE_INT_MAX))}"
 
 
 def _check_states(states: tuple[str, ...], allowed: tuple[str, ...], what: str) -> None:

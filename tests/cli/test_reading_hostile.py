@@ -203,3 +203,17 @@ def test_label_names_its_author_escaped_on_a_terminal(hostile: Project) -> None:
     assert "by red\\x1b[31mRED" in out, out
     for raw in RAW_FORMS:
         assert raw not in out, repr(raw)
+
+
+@pytest.mark.parametrize("target", ["attempts", "assertions", "turns"])
+def test_a_limit_past_sqlite_integers_limits_nothing(ran: Project, target: str) -> None:
+    every = ran.cli("query", target, "--format", "ndjson", "--run", "all")
+    huge = ran.cli("query", target, "--format", "ndjson", "--run", "all", "--limit", "99999999999999999999")
+    assert huge.returncode == 0, huge.stderr
+    assert huge.stdout == every.stdout
+
+
+def test_a_confidence_out_of_range_is_shown_a_confidence_as_example(ran: Project) -> None:
+    done = ran.cli("view", "--confidence", "2")
+    assert done.returncode == 2
+    assert "e.g. --confidence 0.95" in done.stderr, done.stderr
