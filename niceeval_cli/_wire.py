@@ -4,8 +4,9 @@ httpcore runs on asyncio through anyio's socket streams: per request a write and
 pass through anyio's stream, cancel-scope and exception-mapping layers, and the request's
 headers and body leave in two separate `send` calls. This stream is httpcore's own extension
 point, implemented on an `asyncio.Protocol`: writes are gathered and leave in one `send` when
-httpcore starts reading the response, received bytes wait in a buffer, and "is the idle
-connection readable?" (has the server hung up?) is a flag, not a `select` call.
+httpcore starts reading the response, received bytes wait in a buffer (reading pauses while it
+holds READ_BUFFER_BYTES), and "is the idle connection readable?" (has the server hung up?) is a
+flag, not a `select` call.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from ._httpx import httpcore
 
 #: Gathered writes past this size leave at once (and wait while the socket buffer is full).
 FLUSH_BYTES = 64 * 1024
+#: Received bytes past this wait in the kernel (reading pauses until the reader takes them): a
+#: server that keeps sending on an idle keep-alive connection — no request reads it — filled
+#: memory at the speed of the network (8 GB in 8 s on loopback).
+READ_BUFFER_BYTES = 1024 * 1024
 
 
 class _TimedOut(Exception):
@@ -39,6 +44,7 @@ class AsyncioStream(asyncio.Protocol, httpcore.AsyncNetworkStream):
         self._lost: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
+        self._reading_paused = False
         self._drained: asyncio.Future[None] | None = None
 
     # ── asyncio.Protocol ────────────────────────────────────────────────────────────────
@@ -48,6 +54,9 @@ class AsyncioStream(asyncio.Protocol, httpcore.AsyncNetworkStream):
 
     def data_received(self, data: bytes) -> None:
         self._received += data
+        if len(self._received) >= READ_BUFFER_BYTES and not self._reading_paused and self._transport is not None:
+            self._reading_paused = True
+            self._transport.pause_reading()
         self._wake()
 
     def eof_received(self) -> bool:
@@ -95,6 +104,9 @@ class AsyncioStream(asyncio.Protocol, httpcore.AsyncNetworkStream):
         else:
             data = bytes(self._received[:max_bytes])
             del self._received[:max_bytes]
+        if self._reading_paused and len(self._received) < READ_BUFFER_BYTES and self._transport is not None:
+            self._reading_paused = False
+            self._transport.resume_reading()
         return data
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import gzip
 import json
 import resource
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -23,7 +25,7 @@ import pytest
 
 from tests.support.endless import EndlessServer
 from tests.support.loopback import Loopback
-from tests.support.project import Project
+from tests.support.project import NICEEVAL, Project, base_env
 
 pytestmark = pytest.mark.slow
 
@@ -193,3 +195,46 @@ def test_a_body_that_decodes_to_gigabytes_in_one_piece_stops_at_the_bound(tmp_pa
         attempt = _errored(proj, code, output)
         assert "the response body is over 32 MiB once decoded" in attempt["error"], (name, attempt)
         assert took < 30, (name, took)
+
+
+#: Runs `niceeval run` (argv) as its only child, under ADDRESS_SPACE, and prints the child's peak
+#: resident memory (KiB) last on stderr: what the run itself held, whatever else this test process ran.
+_PEAK = f"""
+import resource, subprocess, sys
+limit = lambda: resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE}, {ADDRESS_SPACE}))
+done = subprocess.run(sys.argv[1:], preexec_fn=limit)
+print("peak-kib", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(done.returncode)
+"""
+LINGERING_EVAL = """
+import asyncio
+from niceeval_cli import define_eval
+from niceeval_cli.expect import includes
+
+@define_eval()
+async def lingering(t):
+    turn = await t.send("hi")
+    await asyncio.sleep(4)  # the connection idles in its lane meanwhile
+    t.check(turn.message, includes("hi"))
+"""
+
+
+def test_a_server_that_keeps_sending_on_an_idle_connection_does_not_fill_memory(tmp_path: Path) -> None:
+    """The answer was whole (its Content-Length), so the connection was kept for the next request
+    — and everything the server sent on it after was buffered: 8 GB in the 8 s an eval then
+    waited. Now reading pauses past 1 MiB until a request reads (and the lane, seeing the
+    connection is not idle, closes it)."""
+    with EndlessServer("linger") as server:
+        proj = _chat_project(tmp_path, server.url)
+        proj.write("evals/endless.py", LINGERING_EVAL)
+        process = subprocess.Popen([sys.executable, "-c", _PEAK, *NICEEVAL, "run"], cwd=proj.root, text=True,
+                                   env=base_env({"ENDLESS_KEY": "k"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = process.communicate(timeout=90)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 0, out + err
+    peak_kib = int(err.rsplit("peak-kib", 1)[1].split()[0])
+    assert peak_kib < 400 * 1024, peak_kib  # a run is ≈ 60 MiB; the old one held gigabytes

@@ -1,7 +1,8 @@
 """A loopback HTTP server whose answers never end: every request gets a 200 head and then a
 chunked body forever — `flood` (1 MiB chunks as fast as the client reads) or `trickle` (one byte
-every 0.2 s, so no read ever waits long enough to time out). What a broken endpoint or a hostile
-one does; a connection ends only when the client closes it."""
+every 0.2 s, so no read ever waits long enough to time out) — or, `linger`, a whole chat
+completion after which the server keeps sending junk on the kept-alive connection. What a broken
+endpoint or a hostile one does; a connection ends only when the client closes it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import threading
 import time
 from typing import Literal
 
-Mode = Literal["flood", "trickle"]
+Mode = Literal["flood", "trickle", "linger"]
+
+LINGER_REPLY = b'{"choices": [{"message": {"role": "assistant", "content": "hi"}}]}'
 
 
 class EndlessServer:
@@ -47,6 +50,12 @@ class EndlessServer:
                         return
                     head += data
                 self.requests += 1
+                if self.mode == "linger":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                                 % len(LINGER_REPLY) + LINGER_REPLY)
+                    while not self._stopped.is_set():
+                        conn.sendall(b"x" * (1 << 20))
+                    return
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
                 piece = b"x" * (1 << 20) if self.mode == "flood" else b"{"
                 chunk = b"%x\r\n" % len(piece) + piece + b"\r\n"
