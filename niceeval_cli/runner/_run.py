@@ -527,7 +527,15 @@ def run(
     loop = asyncio.new_event_loop()
     loop.set_default_executor(threads)
     try:
-        return loop.run_until_complete(run_async(request, events, executor=executor, grader=grader))
+        main = loop.create_task(run_async(request, events, executor=executor, grader=grader))
+        while True:
+            try:
+                return loop.run_until_complete(main)
+            except RuntimeError:
+                if main.done():
+                    raise
+                # `asyncio.get_running_loop().stop()` in eval or adapter code stopped the loop
+                # under the run: that attempt goes on sealing like the others; the run resumes.
     finally:
         try:
             for task in asyncio.all_tasks(loop):

@@ -57,3 +57,27 @@ def test_sys_exit_in_test_code_is_an_errored_attempt_not_the_run_exit_code(proje
     assert attempts["ex/a_fails"]["state"] == "failed"
     assert attempts["ex/b_exits"]["state"] == "errored"
     assert project.query("runs")[0]["status"] == "finished"
+
+
+def test_eval_code_that_stops_the_event_loop_costs_nothing_but_its_own_attempt(project):
+    """`asyncio.get_running_loop().stop()` in eval code ended the run with an internal error (exit 4)."""
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
+    project.write("evals/ex.py", """
+        import asyncio
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        async def a_stops_the_loop(t):
+            asyncio.get_running_loop().stop()
+            t.check(1, equals(1))
+
+        @define_eval()
+        def b_fails(t):
+            t.check(1, equals(2))
+    """)
+    result = project.run()
+    assert result.exit_code == 1, result.stdout + result.stderr
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert attempts["ex/a_stops_the_loop"]["state"] == "passed"
+    assert attempts["ex/b_fails"]["state"] == "failed"
