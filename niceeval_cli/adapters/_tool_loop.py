@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authoring import AgentError, AnyEvent, Message, ToolCall, Turn, Usage
+from ..authoring import AgentError, AnyEvent, Message, ToolCall, Turn, Usage, exception_text
 from ..expect._json import to_jsonable  # JSON helpers are the engine's, not the pinned user API of expect
 from ._events import OBSERVES_EVENTS, call_input, parse_chat_reply, sum_usage, tool_call_event
 
@@ -117,11 +117,11 @@ def _outcome(call: Mapping[str, Any], item: _Ran) -> tuple[ToolCall, str]:
         try:
             output, content = to_jsonable(item.output), _content(item.output)
         except Exception as exc:
-            error = TypeError(f"the handler returned a value that cannot be sent back ({type(exc).__name__}: {exc})")
+            error = TypeError(f"the handler returned a value that cannot be sent back ({exception_text(exc)})")
         else:
             event = tool_call_event(call, output=output, status="completed", started_ms=item.t0, ended_ms=item.t1)
             return event, content
-    text = f"{type(error).__name__}: {error}"
+    text = exception_text(error)
     event = tool_call_event(call, status="failed", error=text, started_ms=item.t0, ended_ms=item.t1)
     return event, json.dumps({"error": text}, ensure_ascii=False)
 

@@ -13,7 +13,7 @@ from ._cases import Case, CaseIdRule, positional_warning
 from ._context import AdapterFailure, NoAdapterError, TestContext
 from ._definition import EvalDefinition, TestFunction, define_eval, define_score_eval
 from ._definition_errors import DatasetError, DefinitionError
-from ._errors import AuthoringError, SourceLocation, caller_location, raised_at
+from ._errors import AuthoringError, SourceLocation, caller_location, exception_text, raised_at
 from ._options import JUDGE_FIELDS, CasesOption, EvalOptions
 from ._registration import AssertionHandle, Registration, StopContinuation
 from ._sandbox_api import SandboxFiles
@@ -74,6 +74,7 @@ __all__ = [
     "define_eval",
     "define_score_eval",
     "event_from_dict",
+    "exception_text",
     "positional_warning",
     "raised_at",
     "transcript_records",

@@ -27,7 +27,7 @@ from ..expect._json import to_jsonable  # the JSON form of a value, as the judge
 from ..expect._material import ContextMatch, MaterialMatch  # the match kinds t.check tells apart
 from ._adapter import RESERVED_NAMES, Adapter, AdapterContext, ExperimentInfo
 from ._agent_checks import ScopedChecks, ScopeMatch
-from ._errors import AuthoringError, SourceLocation, caller_location
+from ._errors import AuthoringError, SourceLocation, caller_location, exception_text
 from ._pending import PendingTurn, never_awaited
 from ._registration import AssertionHandle, Registration
 from ._sandbox_api import SandboxMember
@@ -49,7 +49,7 @@ class AdapterFailure(Exception):
 
 def errored_result(exc: BaseException) -> MatchResult:
     return MatchResult(
-        AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", ErroredReason.MATCH_ERROR
+        AssertionState.ERRORED, exception_text(exc), ErroredReason.MATCH_ERROR
     )
 
 
@@ -366,7 +366,7 @@ class TestContext(SandboxMember):
         except (AuthoringError, asyncio.CancelledError):
             raise
         except Exception as exc:
-            raise AdapterFailure(f"{type(exc).__name__}: {exc}") from exc
+            raise AdapterFailure(exception_text(exc)) from exc
         return self._record(session, turn, started)
 
     def _session_ctx(self, session: Session) -> AdapterContext:

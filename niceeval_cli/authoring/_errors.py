@@ -64,6 +64,26 @@ def caller_location(prefer_file: str | None = None) -> SourceLocation:
     return first_outside or NOWHERE
 
 
+#: Characters of an exception's own text kept where NiceEval shows it (an attempt's or an
+#: assertion's error); the rest is counted in a `… [+N chars]` marker.
+EXCEPTION_TEXT_LIMIT = 4000
+
+
+def exception_text(exc: BaseException, limit: int = EXCEPTION_TEXT_LIMIT) -> str:
+    """`KeyError: 'missing'`: the exception's type and text, as eval, adapter and tool-handler
+    code raised it. That code is the user's: its `__str__` may raise, recurse forever or return
+    megabytes, and describing the exception must neither fail (the attempt would read "the
+    executor failed") nor store megabytes in a row."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException as failure:  # whatever its __str__ raises is its own fault
+        return f"{name}: <its str() raised {type(failure).__name__}>"
+    if len(text) > limit:
+        text = f"{text[:limit]}… [+{len(text) - limit} chars]"
+    return f"{name}: {text}"
+
+
 class AuthoringError(Exception):
     """A mistake in eval code, raised at the offending call; the Attempt becomes `errored`
     with reason `authoring-error`."""

@@ -43,7 +43,7 @@ from ..sandbox import (
     trimmed,
 )
 from ._commands import not_started, settle
-from ._errors import AuthoringError, caller_location
+from ._errors import AuthoringError, caller_location, exception_text
 from ._registration import AssertionHandle
 
 __all__ = ["EVIDENCE_CHARS", "Register", "SandboxAPI", "SandboxFiles", "SandboxMember", "trim_diff"]
@@ -85,7 +85,7 @@ Decide = Callable[[Snapshot, Snapshot, Cancel], MatchResult]  # (baseline, now, 
 
 
 def _errored(exc: BaseException) -> MatchResult:
-    return MatchResult(AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", ErroredReason.MATCH_ERROR)
+    return MatchResult(AssertionState.ERRORED, exception_text(exc), ErroredReason.MATCH_ERROR)
 
 
 def _first(items: Sequence[str], what: str = "") -> str:

@@ -32,6 +32,7 @@ from ..authoring import (
     StopContinuation,
     TestContext,
     UsageMeter,
+    exception_text,
     raised_at,
     transcript_records,
 )
@@ -217,7 +218,7 @@ def _describe(exc: BaseException, root: Path) -> str:
     """`KeyError: 'missing' (at evals/x.py:12)`: the exception and where the project's code raised
     it (the deepest frame inside the project, not json/decoder.py)."""
     shown = original(exc)
-    text = f"{type(shown).__name__}: {shown}"
+    text = exception_text(shown)
     where = project_frame(exc, root) or raised_at(shown)
     return f"{text} (at {where})" if where is not None else text
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
 from .._states import AssertionState
-from ..authoring import Registration
+from ..authoring import Registration, exception_text
 from ..config import JudgeSettings
 from ..expect import MatchResult, ThresholdedScoreMatch
 from ._spec import JudgeGrader
@@ -43,7 +43,7 @@ def judge_grader(judge: Grader | None, settings: JudgeSettings | None) -> JudgeG
             raise
         except Exception as exc:
             result = MatchResult(
-                AssertionState.ERRORED, f"{type(exc).__name__}: {exc}", "judge-evaluator-error"
+                AssertionState.ERRORED, exception_text(exc), "judge-evaluator-error"
             )
         if isinstance(match, ThresholdedScoreMatch):
             result = match.apply_threshold(result)

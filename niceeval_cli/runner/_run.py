@@ -18,6 +18,7 @@ from .._records import AssertionResult, AttemptRecord
 from .._redact import note_secrets, redact
 from .._registry import DEFAULT_GRADER
 from .._states import AssertionState, AttemptReason, Relation, RunStatus
+from ..authoring import exception_text
 from ..config import resolve_max_concurrency
 from ..sandbox import cleanup_all
 from ..store import SlotRecord, Store
@@ -176,7 +177,7 @@ class _Dispatcher:
         self.events.sealed(self.run_id, slot, attempt, results)
 
     def _error_text(self, doing: str, exc: BaseException) -> str:
-        return replace_surrogates(redact(f"{doing}: {type(exc).__name__}: {exc}", self.secrets))[0]
+        return replace_surrogates(redact(f"{doing}: {exception_text(exc)}", self.secrets))[0]
 
     def _traceback(self, exc: BaseException) -> str | None:
         text = project_traceback(exc, self.request.project.root)

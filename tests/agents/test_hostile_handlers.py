@@ -74,3 +74,51 @@ def test_a_handler_raising_keyboardinterrupt_or_cancellederror_errors_its_attemp
         assert (attempt["state"], attempt["reason"]) == ("errored", "exception"), attempt
         assert attempt["error"].startswith(f"{raised}:") and "tools.py" in attempt["error"], attempt
     assert "interrupted" not in json.dumps(attempts)
+
+
+HOSTILE_TEXT_TOOLS = """
+class Huge(Exception):
+    def __str__(self):
+        return "x" * 10_000_000
+
+class Raises(Exception):
+    def __str__(self):
+        raise ValueError("its own bug")
+
+def huge(arguments):
+    raise Huge()
+
+def raises(arguments):
+    raise Raises()
+
+HANDLERS = {"huge": huge, "raises": raises}
+"""
+
+
+def test_a_handler_exception_whose_text_is_huge_or_raises_fails_its_call_within_bounds(
+        tmp_path: Path, judge_server: JudgeServer) -> None:
+    """A handler's exception returning 10 MB from `__str__` was sent back to the model whole (a 10 MB
+    request); one whose `__str__` raised errored the attempt (adapter-error, naming the second
+    exception) where its tool call should simply have failed."""
+    judge_server.listed = ["m"]
+    judge_server.enqueue(_call("huge"), _call("raises"), Reply.text("done"))
+    proj = Project(tmp_path / "proj")
+    proj.write("tools.py", HOSTILE_TEXT_TOOLS)
+    proj.write("evals/agent.py", """
+from niceeval_cli import define_eval
+
+@define_eval
+async def agent(t):
+    await t.send("go")
+    t.succeeded()
+""")
+    proj.write("niceeval.toml", f'[project]\n\n[experiments.chat]\nadapter = "openai-chat"\n'
+                                f'model = "m"\n[experiments.chat.options]\nbase_url = "{judge_server.base_url}"\n'
+                                f'api_key_env = "{KEY_ENV}"\ntool_handlers = "tools:HANDLERS"\n')
+    run = proj.run(env={KEY_ENV: "sk-hostile-0123456789abcdef"}, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr  # failed tool calls, answered: the attempt passes
+    sent = [m["content"] for r in judge_server.requests for m in r.json["messages"] if m["role"] == "tool"]
+    assert len(sent[-1]) < 5000 and "Raises: <its str() raised ValueError>" in sent[-1], sent[-1][:200]
+    assert len(sent[0]) < 5000 and "Huge: xxx" in sent[0]
+    stored = proj.sql("SELECT length(text) AS size FROM events")
+    assert max(row["size"] or 0 for row in stored) < 20_000, stored

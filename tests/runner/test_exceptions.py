@@ -81,3 +81,55 @@ def test_eval_code_that_stops_the_event_loop_costs_nothing_but_its_own_attempt(p
     attempts = {a["eval_id"]: a for a in project.attempts()}
     assert attempts["ex/a_stops_the_loop"]["state"] == "passed"
     assert attempts["ex/b_fails"]["state"] == "failed"
+
+
+def test_an_exception_whose_text_raises_recurses_or_is_huge_is_described_and_bounded(project):
+    """Eval code's exception is the user's: its `__str__` raising made the attempt read "the
+    executor failed: ValueError: ..." (where it was raised lost), one returning 10 MB stored 10 MB
+    in the attempt's `error`; a match's exception of that kind did the same."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/ex.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals, satisfies
+
+        class Raises(Exception):
+            def __str__(self):
+                raise ValueError("its own bug")
+
+        class Recurses(Exception):
+            def __str__(self):
+                return str(self)
+
+        class Huge(Exception):
+            def __str__(self):
+                return "x" * 10_000_000
+
+        def predicate(value):
+            raise Raises()
+
+        @define_eval()
+        def a_raises(t):
+            raise Raises()
+
+        @define_eval()
+        def b_recurses(t):
+            raise Recurses()
+
+        @define_eval()
+        def c_huge(t):
+            raise Huge()
+
+        @define_eval()
+        def d_in_a_match(t):
+            t.check(1, satisfies("odd", predicate))
+            t.check(1, equals(1))
+    """)
+    assert project.run().exit_code == 5
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert attempts["ex/a_raises"]["error"] == "Raises: <its str() raised ValueError> (at evals/ex.py:21)"
+    assert attempts["ex/b_recurses"]["error"] == "Recurses: <its str() raised RecursionError> (at evals/ex.py:25)"
+    huge = attempts["ex/c_huge"]["error"]
+    assert huge.startswith("Huge: xxx") and "… [+9996000 chars]" in huge and len(huge) < 5000
+    assert {a["reason"] for a in attempts.values()} == {"exception", "assertion-errored"}
+    errored = project.sql("SELECT explanation FROM assertion_results WHERE state = 'errored'")
+    assert [r["explanation"] for r in errored] == ["Raises: <its str() raised ValueError>"]
