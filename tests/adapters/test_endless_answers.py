@@ -195,6 +195,16 @@ def test_a_body_that_decodes_to_gigabytes_in_one_piece_stops_at_the_bound(tmp_pa
         attempt = _errored(proj, code, output)
         assert "the response body is over 32 MiB once decoded" in attempt["error"], (name, attempt)
         assert took < 30, (name, took)
+    # An honest answer in the same encodings, and in gzip then zstd, is read as before.
+    reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "hi"}}]}).encode()
+    compress = zstandard.ZstdCompressor().compress
+    for name, body, encoding in (("zstd-ok", compress(reply), "zstd"), ("both-ok", compress(gzip.compress(reply)),
+                                                                         "gzip, zstd")):
+        with Loopback(lambda method, path, _, body=body, encoding=encoding: (
+                200, body, "application/json", {"Content-Encoding": encoding})) as server:
+            proj = _chat_project(tmp_path / name, server.url)
+            code, output, _ = _run(proj, {"ENDLESS_KEY": "k"})
+        assert code == 0, (name, output)
 
 
 #: Runs `niceeval run` (argv) as its only child, under ADDRESS_SPACE, and prints the child's peak
