@@ -14,7 +14,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 
 def reader_went_away() -> None:
@@ -53,17 +53,52 @@ class _ToStderr(io.TextIOBase):
         return sys.stderr.encoding
 
 
+class _Kept(io.TextIOBase):
+    """sys.stdout while eval and agent code runs and the command's own output is for people: what
+    is printed goes to the real stdout, as before. Eval code that closed sys.stdout closed the
+    command's stream with it (the summary then ended the run with an internal error, exit 4), and
+    eval code that replaced it silenced the rest of the run; the command writes to the real
+    stream, which neither reaches."""
+
+    def __init__(self, real: IO[str]) -> None:
+        self._real = real
+
+    def write(self, text: str) -> int:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        return self._real.write(text)
+
+    def flush(self) -> None:
+        if not self.closed:
+            self._real.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self._real.isatty()
+
+    def fileno(self) -> int:
+        return self._real.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self._real, "encoding", "utf-8"))
+
+    @property
+    def buffer(self) -> Any:
+        return getattr(self._real, "buffer", None)
+
+
 @contextlib.contextmanager
 def json_only(active: bool = True) -> Iterator[IO[str]]:
-    """`run --json`, `list --json`: the command writes its JSON to the stream yielded (the real
-    stdout); meanwhile `print()` in eval and agent code goes to stderr — one debugging print
-    broke every `jq` reading the stream. Output a child process writes to the inherited file
-    descriptor is not redirected."""
+    """`run`, `list`: the command writes its output to the stream yielded (the real stdout). With
+    `--json` (`active`), `print()` in eval and agent code meanwhile goes to stderr — one debugging
+    print broke every `jq` reading the stream; without, it goes to stdout through a stand-in that
+    eval code may close or replace without touching the command's stream (`_Kept`). Output a
+    child process writes to the inherited file descriptor is not redirected."""
     real = sys.stdout
-    if not active:
-        yield real
-        return
-    sys.stdout = _ToStderr(real)
+    sys.stdout = _ToStderr(real) if active else _Kept(real)
     try:
         yield real
     finally:

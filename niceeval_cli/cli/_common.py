@@ -209,11 +209,12 @@ EvalFilter = Annotated[Names, typer.Option(
     "--eval", metavar="PREFIX", help="Only evals whose id starts with PREFIX (repeatable).", rich_help_panel=_SELECT)]
 
 
-def _console(stderr: bool = False) -> Any:
+def _console(stderr: bool = False, file: Any = None) -> Any:
+    """`file`: a stream the console keeps (else it writes to whatever sys.stdout is at the time)."""
     from ..reports import console
 
     no_color = bool(os.environ.get("NO_COLOR"))
-    return console(stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True)
+    return console(stderr=stderr, file=file, no_color=no_color, highlight=False, soft_wrap=True)
 
 
 

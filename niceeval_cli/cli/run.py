@@ -106,7 +106,7 @@ def run(
             group=group, executor=executor, ray_address=ray_address, retry_lost=retry_lost,
             until_decided=until_decided, max_attempts=max_attempts,
         )
-        console = _console()
+        console = _console(file=out)  # the real stdout, whatever eval code does to sys.stdout
         if dry:
             from ..app.dry import plan_run
 

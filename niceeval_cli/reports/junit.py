@@ -259,14 +259,15 @@ def write_tree(tree: ET.ElementTree, path: Path | str) -> Path:
     return write_output(path, lambda handle: tree.write(handle, encoding="utf-8", xml_declaration=True))
 
 
-def write_junit(sealed: SealedRun, path: Path | str) -> Path:
-    """Write the run's JUnit XML to `path` (through a symlink; atomically for a regular file)."""
+def write_junit(sealed: SealedRun, path: Path | str, shown: Path | str | None = None) -> Path:
+    """Write the run's JUnit XML to `path` (through a symlink; atomically for a regular file);
+    an error names it as `shown` (the path as the user wrote it)."""
     target = Path(path)
     try:
         write_tree(build(sealed), target)
     except OSError as error:
         raise UsageError(
-            f"--junit {target}: could not write the JUnit XML ({error.strerror or error}); "
+            f"--junit {shown or target}: could not write the JUnit XML ({error.strerror or error}); "
             f"the results are sealed in run {sealed.run.id}"
         ) from error
     return target
@@ -274,11 +275,13 @@ def write_junit(sealed: SealedRun, path: Path | str) -> Path:
 
 class JunitFile:
     """`run --junit FILE`: a listener of the run's relay that hears only `reported`, and writes the
-    file once the app has read the run back."""
+    file once the app has read the run back. A relative path is the working directory's when
+    the run starts: eval code that changes directory (`os.chdir`) does not move the report."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.shown = path
+        self.path = path.absolute()
 
     def reported(self, report: RunReport) -> None:
         if report.sealed is not None:
-            write_junit(report.sealed, self.path)
+            write_junit(report.sealed, self.path, self.shown)
