@@ -125,7 +125,12 @@ def query(
         _alpha, level = stats_settings(store, config, confidence=confidence)
     elif confidence is not None:
         raise UsageError(f"--confidence applies to `query units` and `query experiments`, not to `query {target}`.")
+    capped = fmt == "table" and limit is None  # one more row than shown tells that there are more
     rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
-                      eval_prefixes=eval_prefix or (), states=state or (), limit=limit, sql=sql,
-                      confidence=level, k=k)
-    formats.write_rows(sys.stdout, rows.columns, rows.rows, fmt, target=rows.target, tty=tty)
+                      eval_prefixes=eval_prefix or (), states=state or (),
+                      limit=formats.TABLE_ROWS + 1 if capped else limit, sql=sql, confidence=level, k=k)
+    shown = rows.rows[:formats.TABLE_ROWS] if capped else rows.rows
+    formats.write_rows(sys.stdout, rows.columns, shown, fmt, target=rows.target, tty=tty)
+    if len(shown) < len(rows.rows):
+        typer.echo(f"only the first {formats.TABLE_ROWS} rows are shown in a table; `--limit N` shows N, "
+                   "`--format ndjson` (or json, csv) every row")

@@ -217,3 +217,27 @@ def test_a_confidence_out_of_range_is_shown_a_confidence_as_example(ran: Project
     done = ran.cli("view", "--confidence", "2")
     assert done.returncode == 2
     assert "e.g. --confidence 0.95" in done.stderr, done.stderr
+
+
+MANY_CHECKS = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+def many(t):
+    for n in range(1005):
+        t.check(n, equals(n)).label(f"check {n}")
+"""
+
+
+def test_a_table_shows_its_first_thousand_rows_and_says_how_to_see_more(project: Project, made_once) -> None:
+    made_once.place(project, {"niceeval.toml": "[project]\n", "evals/many.py": MANY_CHECKS}, ("run",))
+    table = project.cli("query", "--format", "table")
+    assert table.returncode == 0, table.stderr
+    assert "1000 row(s)" in table.stdout and "check 999" in table.stdout and "check 1000" not in table.stdout
+    assert "only the first 1000 rows are shown in a table; `--limit N` shows N" in table.stdout
+    wider = project.cli("query", "--format", "table", "--limit", "1002")
+    assert "1002 row(s)" in wider.stdout and "only the first" not in wider.stdout
+    every = project.cli("query", "--format", "ndjson")
+    assert len(every.stdout.splitlines()) == 1005
