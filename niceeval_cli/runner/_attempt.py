@@ -191,6 +191,20 @@ def _told_to_stop(exc: BaseException) -> bool:
     return cancelling is None or cancelling() > 0
 
 
+def _config_json(config: Mapping[str, Any]) -> str:
+    """A match's configuration as stored: its canonical JSON (one config, one text), kept within
+    EVIDENCE_LIMIT like evidence. The expected value is part of it: `equals("x" * 10_000_000)`
+    stored 10 MB per attempt, and an int past Python's 4300-digit limit errored the attempt at
+    sealing ("the executor failed: ValueError") where the check itself had failed."""
+    try:
+        text = canonical_json(config)
+    except (ValueError, RecursionError, TypeError):
+        text = None
+    if text is not None and len(text) <= EVIDENCE_LIMIT:
+        return text
+    return safe_json(config, max_bytes=EVIDENCE_LIMIT)
+
+
 def _case_metadata(case: Case | None, metadata_json: str | None) -> Mapping[str, Any] | None:
     """`t.case_metadata`: the case's own mapping in process, its JSON copy on a remote worker."""
     if case is not None:
@@ -489,7 +503,7 @@ def _seal_results(
             reason=str(result.reason) if result.reason is not None else None,
             explanation=explanation,
             match_name=reg.match_name,
-            match_config=canonical_json(reg.match_config),
+            match_config=_config_json(reg.match_config),
             evidence=evidence,
             source_file=rel_file,
             source_line=reg.location.line,

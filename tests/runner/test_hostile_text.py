@@ -180,3 +180,28 @@ def test_the_summary_warns_when_usage_was_out_of_range(project):
     result = project.run()
     assert "warning: 1 token count outside the range a store can hold" in result.stdout, result.stdout
     assert project.query("runs")[0]["status"] == "finished"
+
+
+def test_a_huge_expected_value_is_stored_within_bounds_and_a_huge_int_never_breaks_sealing(project):
+    """The expected value is part of the stored match config: `equals("x" * 10_000_000)` stored
+    10 MB per attempt, and an int of 4400 digits (past Python's int-to-text limit) errored its
+    attempt at sealing as "the executor failed: ValueError"."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/big.py", """
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        def a_long_text(t):
+            t.check("y", equals("x" * 10_000_000))
+
+        @define_eval()
+        def b_huge_int(t):
+            t.check(7, equals(10**4400))
+    """)
+    assert project.run().exit_code == 1  # a definite failure (a), whatever else errored
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert attempts["big/a_long_text"]["state"] == "failed"
+    assert "executor" not in (attempts["big/b_huge_int"]["error"] or "")
+    sizes = project.sql("SELECT length(match_config) AS size FROM assertion_results")
+    assert sizes and max(row["size"] for row in sizes) <= 64 * 1024, sizes
