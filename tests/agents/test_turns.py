@@ -40,6 +40,8 @@ def test_events_given_as_a_list_become_a_tuple():
     lambda: Event("tool_call"),
     lambda: Usage(input_tokens=-1),
     lambda: Usage(cost_usd=float("nan")),
+    lambda: Usage(cost_usd=1e308),  # two of them overflowed the run's cost sum: `niceeval report` exited 4
+    lambda: Usage(cost_usd=10**400),  # was an OverflowError, not the clear error
 ])
 def test_invalid_records_are_rejected_with_a_clear_error(bad):
     with pytest.raises((TypeError, ValueError)):
