@@ -10,5 +10,5 @@ plans, runs, opens the store, writes files) and returns data (the records of `re
 - `listing.list_project`                        `niceeval list` (returns a `ProjectListing`)
 - `init.init_project`                           `niceeval init` (returns an `InitReport`)
 - `view.load_view`                              `niceeval view` (returns a `RunPage` or `AttemptDetail`)
-- `query.query_rows`                            `niceeval query` (returns `QueryRows`)
+- `query.query_rows`                            `niceeval query` (gives `QueryRows`, read while open)
 """

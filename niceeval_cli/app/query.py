@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,11 @@ from ..store import QUERY_TARGETS as TARGETS
 @dataclass(frozen=True)
 class QueryRows:
     columns: list[str]
-    rows: list[dict[str, Any]]
+    rows: Iterable[dict[str, Any]]  # a target's rows are read as they are iterated (`query_rows`)
     target: str | None  # None: the rows of a --sql statement
 
 
+@contextmanager
 def query_rows(
     path: Path,
     target: str,
@@ -30,7 +32,10 @@ def query_rows(
     sql: str | None = None,
     confidence: float = 0.95,
     k: int | None = None,
-) -> QueryRows:
+) -> Iterator[QueryRows]:
+    """The rows of `niceeval query`, while the store is open: a target's rows are read from it
+    as they are written out, so a reader that stops early (`| head`) stops the reading, and no
+    more than a chunk is held at once. (`units`, `experiments` and `--sql` are read whole.)"""
     from ..store import Store
 
     if target not in (*TARGETS, *STATS_TARGETS):
@@ -48,15 +53,17 @@ def query_rows(
         if target in STATS_TARGETS:
             _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
                                    eval_prefix=list(eval_prefixes) or None, columns=_STATS_COLUMNS)
-            return _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
+            yield _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
+            return
         if sql is not None:
             columns, tuples = db.sql(sql, limit)
-            return QueryRows(list(columns), [dict(zip(columns, t, strict=True)) for t in tuples], None)
-        columns, rows = db.query(
+            yield QueryRows(list(columns), [dict(zip(columns, t, strict=True)) for t in tuples], None)
+            return
+        columns, rows = db.query_stream(
             target, run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
             eval_prefix=list(eval_prefixes) or None, states=list(states) or None, limit=limit,
         )
-    return QueryRows(list(columns), [dict(r) for r in rows], target)
+        yield QueryRows(list(columns), rows, target)
 
 
 def _sql_takes_no_filter(**given: object) -> None:

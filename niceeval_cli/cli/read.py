@@ -1,8 +1,9 @@
 """`niceeval view` and `niceeval query`: sealed results read back."""
 
 import sys
+from collections.abc import Iterable
 from importlib import import_module
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -126,11 +127,15 @@ def query(
     elif confidence is not None:
         raise UsageError(f"--confidence applies to `query units` and `query experiments`, not to `query {target}`.")
     capped = fmt == "table" and limit is None  # one more row than shown tells that there are more
-    rows = query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
-                      eval_prefixes=eval_prefix or (), states=state or (),
-                      limit=formats.TABLE_ROWS + 1 if capped else limit, sql=sql, confidence=level, k=k)
-    shown = rows.rows[:formats.TABLE_ROWS] if capped else rows.rows
-    formats.write_rows(sys.stdout, rows.columns, shown, fmt, target=rows.target, tty=tty)
-    if len(shown) < len(rows.rows):
+    with query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
+                    eval_prefixes=eval_prefix or (), states=state or (),
+                    limit=formats.TABLE_ROWS + 1 if capped else limit, sql=sql, confidence=level, k=k) as rows:
+        shown: Iterable[dict[str, Any]] = rows.rows
+        more = False
+        if capped:  # a table is laid out whole anyway
+            every = list(rows.rows)
+            shown, more = every[:formats.TABLE_ROWS], len(every) > formats.TABLE_ROWS
+        formats.write_rows(sys.stdout, rows.columns, shown, fmt, target=rows.target, tty=tty)
+    if more:
         typer.echo(f"only the first {formats.TABLE_ROWS} rows are shown in a table; `--limit N` shows N, "
                    "`--format ndjson` (or json, csv) every row")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, cast
 
@@ -48,28 +48,33 @@ class FormatOptions:
 
 
 #: A format writes rows (dicts keyed by column) to a text stream. Registered in OUTPUT_FORMATS.
-Writer = Callable[[IO[str], Sequence[str], Sequence[Mapping[str, Any]], FormatOptions], None]
+Writer = Callable[[IO[str], Sequence[str], Iterable[Mapping[str, Any]], FormatOptions], None]
 
 
-def _json(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+def _json(out: IO[str], columns: Sequence[str], rows: Iterable[Mapping[str, Any]], opts: FormatOptions) -> None:
+    """One array, written a row at a time (what json.dumps of the whole list writes)."""
     decode = decoder(opts.target)
-    _write(out, json.dumps([decode(r) for r in rows], ensure_ascii=False) + "\n", opts.tty)
+    _write(out, "[", opts.tty)
+    for n, row in enumerate(rows):
+        _write(out, (", " if n else "") + json.dumps(decode(row), ensure_ascii=False), opts.tty)
+    _write(out, "]\n", opts.tty)
 
 
-def _ndjson(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+def _ndjson(out: IO[str], columns: Sequence[str], rows: Iterable[Mapping[str, Any]], opts: FormatOptions) -> None:
     decode = decoder(opts.target)
     for row in rows:
         _write(out, json.dumps(decode(row), ensure_ascii=False) + "\n", opts.tty)
 
 
-def _csv(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+def _csv(out: IO[str], columns: Sequence[str], rows: Iterable[Mapping[str, Any]], opts: FormatOptions) -> None:
     writer = csv.writer(_Visible(out) if opts.tty else out, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
 
 
-def _table(out: IO[str], columns: Sequence[str], rows: Sequence[Mapping[str, Any]], opts: FormatOptions) -> None:
+def _table(out: IO[str], columns: Sequence[str], rows: Iterable[Mapping[str, Any]], opts: FormatOptions) -> None:
+    rows = list(rows)
     from rich.table import Table
     from rich.text import Text
 
@@ -103,7 +108,7 @@ def names() -> tuple[str, ...]:
 def write_rows(
     out: IO[str],
     columns: Sequence[str],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     fmt: str,
     *,
     width: int | None = None,

@@ -353,6 +353,20 @@ class Store:
         return targets.query(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
                              states=states, limit=limit, columns=columns)
 
+    def query_stream(
+        self,
+        target: QueryTarget,
+        *,
+        run: str | None = None,
+        experiment: Names = None,
+        eval_prefix: Names = None,
+        states: Names = None,
+        limit: int | None = None,
+    ) -> tuple[list[str], Iterator[dict[str, Any]]]:
+        """As `query`, the rows read as they are consumed while this store is open (targets.py)."""
+        return targets.query_stream(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
+                                    states=states, limit=limit)
+
     def sql(self, statement: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection (its
         first `limit` rows)."""

@@ -10,7 +10,8 @@ prefix, or every run (`--run all`), and refuse an `--experiment` the runs read d
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from .._selectors import selects_any_experiment
@@ -49,10 +50,30 @@ def query(
 
     `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
     """
+    names, rows = query_stream(db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
+                               states=states, limit=limit, columns=columns)
+    return names, list(rows)
+
+
+def query_stream(
+    db: Db,
+    target: QueryTarget,
+    *,
+    run: str | None = None,
+    experiment: Names = None,
+    eval_prefix: Names = None,
+    states: Names = None,
+    limit: int | None = None,
+    columns: Sequence[str] | None = None,
+) -> tuple[list[str], Iterator[dict[str, Any]]]:
+    """As `query`, the rows read as they are consumed, a chunk at a time, while `db` stays open:
+    `niceeval query | head` stops reading when its reader does, and a million rows are never held
+    at once (they were: 1.2 GB for 400 000 results before the first line was written)."""
     if target == "runs":
         if eval_prefix:
             raise StoreError("--eval does not apply to `query runs`.")
-        return _query_runs(db, run, experiment=experiment, states=states, limit=limit)
+        names, run_rows = _query_runs(db, run, experiment=experiment, states=states, limit=limit)
+        return names, iter(run_rows)
     if target not in QUERY_TARGETS:
         raise StoreError(f"Unknown query target {target!r}; choose {', '.join(QUERY_TARGETS)}.")
     ref = None if run == ALL_RUNS else references.resolve_ref(db, run)[1]
@@ -75,8 +96,21 @@ def query(
         )
     with translated(db.path, f"Querying {target}"):
         cursor = db.conn.execute(sql, params)
-        columns = [d[0] for d in cursor.description]
-        return columns, [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    names = [d[0] for d in cursor.description]
+    return names, _chunked(cursor, names, db, target)
+
+
+_CHUNK = 1000  # rows fetched at a time by `query_stream`
+
+
+def _chunked(cursor: sqlite3.Cursor, names: list[str], db: Db, target: str) -> Iterator[dict[str, Any]]:
+    while True:
+        with translated(db.path, f"Querying {target}"):
+            chunk = cursor.fetchmany(_CHUNK)
+        if not chunk:
+            return
+        for row in chunk:
+            yield dict(zip(names, row, strict=True))
 
 
 def _query_runs(

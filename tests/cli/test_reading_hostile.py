@@ -61,6 +61,8 @@ def run_ids(proj: Project) -> list[str]:
     ("query", "--format", "table"),
     ("query", "attempts", "--format", "table"),
     ("query", "--sql", "SELECT id FROM attempts", "--format", "table"),
+    ("query", "--run", "all", "--format", "json"),
+    ("query", "--run", "all", "--format", "ndjson"),
     ("view",),
     ("compare", "BASE", "NEW"),
     ("judge", "agreement"),
