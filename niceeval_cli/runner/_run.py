@@ -154,6 +154,7 @@ class _Dispatcher:
             ), ())
         finally:
             self.stop.inflight.discard(task)
+            self.stop.reclaim()  # eval code may have replaced the Ctrl-C / SIGTERM handlers
         judge_estimate = self._judge_estimate(slot, produced.attempt)
         if judge_estimate is not None:  # stored apart from the system under test's estimate
             produced = dataclasses.replace(

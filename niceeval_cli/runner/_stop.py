@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from typing import Any
 
@@ -15,6 +16,7 @@ class Stop:
         self.requested = False
         self.inflight: set[asyncio.Future[Any]] = set()
         self._installed: dict[signal.Signals, Any] = {}
+        self._ours: dict[signal.Signals, Any] = {}  # what getsignal says while ours is installed
 
     def __call__(self) -> None:
         self.requested = True
@@ -30,8 +32,19 @@ class Stop:
                     continue
                 loop.add_signal_handler(sig, self)
                 self._installed[sig] = previous
+                self._ours[sig] = signal.getsignal(sig)
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
                 pass
+
+    def reclaim(self) -> None:
+        """Install the handlers again where code the run ran replaced them: eval code runs in this
+        process, and one `signal.signal(SIGINT, SIG_IGN)` left Ctrl-C and SIGTERM without effect
+        for the rest of the run. Called as each attempt ends."""
+        for sig, ours in self._ours.items():
+            if signal.getsignal(sig) is not ours:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    asyncio.get_running_loop().add_signal_handler(sig, self)
+                    self._ours[sig] = signal.getsignal(sig)
 
     def uninstall(self) -> None:
         loop = asyncio.get_running_loop()
@@ -42,6 +55,7 @@ class Stop:
             if signal.getsignal(sig) == signal.SIG_DFL and previous not in (None, signal.SIG_DFL):
                 signal.signal(sig, previous)
         self._installed.clear()
+        self._ours.clear()
 
     async def settle(self) -> bool:
         """Let a signal that arrived during synchronous work reach its handler; True if one did."""

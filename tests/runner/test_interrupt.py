@@ -132,3 +132,44 @@ def test_interrupt_exits_promptly_while_a_sync_adapter_blocks(project):
             proc.communicate()
     assert proc.returncode == 130
     assert waited < 2.0
+
+
+IGNORING_EVALS = """
+import asyncio, signal
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+@define_eval()
+def a_ignores_signals(t):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    t.check(1, equals(1))
+
+@define_eval()
+async def b_slow(t):
+    await asyncio.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_eval_code_that_ignores_the_signals_does_not_take_ctrl_c_away_from_the_run(project, sig):
+    """Eval code runs in the `niceeval` process: one `signal.signal(SIGINT, SIG_IGN)` left Ctrl-C
+    and SIGTERM without effect for the rest of the run (it ran on to its end)."""
+    project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
+    project.write("evals/work.py", IGNORING_EVALS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "niceeval_cli.cli", "run", "--json"], cwd=project.root,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        _read_events_until(proc, lambda events: any(
+            e["event"] == "attempt.started" and e["eval_id"] == "work/b_slow" for e in events))
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert (attempts["work/b_slow"]["state"], attempts["work/b_slow"]["reason"]) == ("errored", "interrupted")
