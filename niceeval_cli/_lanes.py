@@ -34,6 +34,7 @@ from typing import Any
 import h11
 
 from ._httpx import httpcore, httpx
+from ._redact import without_surrogates
 from ._wire import AsyncioBackend
 
 try:  # httpx decodes zstd when it is installed (`httpx[zstd]`), and so does `read_bounded`
@@ -446,11 +447,16 @@ class LaneClient:
                         timeout_s: float | None = None) -> httpx.Response:
         """POST `body` as JSON (encoded as httpx encodes `json=`) with `headers` over the client's
         own; the whole response read. `timeout_s`: this request's, else the client's."""
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            content = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (text decoded with surrogateescape) cannot be sent:
+            text = without_surrogates(text)  # it goes as U+FFFD, as the store keeps it
+            content, body = text.encode("utf-8"), json.loads(text)
         if self._client is not None:
             timeout = httpx.USE_CLIENT_DEFAULT if timeout_s is None else timeout_s
             return await self._through_client(
                 self._client.build_request("POST", url, json=body, headers=dict(headers), timeout=timeout))
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         lines = self._lines_for(url, headers)
         extensions = {"timeout": self._timeouts if timeout_s is None else timeouts(timeout_s)}
         if self._cookies:  # a server set some: httpx's own request building adds them

@@ -63,6 +63,11 @@ MAX_DEPTH = 64
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (what `redact` and the store do too)."""
+    return _SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
+
+
 def _has_surrogate(text: str) -> bool:
     """A lone surrogate is never ASCII: `isascii` answers for the usual text without the regex."""
     return not text.isascii() and _SURROGATE.search(text) is not None
@@ -261,8 +266,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """`text` with the `secrets` (in any encoding and letter case, see `_secret_pattern`, and as
     base64) and credential-looking values replaced by `[redacted]`, and lone surrogates by U+FFFD.
     The one redaction every writer of stored or printed text uses."""
-    if _has_surrogate(text):
-        text = _SURROGATE.sub("\ufffd", text)
+    text = without_surrogates(text)
     matcher = _find_matcher(secrets)
     low = text.lower()
     if matcher is not None and matcher.search_needed(low):

@@ -142,7 +142,7 @@ class JudgeService:
                                 secret_problem_text(settings.api_key_env, key_problem, what="judge key"), evidence)
         if extra.missing:  # the preflight refuses it first; used alone, each grade says so
             return _unavailable(UnavailableReason.JUDGE_KEY_UNRESOLVED, _missing_headers_text(extra), evidence)
-        size = len(canonical_json(value).encode("utf-8"))
+        size = len(canonical_json(value).encode("utf-8", "surrogatepass"))  # as its stored input counts it
         if size > match.max_material_bytes:
             return _unavailable(
                 UnavailableReason.MATERIAL_CAPACITY_EXCEEDED,

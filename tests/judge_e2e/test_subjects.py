@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.support.judge_e2e import line_of, user_message
+from tests.support.loopback import Reply
 
 CHAT_APP = """
 from niceeval_cli import Material, define_adapter
@@ -156,3 +157,23 @@ def test_max_concurrency_cannot_be_set_per_eval(judged):
     assert run.exit_code == 2
     assert "max_concurrency" in run.stderr
     assert judged.server.requests == []
+
+
+def test_an_output_holding_a_lone_surrogate_is_graded_with_it_shown_as_u_fffd(judged):
+    """Text decoded with `surrogateescape` (bytes an app could not decode) holds lone surrogates,
+    which UTF-8 cannot encode: the grading request was never built and the assertion read
+    `judge-evaluator-error` (blaming NiceEval). It is sent as U+FFFD, as the store keeps it."""
+    judged.setup('''
+        @define_eval(judge=True)
+        def gated(t):
+            qa = {"input": "q", "output": "Paris \\udcff here"}
+            t.check(qa, closed_qa("Names the capital?").at_least(1)).gate().label("capital")
+    ''')
+    judged.server.default = Reply.tool("Y", "meets it")
+
+    run = judged.run()
+
+    row = judged.result("capital")
+    assert (row["state"], row["reason"]) == ("met", None), row
+    assert run.exit_code == 0
+    assert "Paris \ufffd here" in user_message(judged.grading[-1])
