@@ -7,6 +7,7 @@ import functools
 import inspect
 import json
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -149,12 +150,11 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
         # and a thread hop per attempt would cost more than most tests. Slow I/O belongs in the
         # adapter (plain adapter functions do run in worker threads) or in an `async def` test.
         if spec.case_id is None:
-            result = definition.test(ctx)
+            result = _test_call(definition.test, ctx)
         else:  # the in-process executor hands the very value over; a remote worker its JSON
             value = live.case.value if live.case is not None else json.loads(spec.case_json or "null")
-            result = definition.test(ctx, value)
-        if inspect.isawaitable(result):
-            await result
+            result = _test_call(definition.test, ctx, value)
+        await result
         forgotten = ctx._never_awaited()
         if forgotten is not None:
             raise forgotten
@@ -175,6 +175,20 @@ async def _body(spec: SlotSpec, live: LiveHandles, progress: _Progress, adapter_
     pending = [r.pending for r in ctx._registrations if r.pending is not None and not r.pending.done()]
     if pending:  # an attempt seals when all its measurements settle (judge time counts)
         await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def _test_call(test: Any, *args: Any) -> None:
+    """Call the test (and await it when it is `async def`), then give the interpreter back the
+    recursion limit it had: `sys.setrecursionlimit(40)` in eval code left NiceEval's own code
+    unable to describe the attempt, and the run ended with an internal error (exit 4)."""
+    limit = sys.getrecursionlimit()
+    try:
+        result = test(*args)
+        if inspect.isawaitable(result):
+            await result
+    finally:
+        if sys.getrecursionlimit() != limit:
+            sys.setrecursionlimit(limit)
 
 
 def _told_to_stop(exc: BaseException) -> bool:

@@ -53,3 +53,32 @@ def test_a_relative_junit_path_is_where_the_run_started_though_eval_code_changed
     assert run.returncode == 1, run.stdout + run.stderr
     assert (proj.root / "report.xml").is_file()
     assert not os.listdir(elsewhere)
+
+
+def test_a_recursion_limit_set_by_the_test_is_given_back_when_it_returns(tmp_path: Path) -> None:
+    """`sys.setrecursionlimit(40)` in a test left NiceEval's own code unable to describe the
+    attempt: the run ended with an internal error (exit 4) and sealed nothing after it."""
+    proj = Project(tmp_path / "proj")
+    proj.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
+    proj.write("evals/ex.py", """
+import sys
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+@define_eval
+def a_lowers_the_limit(t):
+    sys.setrecursionlimit(40)
+    t.check({"a": [1, {"b": 2}]}, equals({"a": [1, {"b": 3}]}))
+
+@define_eval
+def b_sees_the_limit(t):
+    t.check(sys.getrecursionlimit() > 100, equals(True))
+    t.check(1, equals(2))
+""")
+    run = proj.run(timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    states = {r["eval_id"]: r["state"] for r in proj.sql("SELECT eval_id, state FROM attempts")}
+    assert states == {"ex/a_lowers_the_limit": "errored", "ex/b_sees_the_limit": "failed"}
+    [matched] = proj.sql("SELECT state FROM assertion_results WHERE ordinal = 0 AND attempt_id = "
+                         "(SELECT id FROM attempts WHERE eval_id = 'ex/b_sees_the_limit')")
+    assert matched["state"] == "matched"
