@@ -152,6 +152,9 @@ class _Visible:
     def write(self, text: str) -> int:
         return self.out.write(_shown(text))
 
+    def flush(self) -> None:
+        self.out.flush()
+
 
 def _cell(value: Any) -> str:
     if value is None:

@@ -16,6 +16,7 @@ from .._states import PlanReason
 from ._safe import visible
 from ._tally import attempt_word, tally
 from .data import RunReport
+from .formats import terminal_stream
 from .json_columns import decoded
 from .terminal import emit as out
 from .terminal.attempt import block_lines
@@ -64,7 +65,9 @@ class NdjsonEvents:
     """`--json`: one JSON object per line, each with "event" and "run_id"; JSON-text columns as values."""
 
     def __init__(self, out: IO[str]) -> None:
-        self.out = out
+        # On a terminal, control characters in eval ids, messages and errors are made visible
+        # (as every reader's JSON is, `formats.for_terminal`); to a pipe the lines are unchanged.
+        self.out = terminal_stream(out, _isatty(out))
 
     def _emit(self, event: str, run_id: str | None, **fields: Any) -> None:
         # A reader that went away (`niceeval run --json | head`) raises BrokenPipeError here: the
@@ -271,3 +274,10 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
     if note is not None:
         lines.append(line(note))
     out.emit(console, lines)  # one write when piped: a dataset's plan is 10 000 lines
+
+
+def _isatty(out: IO[str]) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # a stand-in without it, or a closed stream
+        return False

@@ -149,8 +149,8 @@ def hostile(project: Project, made_once) -> Project:
     return project
 
 
-def on_a_tty(proj: Project, *args: str) -> str:
-    """What `niceeval ARGS` writes to a real terminal (a pty)."""
+def on_a_tty(proj: Project, *args: str, returncode: int = 0) -> str:
+    """What `niceeval ARGS` writes to a real terminal (a pty), exiting `returncode`."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([*NICEEVAL, *args], cwd=proj.root, env=base_env({"TERM": "xterm"}),
                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
@@ -168,7 +168,7 @@ def on_a_tty(proj: Project, *args: str) -> str:
     finally:
         proc.wait(timeout=60)
         os.close(master)
-    assert proc.returncode == 0, b"".join(chunks)
+    assert proc.returncode == returncode, b"".join(chunks)
     return b"".join(chunks).decode("utf-8", "replace")
 
 
@@ -185,6 +185,15 @@ def test_json_on_a_terminal_makes_control_characters_visible(hostile: Project, a
     for raw in RAW_FORMS:
         assert raw not in out, (args, repr(raw))
     piped = hostile.cli(*args)  # to a pipe the stored text is unchanged
+    assert any(HOSTILE in text for line in piped.stdout.splitlines() for text in strings(json.loads(line)))
+
+
+def test_run_json_on_a_terminal_makes_control_characters_visible(hostile: Project) -> None:
+    out = on_a_tty(hostile, "run", "--json", "--rerun-all", returncode=1)
+    assert "\\u202e" in out, out[:400]
+    for raw in RAW_FORMS:
+        assert raw not in out, repr(raw)
+    piped = hostile.cli("run", "--json", "--rerun-all")  # to a pipe the events carry the text unchanged
     assert any(HOSTILE in text for line in piped.stdout.splitlines() for text in strings(json.loads(line)))
 
 
