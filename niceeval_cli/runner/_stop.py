@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
+from types import FrameType
 from typing import Any
+
+from .._interrupt import INTERRUPTED, MESSAGE
 
 
 class Stop:
@@ -17,8 +21,10 @@ class Stop:
         self.inflight: set[asyncio.Future[Any]] = set()
         self._installed: dict[signal.Signals, Any] = {}
         self._ours: dict[signal.Signals, Any] = {}  # what getsignal says while ours is installed
+        self._unheard = False  # a signal arrived that the loop has not handed to `__call__` yet
 
     def __call__(self) -> None:
+        self._unheard = False
         self.requested = True
         for task in list(self.inflight):
             task.cancel()
@@ -30,9 +36,8 @@ class Stop:
                 previous = signal.getsignal(sig)
                 if previous == signal.SIG_IGN:  # started with it ignored (a script's background job)
                     continue
-                loop.add_signal_handler(sig, self)
+                self._take(loop, sig)
                 self._installed[sig] = previous
-                self._ours[sig] = signal.getsignal(sig)
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - non-main thread
                 pass
 
@@ -41,10 +46,28 @@ class Stop:
         process, and one `signal.signal(SIGINT, SIG_IGN)` left Ctrl-C and SIGTERM without effect
         for the rest of the run. Called as each attempt ends."""
         for sig, ours in self._ours.items():
-            if signal.getsignal(sig) is not ours:
+            if signal.getsignal(sig) != ours:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    asyncio.get_running_loop().add_signal_handler(sig, self)
-                    self._ours[sig] = signal.getsignal(sig)
+                    self._take(asyncio.get_running_loop(), sig)
+
+    def _take(self, loop: asyncio.AbstractEventLoop, sig: signal.Signals) -> None:
+        """asyncio's handler (the loop calls `self` when it reads the signal), behind a Python
+        one that notes the signal first: the C handler wakes the loop whatever Python handler is
+        set, so asyncio's goes on working."""
+        loop.add_signal_handler(sig, self)
+        signal.signal(sig, self._noted)
+        self._ours[sig] = self._noted
+
+    def _noted(self, signum: int, frame: FrameType | None) -> None:
+        """A second signal while the loop has not yet taken the first: the loop is held by code
+        that does not return (a plain `def` test spinning in `while True`, which no timeout can
+        cut off), and nothing else would end the process. It ends now, status 130, as a second
+        Ctrl-C does once a command is done; what was sealed is kept."""
+        if self._unheard:
+            with contextlib.suppress(OSError):
+                os.write(2, f"{MESSAGE}\n".encode())
+            os._exit(INTERRUPTED)
+        self._unheard = True
 
     def uninstall(self) -> None:
         loop = asyncio.get_running_loop()

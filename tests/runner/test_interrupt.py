@@ -173,3 +173,39 @@ def test_eval_code_that_ignores_the_signals_does_not_take_ctrl_c_away_from_the_r
     assert proc.returncode == 130, stderr
     attempts = {a["eval_id"]: a for a in project.attempts()}
     assert (attempts["work/b_slow"]["state"], attempts["work/b_slow"]["reason"]) == ("errored", "interrupted")
+
+
+SPINNING_EVALS = """
+from niceeval_cli import define_eval
+
+@define_eval(timeout_ms=500)
+def spins(t):
+    while True:
+        pass
+"""
+
+
+def test_a_second_signal_ends_a_run_held_by_a_test_that_never_returns(project):
+    """A plain `def` test spinning in `while True` holds the event loop: no timeout can cut it
+    off and the run never got to its Ctrl-C handler, so neither Ctrl-C nor SIGTERM — however
+    often — ended the process; only SIGKILL did."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("evals/work.py", SPINNING_EVALS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "niceeval_cli", "run", "--json"], cwd=project.root,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        _read_events_until(proc, lambda events: any(e["event"] == "attempt.started" for e in events))
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert proc.poll() is None  # one signal: the loop is asked to stop, and cannot yet
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    assert "niceeval: interrupted; results sealed before this point are kept." in stderr
