@@ -2,7 +2,7 @@
 chunked body forever — `flood` (1 MiB chunks as fast as the client reads) or `trickle` (one byte
 every 0.2 s, so no read ever waits long enough to time out) — or, `linger`, a whole chat
 completion after which the server keeps sending junk on the kept-alive connection, or, `crumbs`,
-a chat completion of 2 MB sent in 1-byte chunks. What a broken endpoint or a hostile one does; a
+a chat completion of 500 KB sent in 1-byte chunks. What a broken endpoint or a hostile one does; a
 connection ends only when the client closes it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Literal
 Mode = Literal["flood", "trickle", "linger", "crumbs"]
 
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-_CRUMBS_BODY = b'{"choices": [{"message": {"role": "assistant", "content": "hi' + b"x" * 2_000_000 + b'"}}]}'
+_CRUMBS_BODY = b'{"choices": [{"message": {"role": "assistant", "content": "hi' + b"x" * 500_000 + b'"}}]}'
 _CRUMBS = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
            + b"".join(b"1\r\n%c\r\n" % byte for byte in _CRUMBS_BODY) + b"0\r\n\r\n")
 
