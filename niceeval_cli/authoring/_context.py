@@ -365,7 +365,7 @@ class TestContext(SandboxMember):
                 turn = await capture.finish(turn, self._adapter.observes)
         except (AuthoringError, asyncio.CancelledError):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt too: the adapter's error, as in `create`
             raise AdapterFailure(exception_text(exc)) from exc
         return self._record(session, turn, started)
 

@@ -226,6 +226,31 @@ def test_exception_in_send_is_adapter_error_and_keeps_earlier_results(run_one):
     assert sealed.by_label("mismatch before the turn")["state"] == "mismatched"
 
 
+@pytest.mark.parametrize("raised", ["SystemExit(3)", "KeyboardInterrupt()", "GeneratorExit()"])
+def test_a_base_exception_in_send_is_adapter_error_as_in_create(run_one, raised):
+    """docs/authoring.md: an exception raised by `create` or `send` is `adapter-error`; one that is
+    not an `Exception` left `send` unwrapped and read `exception`."""
+    sealed = run_one(
+        """
+        from flaky_app import adapter
+
+        @adapter.define_eval()
+        async def flaky(t):
+            await t.send("hello")
+        """,
+        files={"flaky_app.py": f"""
+            from niceeval_cli import define_adapter
+
+            async def send(ctx, message, **options):
+                raise {raised}
+
+            adapter = define_adapter(name="flaky", send=send)
+        """},
+    )
+    assert (sealed.attempt["state"], sealed.attempt["reason"]) == ("errored", "adapter-error")
+    assert raised.split("(")[0] in sealed.attempt["error"]
+
+
 def test_fact_unavailable_inside_a_match_makes_the_assertion_unavailable(run_one):
     sealed = run_one(
         """
