@@ -116,7 +116,12 @@ def _json_value(value: Any) -> Any:
 
 
 def _nanos(value: Any) -> int:
-    return int(value) if value not in (None, "") else 0
+    """A time in nanoseconds: OTLP's is a fixed64, so one outside it is refused here rather than
+    failing (as an overflow blamed on the adapter) when the turn reads its spans."""
+    nanos = int(value) if value not in (None, "") else 0
+    if not 0 <= nanos < 2**64:
+        raise BadRequest(f"a span time of {str(value)[:40]!r} ns is not a 64-bit unsigned number")
+    return nanos
 
 
 def decode_json(body: bytes) -> list[SpanData]:

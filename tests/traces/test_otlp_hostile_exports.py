@@ -1,0 +1,79 @@
+"""Hostile or broken OTLP exporters during a real `niceeval run`: the run goes on, the exporter
+is told why its request was refused, and a turn whose trace could not be read is `unavailable`.
+
+The agent is a real `command`-adapter subprocess posting its export to the run's receiver with
+the turn's `TRACEPARENT`; the answer it got is written to a file the test reads."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import Project
+
+pytest.importorskip("opentelemetry.proto")
+
+AGENT = """
+import json, os, sys, urllib.error, urllib.request
+
+message = sys.stdin.read()
+_, trace_id, parent_id, _ = os.environ["TRACEPARENT"].split("-")
+root = {"traceId": trace_id, "spanId": "1" * 16, "parentSpanId": parent_id, "name": "invoke_agent",
+        "startTimeUnixNano": "1000000000", "endTimeUnixNano": "2000000000"}
+tool = {"traceId": trace_id, "spanId": "2" * 16, "parentSpanId": "1" * 16, "name": "execute_tool lookup",
+        "startTimeUnixNano": os.environ["TOOL_START"], "endTimeUnixNano": "1200000000",
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                       {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}}]}
+body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [root, tool]}]}]}).encode()
+request = urllib.request.Request(os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces", data=body,
+                                 headers={"Content-Type": "application/json"})
+try:
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        said = [answer.status, answer.read().decode()]
+except urllib.error.HTTPError as error:
+    said = [error.code, error.read().decode()]
+with open(os.environ["ANSWER"], "w") as out:
+    json.dump(said, out)
+print("done " + message)
+"""
+
+EVAL = """
+from niceeval_cli import define_eval
+
+
+@define_eval(cases=["a"])
+async def lookup(t, case):
+    turn = await t.send(case)
+    turn.called_tool("lookup").label("looked up")
+    turn.not_called_tool("delete").label("never deleted")
+"""
+
+
+def _run(project: Project, tmp_path: Path, tool_start: str) -> tuple[list, list[dict]]:
+    project.write("agent.py", AGENT)
+    project.write("evals/lookup.py", EVAL)
+    project.write("niceeval.toml", '[project]\n[experiments.x]\nadapter = "command"\ntraces = "otlp"\n'
+                  f'trace_flush_ms = 300\n[experiments.x.options]\nargv = {json.dumps([sys.executable, "agent.py"])}\n')
+    answer = tmp_path / "answer.json"
+    result = project.run(env={"ANSWER": str(answer), "TOOL_START": tool_start})
+    assert result.returncode in (0, 1, 5), result.stdout + result.stderr
+    rows = project.sql("SELECT label, state, reason FROM assertion_results ORDER BY label")
+    return json.loads(answer.read_text()), rows
+
+
+def test_a_span_time_past_64_bits_is_refused_and_the_turn_reads_unavailable(project: Project, tmp_path: Path) -> None:
+    """Before, the span was accepted and reading it when the turn ended overflowed: the attempt
+    errored as `adapter-error` ("OverflowError: int too large to convert to float")."""
+    said, rows = _run(project, tmp_path, "1" + "0" * 400)
+    assert said[0] == 400 and "not a 64-bit unsigned number" in said[1]
+    assert [(r["label"], r["state"], r["reason"]) for r in rows] == [
+        ("looked up", "unavailable", "trace-incomplete"), ("never deleted", "unavailable", "trace-incomplete")]
+
+
+def test_an_honest_export_still_decides_the_tool_assertions(project: Project, tmp_path: Path) -> None:
+    said, rows = _run(project, tmp_path, "1100000000")
+    assert said == [200, "{}"]
+    assert [(r["label"], r["state"]) for r in rows] == [("looked up", "matched"), ("never deleted", "matched")]
