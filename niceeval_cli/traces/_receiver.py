@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Sequence
@@ -43,7 +44,7 @@ class Receiver:
         class Handler(_Handler):
             owner = receiver
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
@@ -75,6 +76,15 @@ class Receiver:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """An exporter that hangs up mid-request (killed by the attempt's timeout, or hostile) is
+        its own business: the standard server printed a traceback over the run's output."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 #: zlib's window bits for the encodings an exporter may send: gzip, and deflate as zlib data.

@@ -77,3 +77,32 @@ def test_an_honest_export_still_decides_the_tool_assertions(project: Project, tm
     said, rows = _run(project, tmp_path, "1100000000")
     assert said == [200, "{}"]
     assert [(r["label"], r["state"]) for r in rows] == [("looked up", "matched"), ("never deleted", "matched")]
+
+
+CUT_THEN_EXPORT = """
+import os, socket, struct, subprocess, sys
+
+host, port = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].removeprefix("http://").split(":")
+for _ in range(3):  # hang up (a reset) in the middle of the body, as an exporter killed mid-export does
+    cut = socket.create_connection((host, int(port)))
+    cut.sendall(b"POST /v1/traces HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 1000\\r\\n\\r\\nabc")
+    cut.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close sends a reset
+    cut.close()
+sys.exit(subprocess.run([sys.executable, "agent.py"], stdin=sys.stdin).returncode)
+"""
+
+
+def test_an_exporter_hanging_up_mid_request_prints_no_traceback(project: Project, tmp_path: Path) -> None:
+    """Before, each reset printed "Exception occurred during processing of request" and a
+    ConnectionResetError traceback over the run's output."""
+    project.write("agent.py", AGENT)
+    project.write("cut.py", CUT_THEN_EXPORT)
+    project.write("evals/lookup.py", EVAL)
+    argv = json.dumps([sys.executable, "cut.py"])
+    project.write("niceeval.toml", '[project]\n[experiments.x]\nadapter = "command"\ntraces = "otlp"\n'
+                  f'trace_flush_ms = 300\n[experiments.x.options]\nargv = {argv}\n')
+    answer = tmp_path / "answer.json"
+    result = project.run(env={"ANSWER": str(answer), "TOOL_START": "1100000000"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr + result.stdout and "Exception occurred" not in result.stderr
+    assert json.loads(answer.read_text()) == [200, "{}"]
