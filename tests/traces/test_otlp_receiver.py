@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -196,5 +197,44 @@ async def test_a_turn_cancelled_while_waiting_for_its_spans_lets_go_of_its_trace
                                             {"Content-Type": "application/json"})
         assert status == 200
         assert live.unattributed == 1  # no turn owns it any more
+    finally:
+        live.close()
+
+
+def test_large_uploads_at_once_wait_for_room_and_stalled_ones_are_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bodies being read at once are bounded in bytes, whatever the number of connections:
+    one that finds no room within the wait is told to retry (503, Retry-After); a connection that
+    stalls mid-body is closed and gives its room back. Before, each connection read its body
+    whole with no bound (16 uploads of 60 MB took a run to 900 MB) and a stalled one was kept
+    forever."""
+    import socket
+
+    from niceeval_cli.traces import _receiver
+
+    monkeypatch.setattr(_receiver, "IN_FLIGHT", 1_000_000, raising=False)
+    monkeypatch.setattr(_receiver, "ROOM_WAIT_SECONDS", 0.2, raising=False)
+    monkeypatch.setattr(_receiver._Handler, "timeout", 1.0)
+    live = Receiver()
+    host, port = live.endpoint.removeprefix("http://").split(":")
+
+    def start_upload() -> socket.socket:
+        raw = socket.create_connection((host, int(port)), timeout=10)
+        raw.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Length: 600000\r\n\r\n" + b"\n" * 1000)
+        return raw
+
+    try:
+        holding = start_upload()  # holds 600 KB of the 1 MB room, then stalls
+        time.sleep(0.1)
+        second = start_upload()
+        answer = second.recv(4096)
+        second.close()
+        assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer, answer
+        assert holding.recv(4096) == b""  # the stalled upload is cut after the stall time
+        holding.close()
+        got: list = []
+        live.register(TRACE, got.extend)
+        assert _post(f"{live.endpoint}/v1/traces", _protobuf_body(), {"Content-Type": "application/x-protobuf"}) \
+            == (200, b"")
+        assert [span_data(s).name for s in got] == ["execute_tool lookup"]
     finally:
         live.close()
