@@ -108,10 +108,13 @@ COMMAND_EXIT_CODES: dict[str, dict[ExitCode, str]] = {
     },
     "compare": {
         _O: "compared (whatever changed), unless --fail-on says otherwise",
-        _F: "a pair is in a --fail-on class",
+        _F: "a pair is in a --fail-on class (significant-regression: a regression larger than the noise)",
         _U: "usage error: unknown or ambiguous run id, an experiment the run does not hold, a bad --format or "
             "--fail-on",
-        _I: _BUG, _X: _STORE_BUSY, _C: _STOPPED,
+        _I: _BUG,
+        _D: "--fail-on significant-regression and nothing significant, but a regression could not be told "
+            "from the noise (within noise or untestable): run more attempts",
+        _X: _STORE_BUSY, _C: _STOPPED,
     },
     "report": {
         _O: "written; its path is printed",
