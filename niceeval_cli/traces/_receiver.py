@@ -142,6 +142,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
+        if self.headers.get("Transfer-Encoding"):  # chunked: answering 200 would drop the body unread
+            self.close_connection = True
+            self._reply(411, b"send the export with a Content-Length: chunked bodies are not read", "text/plain")
+            return
         declared = (self.headers.get("Content-Length") or "0").strip()
         if not declared.isdigit():  # negative or not a number: `read(-1)` would read to the end of the stream
             self.close_connection = True

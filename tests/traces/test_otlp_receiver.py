@@ -238,3 +238,33 @@ def test_large_uploads_at_once_wait_for_room_and_stalled_ones_are_cut(monkeypatc
         assert [span_data(s).name for s in got] == ["execute_tool lookup"]
     finally:
         live.close()
+
+
+def _raw(endpoint: str, request: bytes) -> bytes:
+    """One request written by hand; the receiver's whole answer (it closes the connection)."""
+    import socket
+
+    host, port = endpoint.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(request)
+        answer = b""
+        while chunk := raw.recv(4096):
+            answer += chunk
+    return answer
+
+
+def test_a_chunked_export_is_refused_not_acknowledged_unread() -> None:
+    """Before, a chunked body (no Content-Length) was answered 200 without reading it: the
+    exporter believed its spans delivered, and its chunks were then read as a bad request."""
+    live = Receiver()
+    got: list = []
+    live.register(TRACE, got.extend)
+    try:
+        body = _protobuf_body()
+        answer = _raw(live.endpoint, b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n" + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 411"), answer
+        assert answer.endswith(b"send the export with a Content-Length: chunked bodies are not read")
+        assert got == []
+    finally:
+        live.close()
