@@ -156,25 +156,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._reply(413, b"request too large", "text/plain")
             return
-        compressed = (self.headers.get("Content-Encoding") or "").lower() in _WBITS
+        encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+        if encoding != "identity" and encoding not in _WBITS:  # read as protobuf it was "Wire format was corrupt"
+            self.close_connection = True
+            self._reply(415, f"Content-Encoding {encoding[:40]!r} is not read: send gzip, deflate or none".encode(),
+                        "text/plain")
+            return
+        compressed = encoding in _WBITS
         room = length + MAX_BODY if compressed else length  # a compressed body may inflate to MAX_BODY
         if not self.owner.reserve(room):  # OTLP exporters retry a 503 after its Retry-After
             self.close_connection = True
             self._reply(503, b"too many large requests at once", "text/plain", retry_after="1")
             return
         try:
-            self._serve(path, length)
+            self._serve(path, length, encoding)
         finally:
             self.owner.release(room)
 
-    def _serve(self, path: str, length: int) -> None:
+    def _serve(self, path: str, length: int, encoding: str) -> None:
         body = self.rfile.read(length) if length else b""
         if path != "/v1/traces":
             self._reply(404, b"only /v1/traces is served", "text/plain")
             return
         is_json = "json" in (self.headers.get("Content-Type") or "").lower()
         try:
-            encoding = (self.headers.get("Content-Encoding") or "").lower()
             if encoding in _WBITS:
                 inflated = _inflated(body, _WBITS[encoding])
                 if inflated is None:

@@ -268,3 +268,18 @@ def test_a_chunked_export_is_refused_not_acknowledged_unread() -> None:
         assert got == []
     finally:
         live.close()
+
+
+def test_an_export_in_an_encoding_the_receiver_cannot_read_is_told_so() -> None:
+    """Before, a zstd or brotli body was parsed as it came and refused as "Wire format was
+    corrupt", pointing the user at their spans rather than at the exporter's compression."""
+    live = Receiver()
+    try:
+        status, said = _post(f"{live.endpoint}/v1/traces", b"(\xb5/\xfd compressed",
+                             {"Content-Type": "application/x-protobuf", "Content-Encoding": "zstd"})
+        assert (status, said) == (415, b"Content-Encoding 'zstd' is not read: send gzip, deflate or none")
+        status, _ = _post(f"{live.endpoint}/v1/traces", _protobuf_body(),
+                          {"Content-Type": "application/x-protobuf", "Content-Encoding": "identity"})
+        assert status == 200
+    finally:
+        live.close()
