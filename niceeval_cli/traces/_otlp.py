@@ -7,7 +7,9 @@ the current OpenTelemetry context (a remote parent), so the spans it starts join
 
 Complete (tool calls observed) when, within `trace_flush_ms` after the send returned, a root span
 of the trace arrived (its parent is the traceparent's span, or none), every arrived span's parent
-arrived too (a missing parent is a lost span), and none was dropped (over `MAX_SPANS`).
+arrived too (a missing parent is a lost span), none was dropped (over `MAX_SPANS`), and the
+receiver refused no trace export request meanwhile (it cannot tell whose spans a refused one held:
+a lost tool span under a root that arrived would otherwise pass `not_called_tool`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class OtlpCapture:
         self._spans = _Spans()
         self._token: Token[TurnTrace | None] | None = None
         self._otel_token: object | None = None
+        self._refused_before = receiver.refused
         receiver.register(self.trace.trace_id, self._spans.add)
 
     def __enter__(self) -> OtlpCapture:
@@ -110,6 +113,10 @@ class OtlpCapture:
             self._receiver.unregister(trace_id)
         if problem is not None and not dropped:
             problem = f"{problem} within trace_flush_ms={self._flush_ms} after the turn"
+        refused = self._receiver.refused - self._refused_before
+        if problem is None and refused:
+            problem = (f"the receiver refused {refused} trace export request(s) while the turn ran "
+                       "(their spans may be the turn's)")
         if len(spans) > 200:  # reading thousands of spans' attributes takes a while: off the event loop
             read = await asyncio.to_thread(_read_all, spans)
         else:

@@ -42,6 +42,9 @@ class Receiver:
         self._sinks: dict[str, Callable[[list[Received]], None]] = {}
         self.unattributed = 0
         self.received = 0
+        #: trace export requests refused or cut off: whose spans they held cannot be known, so a
+        #: turn open meanwhile cannot call its trace complete (`OtlpCapture.finish`)
+        self.refused = 0
         self._in_flight = 0
         self._room = threading.Condition(self._lock)
         receiver = self
@@ -78,6 +81,10 @@ class Receiver:
         with self._room:
             self._in_flight -= size
             self._room.notify_all()
+
+    def note_refused(self) -> None:
+        with self._lock:
+            self.refused += 1
 
     def deliver(self, spans: Sequence[Received]) -> None:
         by_trace: dict[str, list[Received]] = {}
@@ -132,6 +139,8 @@ class _Handler(BaseHTTPRequestHandler):
         return None  # a receiver that prints would scribble over the run's progress
 
     def _reply(self, code: int, body: bytes, content_type: str, retry_after: str | None = None) -> None:
+        if code != 200 and self.path.split("?", 1)[0] == "/v1/traces":
+            self.owner.note_refused()
         self.send_response(code)
         if retry_after is not None:
             self.send_header("Retry-After", retry_after)
@@ -170,6 +179,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             self._serve(path, length, encoding)
+        except OSError:  # cut off mid-request (a reset, a stall): its spans are lost
+            if path == "/v1/traces":
+                self.owner.note_refused()
+            raise
         finally:
             self.owner.release(room)
 

@@ -103,6 +103,58 @@ def test_an_exporter_hanging_up_mid_request_prints_no_traceback(project: Project
                   f'trace_flush_ms = 300\n[experiments.x.options]\nargv = {argv}\n')
     answer = tmp_path / "answer.json"
     result = project.run(env={"ANSWER": str(answer), "TOOL_START": "1100000000"})
-    assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stderr + result.stdout and "Exception occurred" not in result.stderr
     assert json.loads(answer.read_text()) == [200, "{}"]
+    # the requests cut off may have held the turn's spans: its trace cannot read complete
+    assert result.returncode == 5, result.stdout + result.stderr
+    said = project.sql("SELECT input FROM events WHERE kind = 'trace'")[0]["input"]
+    assert "the receiver refused 3 trace export request(s) while the turn ran" in said
+
+
+SPLIT = """
+import json, os, subprocess, sys, urllib.error, urllib.request
+
+message = sys.stdin.read()
+_, trace_id, parent_id, _ = os.environ["TRACEPARENT"].split("-")
+
+
+def export(span):  # one request per span, as the SDK's SimpleSpanProcessor sends them
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
+    request = urllib.request.Request(os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces", data=body,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(request, timeout=10).status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+tool = {"traceId": trace_id, "spanId": "2" * 16, "parentSpanId": "1" * 16, "name": "execute_tool lookup",
+        "startTimeUnixNano": "-1", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}}]}
+root = {"traceId": trace_id, "spanId": "1" * 16, "parentSpanId": parent_id, "name": "invoke_agent",
+        "startTimeUnixNano": "1000000000", "endTimeUnixNano": "2000000000"}
+with open(os.environ["ANSWER"], "w") as out:
+    json.dump([export(tool), export(root)], out)
+print("done " + message)
+"""
+
+
+def test_a_refused_export_leaves_the_turns_trace_incomplete(project: Project, tmp_path: Path) -> None:
+    """The tool span's request is refused (400), the root span's accepted: every span that
+    arrived has its parent, so before the trace read complete — `called_tool("lookup")` failed
+    and `not_called_tool("delete")` matched, though the tool span that would decide them was lost."""
+    project.write("split.py", SPLIT)
+    project.write("evals/lookup.py", EVAL)
+    argv = json.dumps([sys.executable, "split.py"])
+    project.write("niceeval.toml", '[project]\n[experiments.x]\nadapter = "command"\ntraces = "otlp"\n'
+                  f'trace_flush_ms = 300\n[experiments.x.options]\nargv = {argv}\n')
+    answer = tmp_path / "answer.json"
+    result = project.run(env={"ANSWER": str(answer)})
+    assert json.loads(answer.read_text()) == [400, 200]
+    assert result.returncode == 5, result.stdout + result.stderr
+    rows = project.sql("SELECT label, state, reason FROM assertion_results ORDER BY label")
+    assert [(r["label"], r["state"], r["reason"]) for r in rows] == [
+        ("looked up", "unavailable", "trace-incomplete"), ("never deleted", "unavailable", "trace-incomplete")]
+    said = project.sql("SELECT input FROM events WHERE kind = 'trace'")[0]["input"]
+    assert "the receiver refused 1 trace export request(s) while the turn ran" in said
