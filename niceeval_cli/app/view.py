@@ -93,6 +93,7 @@ def _page(
     them and, when none is stored, decides the verdict (`Store.group_outcome`) while this
     connection reads the page and, when some are, the not-run slots (`Store.read_run(outcome=)`)."""
     experiments, prefixes = list(filters.experiments) or None, list(filters.eval_prefixes) or None
+    store.check_experiments(run_id, filters.experiments)
     whole_group = group and not (experiments or prefixes)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="niceeval-view") as pool:
         deciding = pool.submit(_group_outcome, store.path, run_id) if whole_group else None

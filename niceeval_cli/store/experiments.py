@@ -1,4 +1,4 @@
-"""`query --experiment X` where the runs read have no experiment X: an error naming where X is.
+"""A reader's `--experiment X` (`query`, `view`) where the runs read have no experiment X: an error naming where X is.
 
 An empty answer would read as "X ran and produced nothing"; a typo or the wrong run would pass a
 script's check silently. The runs' own `experiments` (the ids each run selected) decide.

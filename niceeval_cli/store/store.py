@@ -32,6 +32,7 @@ from .agreement import PairCounts, between_pairs, label_pairs
 from .connect import BUSY_TIMEOUT_MS, open_database
 from .db import Db
 from .errors import StoreError, translated
+from .experiments import check_experiments_present
 from .groups import GroupOutcome, RunRead
 from .heartbeat import Heartbeats
 from .history import EvalRef, LatestAttempt, latest_attempts
@@ -241,6 +242,12 @@ class Store:
         """The run ids an exact run or group id stands for: the run itself, or the group's
         member shard runs (newest first)."""
         return references.run_scope(self._db, ref_id)
+
+    def check_experiments(self, ref_id: str, selectors: Sequence[str]) -> None:
+        """StoreError (exit 2) for a reader's `--experiment` selector that selects no experiment of the
+        run or group `ref_id`: an empty page would read as "it ran and sealed nothing" (`query`'s rule)."""
+        with translated(self.path, "Reading the runs' experiments"):
+            check_experiments_present(self._db.conn, self.run_scope(ref_id), selectors, f"run {ref_id}")
 
     def group_outcome(self, group_id: str) -> GroupOutcome | None:
         """A group's members, outcome groups and the verdict decided from them (None when one is

@@ -90,3 +90,25 @@ def test_a_selector_that_selects_nothing_is_a_clear_error(proj: Project) -> None
     assert 'no experiment matches "models"' in bare.stderr and '"models/" selects the group' in bare.stderr
     assert "Traceback" not in bare.stderr
     assert not proj.store.exists() or proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"] == 0
+
+
+def test_view_with_an_experiment_the_run_does_not_have_is_an_error_as_query(proj: Project) -> None:
+    """docs/cli.md ("Selecting experiments"): a reader's `--experiment` the run read does not have
+    is an error. `view --experiment modles` printed "No attempts match these filters" and exited 0,
+    which reads as "that experiment ran and sealed nothing"."""
+    proj.write("niceeval.toml", CONFIG)
+    proj.write("evals/hello.py", EVAL)
+    assert proj.run("-e", "models/").returncode == 0
+
+    for selector in ("modles", "modelsz", "other/"):  # a typo, an experiment of another run, an empty group
+        typo = proj.cli("view", "--experiment", selector)
+        assert typo.returncode == 2, typo.stdout + typo.stderr
+        assert f"no experiment {selector!r}" in typo.stderr and "models/a, models/b" in typo.stderr, typo.stderr
+        assert "Traceback" not in typo.stderr and typo.stdout == ""
+        query = proj.cli("query", "--experiment", selector)
+        assert query.returncode == 2, query.stdout + query.stderr  # the same rule as query
+
+    both = proj.cli("view", "--experiment", "models/a", "--experiment", "modles")  # each selector must select
+    assert both.returncode == 2 and "'modles'" in both.stderr, both.stdout + both.stderr
+    fine = proj.cli("view", "--experiment", "models/a")
+    assert fine.returncode == 0 and "models/a" in fine.stdout, fine.stdout + fine.stderr
