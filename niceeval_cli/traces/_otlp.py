@@ -39,9 +39,16 @@ class _Spans:
         self.lock = threading.Lock()
         self.spans: list[Received] = []
         self.dropped = 0
+        self._ids: set[str] = set()
 
     def add(self, spans: list[Received]) -> None:
         with self.lock:
+            new: list[Received] = []
+            for span in spans:  # a span id names one span of the trace: a retried export sends it again
+                if span.span_id not in self._ids:
+                    self._ids.add(span.span_id)
+                    new.append(span)
+            spans = new
             room = MAX_SPANS - len(self.spans)
             self.spans.extend(spans[:max(room, 0)])
             self.dropped += max(len(spans) - max(room, 0), 0)

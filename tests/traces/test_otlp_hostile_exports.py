@@ -158,3 +158,45 @@ def test_a_refused_export_leaves_the_turns_trace_incomplete(project: Project, tm
         ("looked up", "unavailable", "trace-incomplete"), ("never deleted", "unavailable", "trace-incomplete")]
     said = project.sql("SELECT input FROM events WHERE kind = 'trace'")[0]["input"]
     assert "the receiver refused 1 trace export request(s) while the turn ran" in said
+
+
+RETRIED = """
+import json, os, sys, urllib.request
+
+message = sys.stdin.read()
+_, trace_id, parent_id, _ = os.environ["TRACEPARENT"].split("-")
+root = {"traceId": trace_id, "spanId": "1" * 16, "parentSpanId": parent_id, "name": "invoke_agent",
+        "startTimeUnixNano": "1000000000", "endTimeUnixNano": "2000000000"}
+tool = {"traceId": trace_id, "spanId": "2" * 16, "parentSpanId": "1" * 16, "name": "execute_tool lookup",
+        "startTimeUnixNano": "1100000000", "endTimeUnixNano": "1200000000", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "lookup"}}]}
+body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [root, tool]}]}]}).encode()
+for _ in range(2):  # an exporter retrying a request whose answer it did not see in time
+    request = urllib.request.Request(os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces", data=body,
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+print("done " + message)
+"""
+
+
+def test_a_span_exported_twice_is_one_tool_call(project: Project) -> None:
+    """A span id names one span of its trace: before, a retried export made every tool call in
+    it count twice, and `max_tool_calls(1)` failed for an agent that called one tool once."""
+    project.write("retried.py", RETRIED)
+    project.write("evals/once.py", """
+from niceeval_cli import define_eval
+
+
+@define_eval(cases=["a"])
+async def once(t, case):
+    turn = await t.send(case)
+    turn.max_tool_calls(1).label("one call")
+""")
+    argv = json.dumps([sys.executable, "retried.py"])
+    project.write("niceeval.toml", '[project]\n[experiments.x]\nadapter = "command"\ntraces = "otlp"\n'
+                  f'trace_flush_ms = 300\n[experiments.x.options]\nargv = {argv}\n')
+    result = project.run()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert project.sql("SELECT count(*) AS n FROM events WHERE kind = 'tool_call'")[0]["n"] == 1
+    assert project.sql("SELECT count(*) AS n FROM events WHERE kind = 'span'")[0]["n"] == 2
