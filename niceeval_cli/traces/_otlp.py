@@ -45,7 +45,9 @@ class _Spans:
         with self.lock:
             new: list[Received] = []
             for span in spans:  # a span id names one span of the trace: a retried export sends it again
-                if span.span_id not in self._ids:
+                if not span.span_id:  # no id to tell it by (not valid OTLP): kept, never merged with another
+                    new.append(span)
+                elif span.span_id not in self._ids:
                     self._ids.add(span.span_id)
                     new.append(span)
             spans = new

@@ -283,3 +283,19 @@ def test_an_export_in_an_encoding_the_receiver_cannot_read_is_told_so() -> None:
         assert status == 200
     finally:
         live.close()
+
+
+def test_spans_without_an_id_are_never_taken_for_one_another() -> None:
+    """Spans are kept once per span id (a retried export sends them again); spans with no id at
+    all must not collapse into one, or a second tool call would vanish."""
+    from niceeval_cli.traces._otlp import _Spans
+    from niceeval_cli.traces._spans import SpanData
+
+    collected = _Spans()
+    no_id = [SpanData(name=f"execute_tool t{i}", trace_id=TRACE, span_id="", parent_span_id=None,
+                      start_ns=1, end_ns=2) for i in range(2)]
+    with_id = SpanData(name="execute_tool lookup", trace_id=TRACE, span_id=SPAN, parent_span_id=None,
+                       start_ns=1, end_ns=2)
+    collected.add([*no_id, with_id])
+    collected.add([with_id])
+    assert [s.name for s in collected.spans] == ["execute_tool t0", "execute_tool t1", "execute_tool lookup"]
