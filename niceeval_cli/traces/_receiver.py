@@ -29,7 +29,7 @@ _EXPORTER_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "
                  "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
 Received = RawSpan | SpanData  # a protobuf span is read whole only when its turn finishes
 MAX_BODY = 64 * 1024 * 1024  # one export request; larger ones are refused (413)
-IN_FLIGHT = 4 * MAX_BODY  # request bytes read or decoded at once, whatever the number of connections
+IN_FLIGHT = 2 * MAX_BODY  # request bytes read or decoded at once (≥ a compressed request's 2 * MAX_BODY)
 ROOM_WAIT_SECONDS = 5  # how long a request waits for room among IN_FLIGHT before a 503
 STALL_SECONDS = 30  # a connection silent this long (mid-body, or idle between requests) is closed
 
@@ -70,7 +70,7 @@ class Receiver:
     def reserve(self, size: int) -> bool:
         """Room for one request's body, waiting a little for it (False: none came). A thread per
         connection reads and decodes each body whole, so without this many large uploads at once
-        held the sum of their sizes in memory (16 of 60 MB took a run to 900 MB)."""
+        held the sum of their sizes in memory, and a decoded body is 15 to 30 times its size."""
         with self._room:
             if not self._room.wait_for(lambda: self._in_flight + size <= IN_FLIGHT, ROOM_WAIT_SECONDS):
                 return False
