@@ -51,7 +51,7 @@ def query_rows(
         _sql_takes_no_filter(run=run, experiments=experiments, eval_prefixes=eval_prefixes, states=states)
     with Store.open(path, readonly=True) as db:
         if target in STATS_TARGETS:
-            _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,  # type: ignore[arg-type]
+            _, attempts = db.query("attempts", run=run, experiment=list(experiments) or None,
                                    eval_prefix=list(eval_prefixes) or None, columns=_STATS_COLUMNS)
             yield _stats_rows(target, attempts, confidence=confidence, k=k, limit=limit)
             return

@@ -341,24 +341,10 @@ class Store:
 
     # ── rows for output formats ──────────────────────────────────────────────────────────
 
-    def query(
-        self,
-        target: QueryTarget,
-        *,
-        run: str | None = None,
-        experiment: Names = None,
-        eval_prefix: Names = None,
-        states: Names = None,
-        limit: int | None = None,
-        columns: Sequence[str] | None = None,
-    ) -> tuple[list[str], list[dict[str, Any]]]:
-        """Column names and rows for `niceeval query`, in the documented order (targets.py).
-
-        `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
-        `columns`: for `attempts`, only these of its columns (those the store has).
-        """
-        return targets.query(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
-                             states=states, limit=limit, columns=columns)
+    def query(self, target: QueryTarget, **filters: Any) -> tuple[list[str], list[dict[str, Any]]]:
+        """`query_stream`'s column names and rows, the rows read whole (its filters)."""
+        names, rows = self.query_stream(target, **filters)
+        return names, list(rows)
 
     def query_stream(
         self,
@@ -369,10 +355,16 @@ class Store:
         eval_prefix: Names = None,
         states: Names = None,
         limit: int | None = None,
+        columns: Sequence[str] | None = None,
     ) -> tuple[list[str], Iterator[dict[str, Any]]]:
-        """As `query`, the rows read as they are consumed while this store is open (targets.py)."""
+        """Column names and rows for `niceeval query`, in the documented order (targets.py), the
+        rows read as they are consumed while this store is open.
+
+        `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
+        `columns`: for `attempts`, only these of its columns (those the store has).
+        """
         return targets.query_stream(self._db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
-                                    states=states, limit=limit)
+                                    states=states, limit=limit, columns=columns)
 
     def sql(self, statement: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run a user's read-only SELECT/WITH statement on a separate read-only connection (its

@@ -35,26 +35,6 @@ QUERY_TARGETS: tuple[str, ...] = ("runs", "attempts", "assertions", "turns", "ev
 ALL_RUNS = "all"
 
 
-def query(
-    db: Db,
-    target: QueryTarget,
-    *,
-    run: str | None = None,
-    experiment: Names = None,
-    eval_prefix: Names = None,
-    states: Names = None,
-    limit: int | None = None,
-    columns: Sequence[str] | None = None,
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """Column names and rows for `niceeval query`, in the documented order.
-
-    `run`: None → the latest run (for `runs`: every run), "all" → every run, else an id or prefix.
-    """
-    names, rows = query_stream(db, target, run=run, experiment=experiment, eval_prefix=eval_prefix,
-                               states=states, limit=limit, columns=columns)
-    return names, list(rows)
-
-
 def query_stream(
     db: Db,
     target: QueryTarget,
@@ -66,7 +46,9 @@ def query_stream(
     limit: int | None = None,
     columns: Sequence[str] | None = None,
 ) -> tuple[list[str], Iterator[dict[str, Any]]]:
-    """As `query`, the rows read as they are consumed, a chunk at a time, while `db` stays open:
+    """Column names and rows for `niceeval query`, in the documented order (`run`: None → the
+    latest run, for `runs` every run; "all" → every run; else an id or prefix), the rows read as
+    they are consumed, a chunk at a time, while `db` stays open:
     `niceeval query | head` stops reading when its reader does, and a million rows are never held
     at once (they were: 1.2 GB for 400 000 results before the first line was written)."""
     if target == "runs":
