@@ -4,12 +4,14 @@ exit 130 — and lose nothing sealed earlier. Driven through a real `niceeval ru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -53,19 +55,27 @@ def _read_events_until(proc: subprocess.Popen[str], done) -> list[dict]:
     raise AssertionError(f"run ended before the expected events: {events}")
 
 
+@contextlib.contextmanager
+def _run_json(project, module: str = "niceeval_cli.cli") -> Iterator[subprocess.Popen[str]]:
+    """`niceeval run --json` in the project, a real process (`python -m module`), killed by its
+    pid if the test leaves it running."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, "run", "--json"], cwd=project.root,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_seals_in_flight_attempts_as_interrupted_and_exits_130(project, sig):
     project.write("niceeval.toml", "[project]\nmax_concurrency = 2\n")
     project.write("evals/work.py", EVALS)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "niceeval_cli.cli", "run", "--json"],
-        cwd=project.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    try:
+    with _run_json(project) as proc:
         def both_slow_started(events):
             sealed = {e["attempt"]["eval_id"] for e in events if e["event"] == "attempt.sealed"}
             started = {e["eval_id"] for e in events if e["event"] == "attempt.started"}
@@ -77,10 +87,6 @@ def test_interrupt_seals_in_flight_attempts_as_interrupted_and_exits_130(project
         assert project.query("runs")[0]["status"] == "running"
         proc.send_signal(sig)
         rest, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 130, stderr
     events = before + [json.loads(line) for line in rest.splitlines() if line.strip()]
     assert events[-1]["event"] == "run.finished"
@@ -114,22 +120,13 @@ def test_interrupt_exits_promptly_while_a_sync_adapter_blocks(project):
         def blocking(t):
             pass
     """)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "niceeval_cli.cli", "run", "--json"],
-        cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    try:
+    with _run_json(project) as proc:
         _read_events_until(proc, lambda events: events[-1]["event"] == "attempt.started")
         time.sleep(0.2)  # let the worker thread enter the blocking call
         proc.send_signal(signal.SIGINT)
         signalled = time.monotonic()
         proc.communicate(timeout=20)
         waited = time.monotonic() - signalled
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 130
     assert waited < 2.0
 
@@ -157,19 +154,11 @@ def test_eval_code_that_ignores_the_signals_does_not_take_ctrl_c_away_from_the_r
     and SIGTERM without effect for the rest of the run (it ran on to its end)."""
     project.write("niceeval.toml", "[project]\nmax_concurrency = 1\n")
     project.write("evals/work.py", IGNORING_EVALS)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "niceeval_cli.cli", "run", "--json"], cwd=project.root,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
-    )
-    try:
+    with _run_json(project) as proc:
         _read_events_until(proc, lambda events: any(
             e["event"] == "attempt.started" and e["eval_id"] == "work/b_slow" for e in events))
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 130, stderr
     attempts = {a["eval_id"]: a for a in project.attempts()}
     assert (attempts["work/b_slow"]["state"], attempts["work/b_slow"]["reason"]) == ("errored", "interrupted")
@@ -191,11 +180,7 @@ def test_a_second_signal_ends_a_run_held_by_a_test_that_never_returns(project):
     often — ended the process; only SIGKILL did."""
     project.write("niceeval.toml", "[project]\n")
     project.write("evals/work.py", SPINNING_EVALS)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "niceeval_cli", "run", "--json"], cwd=project.root,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
-    )
-    try:
+    with _run_json(project, "niceeval_cli") as proc:
         _read_events_until(proc, lambda events: any(e["event"] == "attempt.started" for e in events))
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
@@ -203,9 +188,5 @@ def test_a_second_signal_ends_a_run_held_by_a_test_that_never_returns(project):
         assert proc.poll() is None  # one signal: the loop is asked to stop, and cannot yet
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 130, stderr
     assert "niceeval: interrupted; results sealed before this point are kept." in stderr
