@@ -216,6 +216,22 @@ done = subprocess.run(sys.argv[1:], preexec_fn=limit)
 print("peak-kib", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
 sys.exit(done.returncode)
 """
+
+
+def _peak_of_run(proj: Project, timeout: float) -> int:
+    """`niceeval run` in `proj` under the `_PEAK` wrapper: it must pass; its peak RSS in KiB."""
+    process = subprocess.Popen([sys.executable, "-c", _PEAK, *NICEEVAL, "run"], cwd=proj.root, text=True,
+                               env=base_env({"ENDLESS_KEY": "k"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, out + err
+    return int(err.rsplit("peak-kib", 1)[1].split()[0])
+
+
 LINGERING_EVAL = """
 import asyncio
 from niceeval_cli import define_eval
@@ -237,16 +253,7 @@ def test_a_server_that_keeps_sending_on_an_idle_connection_does_not_fill_memory(
     with EndlessServer("linger") as server:
         proj = _chat_project(tmp_path, server.url)
         proj.write("evals/endless.py", LINGERING_EVAL)
-        process = subprocess.Popen([sys.executable, "-c", _PEAK, *NICEEVAL, "run"], cwd=proj.root, text=True,
-                                   env=base_env({"ENDLESS_KEY": "k"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            out, err = process.communicate(timeout=90)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-    assert process.returncode == 0, out + err
-    peak_kib = int(err.rsplit("peak-kib", 1)[1].split()[0])
+        peak_kib = _peak_of_run(proj, timeout=90)
     assert peak_kib < 400 * 1024, peak_kib  # a run is ≈ 60 MiB; the old one held gigabytes
 
 
@@ -256,14 +263,5 @@ def test_an_answer_in_one_byte_chunks_is_held_as_its_bytes(tmp_path: Path) -> No
     with EndlessServer("crumbs") as server:
         proj = _chat_project(tmp_path, server.url, timeout_ms=120_000)
         proj.write("evals/endless.py", CHAT_EVAL.replace("timeout_ms=3000", "timeout_ms=120_000"))
-        process = subprocess.Popen([sys.executable, "-c", _PEAK, *NICEEVAL, "run"], cwd=proj.root, text=True,
-                                   env=base_env({"ENDLESS_KEY": "k"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            out, err = process.communicate(timeout=150)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-    assert process.returncode == 0, out + err
-    peak_kib = int(err.rsplit("peak-kib", 1)[1].split()[0])
+        peak_kib = _peak_of_run(proj, timeout=150)
     assert peak_kib < 90 * 1024, peak_kib  # a run is ≈ 60 MiB; the old one held ≈ 60 MiB more
