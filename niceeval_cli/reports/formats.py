@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, cast
@@ -137,6 +138,11 @@ def _shown(text: str) -> str:
     return "\n".join(visible(part, None) for part in text.split("\n"))
 
 
+def print_json(value: Any) -> None:
+    """`value` as one JSON line on stdout (`list --json`, `sandbox list --json`), made visible on a terminal."""
+    sys.stdout.write(for_terminal(json.dumps(value, ensure_ascii=False) + "\n", sys.stdout.isatty()))
+
+
 def terminal_stream(out: IO[str], tty: bool) -> IO[str]:
     """`out` for a writer of machine output (`label export`): on a terminal, a stream that makes
     control characters visible on the way (`for_terminal`); else `out` itself."""
@@ -164,4 +170,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["FORMATS", "TABLE_ROWS", "FormatOptions", "Writer", "for_terminal", "names", "terminal_stream", "write_rows"]
+__all__ = [
+    "FORMATS", "TABLE_ROWS", "FormatOptions", "Writer", "for_terminal", "names", "print_json", "terminal_stream",
+    "write_rows",
+]

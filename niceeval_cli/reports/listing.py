@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from rich.cells import cell_len
@@ -12,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .data import InitReport, ProjectListing
-from .formats import for_terminal
+from .formats import print_json
 from .terminal import emit as _out
 from .terminal.lines import Line, blank, line, pad
 from .viewmodels.text import name, plural
@@ -35,7 +33,7 @@ def _title(listing: ProjectListing) -> str:
 
 def show(listing: ProjectListing, *, console: Console, json_out: bool = False) -> None:
     if json_out:
-        sys.stdout.write(for_terminal(json.dumps(listing.as_json(), ensure_ascii=False) + "\n", sys.stdout.isatty()))
+        print_json(listing.as_json())
         return
     evals, experiments = listing.evals, listing.experiments
     if _out.is_plain(console):

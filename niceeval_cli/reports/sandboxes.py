@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 from rich.console import Console
 
 from .data import SandboxListing
-from .formats import for_terminal
+from .formats import print_json
 from .terminal import emit as _out
 from .terminal.lines import Line, line
 from .viewmodels.text import name
@@ -18,7 +15,7 @@ _ABOUT = ("experiment", "eval", "ordinal", "run", "attempt")
 
 def show(listing: SandboxListing, *, console: Console, removed: bool = False, json_out: bool = False) -> None:
     if json_out:
-        sys.stdout.write(for_terminal(json.dumps(listing.as_json(), ensure_ascii=False) + "\n", sys.stdout.isatty()))
+        print_json(listing.as_json())
         return
     items = listing.sandboxes
     lines: list[Line] = []
