@@ -16,7 +16,6 @@ from .._states import PlanReason
 from ._safe import visible
 from ._tally import attempt_word, tally
 from .data import RunReport
-from .formats import terminal_stream
 from .json_columns import decoded
 from .terminal import emit as out
 from .terminal.attempt import block_lines
@@ -67,6 +66,8 @@ class NdjsonEvents:
     def __init__(self, out: IO[str]) -> None:
         # On a terminal, control characters in eval ids, messages and errors are made visible
         # (as every reader's JSON is, `formats.for_terminal`); to a pipe the lines are unchanged.
+        from .formats import terminal_stream  # only `--json` needs it: not on every run's start-up
+
         self.out = terminal_stream(out, _isatty(out))
 
     def _emit(self, event: str, run_id: str | None, **fields: Any) -> None:
