@@ -27,6 +27,10 @@ from ._events import OBSERVES_EVENTS, call_input, parse_chat_reply, sum_usage, t
 
 DEFAULT_MAX_STEPS = 8
 NOT_RUN = "not executed: no tool handler is configured"
+#: Tool calls one model reply may ask for. Real models ask for a handful at a time; a reply of
+#: 200 000 (a model stuck generating them, or a hostile endpoint) held ~4 KB of memory per call
+#: (780 MB), stored as many event rows, and sent every result back in one request.
+MAX_TOOL_CALLS_PER_REPLY = 1000
 
 Handlers = Mapping[str, Callable[..., Any]] | Callable[..., Any]
 Post = Callable[[list[dict[str, Any]]], Awaitable[Any]]
@@ -196,6 +200,13 @@ async def run_tool_loop(
         if header_cost is not None and (usage is None or usage.cost_usd is None):  # the body's cost wins
             usage = dataclasses.replace(usage or Usage(), cost_usd=header_cost)
         usages.append(usage)
+        if len(parsed.tool_calls) > MAX_TOOL_CALLS_PER_REPLY:
+            # The agent's behaviour, as max_steps is: the turn fails. Its reply stays out of the
+            # history (its calls have no answers), so a next t.send is still a valid conversation.
+            events.append(AgentError(
+                f"the model asked for {len(parsed.tool_calls)} tool calls in one reply; NiceEval runs at most "
+                f"{MAX_TOOL_CALLS_PER_REPLY} a reply, so none of them was run", kind="too-many-tool-calls"))
+            return LoopOutcome(_turn(message, parsed.content or "", events, "failed", replies, usages), messages)
         messages.append(parsed.assistant)
         if parsed.content:
             events.append(Message("assistant", parsed.content))
@@ -224,4 +235,5 @@ def _turn(message: str, text: str, events: list[AnyEvent], status: str, replies:
                 data=data, usage=sum_usage(usages), observed=frozenset(OBSERVES_EVENTS))
 
 
-__all__ = ["DEFAULT_MAX_STEPS", "NOT_RUN", "Handlers", "LoopOutcome", "Posted", "run_tool_loop"]
+__all__ = ["DEFAULT_MAX_STEPS", "MAX_TOOL_CALLS_PER_REPLY", "NOT_RUN", "Handlers", "LoopOutcome", "Posted",
+           "run_tool_loop"]

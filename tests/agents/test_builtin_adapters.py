@@ -3,7 +3,9 @@ against a real subprocess or the loopback OpenAI-compatible server, through the 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import sys
 
 import pytest
@@ -324,6 +326,46 @@ def test_openai_chat_max_steps_reached_fails_the_turn(run_one, judge_server: Jud
     got = states(sealed)
     assert got["succeeded"][0] == "mismatched" and got["three calls"] == ("matched", None)
     assert len(chat_requests(judge_server)) == 3
+
+
+def test_openai_chat_a_reply_of_too_many_tool_calls_fails_the_turn_and_runs_none(
+        project, run_one, judge_server: JudgeServer, chat_key):
+    """A model (or an endpoint) that asks for more than 1 000 tool calls in one reply: the turn is
+    `failed` with an agent error saying so, no handler runs, and a next t.send is still a valid
+    conversation (the reply's unanswered calls are not in the history). 1 000 calls still run."""
+    many = [fn("lookup", '{"order": "A1"}', f"c{i}") for i in range(1001)]
+    judge_server.enqueue(tool_reply(*many), Reply.text("next answer"),
+                         tool_reply(*many[:1000]), Reply.text("done"))
+    sealed = run_one(
+        """
+        import tools
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import equals
+
+        @define_eval()
+        async def flood(t):
+            turn = await t.send("hi")
+            turn.succeeded().label("flooded turn succeeded")
+            t.check(len(tools.CALLS), equals(0)).label("no handler ran")
+            again = await t.send("next")
+            t.check(again.message, equals("next answer")).label("the conversation goes on")
+            last = await t.send("a thousand")
+            last.called_tool("lookup", count=1000).label("a thousand run")
+        """,
+        toml=chat_toml(judge_server, 'tool_handlers = "tools:HANDLERS"'),
+        files={"tools.py": TOOLS},
+    )
+    got = states(sealed)
+    assert got["flooded turn succeeded"][0] == "mismatched", got
+    assert got["no handler ran"] == ("matched", None) and got["the conversation goes on"] == ("matched", None), got
+    assert got["a thousand run"] == ("matched", None), got
+    with contextlib.closing(sqlite3.connect(project.root / ".niceeval" / "results.db")) as db:
+        errors = db.execute("SELECT turn_ordinal, name, text FROM events WHERE attempt_id = ? AND kind = 'error'",
+                            [sealed.attempt["id"]]).fetchall()
+    assert errors == [(0, "too-many-tool-calls", "the model asked for 1001 tool calls in one reply; NiceEval runs "
+                                                 "at most 1000 a reply, so none of them was run")]
+    second = chat_requests(judge_server)[1]["messages"]
+    assert [m["role"] for m in second] == ["user", "user"]  # the flooded reply is not in the history
 
 
 def test_openai_chat_without_handlers_records_pending_calls_and_keeps_them_in_the_history(
