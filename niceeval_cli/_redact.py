@@ -353,6 +353,10 @@ def _cut_strings(value: Any, cap: int) -> Any:
     return value
 
 
+#: A string in compact JSON text (`_dumps`): its quotes, and escapes taken whole.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
 def _longest_string(value: Any) -> int:
     if isinstance(value, str):
         return len(value.encode("utf-8"))
@@ -374,7 +378,10 @@ def trim_json(value: Any, max_bytes: int) -> str:
     total = _size(text)
     if total <= max_bytes:
         return text
-    lo, hi = 0, _longest_string(value)  # find the largest cap that fits
+    # Every cap leaves at least the structure (the text with each string emptied): when that alone
+    # is too big, no cap fits (200 000 tool calls of one reply took 15 bisection rounds, 12 s).
+    fits_some = _size(_JSON_STRING.sub('""', text)) <= max_bytes
+    lo, hi = 0, (_longest_string(value) if fits_some else -1)  # the largest cap that fits
     best: str | None = None
     while lo <= hi:
         cap = (lo + hi) // 2
@@ -393,6 +400,29 @@ def trim_json(value: Any, max_bytes: int) -> str:
     return _dumps({"trimmed": marker, "head": raw})
 
 
+def _json_escaped(secrets: Sequence[str]) -> bool:
+    """Whether a secret has a character JSON text writes escaped (a quote, a backslash, a control
+    character): found in a value's strings, it would not be found in the value's JSON text."""
+    return any(ch in '"\\' or ch < " " for secret in secrets for ch in secret)
+
+
+def _is_container(value: Any) -> bool:
+    """A list, tuple or mapping (the plain types first: the ABC check is the slow one)."""
+    return isinstance(value, (dict, list, tuple)) or (not isinstance(value, str) and isinstance(value, Mapping))
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists or mappings more than `limit` levels (without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, Mapping) else item
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if _is_container(child))
+    return False
+
+
 def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str:
     """Redacted, then trimmed, valid JSON text of a JSON-like value: the form stored as evidence
     and judge audit (never `NaN` / `Infinity`, never deeper than MAX_DEPTH)."""
@@ -403,8 +433,18 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
     if text is not None:
         # Fast path (the usual case): nothing in the text any rule could redact, and it fits
         # (`is_clean` first: a lone surrogate cannot even be measured in UTF-8 bytes).
-        if is_clean(text, secrets) and _size(text) <= max_bytes:
+        clean = is_clean(text, secrets)
+        if clean and _size(text) <= max_bytes:
             return text
+        # Clean but too big: redacting would copy it unchanged (no secret, no credential word, so no
+        # credential-named key; finite floats, or it would not have been dumped), string by string
+        # (4 s for a reply of 200 000 tool calls). Unless it is deeper than MAX_DEPTH, which
+        # redact_json cuts, or a secret is spelled differently inside JSON text (escaped).
+        if clean and not _json_escaped(secrets) and not (_is_container(value) and _deeper_than(value, MAX_DEPTH)):
+            try:
+                return trim_json(value, max_bytes)
+            except (ValueError, RecursionError, TypeError) as exc:
+                return _dumps({"trimmed": f"… [a value NiceEval could not store as JSON: {type(exc).__name__}]"})
     try:
         return trim_json(redact_json(value, secrets), max_bytes)
     except (ValueError, RecursionError, TypeError) as exc:

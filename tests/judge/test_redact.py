@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -198,3 +199,48 @@ def test_quick_credential_and_surrogate_checks_agree_with_the_plain_scans(text: 
     assert _has_surrogate(text) == (_SURROGATE.search(text) is not None)
     assert is_clean(text) == (_SURROGATE.search(text) is None and not any(word in low for word in _WORDS))
     assert not is_clean(text) or redact(text) == text
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40) | st.text(min_size=30, max_size=300),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+    max_leaves=60,
+)
+
+
+@given(value=_JSON_VALUES, max_bytes=st.integers(min_value=0, max_value=400),
+       secret=st.sampled_from(["", "sk-abc", 'q"uote', "abc", "authorization"]))
+def test_safe_json_of_any_value_is_its_redacted_value_trimmed(value, max_bytes, secret) -> None:
+    """Whatever shortcut a clean or a large value takes, what is stored is the careful form:
+    redacted first, then trimmed to the bound."""
+    secrets = [secret] if secret else []
+    stored = safe_json(value, secrets=secrets, max_bytes=max_bytes)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    careful = text if redact(text, secrets) == text and len(text.encode()) <= max_bytes \
+        else trim_json(redact_json(value, secrets), max_bytes)
+    assert stored == careful
+
+
+def test_a_value_whose_structure_alone_is_over_the_bound_keeps_the_start_of_its_json() -> None:
+    """200 000 small strings (a flood of tool calls): no cut of the strings can fit, so the start
+    of the JSON is kept at once, as the bisection would end (it took 12 s for such a reply)."""
+    calls = [{"id": f"c{i}", "function": {"name": "t", "arguments": "{}"}} for i in range(200_000)]
+    stored = safe_json({"tool_calls": calls}, max_bytes=64 * 1024)
+    parsed = json.loads(stored)
+    assert set(parsed) == {"trimmed", "head"} and "only the start is kept" in parsed["trimmed"]
+    assert parsed["head"].startswith('{"tool_calls":[{"id":"c0","function":{"name":"t"')
+    assert len(stored.encode()) <= 64 * 1024
+
+
+@given(value=_JSON_VALUES, max_bytes=st.integers(min_value=0, max_value=400))
+def test_trim_json_fits_the_bound_and_keeps_the_start_only_when_its_structure_cannot_fit(value, max_bytes) -> None:
+    trimmed = trim_json(value, max_bytes)
+    assert len(trimmed.encode()) <= max(max_bytes, len(trim_json(value, 0).encode()))
+    skeleton = re.sub(r'"(?:[^"\\]|\\.)*"', '""', json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if len(skeleton.encode()) > max_bytes:
+        assert set(json.loads(trimmed)) == {"trimmed", "head"}
+
+
+def test_trim_json_cuts_strings_when_the_structure_fits() -> None:
+    assert trim_json({"a": "x" * 400}, 60) == '{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxx… [+372 bytes trimmed]"}'
