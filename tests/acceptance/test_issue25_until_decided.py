@@ -108,6 +108,17 @@ def test_still_undecided_at_the_cap_is_insufficient_evidence_and_exit_5(proj: Pr
     assert "insufficient evidence (7/8, [0.53, 0.98] contains 0.8)" in view.stdout, view.stdout
 
 
+def test_pass_rule_1_with_every_attempt_passing_is_undecided_never_failed(proj: Project) -> None:
+    """13 of 13 passed: the interval's high end is 1, which contains a rule of 1 — exit 5, not the
+    `failed` / exit 1 an ulp-short high end (0.9999999999999999 < 1) once gave."""
+    toml = proj.root / "niceeval.toml"
+    toml.write_text(toml.read_text().replace("pass_rule = 0.8", "pass_rule = 1"))
+    done = proj.run("pattern/good", "-e", "local", "--until-decided", "--max-attempts", "13", env=PASSES)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "insufficient evidence (13/13, [0.77, 1.00] contains 1)" in done.stdout, done.stdout
+    assert "1 eval: 1 undecided" in done.stdout, done.stdout
+
+
 def test_junit_reports_an_undecided_eval_as_an_error_saying_why(proj: Project) -> None:
     from junitparser import Error, JUnitXml
 

@@ -85,3 +85,12 @@ def test_the_verdict_is_where_the_rate_lies_against_the_interval(n: int, data: s
         assert result is F
     elif low < r - 1e-12 and high >= r + 1e-12:
         assert result is E and is_undecided(s, n - s, IntervalRule(r, c))
+
+
+@pytest.mark.parametrize("n", [1, 5, 13, 15, 17, 19, 33, 100, 1000])
+def test_pass_rule_1_never_fails_a_unit_whose_every_attempt_passed(n: int) -> None:
+    """s = n puts the interval's high end at exactly 1, which contains a rule of 1 (low < 1 ≤ high):
+    undecided, never `failed` (13 of 13 at 0.95 once read as high 0.9999999999999999 < 1: exit 1)."""
+    fold = fold_pass_eval([P] * n, IntervalRule(1.0, 0.95))
+    assert fold.result is E and fold.undecided
+    assert undecided_text(n, 0, IntervalRule(1.0, 0.95)).endswith(", 1.00] contains 1)")
