@@ -37,16 +37,19 @@ class Confusion:
 
 def cohen_kappa(c: Confusion) -> float | None:
     """Cohen's kappa, (p_o − p_e) / (1 − p_e); None when chance agreement is certain (p_e = 1:
-    both sides gave one and the same decision every time), where kappa is undefined."""
+    both sides gave one and the same decision every time), where kappa is undefined.
+
+    Computed over n² in whole numbers, one division at the end: the calibration gate compares
+    kappa with `min_human_kappa`, and the float steps of p_o and p_e put a kappa of exactly 0.8
+    (6/0/2/16) at 0.7999999999999999 — held back as "kappa 0.8000 < min_human_kappa 0.8"."""
     n = c.n
     if n == 0:
         return None
-    observed = c.agreed / n
-    # Expected agreement by chance: both pass by their own rates, plus both fail by theirs.
-    expected = ((c.tp + c.fp) * (c.tp + c.fn) + (c.fn + c.tn) * (c.fp + c.tn)) / (n * n)
-    if expected >= 1.0:
+    # n² · p_e: both pass by their own rates, plus both fail by theirs.
+    chance = (c.tp + c.fp) * (c.tp + c.fn) + (c.fn + c.tn) * (c.fp + c.tn)
+    if chance >= n * n:
         return None
-    return (observed - expected) / (1.0 - expected)
+    return (n * c.agreed - chance) / (n * n - chance)
 
 
 def _rate(part: int, whole: int) -> float | None:

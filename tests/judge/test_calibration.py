@@ -33,3 +33,12 @@ def test_the_gate_enters_the_fingerprint_only_when_on():
     assert "min_human_kappa" not in off and "min_labels" not in off
     on = JudgeSettings(model="m", min_human_kappa=0.5, min_labels=30).fingerprint_view()
     assert (on["min_human_kappa"], on["min_labels"]) == (0.5, 30)
+
+
+def test_a_kappa_at_the_floor_decides_as_the_store_counts_it():
+    """24 labels, 6/0/2/16: kappa is 0.8 exactly, so `min_human_kappa = 0.8` lets the judge decide
+    (it was held back as "kappa 0.8000 < min_human_kappa 0.8")."""
+    from niceeval_cli.stats import Confusion, cohen_kappa
+
+    gate = JudgeSettings(model="m", min_human_kappa=0.8)
+    assert shortfall(gate, 24, cohen_kappa(Confusion(6, 0, 2, 16))) is None

@@ -68,3 +68,23 @@ def test_kappa_equals_its_closed_form_and_is_symmetric_in_the_two_raters(tp, fp,
     assert kappa == pytest.approx(2 * (tp * tn - fn * fp) / denominator, abs=1e-12)
     assert cohen_kappa(Confusion(tp, fn, fp, tn)) == pytest.approx(kappa, abs=1e-12)  # raters swapped
     assert -1.0 <= kappa <= 1.0 + 1e-12
+
+
+def test_kappa_is_the_exact_ratio_rounded_once_so_a_floor_it_meets_is_met():
+    """Kappa of 0.8 exactly (6/0/2/16, 24 labels) read as 0.7999999999999999 held a judge at
+    `min_human_kappa = 0.8` back; every table up to 24 pairs gives the float nearest the exact value."""
+    from fractions import Fraction
+
+    assert cohen_kappa(Confusion(6, 0, 2, 16)) == 0.8
+    assert cohen_kappa(Confusion(1, 0, 1, 1)) == 0.4
+    for n in range(1, 25):
+        for tp in range(n + 1):
+            for fp in range(n + 1 - tp):
+                for fn in range(n + 1 - tp - fp):
+                    tn = n - tp - fp - fn
+                    chance = Fraction((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn), n * n)
+                    found = cohen_kappa(Confusion(tp, fp, fn, tn))
+                    if chance == 1:
+                        assert found is None
+                    else:
+                        assert found == float((Fraction(tp + tn, n) - chance) / (1 - chance)), (tp, fp, fn, tn)
