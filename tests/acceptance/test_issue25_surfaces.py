@@ -210,6 +210,7 @@ def test_score_units_carry_a_t_interval_and_the_experiment_a_score_line(proj: Pr
     row = [ln for ln in run.stdout.splitlines() if "scores/sc1" in ln and "mean score" in ln]
     assert row and f"mean score {pct(mean)} of max [{pct(max(0, low))}, {pct(min(1, high))}] over 4 decided attempts" \
         in row[0], run.stdout
+    assert "1 errored, not counted" in row[0], row[0]  # beside the estimate, never left unsaid
     e_mean, e_low, e_high = clustered({"sc1": mean, "sc2": 1.0}, {"sc1": "sc1", "sc2": "sc2"})
     assert f"mean score {pct(e_mean)} [{pct(e_low)}, {pct(e_high)}] over 2 evals" in run.stdout, run.stdout
 

@@ -336,6 +336,7 @@ def multi_attempt(run_tally: RunTally, *, limit: int = MULTI_LIMIT,
                 f"mean {num(summary.mean)} · min {num(summary.min)} · max {num(summary.max)}",
                 unit_text(tally, confidence),
                 f"{summary.unrankable} unrankable" if summary.unrankable else "",
+                f"{summary.errored} errored, not counted" if summary.errored else "",
                 f"gate failed in {summary.gate_failed}" if summary.gate_failed else "",
                 f"gate unavailable in {summary.gate_unavailable}" if summary.gate_unavailable else "",
             ])
