@@ -9,7 +9,7 @@ from typing import Any
 
 from .stats import ExperimentDifference, Interval, PairedDifference, UnitEvidence, UnitTest, t_interval, wilson
 
-__all__ = ["EXPERIMENT_COLUMNS", "ExperimentChange", "PairStats", "change_of", "interval_of"]
+__all__ = ["EXPERIMENT_COLUMNS", "ExperimentChange", "PairStats", "change_of", "gate_evidence", "interval_of"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,14 @@ def interval_of(evidence: UnitEvidence | None, confidence: float) -> Interval | 
     if evidence.style == "pass":
         return wilson(evidence.passed, evidence.decided, confidence)
     return t_interval(evidence.scores, confidence)
+
+
+def gate_evidence(gates_passed: int, gates_failed: int) -> UnitEvidence:
+    """A score-style unit's gate as pass-style evidence: attempts whose gate passed of those whose
+    gate passed or failed (an unavailable gate is evidence neither way). A pair whose class its
+    gate decided (passed → failed, or back) is tested on this, by Fisher's exact test: its scores
+    may not have moved at all, and Welch's test on them would call 5 of 5 gates → 0 of 5 noise."""
+    return UnitEvidence("pass", gates_passed, gates_failed)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import outcomes
-from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, interval_of
+from ._pair_stats import EXPERIMENT_COLUMNS, ExperimentChange, PairStats, change_of, gate_evidence, interval_of
 from ._states import AttemptState, EvalKind, GateState
 from ._unit_folds import AttemptFacts, UnitFold, mean_score, unit_fold
 from .stats import (
@@ -480,6 +480,20 @@ def _first_seen(fold: UnitFold) -> tuple[int, str, str, int]:
     return fold.first_seen or (0, "", "", 0)
 
 
+Evidence = tuple[UnitEvidence | None, UnitEvidence | None]
+
+
+def _tested(base: Side | None, new: Side | None, base_fold: UnitFold | None, new_fold: UnitFold | None,
+            evidence: Evidence) -> Evidence:
+    """What a pair is tested on: its units' evidence, except a score-style pair whose gate decided
+    its class (passed on one side, failed on the other), tested on the gates' counts."""
+    if (base is None or new is None or base_fold is None or new_fold is None or base.kind is not EvalKind.SCORE
+            or {base.verdict, new.verdict} != {Verdict.PASSED, Verdict.FAILED}):
+        return evidence
+    return (gate_evidence(base_fold.gates_passed, base_fold.gates_failed),
+            gate_evidence(new_fold.gates_passed, new_fold.gates_failed))
+
+
 def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFold], *,
               experiments: tuple[str, str] | None, alpha: float, confidence: float) -> Comparison:
     """Pair, class and test two sides' units, keyed by pairing key in the order first seen.
@@ -490,7 +504,8 @@ def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFo
     order = CLASS_ORDER if experiments is None else EXPERIMENTS_ORDER
     rank = {c: i for i, c in enumerate(order)}
     drafts: list[tuple[PairClass, str, str, str, str | None, Side | None, Side | None, tuple[str, ...]]] = []
-    evidence: list[tuple[UnitEvidence | None, UnitEvidence | None]] = []
+    evidence: list[Evidence] = []
+    tested: list[Evidence] = []  # what each pair's test reads
     for key in dict.fromkeys([*base_folds, *new_folds]):
         base_fold, new_fold = base_folds.get(key), new_folds.get(key)
         b = None if base_fold is None else side_of(base_fold)
@@ -506,9 +521,10 @@ def _compared(base_folds: Mapping[Key, UnitFold], new_folds: Mapping[Key, UnitFo
         ))
         evidence.append((None if base_fold is None else base_fold.evidence,
                          None if new_fold is None else new_fold.evidence))
+        tested.append(_tested(b, n, base_fold, new_fold, evidence[-1]))
     changes = experiment_differences([((d[1], d[2]), case_eval_id(d[3], d[4]), b, n)
                                       for d, (b, n) in zip(drafts, evidence, strict=True)], confidence)
-    tests = pair_tests(evidence, alpha)
+    tests = pair_tests(tested, alpha)
     pairs = [
         Pair(cls, experiment_id, base_experiment_id, eval_id, case_id, b, n, changed,
              PairStats(test, interval_of(base_evidence, confidence), interval_of(new_evidence, confidence)))

@@ -252,3 +252,19 @@ def test_an_attempt_without_identity_pairs_by_its_shown_id():
     other = compare([pas(P, "a/b", eval_module="a", eval_name="b")],
                     [pas(P, "a/b", eval_module="a/b", eval_name="main")]).pairs
     assert sorted(p.cls.value for p in other) == ["added", "removed"]
+
+
+def test_a_pair_its_gate_decided_is_tested_on_the_gates_and_one_its_score_decided_on_the_scores() -> None:
+    from scipy import stats as sp
+
+    base = [sco(score=6.0, gate=GateState.PASSED, ordinal=i) for i in range(5)]
+    gated = compare(base, [sco(score=6.0, gate=GateState.FAILED, ordinal=i) for i in range(5)]).pairs[0]
+    assert gated.cls is PairClass.REGRESSED and gated.stats is not None
+    assert gated.stats.test.p_value == pytest.approx(sp.fisher_exact([[5, 0], [0, 5]]).pvalue)
+    scores = [6.0, 7.0, 5.0, 6.0, 6.0]
+    lower = [4.0, 5.0, 3.0, 4.0, 5.0]
+    moved = compare([sco(score=x, gate=GateState.PASSED, ordinal=i) for i, x in enumerate(scores)],
+                    [sco(score=x, gate=GateState.PASSED, ordinal=i) for i, x in enumerate(lower)]).pairs[0]
+    assert moved.cls is PairClass.REGRESSED and moved.stats is not None
+    assert moved.stats.test.p_value == pytest.approx(
+        sp.ttest_ind([x / 10 for x in scores], [x / 10 for x in lower], equal_var=False).pvalue)

@@ -102,3 +102,26 @@ def test_a_failing_gate_says_why_on_stderr(project: Project) -> None:
     worse = run_with_passes(project, e1=0, e2=2)
     by_class = project.cli("compare", base, worse, "--fail-on", "regressed,undecided")
     assert by_class.returncode == 1 and "gate failed: 1 regressed (--fail-on regressed,undecided)" in by_class.stderr
+
+
+def test_a_score_gate_that_failed_every_attempt_is_tested_on_the_gate(project: Project) -> None:
+    """Five attempts a run, the same score every time; the gate passes in all five, then fails in
+    all five. The pair regressed on its gate, so it is tested on the gate's counts (Fisher, 5/5 → 0/5:
+    p = 0.0079) and the significant-regression gate exits 1. Tested on the scores, which never moved,
+    it read `within noise (q = 1.000)` and the gate said "could not tell" (exit 5)."""
+    project.write("app.py", "def reply(message):\n    return message\n")
+    project.write("evals/s.py", "import os\nfrom niceeval_cli import define_score_eval\n"
+                  "from niceeval_cli.expect import equals\n\n\n@define_score_eval()\n"
+                  "async def s(t):\n    await t.send('x')\n"
+                  "    t.check(os.environ['GATE'], equals('ok')).gate().label('Gate')\n"
+                  "    t.score(0.6, weight=10)\n")
+    project.write("niceeval.toml", '[project]\nattempts = 5\n[experiments.local]\nadapter = "python"\n'
+                  '[experiments.local.options]\ncallable = "app:reply"\n')
+    assert project.run(env={"GATE": "ok"}).returncode == 0
+    base = _latest(project)
+    assert project.run("--rerun-all", env={"GATE": "no"}).returncode == 1
+    new = _latest(project)
+    gate = project.cli("compare", base, new, "--fail-on", "significant-regression")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    (pair,) = json.loads(project.cli("compare", base, new, "--format", "json").stdout)["pairs"]
+    assert (pair["class"], pair["significance"], round(pair["p_value"], 4)) == ("regressed", "significant", 0.0079)
