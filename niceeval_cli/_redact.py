@@ -258,8 +258,15 @@ def noted_secrets() -> list[str]:
     return sorted(_NOTED)
 
 
+#: A key value shorter than this is not redacted by its value (credential patterns still are):
+#: it protects nothing, and a local server's placeholder key (`EMPTY` for vLLM, `x`, `ollama`)
+#: replaced every occurrence of that word — in any letter case — in everything stored and shown
+#: (`evals/e.py` read `e[redacted]pect` with the key `x`). Real provider keys are far longer.
+MIN_SECRET_CHARS = 8
+
+
 def _find_matcher(secrets: Iterable[str]) -> _Matcher | None:
-    return _matcher(tuple(sorted({s for s in secrets if s})))
+    return _matcher(tuple(sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS})))
 
 
 def redact(text: str, secrets: Sequence[str] = ()) -> str:

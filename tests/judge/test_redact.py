@@ -244,3 +244,14 @@ def test_trim_json_fits_the_bound_and_keeps_the_start_only_when_its_structure_ca
 
 def test_trim_json_cuts_strings_when_the_structure_fits() -> None:
     assert trim_json({"a": "x" * 400}, 60) == '{"a":"xxxxxxxxxxxxxxxxxxxxxxxxxxxx… [+372 bytes trimmed]"}'
+
+
+def test_a_placeholder_key_shorter_than_eight_characters_leaves_words_alone() -> None:
+    """A local server's placeholder key (`EMPTY`, `x`, `ollama`) is no secret: redacting it by value
+    replaced that word everywhere (`expect` read `e[redacted]pect` with the key `x`). A real key's
+    value, and every credential pattern, still is redacted."""
+    text = "expected a non-empty answer from ollama; Authorization: Bearer abc"
+    for placeholder in ("x", "EMPTY", "ollama", "1234567"):
+        assert redact(text, [placeholder]) == "expected a non-empty answer from ollama; Authorization: [redacted]"
+    assert redact("the key is k3y-0f-8ch in full", ["k3y-0f-8ch"]) == f"the key is {REDACTED} in full"
+    assert safe_json({"note": "non-empty"}, secrets=["EMPTY"], max_bytes=100) == '{"note":"non-empty"}'
