@@ -1,7 +1,9 @@
-"""Every code block in README.md and docs/ runs as shown (issue 9, item 24).
+"""Every code block in README.md and docs/ runs as shown (issue 9, item 24), and every console
+transcript prints what it shows: an exit code alone let stale summaries through.
 
 One throwaway project per page; the blocks are applied in page order (see tests/support/code_blocks.py for
-the conventions). A failure names the page and line of the block.
+the conventions, tests/support/transcripts.py for how output is compared). A failure names the page and
+line of the block, and of the first shown line that differs.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from tests.support.code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcript_runs
-from tests.support.components import need_ray
+from tests.support.code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcripts
+from tests.support.components import need_command, need_ray
+from tests.support.transcripts import PageIds, mismatch
 from tests.support.warm_cli import COMMANDS, COMPARISONS, WarmCli
 
 pytestmark = pytest.mark.slow
@@ -61,7 +64,7 @@ def _shell_lines(page: Path) -> list[str]:
         if block.directive is None and block.lang in ("bash", "sh"):
             found += [command.line for command in commands(block)]
         elif block.directive is None and block.lang == "console":
-            found += [command.line for command in transcript_runs(block)]
+            found += [transcript.command.line for transcript in transcripts(block)]
     return found
 
 
@@ -82,7 +85,7 @@ def _niceeval(page: Path, tmp_path: Path, env: dict[str, str], project: Path, bi
         yield
 
 
-def _run_block(block: Block, project: Path, env: dict[str, str]) -> None:
+def _run_block(block: Block, project: Path, env: dict[str, str], ids: PageIds) -> None:
     if block.directive == "not run":
         return
     if block.file_name is not None:
@@ -115,8 +118,7 @@ def _run_block(block: Block, project: Path, env: dict[str, str]) -> None:
         for command in commands(block):
             _run_command(block, command, project, env)
     elif block.lang == "console":
-        for command in transcript_runs(block):
-            _run_command(block, command, project, env)
+        _run_transcripts(block, project, env, ids)
 
 
 def _run_command(block: Block, command: Command, project: Path, env: dict[str, str]) -> None:
@@ -127,29 +129,87 @@ def _run_command(block: Block, command: Command, project: Path, env: dict[str, s
         f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
+def _run_transcripts(block: Block, project: Path, env: dict[str, str], ids: PageIds) -> None:
+    """Each `$ niceeval` of a console block runs and must print what the page shows under it
+    (stdout and stderr together, as a terminal shows them) and exit with the code the page states."""
+    found = transcripts(block)
+    assert found, f"{block.where}: a console block shows `$ niceeval` commands; label output alone `text`"
+    for transcript in found:
+        line = ids.command(transcript.command.line)
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=project, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        assert done.returncode == transcript.command.expected_exit, (
+            f"{block.page_name}:{transcript.line}: `{line}` exited {done.returncode}, "
+            f"the docs say {transcript.command.expected_exit}\n{done.stdout[-3000:]}")
+        problem = mismatch(block.page_name, transcript.line, transcript.shown, done.stdout, ids)
+        if problem is not None:
+            raise AssertionError(problem)
+
+
 def _needs_ray(block: Block) -> bool:
     """A block that runs `niceeval run --executor ray` needs the `[ray]` extra installed."""
     return block.lang in _RUNNABLE and block.directive is None and "--executor ray" in block.body
+
+
+def page_problems(page: Path, tmp_path: Path) -> list[str]:
+    """What differs between the page's blocks and what they do, one entry per block, in a
+    throwaway project (every block is tried, so that one run reports every stale block)."""
+    project, bin_dir = tmp_path / "project", tmp_path / "bin"
+    project.mkdir()
+    _shim(bin_dir)
+    env = _env(project, bin_dir)
+    problems, ids = [], PageIds()
+    with _niceeval(page, tmp_path, env, project, bin_dir):
+        for block in blocks(page):
+            if block.lang in _RUNNABLE or block.file_name is not None:
+                try:
+                    _run_block(block, project, env, ids)
+                except (AssertionError, SyntaxError, ValueError) as exc:
+                    problems.append(f"{block.where}: {type(exc).__name__}: {exc}")
+    shutil.rmtree(project / ".niceeval", ignore_errors=True)
+    return problems
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
 def test_every_code_block_of_the_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
     if any(_needs_ray(block) for block in blocks(page)):
         need_ray()  # `[test]` has no Ray: its page's blocks skip with the reason (and fail in CI)
-    project, bin_dir = tmp_path / "project", tmp_path / "bin"
-    project.mkdir()
-    _shim(bin_dir)
-    env = _env(project, bin_dir)
-    problems = []
-    with _niceeval(page, tmp_path, env, project, bin_dir):
-        for block in blocks(page):
-            if block.lang in _RUNNABLE or block.file_name is not None:
-                try:
-                    _run_block(block, project, env)
-                except (AssertionError, SyntaxError, ValueError) as exc:  # report every block, not the first
-                    problems.append(f"{block.where}: {type(exc).__name__}: {exc}")
-    shutil.rmtree(project / ".niceeval", ignore_errors=True)
+    if any(block.lang == "console" and "| jq" in block.body for block in blocks(page) if block.directive is None):
+        need_command("jq")  # transcripts pipe `query` into jq, as a reader would
+    problems = page_problems(page, tmp_path)
     assert not problems, "\n\n".join(problems)
+
+
+#: Last session's stale first run of docs/getting-started.md (before e0f9ad4): no pass-rate line,
+#: and the count line as it was before it counted evals.
+_STALE_SUMMARY = """  attempts  1 of 1 passed (100%)
+
+run 01M8N2KDE25ST1KHSWPW7VM130: 1 passed · exit 0 (everything passed)
+"""
+_CURRENT_SUMMARY = """  attempts  1 of 1 passed (100%)
+            pass rate 100% over 1 eval
+
+run 01M8N2KDE25ST1KHSWPW7VM130: 1 eval: 1 passed · exit 0 (everything passed)
+"""
+
+
+def test_a_stale_run_summary_fails_naming_the_page_and_line(tmp_path: Path) -> None:
+    """The check this file makes catches what the exit code alone let through: a scratch copy of
+    getting-started.md with last session's stale summary put back fails at the first line that
+    differs, and nowhere else."""
+    need_command("jq")
+    text = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert _CURRENT_SUMMARY in text
+    page = tmp_path / "getting-started.md"
+    page.write_text(text.replace(_CURRENT_SUMMARY, _STALE_SUMMARY, 1), encoding="utf-8")
+    blank = text[: text.index(_CURRENT_SUMMARY)].count("\n") + 2  # the line after `attempts`
+
+    (work := tmp_path / "work").mkdir()
+    problems = page_problems(page, work)
+
+    assert len(problems) == 1, problems
+    assert (f"{page}:{blank}: the page shows\n    (a blank line)\n"
+            "where niceeval printed\n    pass rate 100% over 1 eval") in problems[0]
 
 
 def test_fragments_and_skipped_blocks_stay_few() -> None:

@@ -13,9 +13,23 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   (`niceeval run   # exit 1: ...`). Other lines (`pip install`, `git clone`, `cd`) set up the
   reader's machine and are not run. A block that reads `$?` is a script: it runs whole and
   must exit 0 (or the code stated on its first line).
-- `console` blocks are transcripts: each `$ niceeval run ...` in one whose output states its
-  exit code (the summary's `· exit 1 (...)`) is run in the page's project and must exit with
-  that code. Other `$` commands (queries, `view @ID`, `--dry`) only show output.
+- `console` blocks are transcripts, and must hold at least one `$ niceeval ...` line (output
+  shown without its command is a `text` block). Each `$ niceeval ...` line runs in the page's
+  project (through a shell: `| jq` works) and must print what the page shows under it, up to
+  the next `$` line — stdout and stderr together, as a terminal shows them — and exit with the
+  code its run summary states (`· exit 1 (...)`), else its comment's (`$ niceeval run x   # exit
+  5`), else 0. Other `$` lines (`cd`, `export`) are not run. Compared after masking
+  (tests/support/transcripts.py has the rules and why):
+  - whitespace runs count as one space (column widths follow the data);
+  - ids (`01M8N2KFAH0DAPNND9A3WTXE1Y`, or a prefix of 8+) match any id, but one page id stands
+    for one printed id across the page: a later `$ niceeval view @01M8N2KFAH` runs with the
+    printed id, and a `--dry` plan's "attempt X from run Y" must name the ones printed before;
+  - clock times (`2026-11-30 01:55:08 UTC`), sha256 digests, and the durations after `took`,
+    `duration` and `"duration_ms":` match any value of their shape;
+  - the lines a run prints as its attempts finish (after `niceeval: N slot(s): ...`, up to a
+    blank line) are compared sorted: their order is the order the attempts finished in;
+  - `…` inside a line matches any text; a line `...` alone matches any number of lines (an
+    excerpt: `$ niceeval run order_reply` then `...` when only the query after it matters).
 - `xml`, `text` and unlabelled blocks show output or signatures; they are not run.
 - `<!-- fragment -->` on the line before a fence marks a piece of a larger example: it is only
   compiled (python) or parsed (toml). `<!-- not run: why -->` skips a block that cannot run in a
@@ -27,6 +41,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.transcripts import Shown
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -47,7 +63,12 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(REPO)}:{self.line}"
+        return f"{self.page_name}:{self.line}"
+
+    @property
+    def page_name(self) -> str:
+        """The page as a failure names it: relative to the repository (a scratch copy: its path)."""
+        return str(self.page.relative_to(REPO)) if self.page.is_relative_to(REPO) else str(self.page)
 
     @property
     def file_name(self) -> str | None:
@@ -85,18 +106,37 @@ class Command:
 _SUMMARY_EXIT = re.compile(r"· exit (?P<code>\d+) \(")
 
 
-def transcript_runs(block: Block) -> list[Command]:
-    """The `$ niceeval run ...` commands of a console transcript whose output states an exit
-    code, each with that code."""
+@dataclass(frozen=True)
+class Transcript:
+    """One `$ niceeval ...` of a console block and the lines the page shows under it."""
+
+    command: Command
+    line: int  # page line of the `$` line
+    shown: tuple[Shown, ...]
+
+
+def transcripts(block: Block) -> list[Transcript]:
+    """The `$ niceeval ...` commands of a console block, each with the lines shown under it (up
+    to the next `$` line)."""
+    lines = list(enumerate(block.body.splitlines(), start=block.line + 1))
+    starts = [i for i, (_, text) in enumerate(lines) if text.startswith("$ ")]
     found = []
-    for segment in re.split(r"^(?=\$ )", block.body, flags=re.M):
-        first, _, output = segment.partition("\n")
-        if not first.startswith("$ niceeval run"):
-            continue
-        stated = _SUMMARY_EXIT.search(output)
-        if stated is not None:
-            found.append(Command(first[2:].strip(), int(stated.group("code"))))
+    for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
+        number, text = lines[start]
+        if text.startswith("$ niceeval"):
+            shown = tuple(Shown(n, t) for n, t in lines[start + 1:end])
+            found.append(Transcript(Command(text[2:].strip(), _expected_exit(text, shown)), number, shown))
     return found
+
+
+def _expected_exit(command: str, shown: tuple[Shown, ...]) -> int:
+    """The code the run summary shown states (`· exit 1 (`), else the command's comment
+    (`# exit 5`), else 0."""
+    for line in shown:
+        if (stated := _SUMMARY_EXIT.search(line.text)) is not None:
+            return int(stated.group("code"))
+    stated = _EXIT.search(command)
+    return int(stated.group("code")) if stated else 0
 
 
 def commands(block: Block) -> list[Command]:

@@ -1,6 +1,6 @@
 """The real components some tests need, checked in one place: a Docker daemon (with the locally
 built test images), Chromium driven by Playwright, Ray, the npm agent CLIs (`claude`, `codex`),
-and the `openssl` / `sqlite3` commands.
+and the `openssl` / `sqlite3` / `jq` commands.
 
 A test that needs one calls its `need_…` function (or a fixture that does). When the component is
 absent the test is skipped with a reason naming it and how to get it — a fresh machine that ran
@@ -212,7 +212,7 @@ def need_litellm() -> str:
 
 
 def need_command(command: str, apt_package: str | None = None) -> str:
-    """The path of a system command a test drives (openssl, sqlite3); skips (or fails in CI) without it."""
+    """The path of a system command a test drives (openssl, sqlite3, jq); skips (or fails in CI) without it."""
     found = None if _forced_absent(command) else shutil.which(command)
     if found is None:
         missing(f"the {command} command", f"`{command}` is not on PATH", f"apt-get install {apt_package or command}")
