@@ -5,6 +5,7 @@ run — is reported with the page and line. tests/docs/test_code_blocks.py runs 
 
 from __future__ import annotations
 
+from tests.support.code_blocks import REPO, Block, transcripts
 from tests.support.transcripts import PageIds, Shown, mismatch
 
 _PAGE = "docs/page.md"
@@ -128,3 +129,18 @@ def test_two_page_ids_for_one_printed_id_are_reported() -> None:
     problem = _check(renamed, "details: niceeval view 01M98KWRSBAAAAAAAAAAAAAAAA\n", ids)
     assert problem == (f"{_PAGE}:{_FIRST_LINE}: the page writes 01M8N2KNDSSTDK0JRR0A3FPR2J "
                        "for the id it wrote 01M8N2KFADGT636XAS27X4H787 before")
+
+
+def test_each_command_of_a_console_block_gets_its_lines_and_the_exit_code_the_page_states() -> None:
+    body = ("$ niceeval run\nrun 01M8N2KFADGT636XAS27X4H787: 1 eval: 1 failed · exit 1 (a definite failure)\n"
+            "$ niceeval run mistakes    # exit 5\n...\n"
+            "$ cd elsewhere\nnot a niceeval line\n"
+            "$ niceeval view ci-42\nGroup ci-42  finished · exit 5 (something could not be decided)\n")
+    found = transcripts(Block(REPO / "docs" / "page.md", 40, "console", body, None))
+    assert [(t.command.line, t.command.expected_exit, t.line) for t in found] == [
+        ("niceeval run", 1, 41), ("niceeval run mistakes    # exit 5", 5, 43), ("niceeval view ci-42", 0, 47)]
+    assert [line.line for line in found[2].shown] == [48]  # `$ cd` ends the lines shown under `run mistakes`
+
+
+def test_an_indented_three_dots_line_is_an_excerpt_too() -> None:
+    assert _check("niceeval: 2 slot(s): 2 to execute, 0 reused\n    ...\n", _PRINTED) is None

@@ -28,8 +28,9 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
     `duration` and `"duration_ms":` match any value of their shape;
   - the lines a run prints as its attempts finish (after `niceeval: N slot(s): ...`, up to a
     blank line) are compared sorted: their order is the order the attempts finished in;
-  - `…` inside a line matches any text; a line `...` alone matches any number of lines (an
-    excerpt: `$ niceeval run order_reply` then `...` when only the query after it matters).
+  - `…` inside a line matches any text; a line `...` alone (indented or not) matches any number
+    of lines (an excerpt: `$ niceeval run order_reply` then `...` when only the query after it
+    matters).
 - `xml`, `text` and unlabelled blocks show output or signatures; they are not run.
 - `<!-- fragment -->` on the line before a fence marks a piece of a larger example: it is only
   compiled (python) or parsed (toml). `<!-- not run: why -->` skips a block that cannot run in a
@@ -130,9 +131,9 @@ def transcripts(block: Block) -> list[Transcript]:
 
 
 def _expected_exit(command: str, shown: tuple[Shown, ...]) -> int:
-    """The code the run summary shown states (`· exit 1 (`), else the command's comment
-    (`# exit 5`), else 0."""
-    for line in shown:
+    """The code a run's summary states (`· exit 1 (`), else the command's comment (`# exit 5`),
+    else 0 (`view` of a run that exited 1 exits 0)."""
+    for line in shown if command.startswith("$ niceeval run") else ():
         if (stated := _SUMMARY_EXIT.search(line.text)) is not None:
             return int(stated.group("code"))
     stated = _EXIT.search(command)

@@ -9,7 +9,7 @@ so that a stale summary line fails the test.
 
 Each line the page shows becomes a regular expression over one printed line (whitespace runs
 collapsed on both sides, so column padding never matters): what varies is matched by its shape,
-`…` matches any text, and a line `...` alone any number of lines. Ids are matched by shape, but a
+`…` matches any text, and a line `...` alone (indented or not) any number of lines. Ids are matched by shape, but a
 page id stands for one printed id across the whole page (`PageIds`): "attempt X from run Y" in a
 `--dry` plan must name the attempt and the run printed earlier, and a later `view @01M8N2KFAH`
 runs with the printed id's prefix.
@@ -126,15 +126,21 @@ def _attempt_lines_sorted(lines: list[T], key: Callable[[T], str]) -> list[T]:
     lines = list(lines)
     for start, first in enumerate(lines):
         if _PLANNED.match(key(first)):
-            end = next((i for i in range(start + 1, len(lines)) if key(lines[i]) in ("", _ANY_LINES)), len(lines))
+            end = next((i for i in range(start + 1, len(lines)) if not key(lines[i]) or _omits(key(lines[i]))),
+                       len(lines))
             lines[start + 1:end] = sorted(lines[start + 1:end], key=key)
     return lines
 
 
 def _pattern(shown: Sequence[Shown], ids: PageIds, groups: dict[str, str]) -> str:
     """The shown lines as one pattern over the printed text, a line `...` matching any lines."""
-    return "".join(r"(?:[^\n]*\n)*?" if line.text == _ANY_LINES else _line_pattern(line.text, ids, groups) + r"\n"
+    return "".join(r"(?:[^\n]*\n)*?" if _omits(line.text) else _line_pattern(line.text, ids, groups) + r"\n"
                    for line in shown)
+
+
+def _omits(text: str) -> bool:
+    """A line `...` (indented or not) stands for lines the page leaves out."""
+    return text.strip() == _ANY_LINES
 
 
 def _line_pattern(text: str, ids: PageIds, groups: dict[str, str]) -> str:
