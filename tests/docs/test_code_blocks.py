@@ -151,7 +151,7 @@ def _needs_ray(block: Block) -> bool:
     return block.lang in _RUNNABLE and block.directive is None and "--executor ray" in block.body
 
 
-def page_problems(page: Path, tmp_path: Path) -> list[str]:
+def _page_problems(page: Path, tmp_path: Path) -> list[str]:
     """What differs between the page's blocks and what they do, one entry per block, in a
     throwaway project (every block is tried, so that one run reports every stale block)."""
     project, bin_dir = tmp_path / "project", tmp_path / "bin"
@@ -176,7 +176,7 @@ def test_every_code_block_of_the_page_runs_as_shown(page: Path, tmp_path: Path) 
         need_ray()  # `[test]` has no Ray: its page's blocks skip with the reason (and fail in CI)
     if any(block.lang == "console" and "| jq" in block.body for block in blocks(page) if block.directive is None):
         need_command("jq")  # transcripts pipe `query` into jq, as a reader would
-    problems = page_problems(page, tmp_path)
+    problems = _page_problems(page, tmp_path)
     assert not problems, "\n\n".join(problems)
 
 
@@ -204,7 +204,7 @@ def test_a_stale_run_summary_fails_naming_the_page_and_line(tmp_path: Path) -> N
     blank = text[: text.index(_CURRENT_SUMMARY)].count("\n") + 2  # the line after `attempts`
 
     (work := tmp_path / "work").mkdir()
-    problems = page_problems(page, work)
+    problems = _page_problems(page, work)
 
     assert len(problems) == 1, problems
     assert (f"{page}:{blank}: the page shows\n    (a blank line)\n"
