@@ -55,6 +55,12 @@ RETRIES_WHEN_LOST = 2
 SWEEP_WAIT_S = 60.0
 #: How long the driver waits for the ledger to say who held a lost worker's loop.
 LEDGER_WAIT_S = 10.0
+#: Ray's switch for a Ray confined to one machine (its default on macOS and Windows). Off, Ray
+#: gives a node it starts the loopback address, and Ray 2.60 then binds the GCS, raylet, object
+#: manager and workers there; on (Linux's default) they listen on every interface — and
+#: `ray.init(_node_ip_address="127.0.0.1")` is no way round it: Ray swaps a loopback address
+#: given there for this machine's outward one. Ray reads it once, when `ray` is imported.
+LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 @contextlib.contextmanager
@@ -73,6 +79,43 @@ def _signal_handlers_kept() -> Iterator[None]:
                     signal.signal(sig, handler)
                 except ValueError:  # pragma: no cover - not the main thread: no handler of ours there
                     pass
+
+
+@contextlib.contextmanager
+def _loopback_only(starting: bool) -> Iterator[None]:
+    """While a run starts a Ray of its own: Ray's loopback switch (`LOOPBACK_SWITCH`) is on for
+    the `import ray` and `ray.init()` inside, and so in every Ray process that starts (they
+    inherit this environment); the environment is given back after. Joining a cluster changes
+    nothing: the driver must then be reachable at this machine's outward address."""
+    if not starting:
+        yield
+        return
+    kept = os.environ.get(LOOPBACK_SWITCH)
+    os.environ[LOOPBACK_SWITCH] = "0"
+    try:
+        yield
+    finally:
+        if kept is None:
+            os.environ.pop(LOOPBACK_SWITCH, None)
+        else:
+            os.environ[LOOPBACK_SWITCH] = kept
+
+
+def _refuse_wide(ray: Any) -> None:
+    """The node a local `ray.init()` would start takes the address `ray.util.get_node_ip_address()`
+    gives now (Ray asks the very same function); anything but loopback means Ray was imported
+    before this run could turn its switch (by an eval module, say): nothing is started then."""
+    address = str(ray.util.get_node_ip_address())
+    try:
+        loopback = ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        loopback = address == "localhost"
+    if not loopback:
+        raise SetupError(
+            f"--executor ray: a local Ray started now would listen on {address}, not on loopback only: "
+            "Ray was imported before the run started it (by an eval module?), too late for its switch; "
+            f"set {LOOPBACK_SWITCH}=0 in the environment, or give --ray-address of a cluster you started"
+        )
 
 
 def _check(options: Mapping[str, Any]) -> None:
@@ -206,8 +249,15 @@ class RayExecutor:
     # ── connecting ───────────────────────────────────────────────────────────────────────
 
     def _connect(self) -> None:
-        import ray
+        # No address: the run starts a Ray of its own ("local": never RAY_ADDRESS's cluster, nor
+        # one `ray start` left on this machine), which listens on loopback only.
+        starting = self.address in (None, "", "local")
+        with _loopback_only(starting):
+            import ray
 
+            self._connect_with(ray, starting)
+
+    def _connect_with(self, ray: Any, starting: bool) -> None:
         root = str(self.context.project_root)
         local = is_local_address(self.address)
         package_root = str(Path(__file__).resolve().parents[2])  # the folder holding niceeval_cli
@@ -218,10 +268,12 @@ class RayExecutor:
         else:  # Ray ships the project folder; niceeval-cli must be installed on the cluster
             runtime_env = {"working_dir": root, "excludes": WORKING_DIR_EXCLUDES}
         if not ray.is_initialized():
+            if starting:
+                _refuse_wide(ray)
             try:
                 with _signal_handlers_kept():
                     ray.init(
-                        address=self.address if self.address not in (None, "", "local") else None,
+                        address="local" if starting else self.address,
                         runtime_env=runtime_env,
                         include_dashboard=False,
                         log_to_driver=False,

@@ -1,10 +1,14 @@
 """`--executor ray` without an address: the driver starts a single-node Ray (`ray.init()`), runs
-the attempts there with the same results as in-process, and leaves no Ray process behind; without
-Ray installed it is a usage error naming the install command; `[run]` in niceeval.toml selects it."""
+the attempts there with the same results as in-process, listening on loopback only, and leaves no
+Ray process behind; without Ray installed it is a usage error naming the install command; `[run]`
+in niceeval.toml selects it."""
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -34,13 +38,78 @@ def _raylets(marker: str) -> set[int]:
     return found
 
 
+def _processes(driver: int, marker: str) -> dict[int, str]:
+    """The run's own processes (pid → name): the driver, those whose command line names `marker`
+    (its Ray temp dir), and every descendant of either — nobody else's Ray on this machine."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    found = {driver}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            pid = int(entry.name)
+            names[pid] = stat[stat.find("(") + 1:stat.rfind(")")]
+            parents[pid] = int(stat[stat.rfind(")") + 2:].split()[1])
+            if marker.encode() in cmdline:
+                found.add(pid)
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return {pid: names.get(pid, "?") for pid in found}
+
+
+def _address(hexed: str) -> str:
+    """An address of /proc/net/tcp{,6}: 32-bit words in host byte order (little-endian here)."""
+    raw = b"".join(bytes.fromhex(hexed[i:i + 8])[::-1] for i in range(0, len(hexed), 8))
+    return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, raw)
+
+
+def _listening(processes: dict[int, str]) -> set[tuple[str, str, int]]:
+    """(process name, address, port) of every TCP socket in LISTEN the given processes hold."""
+    listeners: dict[str, tuple[str, int]] = {}  # socket inode → where it listens
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":  # TCP_LISTEN
+                host, port = fields[1].split(":")
+                listeners[fields[9]] = (_address(host), int(port, 16))
+    seen = set()
+    for pid, name in processes.items():
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in listeners:
+                seen.add((name, *listeners[target[8:-1]]))
+    return seen
+
+
+def _loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
 def _rows(root: Path, env: dict[str, str], target: str, store: str) -> list[dict]:
     """The stored rows, read by `niceeval query` in process (reading a store is no Ray's business)."""
     return Project(root, in_process=True).query(target, "--store", store)
 
 
 @pytest.mark.slow
-def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
+def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_stops(tmp_path):
     need_ray()
     (tmp_path / "niceeval.toml").write_text(TOML + '\n[run]\nexecutor = "ray"\n')
     (tmp_path / "evals").mkdir()
@@ -49,11 +118,30 @@ def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
     # of this test's own (Ray's socket paths have a length limit).
     own = tempfile.mkdtemp(prefix="nrl", dir="/tmp")
     env = {**ray_env(), "RAY_TMPDIR": own}
-    ray = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    errors = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads it while the run lasts
+    with errors.open("w") as sink:
+        driver = subprocess.Popen([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path,
+                                  env=env, stdout=subprocess.DEVNULL, stderr=sink)
+    # Every socket the run's Ray processes listen on, looked at every 0.1 s while the run lasts:
+    # on loopback only (0.0.0.0 or ::, every interface, is not). Where loopback is the only
+    # interface (CI's network namespace) Ray binds there anyway; the check bites on a machine
+    # with another address, where Ray's default is every interface.
+    listening: set[tuple[str, str, int]] = set()
+    deadline = time.monotonic() + 300
+    while driver.poll() is None and time.monotonic() < deadline:
+        listening |= _listening(_processes(driver.pid, own))
+        time.sleep(0.1)
+    if driver.poll() is None:
+        driver.kill()
+    driver.wait()
+    stderr = errors.read_text()
     # the reference: an in-process run, nothing about its process compared (run in process)
     local = Project(tmp_path, in_process=True).run("--store", "local.db", "--executor", "inprocess")
-    assert ray.returncode == local.returncode == 1, ray.stderr
+    assert driver.returncode == local.returncode == 1, stderr
+    names = {name for name, _, _ in listening}
+    assert {"gcs_server", "raylet"} <= names, f"the run's Ray was not seen listening: {sorted(listening)}"
+    wide = sorted(item for item in listening if not _loopback(item[1]))
+    assert not wide, f"the local Ray the run started listens beyond loopback: {wide}"
     assert _rows(tmp_path, env, "runs", "ray.db")[0]["executor"] == "ray"
     for target in ("attempts", "assertions"):
         ray_rows, local_rows = (_rows(tmp_path, env, target, store) for store in ("ray.db", "local.db"))
@@ -64,6 +152,33 @@ def test_a_local_single_node_ray_gives_in_process_results_and_stops(tmp_path):
         time.sleep(0.2)
     assert not _raylets(own), "the local Ray the run started is still running"
     shutil.rmtree(own, ignore_errors=True)
+
+
+def test_a_run_whose_evals_imported_ray_first_refuses_to_start_a_ray_listening_beyond_loopback(tmp_path):
+    """Ray reads its loopback switch when imported: an eval module importing Ray, discovered
+    before the executor starts, makes it too late, and the run says so (exit 3) instead of
+    starting a Ray open to the network. Where loopback is the only address (CI's network
+    namespace), Ray binds there whatever, and there is nothing to refuse."""
+    need_ray()
+    env = ray_env()
+    outward = subprocess.run([sys.executable, "-c", "import ray; print(ray.util.get_node_ip_address())"],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert outward.returncode == 0, outward.stderr
+    if _loopback(outward.stdout.strip()):
+        pytest.skip("loopback is this machine's only address: a local Ray listens there whatever")
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "uses_ray.py").write_text(
+        "import ray  # noqa: F401\nfrom niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
+    own = tempfile.mkdtemp(prefix="nrr", dir="/tmp")  # where a Ray started would put its session
+    try:
+        run = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--executor", "ray"], cwd=tmp_path,
+                             env={**env, "RAY_TMPDIR": own}, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 3, run.stderr
+        assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0" in run.stderr and "--ray-address" in run.stderr
+        assert outward.stdout.strip() in run.stderr
+        assert not list(Path(own).glob("ray/session_*")), "a Ray was started"
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def test_without_ray_installed_executor_ray_exits_2_with_the_install_command(project, monkeypatch):
