@@ -35,7 +35,7 @@ import h11
 
 from ._httpx import httpcore, httpx
 from ._redact import without_surrogates
-from ._wire import AsyncioBackend
+from ._wire import AsyncioBackend, speaks_tls
 
 try:  # httpx decodes zstd when it is installed (`httpx[zstd]`), and so does `read_bounded`
     import zstandard
@@ -85,6 +85,8 @@ MAX_INCOMPLETE_EVENT_SIZE = 100 * 1024
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 READ_BYTES = 64 * 1024
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
+#: A server that closed the connection before any byte of its answer (httpcore's words too).
+HUNG_UP = "Server disconnected without sending a response."
 
 
 def too_large(*, decoded: bool = False) -> str:
@@ -185,7 +187,7 @@ class _Connection:
                 return event
             data = await self.stream.read(READ_BYTES, timeout=timeout)
             if data == b"" and self.h11.their_state is h11.SEND_RESPONSE:
-                raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
+                raise httpcore.RemoteProtocolError(HUNG_UP)
             self.h11.receive_data(data)
 
     async def aclose(self) -> None:
@@ -538,6 +540,22 @@ def _proxied(url: str) -> bool:
     host = httpx.URL(url).host
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
     return not bypass(host, proxies)
+
+
+async def plain_http_at_tls(url: str, key: str, timeout_s: float, failure: Exception) -> str | None:
+    """Why every request to `url` fails, when it is `http://` but its port speaks TLS (a TLS
+    handshake there completes): such a server hangs up on a plain request (`failure`: closed
+    before answering, or reset), which an attempt can only report as "Server disconnected".
+    Asked by a preflight whose request failed so; `key` names the setting that holds the URL.
+    None otherwise — any other failure, and always through a proxy (the port is the proxy's)."""
+    hung_up = isinstance(failure, httpx.ReadError) or str(failure) == HUNG_UP
+    parsed = httpx.URL(url)
+    if not hung_up or parsed.scheme != "http" or not parsed.host or _proxied(url):
+        return None
+    port = parsed.port or 80
+    if not await speaks_tls(parsed.host, port, timeout_s):
+        return None
+    return f"{key} is {url}, but port {port} speaks TLS (it hung up on a plain HTTP request); use https://"
 
 
 def lane_client(url: str, timeout_s: float, *, size: int = ADAPTER_LANES, cookies: bool = True) -> LaneClient:

@@ -247,3 +247,20 @@ async def _connected(loop: asyncio.AbstractEventLoop,
     finally:
         if timer is not None:
             timer.cancel()
+
+
+async def speaks_tls(host: str, port: int, timeout_s: float) -> bool:
+    """Whether a TLS handshake with `host:port` completes within `timeout_s`. Nothing is sent
+    through it, so the certificate goes unchecked: the only question is which protocol the port
+    speaks (`_lanes.plain_http_at_tls` asks it of a server that hung up on plain HTTP)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    loop = asyncio.get_running_loop()
+    try:
+        transport = await _connected(loop, loop.create_connection(asyncio.Protocol, host, port, ssl=context),
+                                     timeout_s)
+    except (OSError, _TimedOut):  # ssl.SSLError too: not TLS, or not a handshake we could finish
+        return False
+    transport.close()
+    return True

@@ -27,7 +27,7 @@ from .._gateway import (
     unknown_model,
 )
 from .._httpx import httpx
-from .._lanes import LaneClient, lane_client
+from .._lanes import LaneClient, lane_client, plain_http_at_tls
 from .._redact import redact
 from ..authoring import AdapterContext
 from ._preflight import REFUSING_STATUS
@@ -95,12 +95,13 @@ async def post_with_retries(
 
 async def check_chat_model(
     base_url: str, model: str | None, headers: Mapping[str, str], *, secrets: Sequence[str],
-    timeout_s: float, refused_hint: str = "",
+    timeout_s: float, refused_hint: str = "", url_key: str = "base_url",
 ) -> str | None:
     """The `openai-chat` preflight: GET `{base_url}/models`; when it lists models, the experiment's
     model must be one of them. When the server has no `/models` (any non-2xx answer but 401/403),
     one chat completion of `max_tokens = 1` asks instead: `404` / `400` "unknown model" is a cause.
-    Slow or transient answers are no cause: the attempts' own timeouts and retries decide."""
+    Slow or transient answers are no cause: the attempts' own timeouts and retries decide; a port
+    that speaks TLS hanging up on plain HTTP is (`url_key` names the setting holding base_url)."""
     models_url = f"{base_url}/models"
     try:
         # The adapters' own kind of client (no TLS context is made for an http:// endpoint); each
@@ -124,6 +125,9 @@ async def check_chat_model(
         return None
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         return redact(f"cannot connect to {models_url}: {type(exc).__name__}: {exc}", list(secrets))
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:  # hung up on: maybe a TLS port
+        cause = await plain_http_at_tls(base_url, url_key, timeout_s, exc)
+        return None if cause is None else redact(cause, list(secrets))
     except httpx.HTTPError:
         return None
     code = answer.status_code

@@ -232,7 +232,7 @@ class HttpAdapter(Adapter):
         hint = f" (check the headers in {options_table(self.experiment_id)})"
         return await probe_url("OPTIONS", self.options.url, headers=self._headers, secrets=self.secrets,
                                timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S),
-                               refused_hint=hint)
+                               refused_hint=hint, url_key=f"url in {options_table(self.experiment_id)}")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -258,6 +258,7 @@ class OpenAIChatAdapter(Adapter):
         hint = f" (check the key in {self.options.api_key_env})"
         return await check_chat_model(self.options.base_url, self.preflight_model, self._headers(),
                                       secrets=self.secrets, refused_hint=hint,
+                                      url_key=f"base_url in {options_table(self.experiment_id)}",
                                       timeout_s=min(self.options.timeout_ms / 1000, PREFLIGHT_TIMEOUT_S))
 
     async def aclose(self) -> None:

@@ -20,10 +20,11 @@ PREFLIGHT_TIMEOUT_S = 10.0
 
 async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None = None,
                     secrets: Sequence[str] = (), timeout_s: float = PREFLIGHT_TIMEOUT_S,
-                    refused_hint: str = "") -> str | None:
-    """One cheap request: the cause when it cannot connect or is answered 401/403/404, else None."""
+                    refused_hint: str = "", url_key: str = "the URL") -> str | None:
+    """One cheap request: the cause when it cannot connect, is answered 401/403/404, or is hung
+    up on by a port that speaks TLS (`url_key` names the setting holding the http:// URL), else None."""
     from .._httpx import httpx  # only adapters that speak HTTP pay for importing it
-    from .._lanes import lane_client
+    from .._lanes import lane_client, plain_http_at_tls
 
     try:  # the adapters' own kind of client (no TLS context is made for an http:// URL)
         async with lane_client(url, timeout_s) as client:
@@ -33,6 +34,9 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
         return None  # slow is not down: the attempts' own timeouts decide
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         return redact(f"cannot connect to {url}: {type(exc).__name__}: {exc}", list(secrets))
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:  # hung up on: maybe a TLS port
+        cause = await plain_http_at_tls(url, url_key, timeout_s, exc)
+        return None if cause is None else redact(cause, list(secrets))
     except httpx.HTTPError:
         return None
     meaning = REFUSING_STATUS.get(response.status_code)

@@ -26,7 +26,7 @@ from .._gateway import (
 )
 from .._gateway import retry_after_s as gateway_retry_after_s
 from .._httpx import httpx
-from .._lanes import LaneClient, LaneTransport, lane_client
+from .._lanes import LaneClient, LaneTransport, lane_client, plain_http_at_tls
 from .._states import UnavailableReason
 from ._parse import MAX_BODY_DEPTH  # deeper bodies are kept as text: no grade is that deep
 
@@ -243,7 +243,8 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extr
     """The cause when the endpoint refuses this setting, else None: cannot connect, 401/403,
     a model its `/models` does not list (when it lists any), and a minimal chat completion
     (max_tokens 1) answered 404 or `400` "unknown model". Transient answers (429, 5xx, timeouts)
-    and other 4xx are left to the grading calls to classify."""
+    and other 4xx are left to the grading calls to classify. An http:// base_url whose port
+    speaks TLS (it hangs up on both requests) is a cause too."""
     try:
         async with endpoint.slots:
             listing = await _within(endpoint.get_models(key, timeout_s, extra), timeout_s)
@@ -265,6 +266,8 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extr
         return None
     except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         return f"cannot connect to {endpoint.url}: {exc}"
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:  # hung up on: maybe a TLS port
+        return await plain_http_at_tls(endpoint.base_url, "the judge's base_url", timeout_s, exc)
     except httpx.TransportError:
         return None
     status = response.status_code

@@ -3,14 +3,18 @@ against real loopback servers; a cause names the URL and never the key."""
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from niceeval_cli.adapters import load_adapter, preflight_adapters
 from niceeval_cli.authoring import Adapter, define_adapter
-from tests.support.loopback import Answer, Loopback, free_port
+from tests.support.components import need_command
+from tests.support.loopback import Answer, Loopback, TlsPort, free_port
 
 KEY = "sk-preflight-secret-0123456789abcdef"
 
@@ -117,6 +121,56 @@ async def test_openai_chat_down_fails(closed_port: int, monkeypatch: pytest.Monk
     monkeypatch.setenv("PREFLIGHT_KEY", "test-key-123")
     causes = await preflight_adapters([("models/a", _openai(f"http://127.0.0.1:{closed_port}/v1"))])
     assert causes["models/a"].startswith(f"cannot connect to http://127.0.0.1:{closed_port}/v1/models")
+
+
+@pytest.fixture(params=[False, True], ids=["reset", "closed"])
+def tls_port(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TlsPort]:
+    """Hanging up on the plain request both ways: a reset (ReadError), a clean close (Server disconnected)."""
+    need_command("openssl")  # to make its certificate
+    with TlsPort(tmp_path, drain=request.param) as server:
+        yield server
+
+
+async def test_an_http_url_at_a_tls_port_fails_once_saying_use_https(tls_port: TlsPort) -> None:
+    url = f"http://127.0.0.1:{tls_port.port}/api/chat"
+    causes = await preflight_adapters([("staging", _http(url))])
+    assert causes == {"staging": f"url in [experiments.staging.options] is {url}, but port {tls_port.port} "
+                                 "speaks TLS (it hung up on a plain HTTP request); use https://"}
+
+
+async def test_an_openai_chat_base_url_at_a_tls_port_fails_naming_base_url(
+        tls_port: TlsPort, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREFLIGHT_KEY", KEY)
+    base = f"http://127.0.0.1:{tls_port.port}/v1"
+    causes = await preflight_adapters([("models/a", _openai(base))])
+    assert causes["models/a"].startswith(f'base_url in [experiments."models/a".options] is {base}, but port ')
+    assert causes["models/a"].endswith("speaks TLS (it hung up on a plain HTTP request); use https://")
+
+
+@pytest.fixture
+def hanging_up() -> Iterator[int]:
+    """A loopback port whose server closes every connection at once, speaking nothing at all."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    stopped = threading.Event()
+
+    def serve() -> None:
+        while not stopped.is_set():
+            try:
+                server.accept()[0].close()
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield int(server.getsockname()[1])
+    stopped.set()
+    thread.join()
+    server.close()
+
+
+async def test_a_server_hanging_up_without_speaking_tls_is_left_to_the_attempts(hanging_up: int) -> None:
+    assert await preflight_adapters([("staging", _http(f"http://127.0.0.1:{hanging_up}/api/chat"))]) == {}
 
 
 async def test_openai_chat_with_its_key_variable_unset_fails_without_a_request(

@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from tests.support.loopback import Loopback
+from tests.support.components import need_command
+from tests.support.loopback import Loopback, TlsPort
 
 EVAL = """
 from niceeval_cli import define_eval
@@ -39,6 +40,27 @@ def test_a_bot_that_is_down_is_a_setup_error_naming_the_experiment_and_url(run_p
     assert "bot" in result.output and url in result.output
     assert result.query("attempts") == []  # nothing was dispatched
     assert result.query("runs")[0]["status"] == "setup-error"
+
+
+def test_an_http_url_at_a_tls_port_is_one_setup_error_saying_use_https(run_project, tmp_path):
+    """Not "Server disconnected" once per attempt: the run stops before dispatch, saying why."""
+    need_command("openssl")  # to make the server's certificate
+    with TlsPort(tmp_path) as tls:
+        url = f"http://127.0.0.1:{tls.port}/api/chat"
+        result = run_project(f"""
+            [project]
+            attempts = 3
+            [experiments.bot]
+            adapter = "http"
+            [experiments.bot.options]
+            url = "{url}"
+            request_template = {{ message = "{{message}}" }}
+            response_path = "message"
+        """, {"hello.py": EVAL})
+    assert result.exit_code == 3, result.output
+    assert "url in [experiments.bot.options]" in result.output and "use https://" in result.output
+    assert "Server disconnected" not in result.output
+    assert result.query("attempts") == []
 
 
 def test_the_other_experiments_still_run_when_one_bot_is_down(run_project, app_server):

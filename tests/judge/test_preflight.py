@@ -7,7 +7,8 @@ import asyncio
 import httpx
 
 from niceeval_cli.judge import JudgeService, PreflightFailure
-from tests.support.loopback import Reply
+from tests.support.components import need_command
+from tests.support.loopback import Reply, TlsPort
 
 
 async def test_a_working_endpoint_passes_with_one_minimal_request(judge_server, service, make_settings):
@@ -62,6 +63,17 @@ async def test_connection_refused_is_a_setup_failure(judge_server, service, make
     judge_server.stop()
     failure = await service.preflight(make_settings(base_url=f"http://127.0.0.1:{port}/v1"))
     assert failure is not None and failure.cause.startswith("cannot connect to http://127.0.0.1:")
+
+
+async def test_an_http_base_url_at_a_tls_port_is_one_setup_failure_saying_use_https(service, make_settings,
+                                                                                     tmp_path):
+    need_command("openssl")  # to make the server's certificate
+    with TlsPort(tmp_path) as tls:
+        base = f"http://127.0.0.1:{tls.port}/v1"
+        failure = await service.preflight(make_settings(base_url=base))
+    assert failure is not None
+    assert failure.cause == (f"the judge's base_url is {base}, but port {tls.port} speaks TLS (it hung up on a "
+                             "plain HTTP request); use https://")
 
 
 async def test_dns_failure_is_a_setup_failure(make_settings):

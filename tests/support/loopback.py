@@ -2,7 +2,8 @@
 
 `Loopback(answer)`: any method, answered by a function of (method, path, body) — the system under
 test, a gateway, an endpoint a preflight asks. `JudgeServer`: OpenAI chat completions standing in
-for a judge (below). `free_port()`: a port nobody listens on.
+for a judge (below). `free_port()`: a port nobody listens on. `TlsPort(folder)`: a port that
+speaks TLS only, for an http:// URL that should have said https://.
 
 JudgeServer:
 
@@ -23,13 +24,16 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import struct
+import subprocess
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -395,6 +399,59 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class TlsPort:
+    """A loopback port that speaks TLS only, with a self-signed certificate `openssl` makes in
+    `folder` (call `need_command("openssl")` first). Each connection is handshaken and closed; a
+    plain HTTP request fails the handshake and is hung up on without a byte: with the rest of the
+    request unread (a reset, as OpenSSL's own server does), or with `drain` once it is read (a
+    clean close: "Server disconnected", as asyncio's TLS server does)."""
+
+    def __init__(self, folder: Path, *, drain: bool = False) -> None:
+        self._drain = drain
+        cert, key = folder / "tls-cert.pem", folder / "tls-key.pem"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+             "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+            check=True, capture_output=True,
+        )
+        self._context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._context.load_cert_chain(cert, key)
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._socket.settimeout(0.1)
+        self.port = int(self._socket.getsockname()[1])
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                conn, _ = self._socket.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(5)
+            try:
+                if self._drain and conn.recv(1, socket.MSG_PEEK) != b"\x16":  # not a TLS handshake record
+                    conn.settimeout(0.2)
+                    conn.recv(65536)  # the plain request, read; the client waits for an answer
+                    conn.close()
+                else:
+                    self._context.wrap_socket(conn, server_side=True).close()
+            except (ssl.SSLError, OSError):
+                conn.close()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._socket.close()
+
+    def __enter__(self) -> TlsPort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 # --- an OpenAI-compatible gateway (LiteLLM and the like) built on Loopback ----------------------
