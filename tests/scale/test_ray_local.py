@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -103,20 +104,27 @@ def _loopback(address: str) -> bool:
     return (mapped or ip).is_loopback
 
 
+@pytest.fixture
+def ray_tmp() -> Iterator[str]:
+    """A short folder of the test's own for RAY_TMPDIR, where Ray puts its session (and every
+    process's --session_dir; Ray's socket paths have a length limit); removed after, pass or fail."""
+    folder = tempfile.mkdtemp(prefix="nrl", dir="/tmp")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _rows(root: Path, env: dict[str, str], target: str, store: str) -> list[dict]:
     """The stored rows, read by `niceeval query` in process (reading a store is no Ray's business)."""
     return Project(root, in_process=True).query(target, "--store", store)
 
 
 @pytest.mark.slow
-def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_stops(tmp_path):
+def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_stops(tmp_path, ray_tmp):
     need_ray()
     (tmp_path / "niceeval.toml").write_text(TOML + '\n[run]\nexecutor = "ray"\n')
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "many.py").write_text(eval_source())
-    # Ray puts its session (and every process's --session_dir) under RAY_TMPDIR: a short folder
-    # of this test's own (Ray's socket paths have a length limit).
-    own = tempfile.mkdtemp(prefix="nrl", dir="/tmp")
+    own = ray_tmp
     env = {**ray_env(), "RAY_TMPDIR": own}
     errors = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads it while the run lasts
     with errors.open("w") as sink:
@@ -151,10 +159,9 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
     while _raylets(own) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _raylets(own), "the local Ray the run started is still running"
-    shutil.rmtree(own, ignore_errors=True)
 
 
-def test_a_run_whose_evals_imported_ray_first_refuses_to_start_a_ray_listening_beyond_loopback(tmp_path):
+def test_a_run_whose_evals_imported_ray_first_refuses_to_start_a_ray_listening_beyond_loopback(tmp_path, ray_tmp):
     """Ray reads its loopback switch when imported: an eval module importing Ray, discovered
     before the executor starts, makes it too late, and the run says so (exit 3) instead of
     starting a Ray open to the network. Where loopback is the only address (CI's network
@@ -169,16 +176,12 @@ def test_a_run_whose_evals_imported_ray_first_refuses_to_start_a_ray_listening_b
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "uses_ray.py").write_text(
         "import ray  # noqa: F401\nfrom niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
-    own = tempfile.mkdtemp(prefix="nrr", dir="/tmp")  # where a Ray started would put its session
-    try:
-        run = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--executor", "ray"], cwd=tmp_path,
-                             env={**env, "RAY_TMPDIR": own}, capture_output=True, text=True, timeout=120)
-        assert run.returncode == 3, run.stderr
-        assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0" in run.stderr and "--ray-address" in run.stderr
-        assert outward.stdout.strip() in run.stderr
-        assert not list(Path(own).glob("ray/session_*")), "a Ray was started"
-    finally:
-        shutil.rmtree(own, ignore_errors=True)
+    run = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--executor", "ray"], cwd=tmp_path,
+                         env={**env, "RAY_TMPDIR": ray_tmp}, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 3, run.stderr
+    assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0" in run.stderr and "--ray-address" in run.stderr
+    assert outward.stdout.strip() in run.stderr
+    assert not list(Path(ray_tmp).glob("ray/session_*")), "a Ray was started"
 
 
 def test_without_ray_installed_executor_ray_exits_2_with_the_install_command(project, monkeypatch):
