@@ -19,6 +19,7 @@ from .._errors import UsageError
 from ..comparison import AttemptFacts
 from ..comparison import compare as compare_facts
 from ..reports.data import CompareResult, ReportData
+from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE
 from ..store.report_reads import AttemptTexts, ReportRow, attempt_rows, attempt_texts, result_states
 from ..store.rows import RunRow
 
@@ -34,13 +35,15 @@ REPORTS_DIR = "reports"
 
 
 def load_report(
-    path: Path, run_ref: str | None, *, baseline: str | None = None, experiments: Sequence[str] | None = None
+    path: Path, run_ref: str | None, *, baseline: str | None = None, experiments: Sequence[str] | None = None,
+    alpha: float = DEFAULT_ALPHA, confidence: float = DEFAULT_CONFIDENCE,
 ) -> ReportData:
     """`niceeval report`: read the run (the store opened read-only, so it works while a run writes)."""
     from ..store import Store
 
     with Store.open(Path(path), readonly=True) as store:
-        return read_report(store, run_ref, baseline=baseline, experiments=experiments)
+        return read_report(store, run_ref, baseline=baseline, experiments=experiments, alpha=alpha,
+                           confidence=confidence)
 
 
 def _short(store: Store, run: RunRow) -> tuple[list[ReportRow], list[AttemptFacts]]:
@@ -57,8 +60,11 @@ def read_report(
     *,
     baseline: str | None = None,
     experiments: Sequence[str] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> ReportData:
-    """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B."""
+    """Read a run for its report; `experiments` (A, B) or a run of exactly two experiments adds A vs B.
+    `alpha` / `confidence`: the project's `[stats]` (or the flags), as `compare` and `view` read them."""
     run = store.resolve_run(run_ref)
     attempts, facts = _short(store, run)
 
@@ -68,16 +74,16 @@ def read_report(
         if base_run.id == run.id:
             raise UsageError(f"--baseline {baseline}: that is the reported run itself; give an earlier run.")
         _, base_facts = _short(store, base_run)
-        against = CompareResult(base_run, run, compare_facts(base_facts, facts))
+        against = CompareResult(base_run, run, compare_facts(base_facts, facts, alpha=alpha, confidence=confidence))
 
     pair: CompareResult | None = None
     present = list(dict.fromkeys([*run.experiments, *(a["experiment_id"] for a in attempts)]))
     if experiments:
         if len(experiments) != 2:
             raise UsageError("--experiments takes two experiment ids: A (base) and B (new).")
-        pair = experiments_result(run, facts, experiments[0], experiments[1])
+        pair = experiments_result(run, facts, experiments[0], experiments[1], alpha=alpha, confidence=confidence)
     elif len(present) == 2:
-        pair = experiments_result(run, facts, present[0], present[1])
+        pair = experiments_result(run, facts, present[0], present[1], alpha=alpha, confidence=confidence)
     return ReportData(
         store_path=store.path,
         run=run,
@@ -88,7 +94,9 @@ def read_report(
         groups=store.outcome_rows(run.id),
         costs=store.costs(run.id),
         details=partial(attempt_texts, store.path),
-        judges=agreement_in(store),
+        judges=agreement_in(store, confidence=confidence),
+        alpha=alpha,
+        confidence=confidence,
     )
 
 

@@ -13,6 +13,10 @@ _CLASSES = "regressed, fixed, undecided, decided, still-failing, unchanged, adde
 ExperimentsPair = Annotated[Optional[tuple[str, str]], typer.Option(  # noqa: UP045
     "--experiments", metavar="A B", help="Compare experiment A (base) with experiment B (new) in one run.",
     rich_help_panel=_SELECT)]
+AlphaOpt = Annotated[Optional[float], typer.Option(  # noqa: UP045
+    "--alpha", metavar="A", help="Significance level of the tests (default: [stats] alpha, 0.05).")]
+ConfidenceOpt = Annotated[Optional[float], typer.Option(  # noqa: UP045
+    "--confidence", metavar="C", help="Confidence of every interval (default: [stats] confidence, 0.95).")]
 
 
 @command(
@@ -39,11 +43,8 @@ def compare(
         "significant-regression: exit 1 for a regression larger than the noise, 5 when one could not be told "
         "from it.")
     ] = None,
-    alpha: Annotated[Optional[float], typer.Option(  # noqa: UP045
-        "--alpha", metavar="A", help="Significance level of the tests (default: [stats] alpha, 0.05).")] = None,
-    confidence: Annotated[Optional[float], typer.Option(  # noqa: UP045
-        "--confidence", metavar="C", help="Confidence of every interval (default: [stats] confidence, 0.95).")
-    ] = None,
+    alpha: AlphaOpt = None,
+    confidence: ConfidenceOpt = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -100,16 +101,20 @@ def report(
     baseline: Annotated[Text, typer.Option(
         "--baseline", metavar="RUN_ID", help="Also show what changed since this run.")] = None,
     experiments: ExperimentsPair = None,
+    alpha: AlphaOpt = None,
+    confidence: ConfidenceOpt = None,
     store: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Write one HTML file: header, experiments side by side, the eval matrix, charts, attempts
     failed first with their assertions and transcripts, filters, and comparisons. Prints its path."""
     from ..app import report as report_app
-    from ..app.project import store_path
+    from ..app.project import stats_settings, store_path
     from ..reports.html import render_report
 
+    level, conf = stats_settings(store, config, alpha=alpha, confidence=confidence)
     path = store_path(store, config)
-    data = report_app.load_report(path, run_ref, baseline=baseline, experiments=experiments)
+    data = report_app.load_report(path, run_ref, baseline=baseline, experiments=experiments, alpha=level,
+                                  confidence=conf)
     written = report_app.save_report(render_report(data), out or report_app.default_path(path, data.run.id))
     typer.echo(str(written))

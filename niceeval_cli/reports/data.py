@@ -149,6 +149,9 @@ class ReportData:
     #: Each judge identity's agreement with people's labels in the store (app.agreement's
     #: IdentityAgreement); empty without labels, and then the report has no "Judges" section.
     judges: Sequence[Any] = ()
+    #: `[stats]` (or `report --alpha` / `--confidence`): every interval and significance the page shows.
+    alpha: float = 0.05
+    confidence: float = 0.95
 
 
 # ── merge ─────────────────────────────────────────────────────────────────────────────────────

@@ -6,6 +6,7 @@ here independently (scipy for Wilson and t), to the precision shown (whole perce
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -196,6 +197,31 @@ def test_the_projects_stats_confidence_sets_the_summarys_intervals(proj: Project
     assert run.returncode == 1, run.stderr
     _check(run.stdout, 0.9)
     _check(proj.cli("view").stdout, 0.9)
+
+
+def test_the_report_reads_the_projects_stats_as_view_and_compare_do(proj: Project) -> None:
+    """`[stats] confidence = 0.9`: the HTML report printed 95 % intervals beside `view`'s 90 % ones,
+    and tested its `--baseline` comparison at α 0.05 whatever `[stats] alpha` said."""
+    import html as html_text
+
+    _project(proj, TOML + "\n[stats]\nconfidence = 0.9\nalpha = 0.2\n")
+    assert proj.run(env=PASSES).returncode == 1
+    base = proj.sql("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")[0]["id"]
+    assert proj.run("--rerun-all", env={**PASSES, "PASSES_steady": "2"}).returncode == 1
+    assert proj.cli("report", "--baseline", base, "--out", "r.html").returncode == 0
+    page = html_text.unescape(re.sub(r"<[^>]+>", " ", (proj.root / "r.html").read_text()))
+    rates = {k: s / n for k, (s, n, _) in UNITS.items()} | {"steady": 2 / 5}
+    mean, low, high = clustered(rates, CLUSTER, 0.9)
+    assert f"pass rate {pct(mean)} [{pct(low)}, {pct(high)}] over 5 evals" in page
+    lo, hi = wilson(3, 5, 0.9)
+    assert f"3/5 · 60% [{pct(lo)}, {pct(hi)}]" in page  # the matrix cell of pattern/flaky
+    # steady: 5/5 → 2/5 regressed, Fisher p = 0.1667; one of five tested pairs changed: q = 0.8333 ≥ 0.2
+    compared = json.loads(proj.cli("compare", base, "--format", "json").stdout)
+    (steady,) = [p for p in compared["pairs"] if p["eval_id"] == "pattern/steady"]
+    assert steady["significance"] == "within-noise"
+    assert f"within noise (q = {steady['q_value']:.3f})" in " ".join(page.split())
+    lo, hi = wilson(2, 5, 0.9)
+    assert f"2/5 · 40% [{pct(lo)}, {pct(hi)}]" in page
 
 
 def test_score_units_carry_a_t_interval_and_the_experiment_a_score_line(proj: Project) -> None:

@@ -67,7 +67,7 @@ class MatrixRow:
 _NONE_CELL = Cell("none", "—", "", outcomes.attempt_severity(AttemptState.PASSED, None) + 1)
 
 
-def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
+def _cell(side: Side, reasons: Iterable[str | None], confidence: float) -> Cell:
     severity = outcomes.attempt_severity(side.state, side.gate)
     if side.kind is EvalKind.PASS:
         word = side.state.value
@@ -75,7 +75,7 @@ def _cell(side: Side, reasons: Iterable[str | None]) -> Cell:
             word = "unavailable"
         text = word
         if side.attempts > 1:  # s/n over decided attempts with its Wilson interval (statistics.md)
-            text += " " + counts_text(side.passed, side.decided - side.passed, side.errored)
+            text += " " + counts_text(side.passed, side.decided - side.passed, side.errored, confidence)
         return Cell(word, text, MARKS.get(word, ""), severity, ok=word == "passed")
     text = side_text(side)
     if side.state is AttemptState.ERRORED:
@@ -121,7 +121,7 @@ def matrix_rows(data: ReportData, experiments: Sequence[str]) -> list[MatrixRow]
             row_ = by_case[case_id] = MatrixRow(eval_id, case_id, [_NONE_CELL] * len(experiments), tags[eval_id],
                                                 _NONE_CELL.severity)
         facts.sort(key=lambda f: f.ordinal)
-        cell = _cell(fold_side(facts, keys=False), reasons[(eval_id, case_id, experiment)])
+        cell = _cell(fold_side(facts, keys=False), reasons[(eval_id, case_id, experiment)], data.confidence)
         row_.cells[experiments.index(experiment)] = cell
         row_.severity = min(row_.severity, cell.severity)
     rows: list[MatrixRow] = []

@@ -80,7 +80,8 @@ def run_summary(data: ReportData) -> Header:
             judge_reported.append(row["judge_cost_usd"])
         if row.get("judge_estimated_cost_usd") is not None:
             judge_estimated.append(row["judge_estimated_cost_usd"])
-    view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run)
+    view = run_header(run, _tally.tally(data.groups, run.experiments), not_run=run.not_run,
+                      confidence=data.confidence)
     return Header(
         run_id=run.id,
         started=when(run.started_at),
