@@ -53,6 +53,7 @@ def build_request(
         config_file=str(project.file) if project is not None and project.file else None,
         max_concurrency=project.judge.max_concurrency if project is not None else None,
         input_prices={m: p.input_per_mtok for m, p in project.prices.items()} if project is not None else {},
+        confidence=project.stats.confidence if project is not None else 0.95,
     )
 
 
@@ -77,14 +78,14 @@ def execute(request: RegradeRequest, planned: RegradePlan, listeners: Sequence[o
 
     relay = EventRelay(*listeners)
     outcome = regrade(request, planned, relay)
-    report = RunReport(outcome, None, None)
+    report = RunReport(outcome, None, None, request.confidence)
     if outcome.run_id is not None and summary:
         with Store.open(request.store_path, readonly=True, cache_kib=SUMMARY_CACHE_KIB) as store:
             read = outcome.read
             sealed = read_sealed(store, outcome.run_id, groups=read.groups if read else None,
                                  passed_evals=read.passed_evals if read else (), costs=read.costs if read else None)
         counted = sum(g.total for g in sealed.groups) + sum(p.attempts for p in sealed.passed_evals)
-        report = RunReport(outcome, sealed, max(0, (outcome.planned or 0) - counted))
+        report = RunReport(outcome, sealed, max(0, (outcome.planned or 0) - counted), request.confidence)
     relay.reported(report)
     return report
 

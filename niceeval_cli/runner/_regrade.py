@@ -69,6 +69,8 @@ class RegradeRequest:
     max_concurrency: int | None = None
     #: USD per million tokens by model (`[prices]`), for the judge's estimated cost.
     input_prices: Mapping[str, float] = field(default_factory=dict)
+    #: The project's `[stats] confidence`: the intervals of the summary (as `run`'s).
+    confidence: float = 0.95
 
     def overrides(self) -> dict[str, Any]:
         given = {"model": self.model, "base_url": self.base_url, "samples": self.samples}

@@ -235,6 +235,20 @@ def test_regrade_with_another_model_judges_again_into_a_new_run_and_never_runs_t
     assert f"details: niceeval view {regrade['id']}" in done.stdout
 
 
+def test_the_regrade_summary_reads_the_projects_stats_as_run_does(proj: Proj, judges: Judges, sut: Loopback):
+    """`[stats] confidence = 0.8`: the regrade's summary printed 95 % intervals (0/2 → [0%, 66%]) where
+    `run` and `view` print 80 % ones ([0%, 45%]) for the same counts."""
+    write_judged_project(proj, judges, sut)
+    toml = proj.root / "niceeval.toml"
+    toml.write_text(toml.read_text() + "\n[stats]\nconfidence = 0.8\n")
+    assert proj.run(env={**ENV, "NO_COLOR": "1", "COLUMNS": "200"}).returncode == 0
+    done = proj.cli("regrade", "--judge-model", "judge-b", env={**ENV, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "0/2 passed · 0% [0%, 45%]" in done.stdout, done.stdout
+    view = proj.cli("view", env={**ENV, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert "0/2 passed · 0% [0%, 45%]" in view.stdout, view.stdout
+
+
 def test_regrade_with_the_same_judge_passes_as_the_run_did_and_reads_like_any_run(
         proj: Proj, judges: Judges, sut: Loopback):
     write_judged_project(proj, judges, sut)
