@@ -24,14 +24,12 @@ PREFIX = "niceeval-crash-"
 
 # Names of variables that hold credentials by convention (OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD…).
 _CREDENTIAL_NAME = re.compile(r"(?i)key|token|secret|passw|credential|auth|cookie|session")
-# A shorter value would redact ordinary words of the traceback ("true", "1234").
-_MIN_SECRET_LENGTH = 8
 
 
 def crash_secrets() -> list[str]:
-    """What a crash report must not contain: secrets the run used, and credential-named variables."""
-    found = [value for name, value in os.environ.items()
-             if _CREDENTIAL_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH]
+    """What a crash report must not contain: secrets the run used, and credential-named variables
+    (a value shorter than `_redact.MIN_SECRET_CHARS` is not redacted by value: "true", "1234")."""
+    found = [value for name, value in os.environ.items() if _CREDENTIAL_NAME.search(name)]
     return [*noted_secrets(), *found]
 
 
