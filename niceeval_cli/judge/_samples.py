@@ -85,7 +85,7 @@ def fold(grades: Sequence[JudgeGrade], *, min_agreement: float | None, max_audit
     if agreement is not None and min_agreement is not None and agreement < min_agreement:
         state, reason, measurement = AssertionState.UNAVAILABLE, str(UnavailableReason.JUDGE_INCONSISTENT), None
         explanation = (f"the judge's samples disagree: {agreeing} of {len(measured)} agree on {median:g} "
-                       f"(agreement {agreement:.2f} < min_agreement {min_agreement:.2f}); "
+                       f"(agreement {agreement:.4g} < min_agreement {min_agreement:g}); "
                        f"that sample said: {chosen.explanation}")
     return JudgeGrade(
         state, measurement, reason, explanation, _audit(grades, chosen, max_audit_bytes), tokens, evidence,

@@ -59,7 +59,14 @@ def test_below_min_agreement_is_judge_inconsistent() -> None:
     grade = fold([_measured(v) for v in (1, 1, 0)], min_agreement=0.7, max_audit_bytes=1 << 20)
     assert (grade.state, grade.reason, grade.measurement) == (UNAVAILABLE, "judge-inconsistent", None)
     assert grade.agreement == pytest.approx(2 / 3) and grade.samples == 3
-    assert "2 of 3 agree on 1" in grade.explanation and "0.70" in grade.explanation
+    assert "2 of 3 agree on 1" in grade.explanation and "(agreement 0.6667 < min_agreement 0.7)" in grade.explanation
+
+
+def test_a_shortfall_says_figures_that_differ() -> None:
+    """2 of 3 agree (0.6667) under min_agreement 0.67: it read `agreement 0.67 < min_agreement 0.67`."""
+    grade = fold([_measured(v) for v in (1, 1, 0)], min_agreement=0.67, max_audit_bytes=1 << 20)
+    assert grade.reason == "judge-inconsistent"
+    assert "(agreement 0.6667 < min_agreement 0.67)" in grade.explanation, grade.explanation
 
 
 def test_fewer_than_half_measured_is_unavailable_with_the_most_frequent_reason() -> None:
