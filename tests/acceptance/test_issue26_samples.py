@@ -98,7 +98,8 @@ def test_agreement_below_min_agreement_is_judge_inconsistent_and_decides_no_gate
     row = _result(proj)
     assert (row["state"], row["reason"], row["measurement"]) == ("unavailable", "judge-inconsistent", None)
     assert (row["agreement"], row["judge_samples"], row["attempt_state"]) == (0.6, 5, "errored")
-    assert "3 of 5 agree" in str(row["explanation"]) and "(agreement 0.6 < min_agreement 0.8)" in str(row["explanation"])
+    explanation = str(row["explanation"])
+    assert "3 of 5 agree" in explanation and "(agreement 0.6 < min_agreement 0.8)" in explanation
     view = proj.cli("view", env=ENV)
     assert "judge-inconsistent" in view.stdout and "3 of 5 samples agree" in view.stdout, view.stdout
 
