@@ -89,7 +89,7 @@ def _table(out: IO[str], columns: Sequence[str], rows: Iterable[Mapping[str, Any
         columns = [c for c in TABLE_COLUMNS[target] if c in columns]
     table = Table(*columns, show_lines=False, highlight=False)
     for row in rows:
-        table.add_row(*(Text(visible(_cell(row.get(c)), 120, single_line=True)) for c in columns))
+        table.add_row(*(Text(visible(_table_cell(target, c, row), 120, single_line=True)) for c in columns))
     console.print(table)
     hidden = " (selected columns; --format json shows them all)" if target in TABLE_COLUMNS else ""
     console.print(f"{len(rows)} row(s){hidden}", style="dim")
@@ -160,6 +160,19 @@ class _Visible:
 
     def flush(self) -> None:
         self.out.flush()
+
+
+#: `query units`' columns that are null for a pass-style unit with fewer decided attempts than k.
+_OF_K = ("pass_at_k", "pass_hat_k")
+
+
+def _table_cell(target: str | None, column: str, row: Mapping[str, Any]) -> str:
+    """A table cell. A pass-style unit's pass@k / pass^k with k above its decided attempts is
+    "—" with that reason (statistics.md; `null` in the machine formats), not an empty cell."""
+    value = row.get(column)
+    if value is None and target == "units" and column in _OF_K and row.get("passed") is not None:
+        return f"— ({row.get('decided')} decided < k {row.get('k')})"
+    return _cell(value)
 
 
 def _cell(value: Any) -> str:

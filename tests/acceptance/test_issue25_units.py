@@ -78,6 +78,8 @@ def test_units_carry_wilson_intervals_pass_at_k_and_flakiness(proj: Project) -> 
     default_k = {u["eval_id"]: u["k"] for u in _rows(proj, "units")}
     assert set(default_k.values()) == {5}
     assert _rows(proj, "units", "--k", "6")[0]["pass_at_k"] is None  # k above the evidence
+    table = proj.cli("query", "units", "--k", "6", "--format", "table", env={"COLUMNS": "250"})
+    assert table.returncode == 0 and table.stdout.count("— (5 decided < k 6)") == 8, table.stdout  # 4 units × 2
 
 
 def test_experiments_mean_over_units_with_the_cluster_term(proj: Project) -> None:
