@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.components import need_ray
+from tests.support.components import OUTWARD_ADDRESS, need_ray, outward_namespace
 from tests.support.project import Project
 from tests.support.ray_cluster import ray_env
 from tests.support.scale_project import TOML, comparable, eval_source
@@ -73,11 +73,16 @@ def _address(hexed: str) -> str:
     return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, raw)
 
 
-def _listening(processes: dict[int, str]) -> set[tuple[str, str, int]]:
-    """(process name, address, port) of every TCP socket in LISTEN the given processes hold."""
+def _listening(processes: dict[int, str], netns_of: int) -> set[tuple[str, str, int]]:
+    """(process name, address, port) of every TCP socket in LISTEN the given processes hold (the
+    sockets of the network namespace process `netns_of` is in)."""
     listeners: dict[str, tuple[str, int]] = {}  # socket inode → where it listens
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
+    for table in (f"/proc/{netns_of}/net/tcp", f"/proc/{netns_of}/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:  # the run has ended
+            continue
+        for line in lines:
             fields = line.split()
             if fields[3] == "0A":  # TCP_LISTEN
                 host, port = fields[1].split(":")
@@ -127,17 +132,17 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
     own = ray_tmp
     env = {**ray_env(), "RAY_TMPDIR": own}
     errors = tmp_path / "stderr.txt"  # a file, not a pipe: nobody reads it while the run lasts
+    # The run in a network namespace where this machine has an outward address (as a laptop has;
+    # CI's namespace has loopback alone, where Ray binds loopback whatever it is told).
+    argv = outward_namespace([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"])
     with errors.open("w") as sink:
-        driver = subprocess.Popen([sys.executable, "-m", "niceeval_cli", "run", "--store", "ray.db"], cwd=tmp_path,
-                                  env=env, stdout=subprocess.DEVNULL, stderr=sink)
+        driver = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=sink)
     # Every socket the run's Ray processes listen on, looked at every 0.1 s while the run lasts:
-    # on loopback only (0.0.0.0 or ::, every interface, is not). Where loopback is the only
-    # interface (CI's network namespace) Ray binds there anyway; the check bites on a machine
-    # with another address, where Ray's default is every interface.
+    # on loopback only (0.0.0.0 or ::, every interface, is not; nor OUTWARD_ADDRESS).
     listening: set[tuple[str, str, int]] = set()
     deadline = time.monotonic() + 300
     while driver.poll() is None and time.monotonic() < deadline:
-        listening |= _listening(_processes(driver.pid, own))
+        listening |= _listening(_processes(driver.pid, own), driver.pid)
         time.sleep(0.1)
     if driver.poll() is None:
         driver.kill()
@@ -164,20 +169,18 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
 def test_a_run_whose_evals_imported_ray_first_refuses_to_start_a_ray_listening_beyond_loopback(tmp_path, ray_tmp):
     """Ray reads its loopback switch when imported: an eval module importing Ray, discovered
     before the executor starts, makes it too late, and the run says so (exit 3) instead of
-    starting a Ray open to the network. Where loopback is the only address (CI's network
-    namespace), Ray binds there whatever, and there is nothing to refuse."""
+    starting a Ray open to the network (in a namespace where this machine has an outward address)."""
     need_ray()
     env = ray_env()
-    outward = subprocess.run([sys.executable, "-c", "import ray; print(ray.util.get_node_ip_address())"],
-                             env=env, capture_output=True, text=True, timeout=120)
+    asking = [sys.executable, "-c", "import ray; print(ray.util.get_node_ip_address())"]
+    outward = subprocess.run(outward_namespace(asking), env=env, capture_output=True, text=True, timeout=120)
     assert outward.returncode == 0, outward.stderr
-    if _loopback(outward.stdout.strip()):
-        pytest.skip("loopback is this machine's only address: a local Ray listens there whatever")
+    assert outward.stdout.strip() == OUTWARD_ADDRESS
     (tmp_path / "evals").mkdir()
     (tmp_path / "evals" / "uses_ray.py").write_text(
         "import ray  # noqa: F401\nfrom niceeval_cli import define_eval\n\n@define_eval()\ndef one(t):\n    pass\n")
-    run = subprocess.run([sys.executable, "-m", "niceeval_cli", "run", "--executor", "ray"], cwd=tmp_path,
-                         env={**env, "RAY_TMPDIR": ray_tmp}, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(outward_namespace([sys.executable, "-m", "niceeval_cli", "run", "--executor", "ray"]),
+                         cwd=tmp_path, env={**env, "RAY_TMPDIR": ray_tmp}, capture_output=True, text=True, timeout=120)
     assert run.returncode == 3, run.stderr
     assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0" in run.stderr and "--ray-address" in run.stderr
     assert outward.stdout.strip() in run.stderr

@@ -1,6 +1,6 @@
 """The real components some tests need, checked in one place: a Docker daemon (with the locally
 built test images), Chromium driven by Playwright, Ray, the npm agent CLIs (`claude`, `codex`),
-and the `openssl` / `sqlite3` / `jq` commands.
+the `openssl` / `sqlite3` / `jq` commands, and a network namespace with an outward address.
 
 A test that needs one calls its `need_…` function (or a fixture that does). When the component is
 absent the test is skipped with a reason naming it and how to get it — a fresh machine that ran
@@ -217,3 +217,27 @@ def need_command(command: str, apt_package: str | None = None) -> str:
     if found is None:
         missing(f"the {command} command", f"`{command}` is not on PATH", f"apt-get install {apt_package or command}")
     return found
+
+
+# ── a network namespace with an outward address ──────────────────────────────────────────────
+
+#: This machine's address inside `outward_namespace`: TEST-NET-1 (RFC 5737), routed back to the
+#: namespace's own loopback, so nothing can leave it — yet to a program asking "which address
+#: would I reach the world from" (Ray's node address) it is an outward, non-loopback one.
+OUTWARD_ADDRESS = "192.0.2.77"
+_OUTWARD_SETUP = (f"ip link set lo up && ip addr add {OUTWARD_ADDRESS}/32 dev lo && "
+                  f"ip route add default dev lo src {OUTWARD_ADDRESS}")
+
+
+def outward_namespace(argv: list[str]) -> list[str]:
+    """`argv` run in a network namespace of its own whose machine has `OUTWARD_ADDRESS`: what a
+    server binding "every interface" or "this machine's address" does on a laptop, seen even in
+    CI's loopback-only namespace (root, `unshare` and `ip` needed: util-linux, iproute2)."""
+    wrapped = ["unshare", "-n", "sh", "-c", _OUTWARD_SETUP + ' && exec "$@"', "sh"]
+    if _forced_absent("netns") or shutil.which("unshare") is None or shutil.which("ip") is None:
+        missing("a network namespace", "`unshare` or `ip` is not on PATH", "apt-get install util-linux iproute2")
+    done = subprocess.run([*wrapped, "true"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        missing("a network namespace", f"`unshare -n` with an address on lo failed: {done.stderr.strip()[:200]}",
+                "run the tests as root")
+    return [*wrapped, *argv]

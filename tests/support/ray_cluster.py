@@ -1,6 +1,8 @@
 """A real Ray cluster on this machine for tests and benchmarks: a head node plus, optionally, a
-second node with its own resources (`ray start --head` + `ray start --address`), bound to
-127.0.0.1, stopped by pid (every process whose command line names the cluster's own temp dir,
+second node with its own resources (`ray start --head` + `ray start --address`), given the
+node address 127.0.0.1 (Ray 2.60 still listens on every interface where the machine has another
+address, and a two-node Ray cannot take its one-machine switch: CI runs the tests in a network
+namespace with loopback alone), stopped by pid (every process whose command line names the cluster's own temp dir,
 and all their descendants) — never `ray stop`, which would stop every Ray on the machine.
 
 A test cluster runs only what a `niceeval run` driver uses (the GCS, a raylet per node and the
