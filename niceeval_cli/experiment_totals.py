@@ -1,5 +1,6 @@
 """One experiment's totals for `compare --experiments A B` and the report's summary: "is B
-better than A?" as counts — the folded eval pass rate (undecided evals said apart), the attempt
+better than A?" as counts — the folded eval pass rate over decided evals (undecided ones said
+beside), the attempt
 pass rate over decided attempts, the mean score, cost and time. Pure: no I/O.
 
 Beside `comparison` (pairs and their classes), which it folds with: an experiment's evals are
@@ -45,8 +46,16 @@ class ExperimentTotals:
     pass_evals_undecided: int = 0  # pass-style evals neither passed nor failed (every attempt errored, ...)
 
     @property
+    def pass_evals_decided(self) -> int:
+        """Pass-style evals that passed or failed: an undecided one is evidence neither way."""
+        return self.pass_evals - self.pass_evals_undecided
+
+    @property
     def eval_pass_rate(self) -> float | None:
-        return self.pass_evals_passed / self.pass_evals if self.pass_evals else None
+        """Passed over decided evals (statistics.md: undecided ones are counted beside, never as
+        a 0 in the rate); None when no eval was decided."""
+        decided = self.pass_evals_decided
+        return self.pass_evals_passed / decided if decided else None
 
     @property
     def attempt_pass_rate(self) -> float | None:

@@ -154,8 +154,9 @@ def _totals_lines(totals: Sequence[ExperimentTotals]) -> list[Text]:
     for t in totals:
         parts = [f"  {visible(t.experiment_id, _NAME_LIMIT, single_line=True)}:", f"{t.attempts} attempts"]
         if t.pass_evals:
-            rate = t.eval_pass_rate or 0.0
-            parts.append(f"evals {t.pass_evals_passed}/{t.pass_evals} passed ({rate:.0%})")
+            rate = t.eval_pass_rate
+            parts.append(f"evals {t.pass_evals_passed}/{t.pass_evals_decided} passed ({rate:.0%})" if rate is not None
+                         else "evals: none decided")
             if t.pass_evals_undecided:
                 parts.append(f"{t.pass_evals_undecided} undecided")
             decided = t.pass_attempts - t.attempts_errored

@@ -157,8 +157,9 @@ def test_experiments_terminal_shows_totals_and_b_wins_first(two_runs) -> None:
     assert result.exit_code == 0
     out = result.stdout
     # the base run: a fails by_experiment, b passes it
-    assert "a: 15 attempts · evals 5/9 passed" in out
-    assert "b: 15 attempts · evals 6/9 passed" in out
+    # over decided evals: the suite's one undecided eval is said beside, not counted
+    assert "a: 15 attempts · evals 5/8 passed (62%) · 1 undecided" in out
+    assert "b: 15 attempts · evals 6/8 passed (75%) · 1 undecided" in out
     assert out.index("Totals") < out.index("b wins (fixed) (1)")
     assert "suite/by_experiment   failed → passed" in out
 

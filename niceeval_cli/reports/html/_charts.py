@@ -75,10 +75,11 @@ def pass_rate_chart(columns: Sequence[ExperimentColumn]) -> Chart | None:
     labels: list[Label] = []
     rows: list[list[str]] = []
     for i, c in enumerate(shown):
-        rate = c.totals.eval_pass_rate or 0.0
+        rate = c.totals.eval_pass_rate
         y = _TOP + i * _ROW_H
         rects.append(Rect(_LABEL_W, y, _BAR_W, _ROW_H - 8, "track", ""))
-        rects.append(Rect(_LABEL_W, y, round(_BAR_W * rate, 1), _ROW_H - 8, "bar passed", f"{c.id}: {c.pass_rate}"))
+        if rate is not None:  # no decided eval: no bar (a 0 % bar would read as every eval failing)
+            rects.append(Rect(_LABEL_W, y, round(_BAR_W * rate, 1), _ROW_H - 8, "bar passed", f"{c.id}: {c.pass_rate}"))
         labels.append(Label(_LABEL_W - 8, y + 13, _short(c.id), "end"))
         labels.append(Label(_LABEL_W + _BAR_W + 8, y + 13, c.pass_rate))
         estimate = c.stats.pass_estimate if c.stats is not None else None
@@ -89,7 +90,7 @@ def pass_rate_chart(columns: Sequence[ExperimentColumn]) -> Chart | None:
                                 f"{c.id}: {interval_words}")
         rows.append([c.id, c.pass_rate, c.attempt_rate, interval_words])
     return Chart("chart-pass-rate", "Pass rate per experiment",
-                 "Horizontal bars: the share of pass-style evals that passed under their pass_rule; the "
+                 "Horizontal bars: the share of decided pass-style evals that passed under their pass_rule; the "
                  "black error bar: the mean pass rate over evals with its confidence interval.",
                  WIDTH, _TOP + len(shown) * _ROW_H + 4, rects, labels,
                  ["experiment", "evals passed", "attempts passed", "mean over evals with its interval"], rows)

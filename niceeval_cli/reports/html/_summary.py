@@ -133,8 +133,11 @@ def experiment_column(experiment: str, facts: Sequence[AttemptFacts], model: str
         if t.mean_score is not None:
             mean = f"{num(t.mean_score)} mean over {t.rankable} rankable"
     undecided = f" · {t.pass_evals_undecided} undecided" if t.pass_evals_undecided else ""
-    rate = (f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals} evals{undecided})"
-            if t.pass_evals else "—")
+    rate = "—"
+    if t.pass_evals_decided:
+        rate = f"{percent(t.eval_pass_rate)} ({t.pass_evals_passed}/{t.pass_evals_decided} evals{undecided})"
+    elif t.pass_evals:
+        rate = f"— (no decided eval{undecided})"
     decided = t.pass_attempts - t.attempts_errored
     errored = f" · {t.attempts_errored} errored, not counted" if t.attempts_errored else ""
     attempt_rate = f"{percent(t.attempt_pass_rate)} ({t.attempts_passed}/{decided}){errored}" if decided else (
