@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.components import OUTWARD_ADDRESS, need_ray, outward_namespace
 from tests.support.project import Project
-from tests.support.ray_cluster import ray_env
+from tests.support.ray_cluster import processes_naming, ray_env
 from tests.support.scale_project import TOML, comparable, eval_source
 
 
@@ -37,34 +37,6 @@ def _raylets(marker: str) -> set[int]:
             if b"raylet" in cmdline and marker.encode() in cmdline:
                 found.add(int(entry.name))
     return found
-
-
-def _processes(driver: int, marker: str) -> dict[int, str]:
-    """The run's own processes (pid → name): the driver, those whose command line names `marker`
-    (its Ray temp dir), and every descendant of either — nobody else's Ray on this machine."""
-    parents: dict[int, int] = {}
-    names: dict[int, str] = {}
-    found = {driver}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            pid = int(entry.name)
-            names[pid] = stat[stat.find("(") + 1:stat.rfind(")")]
-            parents[pid] = int(stat[stat.rfind(")") + 2:].split()[1])
-            if marker.encode() in cmdline:
-                found.add(pid)
-    grew = True
-    while grew:
-        grew = False
-        for pid, parent in parents.items():
-            if parent in found and pid not in found:
-                found.add(pid)
-                grew = True
-    return {pid: names.get(pid, "?") for pid in found}
 
 
 def _address(hexed: str) -> str:
@@ -142,7 +114,7 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
     listening: set[tuple[str, str, int]] = set()
     deadline = time.monotonic() + 300
     while driver.poll() is None and time.monotonic() < deadline:
-        listening |= _listening(_processes(driver.pid, own), driver.pid)
+        listening |= _listening(processes_naming(own, [driver.pid]), driver.pid)
         time.sleep(0.1)
     if driver.poll() is None:
         driver.kill()

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,38 @@ def ray_env() -> dict[str, str]:
     return env
 
 
+def processes_naming(marker: str, roots: Iterable[int] = ()) -> dict[int, str]:
+    """Live processes (pid → name) whose command line names `marker` (a Ray temp dir of a test's
+    own), the `roots` given, and every descendant of any of them — nobody else's on this machine."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
+    found = set(roots)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] == "Z":
+            continue
+        pid = int(entry.name)
+        names[pid] = stat[stat.find("(") + 1:stat.rfind(")")]
+        parents[pid] = int(fields[1])
+        if marker.encode() in cmdline:
+            found.add(pid)
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return {pid: names.get(pid, "?") for pid in found}
+
+
 def _ray_cli() -> list[str]:
     found = shutil.which("ray")
     return [found] if found else [sys.executable, "-m", "ray.scripts.scripts"]
@@ -62,32 +94,7 @@ class Cluster:
 
     def pids(self) -> set[int]:
         """Every live process of this cluster: those naming its temp dir, and their descendants."""
-        parents: dict[int, int] = {}
-        named: set[int] = set()
-        marker = str(self.temp_dir).encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2:].split()
-            if fields[0] == "Z":
-                continue
-            parents[int(entry.name)] = int(fields[1])
-            if marker in cmdline:
-                named.add(int(entry.name))
-        found = set(named)
-        grew = True
-        while grew:
-            grew = False
-            for pid, parent in parents.items():
-                if parent in found and pid not in found:
-                    found.add(pid)
-                    grew = True
-        return found - {os.getpid()}
+        return set(processes_naming(str(self.temp_dir))) - {os.getpid()}
 
     def stop(self) -> None:
         """Kill every process of the cluster at once (SIGKILL) and wait until none is left. A test
