@@ -10,14 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import pty
-import select
-import subprocess
 
 import pytest
 
 from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.terminal import on_a_terminal
 
 HOSTILE = "red\x1b[31mRED osc52\x1b]52;c;ZXZpbA==\x07 title\x1b]0;pwned\x07 c1\x9b2J bidi\u202eevil"
 RAW_FORMS = ["\x1b[31m", "\x1b]52", "\x1b]0;", "\x07", "\x9b", "\u202e"]
@@ -44,28 +41,9 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, list[dict
 
 
 def _on_a_tty(proj: Project, *args: str) -> str:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([*NICEEVAL, *args], cwd=proj.root, env=base_env({"TERM": "xterm"}),
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 60)
-            if not ready:
-                break
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        proc.wait(timeout=60)
-        os.close(master)
-    assert proc.returncode == 0
-    return b"".join(chunks).decode("utf-8", "replace")
+    code, shown, _ = on_a_terminal([*NICEEVAL, *args], proj.root, base_env({"TERM": "xterm"}))
+    assert code == 0, shown
+    return shown
 
 
 @pytest.mark.parametrize("fmt", ["csv", "ndjson"])

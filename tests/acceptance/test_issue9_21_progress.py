@@ -3,18 +3,13 @@ without cutting the counts, and an experiment that has not started says "waiting
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
-import select
-import struct
-import subprocess
-import termios
 
 import pytest
 from rich.cells import cell_len
 
 from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.terminal import on_a_terminal
 
 EVALS = '''
 import asyncio
@@ -45,28 +40,9 @@ _CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\
 
 
 def _run_on_a_pty(proj: Project, columns: int) -> tuple[int, str]:
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    proc = subprocess.Popen([*NICEEVAL, "run"], cwd=proj.root, env=base_env({"TERM": "xterm-256color"}),
-                            stdin=slave, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 60)
-            if not ready:
-                break
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        proc.wait(timeout=60)
-        os.close(master)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+    code, shown, _ = on_a_terminal([*NICEEVAL, "run"], proj.root, base_env({"TERM": "xterm-256color"}),
+                                   columns=columns, stdin=True)
+    return code, shown
 
 
 @pytest.mark.slow

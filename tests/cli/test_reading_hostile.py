@@ -8,13 +8,12 @@ import csv
 import io
 import json
 import os
-import pty
-import select
 import subprocess
 
 import pytest
 
 from tests.support.project import NICEEVAL, Project, base_env
+from tests.support.terminal import on_a_terminal
 
 EVALS = """
 from niceeval_cli import define_eval
@@ -151,25 +150,9 @@ def hostile(project: Project, made_once) -> Project:
 
 def on_a_tty(proj: Project, *args: str, returncode: int = 0) -> str:
     """What `niceeval ARGS` writes to a real terminal (a pty), exiting `returncode`."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([*NICEEVAL, *args], cwd=proj.root, env=base_env({"TERM": "xterm"}),
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    try:
-        while select.select([master], [], [], 60)[0]:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        proc.wait(timeout=60)
-        os.close(master)
-    assert proc.returncode == returncode, b"".join(chunks)
-    return b"".join(chunks).decode("utf-8", "replace")
+    code, shown, _ = on_a_terminal([*NICEEVAL, *args], proj.root, base_env({"TERM": "xterm"}))
+    assert code == returncode, shown
+    return shown
 
 
 @pytest.mark.parametrize("args", [

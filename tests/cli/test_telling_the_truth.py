@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from tests.support.terminal import on_a_terminal
 
 FLAKY = """
 import itertools
@@ -169,29 +168,11 @@ def hostile(t):
 
 
 def _read_pty(args: list[str], cwd: Path) -> str:
-    master, slave = pty.openpty()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "COLUMNS": "200"}
-    proc = subprocess.Popen([sys.executable, "-c", "from niceeval_cli.cli import main; main()", *args],
-                            cwd=cwd, stdout=slave, stderr=subprocess.PIPE, env=env)
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.5)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(master)
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
-    return b"".join(chunks).decode("utf-8", "replace")
+    code, shown, errors = on_a_terminal([sys.executable, "-c", "from niceeval_cli.cli import main; main()", *args],
+                                        cwd, env, stderr=False)
+    assert code == 0, errors
+    return shown
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "ndjson"])
