@@ -8,6 +8,7 @@ the `RunReport` (`reported`). Nothing here prints.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -67,6 +68,11 @@ def build_request(
     if keep_sandbox is not None and keep_sandbox not in KEEP_CHOICES:
         raise UsageError(f"--keep-sandbox: expected one of {', '.join(KEEP_CHOICES)} (keep the sandbox of failed "
                          f"and errored attempts, or of every attempt), got {keep_sandbox!r}")
+    if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd >= 0):
+        # `inf` / `nan` were taken: stored as the run's budget and written as `Infinity` / `NaN`,
+        # which no JSON reader accepts (`run --json`, `query runs --format json`).
+        raise UsageError(f"--budget: expected an amount of US dollars, a finite number ≥ 0 such as 2.50, "
+                         f"got {budget_usd:g}")
     if max_attempts is not None and not 1 <= max_attempts <= MAX_ATTEMPTS:
         raise UsageError(f"--max-attempts: expected an integer from 1 to {MAX_ATTEMPTS}, got {max_attempts}")
     if max_attempts is not None and not until_decided:

@@ -58,7 +58,7 @@ def run(
     junit: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--junit", metavar="FILE", help="Also write JUnit XML here.", rich_help_panel="Output")] = None,
     budget: Annotated[Optional[float], typer.Option(  # noqa: UP045
-        "--budget", metavar="USD", min=0,
+        "--budget", metavar="USD",
         help="Start no new attempt once the run's reported (else estimated) cost reaches USD.")] = None,
     until_decided: Annotated[bool, _flag(
         "--until-decided",

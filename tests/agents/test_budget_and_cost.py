@@ -142,3 +142,13 @@ for i in range(4):
     assert run.exit_code == 5, (run.stdout, run.stderr)
     assert len(project.attempts()) == 2  # $1.20, then $2.40 ≥ $2: no third attempt
     assert project.query("runs")[0]["status"] == "budget-exhausted"
+
+
+def test_a_budget_that_is_not_a_finite_amount_is_a_usage_error_before_anything_runs(project):
+    _project(project)
+    for value, shown in (("inf", "inf"), ("1e309", "inf"), ("nan", "nan"), ("-1", "-1")):
+        run = project.run("--budget", value, "--json")
+        assert run.exit_code == 2, (value, run.stdout, run.stderr)
+        assert f"--budget: expected an amount of US dollars, a finite number ≥ 0 such as 2.50, got {shown}" in (
+            run.stdout + run.stderr), value
+    assert not (project.root / ".niceeval").exists()  # nothing planned, no store made
