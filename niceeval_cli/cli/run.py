@@ -66,7 +66,8 @@ def run(
              "(docs/statistics.md).")] = False,
     max_attempts: Annotated[Int, typer.Option(
         "--max-attempts", metavar="M", min=1,
-        help="With --until-decided: at most M attempts per eval (default: [run] max_attempts, 20).")] = None,
+        help="With --until-decided: add attempts to an eval only while it has fewer than M (default: [run] "
+             "max_attempts, 20); its configured attempts all run, even more than M.")] = None,
     keep_sandbox: Annotated[Text, typer.Option(
         "--keep-sandbox", metavar="failed|all",
         help="Keep the sandbox of failed and errored attempts (failed) or of every attempt (all); "
