@@ -111,7 +111,9 @@ def run(
         if dry:
             from ..app.dry import plan_run
 
-            run_output.print_plan(console, plan_run(request), json_out=json_out, stream=out)
+            deciding = request.until_decided
+            run_output.print_plan(console, plan_run(request), json_out=json_out, stream=out,
+                                  max_attempts=deciding.max_attempts if deciding is not None else None)
             raise typer.Exit(ExitCode.OK)
         events = run_output.events_for(console, json_out, out)
         listeners: list[object] = [events]

@@ -12,7 +12,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from .._states import PlanReason
+from .._states import EvalKind, PlanReason
+from ..outcomes import IntervalRule
 from ._safe import visible
 from ._tally import attempt_word, tally
 from .data import RunReport
@@ -249,8 +250,9 @@ class Summary:
 
 
 def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool,
-               stream: IO[str] | None = None) -> None:
-    """`run --dry`: execute (why) / reuse (which attempt), one line per slot."""
+               stream: IO[str] | None = None, max_attempts: int | None = None) -> None:
+    """`run --dry`: execute (why) / reuse (which attempt), one line per slot. `max_attempts`
+    (`--until-decided`'s cap): the plan is only its start, so the line says how far it may grow."""
     if json_out:
         NdjsonEvents(stream or sys.stdout).planned(None, slots)
         return
@@ -269,6 +271,8 @@ def print_plan(console: Console, slots: Sequence[PlannedSlot], *, json_out: bool
     executing = sum(s.execute for s in slots)
     lines.append(line(f"{len(slots)} slot(s): {executing} to execute, {len(slots) - executing} to reuse; "
                       "nothing was run (--dry)"))
+    if max_attempts is not None:
+        lines.append(line(until_decided_text(slots, max_attempts)))
     # The note the run would print when it reuses them: the plan is where a reader decides.
     seen_by_config = dict.fromkeys(s.experiment.id for s in slots if not s.execute and s.shape.config_only)
     note = config_only_note(list(seen_by_config))
@@ -282,3 +286,16 @@ def _isatty(out: IO[str]) -> bool:
         return out.isatty()
     except (AttributeError, ValueError):  # a stand-in without it, or a closed stream
         return False
+
+
+def until_decided_text(slots: Sequence[PlannedSlot], max_attempts: int) -> str:
+    """How much `--until-decided` may add to this plan: one attempt at a time to each pass-style
+    eval whose pass_rule is a rate, until it has `max_attempts`."""
+    planned: dict[tuple[str, str], int] = {}
+    for slot in slots:
+        if slot.eval.kind == EvalKind.PASS.value and isinstance(slot.settings.pass_rule, IntervalRule):
+            key = (slot.experiment.id, slot.eval.id)
+            planned[key] = planned.get(key, 0) + 1
+    room = sum(max(0, max_attempts - n) for n in planned.values())
+    return (f"--until-decided may add up to {room} slot(s): to the {plural(len(planned), 'eval')} with a "
+            f"numeric pass_rule, one at a time while undecided, up to {max_attempts} attempts each")

@@ -131,6 +131,17 @@ def test_junit_reports_an_undecided_eval_as_an_error_saying_why(proj: Project) -
     assert error.message == "insufficient evidence (7/8, [0.53, 0.98] contains 0.8)"
 
 
+def test_dry_says_how_far_the_plan_may_grow(proj: Project) -> None:
+    dry = proj.run("-e", "local", "--until-decided", "--max-attempts", "8", "--dry", env=PASSES)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    # 15 configured slots, and up to 3 more for each of the 3 evals: the plan alone promised 15
+    assert "15 slot(s): 15 to execute, 0 to reuse; nothing was run (--dry)" in dry.stdout, dry.stdout
+    assert ("--until-decided may add up to 9 slot(s): to the 3 evals with a numeric pass_rule, one at a time "
+            "while undecided, up to 8 attempts each") in dry.stdout, dry.stdout
+    plain = proj.run("-e", "local", "--dry", env=PASSES)
+    assert "--until-decided" not in plain.stdout, plain.stdout
+
+
 def test_the_extra_attempts_are_reused_by_a_later_run(proj: Project) -> None:
     first = proj.run("pattern/good", "-e", "local", "--until-decided", env=PASSES)
     assert first.returncode == 0, first.stdout + first.stderr
