@@ -10,7 +10,11 @@ reported before anything is planned or dispatched.
 #: Attempts per eval: `attempts` (project, experiment, `define_eval`), `--attempts`, and the cap of
 #: `run --until-decided` (`[run] max_attempts`, `--max-attempts`).
 MAX_ATTEMPTS = 1000
+#: USD per million tokens in `[prices."MODEL"]`: a thousand times any real price, and low enough that
+#: no attempt's tokens can make an estimate overflow to infinity (`1e308` did: the run's spend and
+#: the attempt's `estimated_cost_usd` were written as `Infinity`, which no JSON reader accepts).
+MAX_PRICE_PER_MTOK = 1_000_000
 #: Grading requests per judge assertion (`judge.samples`, `--judge-samples`).
 MAX_JUDGE_SAMPLES = 100
 
-__all__ = ["MAX_ATTEMPTS", "MAX_JUDGE_SAMPLES"]
+__all__ = ["MAX_ATTEMPTS", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK"]

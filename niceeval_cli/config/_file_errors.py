@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES
+from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES, MAX_PRICE_PER_MTOK
 from ._schema import PASS_RULE_EXPECTED, TABLE_MODELS, ProjectTable, adapter_expected
 from ._wording import key_path, looks_like_secret, quoted, show, strip_value_error, suggest, table_name, toml_key
 
@@ -18,6 +18,8 @@ _EXPECTED = {
     "attempts": f"an integer from 1 to {MAX_ATTEMPTS}",
     "max_attempts": f"an integer from 1 to {MAX_ATTEMPTS}",
     "max_concurrency": "an integer ≥ 1",
+    **dict.fromkeys(("input_per_mtok", "output_per_mtok", "cache_read_per_mtok"),
+                    f"a number of US dollars per million tokens from 0 to {MAX_PRICE_PER_MTOK:,}"),
     "timeout_ms": "a positive integer (milliseconds)",
     "max_retries": "an integer ≥ 0",
     "samples": f"an integer from 1 to {MAX_JUDGE_SAMPLES}",

@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .. import outcomes
-from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES
+from .._bounds import MAX_ATTEMPTS, MAX_JUDGE_SAMPLES, MAX_PRICE_PER_MTOK
 from .._gateway import header_problem, resolve_headers
 from .._registry import ADAPTERS, SANDBOXES
 from ._values import freeze, json_problem, thaw
@@ -360,12 +360,15 @@ class ExperimentTable(StrictTable):
     trace_flush_ms: PositiveMs | None = None
 
 
+PricePerMtok = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
+
+
 class PriceTable(StrictTable):
     """`[prices."MODEL"]`: USD per million tokens, for estimated cost (never mixed with reported)."""
 
-    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    cache_read_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    input_per_mtok: PricePerMtok
+    output_per_mtok: PricePerMtok
+    cache_read_per_mtok: PricePerMtok | None = None
 
 
 class FileSettings(BaseSettings):

@@ -152,3 +152,15 @@ def test_a_budget_that_is_not_a_finite_amount_is_a_usage_error_before_anything_r
         assert f"--budget: expected an amount of US dollars, a finite number ≥ 0 such as 2.50, got {shown}" in (
             run.stdout + run.stderr), value
     assert not (project.root / ".niceeval").exists()  # nothing planned, no store made
+
+
+def test_a_price_so_high_that_an_estimate_overflows_is_a_configuration_error(project):
+    _project(project)
+    project.write("agent.py", AGENT.replace("cost=1.0", "cost=None"))  # estimated from [prices]
+    project.write("niceeval.toml", TOML.replace("input_per_mtok = 1", "input_per_mtok = 1e308"))
+    run = project.run("--budget", "3", "--json")
+    # it ran: 500 000 tokens at 1e308 $/Mtok estimated `Infinity`, written so into the JSON events
+    assert run.exit_code == 2, (run.stdout, run.stderr)
+    assert ("[prices.m] input_per_mtok: expected a number of US dollars per million tokens from 0 to "
+            "1,000,000, got 1e+308") in run.stdout + run.stderr
+    assert "Infinity" not in run.stdout
