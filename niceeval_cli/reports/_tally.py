@@ -6,7 +6,7 @@ decision, so a header can never disagree with the rules. Nothing here re-decides
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
@@ -228,6 +228,18 @@ class RunTally:
     reused: int
     words: dict[str, int]  # attempt_word → count
     rules_known: bool = False  # False: some slots carry no pass rule (older stores): folded under "any"
+    #: (experiment, eval) → its planned attempts that never ran (`--budget`, a missing shard)
+    missing: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+    def passed_so_far(self) -> int:
+        """Pass-style evals folded `passed` that attempts which never ran could still fail
+        (`outcomes.settled_verdict`): counted passed, yet nothing definite (exit 5)."""
+        if not self.missing:
+            return 0
+        return sum(
+            1 for x in self.experiments for e in x.pass_evals()
+            if (n := self.missing.get((e.experiment_id, e.eval_id), 0)) and e.fold().result is AttemptState.PASSED
+            and outcomes.settled_verdict(e.passed, e.failed, e.errored, n, e.rule) is not AttemptState.PASSED)
 
     def multi_attempt_evals(self) -> tuple[list[EvalTally], int]:
         """Evals with several attempts where not every attempt passed (or scored cleanly), worst
@@ -256,11 +268,15 @@ _NO_ID = object()
 
 
 def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),
-          passed_evals: Sequence[PassedEvals] = ()) -> RunTally:
+          passed_evals: Sequence[PassedEvals] = (), missing: Mapping[tuple[str, str], int] | None = None,
+          ) -> RunTally:
     """Gather grouped outcomes by experiment and eval (experiments in run order, then by id).
 
     `passed_evals`: evals whose every attempt passed, counted, not listed (`Store.run_outcome_rows`):
     other evals than the groups'. Every total reads them as it would their groups.
+
+    `missing`: (experiment, eval) → planned attempts that never ran; such an eval must be among
+    the groups (`Store.run_outcome_rows(unsettled=...)`), never counted in `passed_evals`.
 
     Each eval folds under the pass rule its run recorded on its slots (stores written before
     slots carried it fold under "any", and the header says so).
@@ -333,4 +349,5 @@ def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),
     for experiment in experiments.values():
         experiment.evals.sort(key=_EVAL_ORDER)
     ordered = {w: words[w] for w in ATTEMPT_WORDS if w in words}
-    return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known)
+    return RunTally(list(experiments.values()), attempts, reused, ordered, rules_known=rules_known,
+                    missing=missing or {})

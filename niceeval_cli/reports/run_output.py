@@ -172,7 +172,7 @@ def summary_lines(report: RunReport) -> list[Line]:
         return []
     outcome = report.outcome
     lines = setup_failure_lines(outcome.setup_failures)
-    totals = tally(sealed.groups, sealed.run.experiments, sealed.passed_evals)
+    totals = tally(sealed.groups, sealed.run.experiments, sealed.passed_evals, missing=outcome.missing)
     counts = count_line(totals, outcome.exit_code)
     for attempt, results in sealed.shown:
         lines += [blank(), *block_lines(attempt_block(attempt, results, rest_limit=0), note_hidden=False)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -80,11 +81,13 @@ def page_tally(page: RunPage) -> RunTally:
     header reads counted evals as it reads their groups, and no attempt of theirs has a note).
     The experiments come in the order tallying every group gives them: the page's, then any other
     in the groups' order."""
-    groups, passed = count_passed_evals(page.groups)
+    # a shard group's slots no shard filled: passing so far is not passed
+    missing = Counter((slot.experiment_id, slot.eval_id) for slot in page.not_run_slots)
+    groups, passed = count_passed_evals(page.groups, unsettled=missing)
     order = list(page.experiments)
     known = set(order)
     order += [e for e in dict.fromkeys(g.experiment_id for g in page.groups) if e not in known]
-    return tally(groups, order, passed)
+    return tally(groups, order, passed, missing=missing)
 
 
 def eval_notes(totals: RunTally) -> dict[tuple[str, str], str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -84,6 +84,9 @@ class RunOutcome:
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
+    #: (experiment, eval) → its planned attempts that never started (budget): what could still
+    #: change its verdict (`outcomes.settled_verdict`)
+    missing: Mapping[tuple[str, str], int] = field(default_factory=dict)
     #: The sealed rows the run was decided from (`Store.run_outcome_rows`: the groups, the evals
     #: counted as passed, the costs); None when it was not decided (dry). Not read a second time.
     read: RunOutcomeRows | None = None

@@ -488,7 +488,8 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
         planned, executed, reused_count = totals.slots, dispatcher.sealed if dispatcher else 0, totals.reused
         # The plan is done with: its slots (20 000, say) must not sit under the end-of-run peak.
         del slots, executing, reused, dispatchable, index
-        read = store.run_outcome_rows(run_id)
+        unsettled = Counter({(e, v): n for (e, v, _), n in missing.items()})  # an eval id names its case
+        read = store.run_outcome_rows(run_id, unsettled=unsettled)  # passing so far is not passed
         decision = outcomes.decide_run(
             read.groups, counts=[g.total for g in read.groups], planned=planned, setup_error=bool(failures),
             interrupted=interrupted, budget_exhausted=budget_hit, per_eval=False, passed_evals=read.passed_evals,
@@ -506,6 +507,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             spent_usd=dispatcher.spent_usd if dispatcher else None,
             budget_usd=request.budget_usd,
             unstarted=unstarted,
+            missing=unsettled,
             read=read,
         )
         events.finished(outcome)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -328,12 +328,13 @@ class Store:
         ids = [i for ref in ([run_ids] if isinstance(run_ids, str) else run_ids) for i in self.run_scope(ref)]
         return summary.outcome_groups(self._db, ids, experiment=experiment, eval_prefix=eval_prefix, in_sql=in_sql)
 
-    def run_outcome_rows(self, run_id: str) -> RunOutcomeRows:
+    def run_outcome_rows(self, run_id: str, unsettled: Collection[tuple[str, str]] = ()) -> RunOutcomeRows:
         """One run's outcome for its verdict and summary: the evals whose every attempt passed,
         counted (`PassedEvals`), the outcome groups of every other eval, and the cost per
         experiment (`costs`). Read in one pass over the run's slots (20 000 passing evals: no
-        group built for any of them)."""
-        return summary.run_outcome(self._db, run_id)
+        group built for any of them). `unsettled`: (experiment, eval) never counted, always listed
+        (some planned attempts never ran: passing so far is not passed)."""
+        return summary.run_outcome(self._db, run_id, unsettled)
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""

@@ -9,7 +9,7 @@ built purely; `outcome_groups` and `run_outcome` run them over a `Db` for `Store
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from .._states import (
@@ -198,11 +198,12 @@ def _cost_row(experiment_id: str, sums: list[Any]) -> dict[str, Any]:
 DECIDED_BY_INTERVAL = " until decided at "
 
 
-def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
+def outcome_split_from(rows: Iterable[tuple[Any, ...]], unsettled: Collection[tuple[str, str]] = ()) -> RunOutcomeRows:
     """`outcome_split_select`'s rows: the evals whose every attempt passed under one pass rule,
     counted per experiment, pass rule and attempts; every other eval's groups, as
     `outcome_groups_from(grouped=False)` gives them; and the cost per experiment (in one pass:
-    `Store.costs` read the same 20 000 attempts again)."""
+    `Store.costs` read the same 20 000 attempts again). `unsettled`: (experiment, eval) never counted
+    (some of their planned attempts never ran, so passing so far is not yet passed)."""
     others: list[tuple[Any, ...]] = []
     counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
     costs: dict[str, list[Any]] = {}  # experiment → [attempts, then a (sum, n) per COST_KEYS]
@@ -215,7 +216,8 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
         # A rule decided by its interval (`run --until-decided`) may leave an all-passing eval
         # undecided: such evals are listed, never counted as passed.
         if (first[13] if len(one_eval) == 1 else all(r[13] and r[10] == rows_rule for r in one_eval)) and not (
-                isinstance(rows_rule, str) and DECIDED_BY_INTERVAL in rows_rule):
+                isinstance(rows_rule, str) and DECIDED_BY_INTERVAL in rows_rule) and not (
+                unsettled and (first[0], first[1]) in unsettled):
             key = (first[0], rows_rule, len(one_eval))
             entry = counted.get(key)
             if entry is None:
@@ -231,12 +233,14 @@ def outcome_split_from(rows: Iterable[tuple[Any, ...]]) -> RunOutcomeRows:
     )
 
 
-def count_passed_evals(groups: Sequence[OutcomeGroup]) -> tuple[list[OutcomeGroup], list[PassedEvals]]:
+def count_passed_evals(groups: Sequence[OutcomeGroup], unsettled: Collection[tuple[str, str]] = (),
+                       ) -> tuple[list[OutcomeGroup], list[PassedEvals]]:
     """Outcome groups split as `outcome_split_from` splits the rows they were grouped from: the
     evals whose every attempt passed under one pass rule (not one decided by its interval),
     counted per experiment, pass rule and attempts (in the order their evals come); every other
     eval's groups, in their order. For a reader that holds the groups already (`view`'s page):
-    tallied so, 20 000 passing evals are counted, not listed (`reports._tally.tally`)."""
+    tallied so, 20 000 passing evals are counted, not listed (`reports._tally.tally`).
+    `unsettled`: as `outcome_split_from`'s `listed`."""
     evals: dict[tuple[str, str], list[Any]] = {}  # → [all passed so far, pass rule, attempts, reused]
     for group in groups:
         key = (group.experiment_id, group.eval_id)
@@ -253,7 +257,7 @@ def count_passed_evals(groups: Sequence[OutcomeGroup]) -> tuple[list[OutcomeGrou
     counted: dict[tuple[str, str | None, int], list[int]] = {}  # → [evals, reused attempts]
     listed: set[tuple[str, str]] = set()
     for key, (passed, rule, attempts, reused) in evals.items():
-        if not passed or (isinstance(rule, str) and DECIDED_BY_INTERVAL in rule):
+        if not passed or (isinstance(rule, str) and DECIDED_BY_INTERVAL in rule) or key in unsettled:
             listed.add(key)
             continue
         entry = counted.get((key[0], rule, attempts))
@@ -302,8 +306,9 @@ def outcome_groups(
         return outcome_groups_from(db.conn.execute(sql, params), grouped=grouped)
 
 
-def run_outcome(db: Db, run_id: str) -> RunOutcomeRows:
-    """One run's outcome for its verdict and summary (`outcome_split_select`), read in one pass."""
+def run_outcome(db: Db, run_id: str, unsettled: Collection[tuple[str, str]] = ()) -> RunOutcomeRows:
+    """One run's outcome for its verdict and summary (`outcome_split_select`), read in one pass
+    (`unsettled`: as `outcome_split_from`)."""
     sql, params = outcome_split_select(run_id)
     with translated(db.path, "Counting a run's attempts"):
-        return outcome_split_from(db.conn.execute(sql, params))
+        return outcome_split_from(db.conn.execute(sql, params), unsettled)

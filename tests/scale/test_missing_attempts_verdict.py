@@ -110,3 +110,28 @@ def test_compare_against_a_group_missing_a_shard_does_not_call_its_partial_failu
     assert gate.exit_code == 0, gate.stdout + gate.stderr
     assert "1 undecided" in gate.stdout and "(0/1 passed · 3 not run)" in gate.stdout, gate.stdout
     assert "gate passed without weighing 1 pair undecided now" in gate.stderr
+
+
+def test_a_pass_the_missing_attempts_could_still_undo_is_said_so_in_the_summary_and_the_group_view(
+        project: Project) -> None:
+    """Under "all", g passing so far is not passed while attempts never ran: the summary said
+    `1 eval: 1 passed · exit 5 (something could not be decided)` with no reason (its eval whose
+    every attempt passed was counted passed), and the group's `view` the same."""
+    project.write("agent.py", PAID_AGENT.replace('message="no"', 'message="ok"'))
+    project.write("evals/e.py", PAID_EVAL)
+    project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "all"\n'
+                  "[experiments.paid]\n")
+    result = project.run("--budget", "0.5")
+    assert result.exit_code == 5, result.stdout + result.stderr
+    said = "1 eval passed so far, but attempts that never ran could still change it"
+    assert said in result.stdout, result.stdout
+    project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "any"\n'
+                  "[experiments.paid]\n")
+    definite = project.run("--budget", "0.5", "--rerun-all")  # under "any" one pass decides
+    assert definite.exit_code == 5 and said not in definite.stdout, definite.stdout  # 5: slots never started
+    shards = Project(project.root.parent / "shards", in_process=True)
+    _project(shards, '"all"')  # shard 2 passes g#0, g#2, g#3; shard 1 (g#1) never merged
+    assert shards.cli("merge", "two.db", "--into", "partial.db").exit_code == 0
+    group = next(r["id"] for r in shards.query_json("runs", "--store", "partial.db") if r["kind"] == "group")
+    view = shards.cli("view", group, "--store", "partial.db")
+    assert said in view.stdout, view.stdout

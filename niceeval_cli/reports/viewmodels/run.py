@@ -79,6 +79,7 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
             plural(gates_failed, "gate") + " failed" if gates_failed else "",
         ) if p)
     elif exit_code == ExitCode.UNDECIDED:
+        passed_so_far = tally.passed_so_far()
         because = ", ".join(p for p in (
             plural(evals["errored"], "eval") + " errored" if evals.get("errored") else "",
             plural(evals[UNDECIDED_WORD], "eval") + " undecided (insufficient evidence)"
@@ -89,6 +90,8 @@ def count_line(tally: RunTally, exit_code: int | None) -> RunCountLine:
             # failed, yet not definitely: attempts that never ran could still change it (outcomes.settled_verdict)
             plural(evals["failed"], "eval") + " failed so far, but attempts that never ran could still change "
             + ("it" if evals["failed"] == 1 else "them") if evals.get("failed") else "",
+            plural(passed_so_far, "eval") + " passed so far, but attempts that never ran could still change "
+            + ("it" if passed_so_far == 1 else "them") if passed_so_far else "",
         ) if p)
     return RunCountLine(evals, score, because)
 
