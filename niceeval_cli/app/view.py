@@ -114,7 +114,7 @@ def _page(
         read = store.read_run(run_id, outcome=deciding.result) if deciding is not None else resolve()
         run = read.run
         missing: tuple[PlanSlot, ...] = ()
-        if run.is_group and run.not_run:
+        if run.not_run:  # a group's missing shards, a run's slots `--budget` or Ctrl-C kept from starting
             missing = tuple(read.not_run if read.not_run is not None else store.not_run(run.id))
         groups = counting.result() if counting is not None else read.groups or []
     order = [e for e in run.experiments

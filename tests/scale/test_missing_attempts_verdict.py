@@ -125,6 +125,7 @@ def test_a_pass_the_missing_attempts_could_still_undo_is_said_so_in_the_summary_
     assert result.exit_code == 5, result.stdout + result.stderr
     said = "1 eval passed so far, but attempts that never ran could still change it"
     assert said in result.stdout, result.stdout
+    assert said in project.cli("view").stdout  # the run's page tells the same story
     project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "any"\n'
                   "[experiments.paid]\n")
     definite = project.run("--budget", "0.5", "--rerun-all")  # under "any" one pass decides
