@@ -93,7 +93,8 @@ class NdjsonEvents:
 
     def finished(self, outcome: RunOutcome) -> None:
         budget = ({"budget_usd": outcome.budget_usd, "spent_usd": outcome.spent_usd,
-                   "unstarted": list(outcome.unstarted)} if outcome.budget_usd is not None else {})
+                   "unstarted": list(outcome.unstarted), "uncounted": outcome.uncounted}
+                  if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
                    executed=outcome.executed, reused=outcome.reused, counts=outcome.counts,
                    unavailable_records=dict(outcome.unavailable_records), **budget)
@@ -207,6 +208,9 @@ def summary_lines(report: RunReport) -> list[Line]:
         shown = ", ".join(unstarted[:10]) + (f" (+{len(unstarted) - 10} more)" if len(unstarted) > 10 else "")
         lines.append(line((f"budget exhausted: {usd(outcome.spent_usd or 0.0)} spent of {usd(outcome.budget_usd)}; ",
                            "yellow"), f"{len(unstarted)} slot(s) not started: {shown or 'none'}"))
+    if outcome.budget_usd is not None and outcome.uncounted:
+        lines.append(line((f"budget: {plural(outcome.uncounted, 'attempt')} reported no cost and had no estimate "
+                           "(no [prices] for their model): --budget could not count what they spent", "yellow")))
     if sealed.unobserved:
         lines.append(line(
             "tool assertions are unavailable (tool-calls-unobserved): the adapter does not report tool calls "

@@ -83,6 +83,7 @@ class RunOutcome:
     unavailable_records: tuple[tuple[str, int], ...] = ()
     spent_usd: float | None = None  # reported-or-estimated cost of the attempts this run sealed
     budget_usd: float | None = None  # `--budget`, when given
+    uncounted: int = 0  # attempts this run sealed with no reported or estimated cost (`--budget` is blind to them)
     unstarted: tuple[str, ...] = ()  # "experiment · eval#ordinal" of slots never started (budget)
     #: (experiment, eval) → its planned attempts that never started (budget): what could still
     #: change its verdict (`outcomes.settled_verdict`)

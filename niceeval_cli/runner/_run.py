@@ -94,6 +94,7 @@ class _Dispatcher:
         #: reason → this run's recorded-only results (role `record`) that came back unavailable
         self.unavailable_records: dict[str, int] = {}
         self.spent_usd = 0.0
+        self.uncounted = 0  # attempts with no reported or estimated cost: `--budget` cannot count them
         self.budget_hit = False
         self.sealed = 0  # attempts this run executed and sealed (`run.finished.executed`)
         self._sealing: set[asyncio.Future[None]] = set()  # attempts produced, waiting for their seal
@@ -160,7 +161,9 @@ class _Dispatcher:
             produced = dataclasses.replace(
                 produced, attempt=dataclasses.replace(produced.attempt, judge_estimated_cost_usd=judge_estimate))
         # Spent as soon as it is known (the budget stops the next dispatch, not the next seal).
-        self.spent_usd += attempt_spend(produced.attempt) + (judge_estimate or 0.0)
+        spend = attempt_spend(produced.attempt)
+        self.uncounted += spend is None
+        self.spent_usd += (spend or 0.0) + (judge_estimate or 0.0)
         # The worker moves on while the attempt waits for its group commit (`_sealer.py`); the
         # audience hears of it once it is sealed, and the run ends only when every one is.
         sealing = asyncio.ensure_future(self._seal_and_tell(slot, spec, produced))
@@ -278,12 +281,13 @@ def _dispatch_over(slot: PlannedSlot) -> NoReturn:
     raise AssertionError(f"slot {slot.eval.id}#{slot.ordinal} taken after the run's dispatch ended")
 
 
-def attempt_spend(attempt: AttemptRecord) -> float:
-    """What an attempt cost, reported first, else estimated; unknown spends nothing known."""
+def attempt_spend(attempt: AttemptRecord) -> float | None:
+    """What an attempt cost, reported first, else estimated; None when neither is known (it
+    spends nothing the budget can count, and the summary says so)."""
     for value in (attempt.cost_usd, attempt.estimated_cost_usd):
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
             return float(value)
-    return 0.0
+    return None
 
 
 def _plain(value: Any, kind: type) -> Any:
@@ -505,6 +509,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             replaced_code_points=dispatcher.replaced_code_points if dispatcher else 0,
             unavailable_records=tuple(sorted(dispatcher.unavailable_records.items())) if dispatcher else (),
             spent_usd=dispatcher.spent_usd if dispatcher else None,
+            uncounted=dispatcher.uncounted if dispatcher else 0,
             budget_usd=request.budget_usd,
             unstarted=unstarted,
             missing=unsettled,

@@ -164,3 +164,20 @@ def test_a_price_so_high_that_an_estimate_overflows_is_a_configuration_error(pro
     assert ("[prices.m] input_per_mtok: expected a number of US dollars per million tokens from 0 to "
             "1,000,000, got 1e+308") in run.stdout + run.stderr
     assert "Infinity" not in run.stdout
+
+
+def test_attempts_the_budget_cannot_count_are_said_so(project):
+    """No reported cost and no [prices] for the model: the budget never moves. The run said nothing
+    about its budget at all, so `--budget 1` read as a cap it could never be."""
+    _project(project)
+    project.write("agent.py", AGENT.replace("cost=1.0", "cost=None"))
+    project.write("niceeval.toml", TOML.replace('model = "m"', 'model = "unpriced"'))
+    run = project.run("--budget", "1")
+    assert run.exit_code == 0, (run.stdout, run.stderr)
+    assert ("budget: 5 attempts reported no cost and had no estimate (no [prices] for their model): "
+            "--budget could not count what they spent") in run.stdout, run.stdout
+    finished = next(json.loads(x) for x in project.run("--budget", "1", "--rerun-all", "--json").stdout.splitlines()
+                    if '"run.finished"' in x)
+    assert (finished["spent_usd"], finished["uncounted"]) == (0.0, 5)
+    project.write("niceeval.toml", TOML)  # priced: every attempt estimated, nothing to say
+    assert "reported no cost" not in project.run("--budget", "100", "--rerun-all").stdout
