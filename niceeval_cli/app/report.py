@@ -92,6 +92,7 @@ def read_report(
         baseline=against,
         experiments=pair,
         groups=store.outcome_rows(run.id),
+        not_run_slots=tuple(store.not_run(run.id)) if run.not_run else (),
         costs=store.costs(run.id),
         details=partial(attempt_texts, store.path),
         judges=agreement_in(store, confidence=confidence),

@@ -142,6 +142,8 @@ class ReportData:
     baseline: CompareResult | None = None  # --baseline RUN_ID: that run against this one
     experiments: CompareResult | None = None  # two experiments of this run, A against B
     groups: list[OutcomeGroup] = field(default_factory=list)  # the run's outcomes grouped (view's header)
+    #: planned slots no attempt filled (`--budget`, Ctrl-C, a missing shard): a pass so far is not passed
+    not_run_slots: tuple[PlanSlot, ...] = ()
     costs: list[dict[str, Any]] = field(default_factory=list)  # per experiment, as `Store.costs` sums them
     #: text limit → a reader of one attempt's texts cut to it (attempt id → AttemptTexts), open for
     #: the `with` block: the page asks only for the attempts it embeds, one at a time.

@@ -116,7 +116,7 @@ def test_a_pass_the_missing_attempts_could_still_undo_is_said_so_in_the_summary_
         project: Project) -> None:
     """Under "all", g passing so far is not passed while attempts never ran: the summary said
     `1 eval: 1 passed · exit 5 (something could not be decided)` with no reason (its eval whose
-    every attempt passed was counted passed), and the group's `view` the same."""
+    every attempt passed was counted passed), and the group's `view` and the report the same."""
     project.write("agent.py", PAID_AGENT.replace('message="no"', 'message="ok"'))
     project.write("evals/e.py", PAID_EVAL)
     project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "all"\n'
@@ -126,6 +126,8 @@ def test_a_pass_the_missing_attempts_could_still_undo_is_said_so_in_the_summary_
     said = "1 eval passed so far, but attempts that never ran could still change it"
     assert said in result.stdout, result.stdout
     assert said in project.cli("view").stdout  # the run's page tells the same story
+    assert project.cli("report", "--out", "budget.html").exit_code == 0  # and so does its report
+    assert said in (project.root / "budget.html").read_text()
     project.write("niceeval.toml", '[project]\nmax_concurrency = 1\nattempts = 3\npass_rule = "any"\n'
                   "[experiments.paid]\n")
     definite = project.run("--budget", "0.5", "--rerun-all")  # under "any" one pass decides
