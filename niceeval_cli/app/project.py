@@ -30,17 +30,20 @@ def store_path(store: Path | None, config: Path | None) -> Path:
     return load_project(config).store
 
 
-def stats_settings(store: Path | None, config: Path | None, *, alpha: float | None = None,
-                   confidence: float | None = None) -> tuple[float, float]:
-    """(alpha, confidence) for a reading command: `--alpha` / `--confidence`, else the project's
-    `[stats]` (read when the command reads the project's store or names `--config`), else the
-    defaults 0.05 / 0.95 (statistics.md)."""
+def reading_settings(store: Path | None, config: Path | None, *, alpha: float | None = None,
+                     confidence: float | None = None) -> tuple[Path, float, float]:
+    """(store path, alpha, confidence) for a reading command, the project loaded at most once:
+    `--store PATH`, else the project's store (which needs a valid niceeval.toml); `--alpha` /
+    `--confidence`, else the project's `[stats]` (read when the command reads the project's store
+    or names `--config`), else the defaults (statistics.md)."""
+    from ..stats import DEFAULT_ALPHA, DEFAULT_CONFIDENCE
+
     for flag, value, example in (("--alpha", alpha, "0.05"), ("--confidence", confidence, "0.95")):
         if value is not None and not 0.0 < value < 1.0:
             raise UsageError(f"{flag} {value}: expected a number between 0 and 1 (exclusive), e.g. {flag} {example}")
-    if alpha is not None and confidence is not None:
-        return alpha, confidence
     if store is None or config is not None:
-        table = load_project(config).stats
-        return (alpha if alpha is not None else table.alpha, confidence if confidence is not None else table.confidence)
-    return (alpha if alpha is not None else 0.05, confidence if confidence is not None else 0.95)
+        project = load_project(config)
+        path, stats = store or project.store, (project.stats.alpha, project.stats.confidence)
+    else:
+        path, stats = store, (DEFAULT_ALPHA, DEFAULT_CONFIDENCE)
+    return path, alpha if alpha is not None else stats[0], confidence if confidence is not None else stats[1]

@@ -64,14 +64,14 @@ def _compare(base: str | None, new: str | None, experiments: tuple[str, str] | N
              fail_on: list[str] | None, alpha: float | None, confidence: float | None, store: Path | None,
              config: Path | None) -> int:
     from ..app import compare as compare_app
-    from ..app.project import stats_settings, store_path
+    from ..app.project import reading_settings
     from ..reports import compare_output
 
     gates = compare_app.parse_fail_on(fail_on or ())
     if fmt is not None and fmt not in compare_output.MACHINE_FORMATS:
         raise UsageError(f"--format {fmt!r} is not one of {', '.join(compare_output.MACHINE_FORMATS)}")
-    level, conf = stats_settings(store, config, alpha=alpha, confidence=confidence)
-    result = compare_app.load_comparison(store_path(store, config), base, new, experiments=experiments,
+    path, level, conf = reading_settings(store, config, alpha=alpha, confidence=confidence)
+    result = compare_app.load_comparison(path, base, new, experiments=experiments,
                                          alpha=level, confidence=conf)
     if fmt is None:
         compare_output.print_comparison(_console(), result)
@@ -109,11 +109,10 @@ def report(
     """Write one HTML file: header, experiments side by side, the eval matrix, charts, attempts
     failed first with their assertions and transcripts, filters, and comparisons. Prints its path."""
     from ..app import report as report_app
-    from ..app.project import stats_settings, store_path
+    from ..app.project import reading_settings
     from ..reports.html import render_report
 
-    level, conf = stats_settings(store, config, alpha=alpha, confidence=confidence)
-    path = store_path(store, config)
+    path, level, conf = reading_settings(store, config, alpha=alpha, confidence=confidence)
     data = report_app.load_report(path, run_ref, baseline=baseline, experiments=experiments, alpha=level,
                                   confidence=conf)
     written = report_app.save_report(render_report(data), out or report_app.default_path(path, data.run.id))

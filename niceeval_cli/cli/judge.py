@@ -41,13 +41,13 @@ def judge_agreement(
     accuracy with its Wilson interval, Cohen's kappa, TPR, TNR and the confusion counts."""
     from .._errors import UsageError
     from ..app.agreement import judge_agreement as compute
-    from ..app.project import stats_settings, store_path
+    from ..app.project import reading_settings
     from ..reports import agreement_output
 
     if fmt not in _FORMATS:
         raise UsageError(f"--format {fmt!r} is not one of table, json, csv")
     if between is not None and run_ref is not None:
         raise UsageError("--between RUN_A RUN_B names its runs: leave --run out.")
-    _alpha, level = stats_settings(store, config, confidence=confidence)
-    results = compute(store_path(store, config), run=run_ref, between=between, confidence=level)
+    path, _alpha, level = reading_settings(store, config, confidence=confidence)
+    results = compute(path, run=run_ref, between=between, confidence=level)
     agreement_output.write(sys.stdout, results, fmt, between=between is not None, tty=sys.stdout.isatty())

@@ -53,7 +53,7 @@ def view(
     config: ConfigOpt = None,
 ) -> None:
     """Show sealed results: failed and unavailable items first, passed ones on one line each."""
-    from ..app.project import stats_settings, store_path
+    from ..app.project import reading_settings
     from ..app.view import STATE_FILTERS, ViewFilters, load_view
 
     unknown = [s for s in state or () if s not in STATE_FILTERS]
@@ -61,9 +61,9 @@ def view(
         raise UsageError(f"--state {unknown[0]!r} is not one of {', '.join(STATE_FILTERS)}")
     check_not_empty(eval_prefix or (), "--eval")
     filters = ViewFilters(experiment or (), eval_prefix or (), state or ())
-    _alpha, level = stats_settings(store, config, confidence=confidence)
+    path, _alpha, level = reading_settings(store, config, confidence=confidence)
     # The printer is imported while the page's header is counted on a second connection (app/view.py).
-    page = load_view(store_path(store, config), ref, filters, expand=show_all, meanwhile=_import_printer)
+    page = load_view(path, ref, filters, expand=show_all, meanwhile=_import_printer)
     from ..reports.view import print_view
 
     print_view(_console(), page, confidence=level)
@@ -112,7 +112,7 @@ def query(
     config: ConfigOpt = None,
 ) -> None:
     """Print sealed rows for scripts and pipelines, worst first."""
-    from ..app.project import stats_settings, store_path
+    from ..app.project import reading_settings, store_path
     from ..app.query import STATS_TARGETS, query_rows
     from ..reports import formats
 
@@ -123,11 +123,13 @@ def query(
     check_not_empty(eval_prefix or (), "--eval")
     level = 0.95
     if target in STATS_TARGETS:
-        _alpha, level = stats_settings(store, config, confidence=confidence)
+        path, _alpha, level = reading_settings(store, config, confidence=confidence)
     elif confidence is not None:
         raise UsageError(f"--confidence applies to `query units` and `query experiments`, not to `query {target}`.")
+    else:
+        path = store_path(store, config)
     capped = fmt == "table" and limit is None  # one more row than shown tells that there are more
-    with query_rows(store_path(store, config), target, run=run_ref, experiments=experiment or (),
+    with query_rows(path, target, run=run_ref, experiments=experiment or (),
                     eval_prefixes=eval_prefix or (), states=state or (),
                     limit=formats.TABLE_ROWS + 1 if capped else limit, sql=sql, confidence=level, k=k) as rows:
         shown: Iterable[dict[str, Any]] = rows.rows
