@@ -6,7 +6,8 @@ decision, so a header can never disagree with the rules. Nothing here re-decides
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
@@ -14,7 +15,7 @@ from operator import attrgetter
 from .. import outcomes
 from .._states import ATTEMPT_WORDS, AttemptState, Derived, EvalKind, GateState, Relation
 from ..outcomes import stored_pass_rule as _rule
-from ..store import OutcomeGroup, PassedEvals
+from ..store import OutcomeGroup, PassedEvals, PlanSlot
 
 #: The fold used when a run recorded no pass rule on its slots (stores written before it did).
 DEFAULT_PASS_RULE = outcomes.DEFAULT_PASS_RULE
@@ -265,6 +266,12 @@ def _outcome(state: AttemptState, gate: GateState | None) -> tuple[int, str, boo
 
 _EVAL_ORDER = attrgetter("eval_id")
 _NO_ID = object()
+
+
+def not_run_by_eval(slots: Iterable[PlanSlot]) -> Counter[tuple[str, str]]:
+    """(experiment, eval) → how many of its planned slots never ran: `tally`'s `missing`, for a
+    page that lists the slots (a shard group's view, a budget-stopped run's view or report)."""
+    return Counter((slot.experiment_id, slot.eval_id) for slot in slots)
 
 
 def tally(groups: Sequence[OutcomeGroup], experiment_order: Sequence[str] = (),

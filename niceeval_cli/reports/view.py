@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -10,7 +9,7 @@ from rich.console import Console
 from .._states import AttemptState
 from ..stats import DEFAULT_CONFIDENCE
 from ..store import count_passed_evals
-from ._tally import RunTally, tally
+from ._tally import RunTally, not_run_by_eval, tally
 from .data import AttemptDetail, RunPage, ViewFilters
 from .terminal import emit as out
 from .terminal.attempt import block_lines, collapsed_lines, detail_lines
@@ -82,7 +81,7 @@ def page_tally(page: RunPage) -> RunTally:
     The experiments come in the order tallying every group gives them: the page's, then any other
     in the groups' order."""
     # a shard group's slots no shard filled: passing so far is not passed
-    missing = Counter((slot.experiment_id, slot.eval_id) for slot in page.not_run_slots)
+    missing = not_run_by_eval(page.not_run_slots)
     groups, passed = count_passed_evals(page.groups, unsettled=missing)
     order = list(page.experiments)
     known = set(order)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,7 +81,7 @@ def run_summary(data: ReportData) -> Header:
         if row.get("judge_estimated_cost_usd") is not None:
             judge_estimated.append(row["judge_estimated_cost_usd"])
     # slots that never ran: an eval passing so far is not passed, and the exit's reason says so (as view's)
-    missing = Counter((slot.experiment_id, slot.eval_id) for slot in data.not_run_slots)
+    missing = _tally.not_run_by_eval(data.not_run_slots)
     view = run_header(run, _tally.tally(data.groups, run.experiments, missing=missing), not_run=run.not_run,
                       confidence=data.confidence)
     return Header(
