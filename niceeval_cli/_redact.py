@@ -374,14 +374,15 @@ def _longest_string(value: Any) -> int:
     return 0
 
 
-def trim_json(value: Any, max_bytes: int) -> str:
-    """Compact JSON text of `value` within `max_bytes` UTF-8 bytes, still valid JSON.
+def trim_json(value: Any, max_bytes: int, *, dumped: str | None = None) -> str:
+    """Compact JSON text of `value` within `max_bytes` UTF-8 bytes, still valid JSON (`dumped`:
+    that text already made, `_dumps(value)`, so a large value is not encoded twice).
 
     Strings are shortened (longest first, by one common cap found by bisection), each with a
     visible `… [+N bytes trimmed]` marker. When the structure alone is too big, the result is
     `{"trimmed": "<marker>", "head": "<start of the JSON text>"}`.
     """
-    text = _dumps(value)
+    text = _dumps(value) if dumped is None else dumped
     total = _size(text)
     if total <= max_bytes:
         return text
@@ -449,7 +450,7 @@ def safe_json(value: Any, *, secrets: Sequence[str] = (), max_bytes: int) -> str
         # redact_json cuts, or a secret is spelled differently inside JSON text (escaped).
         if clean and not _json_escaped(secrets) and not (_is_container(value) and _deeper_than(value, MAX_DEPTH)):
             try:
-                return trim_json(value, max_bytes)
+                return trim_json(value, max_bytes, dumped=text)
             except (ValueError, RecursionError, TypeError) as exc:
                 return _dumps({"trimmed": f"… [a value NiceEval could not store as JSON: {type(exc).__name__}]"})
     try:
