@@ -13,10 +13,12 @@ import doctest
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,8 @@ except ImportError:  # Python 3.10
 
 from tests.support.code_blocks import PAGES, REPO, Block, Command, blocks, commands, transcripts
 from tests.support.components import need_command, need_ray
-from tests.support.transcripts import PageIds, mismatch
+from tests.support.loopback import free_port
+from tests.support.transcripts import PageIds, Shown, mismatch
 from tests.support.warm_cli import COMMANDS, COMPARISONS, WarmCli
 
 pytestmark = pytest.mark.slow
@@ -63,8 +66,10 @@ def _shell_lines(page: Path) -> list[str]:
     for block in blocks(page):
         if block.directive is None and block.lang in ("bash", "sh"):
             found += [command.line for command in commands(block)]
-        elif block.directive is None and block.lang == "console":
+        elif block.directive in (None, "run in") and block.lang == "console":
             found += [transcript.command.line for transcript in transcripts(block)]
+        elif block.directive == "output of":
+            found.append(block.note)
     return found
 
 
@@ -85,8 +90,55 @@ def _niceeval(page: Path, tmp_path: Path, env: dict[str, str], project: Path, bi
         yield
 
 
-def _run_block(block: Block, project: Path, env: dict[str, str], ids: PageIds) -> None:
-    if block.directive == "not run":
+@dataclass
+class _Page:
+    """Where a page's blocks run: its project, its environment (a console block's `$ export X=y`
+    stays set for the page's later blocks), the ids learnt, and the examples copied for `run in`."""
+
+    project: Path
+    env: dict[str, str]
+    ids: PageIds = field(default_factory=PageIds)
+    examples: dict[str, Path] = field(default_factory=dict)
+    stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def example(self, name: str) -> Path:
+        """The page's copy of `examples/<name>` (`<!-- run in examples/trust -->`), made at its
+        first use and shared by the page's later blocks, as a reader's one checkout would be. An
+        example with a `_fake_judge.py` gets it serving, as its README starts it, on a free
+        loopback port its niceeval.toml is pointed at (8765 may be taken)."""
+        if name not in self.examples:
+            source = REPO / name
+            assert source.is_dir() and source.parent == REPO / "examples", f"{name} is not an example"
+            copy = self.project.parent / "examples" / source.name
+            shutil.copytree(source, copy, ignore=shutil.ignore_patterns(".niceeval", "__pycache__"))
+            if (copy / "_fake_judge.py").exists():
+                self._serve_fake_judge(copy)
+            self.examples[name] = copy
+        return self.examples[name]
+
+    def _serve_fake_judge(self, copy: Path) -> None:
+        port = free_port()
+        toml = copy / "niceeval.toml"
+        toml.write_text(toml.read_text(encoding="utf-8").replace("127.0.0.1:8765", f"127.0.0.1:{port}"),
+                        encoding="utf-8")
+        judge = subprocess.Popen([sys.executable, "_fake_judge.py", str(port)], cwd=copy, env=self.env,
+                                 stdout=subprocess.PIPE, text=True)
+        assert judge.stdout is not None
+        self.stack.callback(judge.stdout.close)
+        self.stack.callback(judge.wait, timeout=10)
+        self.stack.callback(judge.terminate)
+        assert "fake judge on" in judge.stdout.readline()
+
+
+_EXPORT = re.compile(r"^\$ export (?P<name>\w+)=(?P<value>\S*)")
+
+
+def _run_block(block: Block, page: _Page) -> None:
+    project, env, ids = page.project, page.env, page.ids
+    if block.directive in ("not run", "illustrative"):
+        return
+    if block.directive == "output of" and block.lang in ("", "text"):
+        _run_output_of(block, project, env, ids)
         return
     if block.file_name is not None:
         target = project / block.file_name
@@ -118,7 +170,14 @@ def _run_block(block: Block, project: Path, env: dict[str, str], ids: PageIds) -
         for command in commands(block):
             _run_command(block, command, project, env)
     elif block.lang == "console":
-        _run_transcripts(block, project, env, ids)
+        for line in block.body.splitlines():
+            if (export := _EXPORT.match(line)) is not None:
+                env[export.group("name")] = shlex.split(export.group("value"))[0] if export.group("value") else ""
+        if block.directive == "run in":
+            copy = page.example(block.note.split(",")[0].split()[0])
+            _run_transcripts(block, copy, {**env, "PYTHONPATH": os.pathsep.join([str(copy), str(REPO)])}, ids)
+        else:
+            _run_transcripts(block, project, env, ids)
 
 
 def _run_command(block: Block, command: Command, project: Path, env: dict[str, str]) -> None:
@@ -127,6 +186,19 @@ def _run_command(block: Block, command: Command, project: Path, env: dict[str, s
     assert done.returncode == command.expected_exit, (
         f"{block.where}: `{command.line}` exited {done.returncode}, "
         f"the docs say {command.expected_exit}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def _run_output_of(block: Block, project: Path, env: dict[str, str], ids: PageIds) -> None:
+    """An output block marked `<!-- output of: COMMAND -->` is what COMMAND prints in the page's
+    project (stdout and stderr together), compared as a transcript is; COMMAND exits 0."""
+    line = ids.command(block.note)
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=project, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert done.returncode == 0, f"{block.where}: `{line}` exited {done.returncode}\n{done.stdout[-3000:]}"
+    shown = [Shown(number, text) for number, text in enumerate(block.body.splitlines(), start=block.line + 1)]
+    problem = mismatch(block.page_name, block.line, shown, done.stdout, ids)
+    if problem is not None:
+        raise AssertionError(problem)
 
 
 def _run_transcripts(block: Block, project: Path, env: dict[str, str], ids: PageIds) -> None:
@@ -158,12 +230,12 @@ def _page_problems(page: Path, tmp_path: Path) -> list[str]:
     project.mkdir()
     _shim(bin_dir)
     env = _env(project, bin_dir)
-    problems, ids = [], PageIds()
-    with _niceeval(page, tmp_path, env, project, bin_dir):
+    problems, state = [], _Page(project, env)
+    with _niceeval(page, tmp_path, env, project, bin_dir), state.stack:
         for block in blocks(page):
-            if block.lang in _RUNNABLE or block.file_name is not None:
+            if block.lang in _RUNNABLE or block.file_name is not None or block.directive == "output of":
                 try:
-                    _run_block(block, project, env, ids)
+                    _run_block(block, state)
                 except (AssertionError, SyntaxError, ValueError) as exc:
                     problems.append(f"{block.where}: {type(exc).__name__}: {exc}")
     shutil.rmtree(project / ".niceeval", ignore_errors=True)
@@ -212,7 +284,7 @@ def test_a_stale_run_summary_fails_naming_the_page_and_line(tmp_path: Path) -> N
 
 
 def test_fragments_and_skipped_blocks_stay_few() -> None:
-    marked = [b.where for page in PAGES for b in blocks(page) if b.directive is not None]
+    marked = [b.where for page in PAGES for b in blocks(page) if b.directive in ("fragment", "not run")]
     total = sum(len(blocks(page)) for page in PAGES)
     assert len(marked) <= max(3, total // 8), marked
 

@@ -17,7 +17,7 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   shown without its command is a `text` block). Each `$ niceeval ...` line runs in the page's
   project (through a shell: `| jq` works) and must print what the page shows under it, up to
   the next `$` line — stdout and stderr together, as a terminal shows them — and exit with the
-  code its run summary states (`· exit 1 (...)`), else its comment's (`$ niceeval run x   # exit
+  code its run summary states (`· exit 1 (...)`, after `run` or `regrade`), else its comment's (`$ niceeval run x   # exit
   5`), else 0. Other `$` lines (`cd`, `export`) are not run. Compared after masking
   (tests/support/transcripts.py has the rules and why):
   - whitespace runs count as one space (column widths follow the data);
@@ -49,7 +49,7 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 _FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
-_DIRECTIVE = re.compile(r"<!--\s*(?P<word>fragment|not run)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
+_DIRECTIVE = re.compile(r"<!--\s*(?P<word>fragment|not run|output of|illustrative|run in)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
 _FILE_NAME = re.compile(r"^#\s*(?P<path>[\w./-]+\.(?:py|toml|txt|json|jsonl|csv|env))(?:\s+(?:—|-|\().*)?\s*$")
 _EXIT = re.compile(r"#.*?\bexits?\s+(?P<code>\d+)")
 
@@ -60,7 +60,8 @@ class Block:
     line: int  # 1-based line of the opening fence
     lang: str
     body: str
-    directive: str | None  # "fragment" / "not run" / None
+    directive: str | None  # "fragment" / "not run" / "output of" / "illustrative" / "run in" / None
+    note: str = ""  # what follows the directive's word: the why, the command, the example
 
     @property
     def where(self) -> str:
@@ -94,7 +95,8 @@ def blocks(page: Path) -> list[Block]:
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         directive = _DIRECTIVE.search(before)
         found.append(Block(page, text.count("\n", 0, match.start()) + 1, match.group("lang").lower(),
-                           match.group("body"), directive.group("word") if directive else None))
+                           match.group("body"), directive.group("word") if directive else None,
+                           directive.group("why") if directive else ""))
     return found
 
 
@@ -131,9 +133,9 @@ def transcripts(block: Block) -> list[Transcript]:
 
 
 def _expected_exit(command: str, shown: tuple[Shown, ...]) -> int:
-    """The code a run's summary states (`· exit 1 (`), else the command's comment (`# exit 5`),
-    else 0 (`view` of a run that exited 1 exits 0)."""
-    for line in shown if command.startswith("$ niceeval run") else ():
+    """The code a run's summary states (`· exit 1 (`: `run`, and `regrade`, which seals a run), else
+    the command's comment (`# exit 5`), else 0 (`view` of a run that exited 1 exits 0)."""
+    for line in shown if command.startswith(("$ niceeval run", "$ niceeval regrade")) else ():
         if (stated := _SUMMARY_EXIT.search(line.text)) is not None:
             return int(stated.group("code"))
     stated = _EXIT.search(command)
