@@ -13,8 +13,8 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   (`niceeval run   # exit 1: ...`). Other lines (`pip install`, `git clone`, `cd`) set up the
   reader's machine and are not run. A block that reads `$?` is a script: it runs whole and
   must exit 0 (or the code stated on its first line).
-- `console` blocks are transcripts, and must hold at least one `$ niceeval ...` line (output
-  shown without its command is a `text` block). Each `$ niceeval ...` line runs in the page's
+- `console` blocks are transcripts, and must hold at least one `$ niceeval ...` line (`$ VAR=x
+  niceeval ...` sets variables for it). Each `$ niceeval ...` line runs in the page's
   project (through a shell: `| jq` works) and must print what the page shows under it, up to
   the next `$` line — stdout and stderr together, as a terminal shows them — and exit with the
   code its run summary states (`· exit 1 (...)`, after `run` or `regrade`), else its comment's (`$ niceeval run x   # exit
@@ -126,16 +126,20 @@ def transcripts(block: Block) -> list[Transcript]:
     found = []
     for start, end in zip(starts, [*starts[1:], len(lines)], strict=True):
         number, text = lines[start]
-        if text.startswith("$ niceeval"):
+        if _NICEEVAL_LINE.match(text):
             shown = tuple(Shown(n, t) for n, t in lines[start + 1:end])
             found.append(Transcript(Command(text[2:].strip(), _expected_exit(text, shown)), number, shown))
     return found
 
 
+#: A transcript's `$ niceeval ...` line, maybe after variables set for it (`$ PASSES_e1=3 niceeval run`).
+_NICEEVAL_LINE = re.compile(r"^\$ (?:\w+=\S* )*niceeval\b")
+
+
 def _expected_exit(command: str, shown: tuple[Shown, ...]) -> int:
     """The code a run's summary states (`· exit 1 (`: `run`, and `regrade`, which seals a run), else
     the command's comment (`# exit 5`), else 0 (`view` of a run that exited 1 exits 0)."""
-    for line in shown if command.startswith(("$ niceeval run", "$ niceeval regrade")) else ():
+    for line in shown if re.search(r"\bniceeval (?:run|regrade)\b", command) else ():
         if (stated := _SUMMARY_EXIT.search(line.text)) is not None:
             return int(stated.group("code"))
     stated = _EXIT.search(command)
