@@ -79,7 +79,9 @@ def _niceeval(page: Path, tmp_path: Path, env: dict[str, str], project: Path, bi
     forked from an interpreter that has imported the CLI, ~0.05 s of CPU instead of ~0.4 s) when the
     page runs several; `NICEEVAL_DOCS_COLD=1` runs every one as a fresh interpreter, as `_shim` does."""
     lines = _shell_lines(page)
-    if sum(len(_NICEEVAL.findall(line)) for line in lines) < 2 or os.environ.get("NICEEVAL_DOCS_COLD"):
+    # An `output of` block shows what niceeval printed (matches.md's `python results.py` runs and queries).
+    outputs = sum(block.directive == "output of" for block in blocks(page))
+    if sum(len(_NICEEVAL.findall(line)) for line in lines) + outputs < 2 or os.environ.get("NICEEVAL_DOCS_COLD"):
         yield
         return
     preload = list(COMMANDS)
@@ -137,7 +139,7 @@ def _run_block(block: Block, page: _Page) -> None:
     project, env, ids = page.project, page.env, page.ids
     if block.directive in ("not run", "illustrative"):
         return
-    if block.directive == "output of" and block.lang in ("", "text"):
+    if block.directive == "output of":
         _run_output_of(block, project, env, ids)
         return
     if block.file_name is not None:
@@ -281,6 +283,54 @@ def test_a_stale_run_summary_fails_naming_the_page_and_line(tmp_path: Path) -> N
     assert len(problems) == 1, problems
     assert (f"{page}:{blank}: the page shows\n    (a blank line)\n"
             "where niceeval printed\n    pass rate 100% over 1 eval") in problems[0]
+
+
+#: A line only niceeval's output has: a transcript's command, a run's plan or summary, an attempt's heading.
+_NICEEVAL_OUTPUT = re.compile(r"^(?:\$ niceeval|niceeval: |run 01\w+: |(?:FAILED|ERRORED|UNRANKABLE) )|· exit \d+ \(",
+                              re.M)
+
+
+def _marking_problem(block: Block) -> str | None:
+    """Why a block's marking breaks the convention (tests/support/code_blocks.py), if it does."""
+    if block.directive in ("output of", "illustrative"):
+        if block.lang != "" or not block.note:
+            return f"<!-- {block.directive}: ... --> marks an unlabelled output block, and says what (or why)"
+    elif block.directive == "run in" and (block.lang != "console" or not block.note.startswith("examples/")):
+        return "<!-- run in examples/NAME --> marks a console block"
+    elif block.lang == "" and block.file_name is None:
+        return "output that is neither checked (<!-- output of: COMMAND -->) nor marked <!-- illustrative: why -->"
+    elif block.lang == "text" and _NICEEVAL_OUTPUT.search(block.body):
+        return "a `text` block showing niceeval's output: leave it unlabelled, and check it or mark it illustrative"
+    return None
+
+
+def test_every_output_block_is_checked_or_marked_illustrative() -> None:
+    """Nothing claims to be output that was never produced: an unlabelled block is output, and
+    either its command runs and it is compared (`output of`) or it says it is illustrative."""
+    problems = [f"{b.where}: {problem}" for page in PAGES for b in blocks(page)
+                if (problem := _marking_problem(b)) is not None]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_stale_output_block_fails_and_an_unmarked_one_is_refused(tmp_path: Path) -> None:
+    """The `output of` check fails on a staled table of matches.md (one state changed), and an
+    output block without a marking breaks the convention."""
+    text = (REPO / "docs" / "matches.md").read_text(encoding="utf-8").split("## Three-valued logic")[0]
+    row = "at_most                         mismatched   expected at_most(5), got 6\n"
+    assert row in text
+    page = tmp_path / "matches.md"
+    page.write_text(text.replace(row, row.replace("mismatched", "matched   "), 1), encoding="utf-8")
+    stale = text[: text.index(row)].count("\n") + 1
+
+    (work := tmp_path / "work").mkdir()
+    problems = _page_problems(page, work)
+
+    assert len(problems) == 1, problems
+    assert (f"{page}:{stale}: the page shows\n    at_most matched expected at_most(5), got 6\n"
+            "where niceeval printed\n    at_most mismatched expected at_most(5), got 6") in problems[0]
+    unmarked = blocks(page)[-1]
+    assert unmarked.directive == "output of"
+    assert _marking_problem(Block(page, unmarked.line, "", unmarked.body, None)) is not None
 
 
 def test_fragments_and_skipped_blocks_stay_few() -> None:

@@ -17,8 +17,8 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   niceeval ...` sets variables for it). Each `$ niceeval ...` line runs in the page's
   project (through a shell: `| jq` works) and must print what the page shows under it, up to
   the next `$` line — stdout and stderr together, as a terminal shows them — and exit with the
-  code its run summary states (`· exit 1 (...)`, after `run` or `regrade`), else its comment's (`$ niceeval run x   # exit
-  5`), else 0. Other `$` lines (`cd`, `export`) are not run. Compared after masking
+  code its run summary states (`· exit 1 (...)`, after `run` or `regrade`), else its comment's
+  (`$ niceeval run x   # exit 5`), else 0. Other `$` lines (`cd`, `export`) are not run. Compared after masking
   (tests/support/transcripts.py has the rules and why):
   - whitespace runs count as one space (column widths follow the data);
   - ids (`01M8N2KFAH0DAPNND9A3WTXE1Y`, or a prefix of 8+) match any id, but one page id stands
@@ -31,7 +31,16 @@ The conventions (documented in docs/README.md, "Code blocks in these docs"):
   - `…` inside a line matches any text; a line `...` alone (indented or not) matches any number
     of lines (an excerpt: `$ niceeval run order_reply` then `...` when only the query after it
     matters).
-- `xml`, `text` and unlabelled blocks show output or signatures; they are not run.
+  A `$ export VAR=x` line sets VAR for the page's later commands. `<!-- run in examples/NAME -->`
+  before a console block runs its commands in the page's copy of that example (made at first use;
+  an example with a `_fake_judge.py` gets it serving on a free port, its niceeval.toml pointed there).
+- An unlabelled block is output, and must say where it came from (tests/docs/test_code_blocks.py
+  refuses one that does not): `<!-- output of: COMMAND -->` runs COMMAND (through a shell) in the
+  page's project and compares what it prints with the block, as a transcript's lines are
+  compared; `<!-- illustrative: why -->` marks output the page's project cannot produce (another
+  project, a terminal's live display), which is not run. A `text` block is not output (a
+  signature, a synopsis, a file tree): one showing niceeval's output is refused.
+- `xml` blocks are not run.
 - `<!-- fragment -->` on the line before a fence marks a piece of a larger example: it is only
   compiled (python) or parsed (toml). `<!-- not run: why -->` skips a block that cannot run in a
   test (the README's install-and-test-everything commands). Both are kept few.
@@ -49,7 +58,8 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 _FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
-_DIRECTIVE = re.compile(r"<!--\s*(?P<word>fragment|not run|output of|illustrative|run in)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
+_DIRECTIVE = re.compile(
+    r"<!--\s*(?P<word>fragment|not run|output of|illustrative|run in)\b[:\s]*(?P<why>.*?)\s*-->\s*$")
 _FILE_NAME = re.compile(r"^#\s*(?P<path>[\w./-]+\.(?:py|toml|txt|json|jsonl|csv|env))(?:\s+(?:—|-|\().*)?\s*$")
 _EXIT = re.compile(r"#.*?\bexits?\s+(?P<code>\d+)")
 
