@@ -106,7 +106,7 @@ class _Page:
     def example(self, name: str) -> Path:
         """The page's copy of `examples/<name>` (`<!-- run in examples/trust -->`), made at its
         first use and shared by the page's later blocks, as a reader's one checkout would be. An
-        example with a `_fake_judge.py` gets it serving, as its README starts it, on a free
+        example with a `_fake_judge.py` gets it serving, as examples/README.md starts it, on a free
         loopback port its niceeval.toml is pointed at (8765 may be taken)."""
         if name not in self.examples:
             source = REPO / name
