@@ -61,6 +61,12 @@ LEDGER_WAIT_S = 10.0
 #: `ray.init(_node_ip_address="127.0.0.1")` is no way round it: Ray swaps a loopback address
 #: given there for this machine's outward one. Ray reads it once, when `ray` is imported.
 LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+#: Joining a cluster with Ray's token authentication: a driver given an address never turns the
+#: token mode on by itself (Ray 2.60 does so only for a cluster it finds without one), so the
+#: run's environment says it (docs/scale.md).
+TOKEN_HELP = ("run niceeval with RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN, in the "
+              "file RAY_AUTH_TOKEN_PATH names, or in ~/.ray/auth_token (`ray get-auth-token` on the head "
+              "node prints it)")
 
 
 @contextlib.contextmanager
@@ -116,6 +122,20 @@ def _refuse_wide(ray: Any) -> None:
             "Ray was imported before the run started it (by an eval module?), too late for its switch; "
             f"set {LOOPBACK_SWITCH}=0 in the environment, or give --ray-address of a cluster you started"
         )
+
+
+def _token_refused(exc: BaseException) -> bool:
+    """Whether Ray's connection failure was the cluster refusing the token: `ray.init` wraps
+    Ray's AuthenticationError (in a RuntimeError that quotes its traceback) in a ConnectionError,
+    whose text names only the address."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _check(options: Mapping[str, Any]) -> None:
@@ -282,6 +302,11 @@ class RayExecutor:
                     )
             except Exception as exc:
                 where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+                if _token_refused(exc):
+                    raise SetupError(
+                        f"--executor ray: {where} refused this run's Ray token (none, or not the "
+                        f"cluster's): {TOKEN_HELP}"
+                    ) from None
                 raise SetupError(
                     f"--executor ray: could not connect to {where} ({type(exc).__name__}: {exc}); check "
                     "--ray-address (or [run] ray_address; `ray status` on the head node prints its address)"

@@ -20,7 +20,7 @@ from tests.support.ray_cluster import Cluster
 
 pytestmark = pytest.mark.slow
 
-RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}  # with the cluster's token: `ray_cluster.auth`
 HERE = "_here = __import__('pathlib').Path(__file__).resolve().parent.parent"
 
 CASES = """
@@ -100,7 +100,7 @@ def _attempts(proj: Project, store: str) -> dict[str, dict]:
 def test_a_case_test_on_ray_receives_the_datasets_own_value(proj: Project, ray_cluster: Cluster):
     proj.write("evals/cases.py", CASES)
     done = proj.run("--store", "cases.db", "--executor", "ray", "--ray-address", ray_cluster.address,
-                    env=RAY_ENV, timeout=300)
+                    env={**RAY_ENV, **ray_cluster.auth}, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     attempts = _attempts(proj, "cases.db")
     assert {a["state"] for a in attempts.values()} == {"passed"} and len(attempts) == 2, attempts
@@ -110,7 +110,7 @@ def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_
         proj: Project, ray_cluster: Cluster):
     proj.write("evals/holder.py", HOLDER)
     driver = proj.popen("run", "--store", "holder.db", "--executor", "ray", "--ray-address", ray_cluster.address,
-                        "--attempts", "1", "--max-concurrency", "6", env=RAY_ENV)
+                        "--attempts", "1", "--max-concurrency", "6", env={**RAY_ENV, **ray_cluster.auth})
     try:
         pid_file = proj.root / "victim.pid"
         wait_for(lambda: pid_file.exists() or driver.poll() is not None, timeout=180)
@@ -139,7 +139,7 @@ def test_attempts_sharing_a_killed_worker_run_again_and_only_the_one_holding_it_
 def test_attempts_lost_together_without_a_known_culprit_each_run_again_alone(proj: Project, ray_cluster: Cluster):
     proj.write("evals/killer.py", KILLER)
     done = proj.run("--store", "killer.db", "--executor", "ray", "--ray-address", ray_cluster.address,
-                    "--attempts", "1", "--max-concurrency", "5", env=RAY_ENV, timeout=300)
+                    "--attempts", "1", "--max-concurrency", "5", env={**RAY_ENV, **ray_cluster.auth}, timeout=300)
     attempts = _attempts(proj, "killer.db")
     killer = attempts.pop("killer/a_killer")
     assert {(a["state"], a["reason"]) for a in attempts.values()} == {("passed", None)}, attempts

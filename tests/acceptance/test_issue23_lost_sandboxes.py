@@ -26,7 +26,7 @@ from tests.support.docker import SHELL_IMAGE, need_docker, niceeval_containers, 
 from tests.support.project import Project, wait_for
 from tests.support.ray_cluster import Cluster
 
-RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}  # with the cluster's token: `ray_cluster.auth`
 
 # The daemon leaves its group (setsid) and the workspace (cd /); the command returns once it has.
 DAEMON = ("setsid sh -c 'echo $$ > daemon.pid; cd / && exec sleep SECONDS' >/dev/null 2>&1 </dev/null & "
@@ -92,7 +92,7 @@ def test_a_lost_ray_workers_sandboxes_are_removed_after_the_run(proj: Project, r
         proj.write(f"evals/boxed{n}.py", source)
     store = proj.root / f"boxed-{kind}.db"
     driver = proj.popen("run", "--store", store.name, "--executor", "ray", "--ray-address", ray_cluster.address,
-                        "--attempts", "1", "--max-concurrency", "3", env=RAY_ENV)
+                        "--attempts", "1", "--max-concurrency", "3", env={**RAY_ENV, **ray_cluster.auth})
     pids = proj.root / "boxed.pids"
     try:
         wait_for(lambda: (pids.exists() and len(pids.read_text().split()) == 3 and len(_running(seconds)) == 3)

@@ -111,7 +111,7 @@ def test_eval_files_are_imported_by_path_in_discovery_alone() -> None:
 
 # ── on a real Ray cluster: a worker imports the eval as discovery did ─────────────────────────
 
-RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}  # with the cluster's token: `ray_cluster.auth`
 
 RELATIVE = """
 from niceeval_cli import define_eval
@@ -142,7 +142,7 @@ def test_on_ray_an_eval_module_imports_relatively_and_its_case_test_gets_the_dat
     local = Project(proj.root, in_process=True).run("--store", "local.db")  # the reference, in process
     assert local.returncode == 0, local.stdout + local.stderr
     done = proj.run("--store", "ray.db", "--executor", "ray", "--ray-address", ray_cluster.address,
-                    env=RAY_ENV, timeout=300)
+                    env={**RAY_ENV, **ray_cluster.auth}, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = proj.sql("SELECT eval_id, state, error FROM attempts ORDER BY eval_id", store=proj.root / "ray.db")
     assert [(r["eval_id"], r["state"]) for r in rows] == [("pairs[a]", "passed"), ("pairs[b]", "passed")], rows

@@ -132,6 +132,20 @@ def test_results_through_ray_equal_in_process_results(cluster, ray_project):
     assert summary(remote.stdout) == summary(local.stdout)
 
 
+def test_a_run_without_the_clusters_token_is_a_setup_error_naming_how_to_give_it(cluster, ray_project, tmp_path):
+    """The test cluster wants its token (ray_cluster.py); a run given its address without the
+    token (none in the environment, none in ~/.ray) runs nothing and says how to give it."""
+    env = {key: value for key, value in cluster.env.items() if not key.startswith("RAY_AUTH")}
+    env.update({"HOME": str(tmp_path), "RAY_NUM_REDIS_GET_RETRIES": "1"})  # Ray tries once, not for 20 s
+    refused = niceeval(ray_project, env, "run", "many/", "--store", "refused.db", "--executor", "ray",
+                       "--ray-address", cluster.address)
+    assert refused.returncode == 3, refused.stderr
+    assert "refused this run's Ray token" in refused.stderr
+    assert "RAY_AUTH_MODE=token" in refused.stderr and "RAY_AUTH_TOKEN_PATH" in refused.stderr
+    stored = Project(ray_project, in_process=True).cli("query", "attempts", "--store", "refused.db", "--format", "json")
+    assert "No runs yet" in stored.stderr, stored
+
+
 def test_attempts_spread_over_both_nodes_within_max_concurrency(cluster, ray_project):
     log = ray_project / "probes.log"
     log.unlink(missing_ok=True)

@@ -5,10 +5,7 @@ in niceeval.toml selects it."""
 
 from __future__ import annotations
 
-import ipaddress
-import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +17,7 @@ import pytest
 
 from tests.support.components import OUTWARD_ADDRESS, need_ray, outward_namespace
 from tests.support.project import Project
-from tests.support.ray_cluster import processes_naming, ray_env
+from tests.support.ray_cluster import is_loopback, listening_sockets, processes_naming, ray_env
 from tests.support.scale_project import TOML, comparable, eval_source
 
 
@@ -37,48 +34,6 @@ def _raylets(marker: str) -> set[int]:
             if b"raylet" in cmdline and marker.encode() in cmdline:
                 found.add(int(entry.name))
     return found
-
-
-def _address(hexed: str) -> str:
-    """An address of /proc/net/tcp{,6}: 32-bit words in host byte order (little-endian here)."""
-    raw = b"".join(bytes.fromhex(hexed[i:i + 8])[::-1] for i in range(0, len(hexed), 8))
-    return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, raw)
-
-
-def _listening(processes: dict[int, str], netns_of: int) -> set[tuple[str, str, int]]:
-    """(process name, address, port) of every TCP socket in LISTEN the given processes hold (the
-    sockets of the network namespace process `netns_of` is in)."""
-    listeners: dict[str, tuple[str, int]] = {}  # socket inode → where it listens
-    for table in (f"/proc/{netns_of}/net/tcp", f"/proc/{netns_of}/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:  # the run has ended
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == "0A":  # TCP_LISTEN
-                host, port = fields[1].split(":")
-                listeners[fields[9]] = (_address(host), int(port, 16))
-    seen = set()
-    for pid, name in processes.items():
-        try:
-            fds = list(Path(f"/proc/{pid}/fd").iterdir())
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in listeners:
-                seen.add((name, *listeners[target[8:-1]]))
-    return seen
-
-
-def _loopback(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return (mapped or ip).is_loopback
 
 
 @pytest.fixture
@@ -114,7 +69,7 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
     listening: set[tuple[str, str, int]] = set()
     deadline = time.monotonic() + 300
     while driver.poll() is None and time.monotonic() < deadline:
-        listening |= _listening(processes_naming(own, [driver.pid]), driver.pid)
+        listening |= listening_sockets(processes_naming(own, [driver.pid]), driver.pid)
         time.sleep(0.1)
     if driver.poll() is None:
         driver.kill()
@@ -125,7 +80,7 @@ def test_a_local_single_node_ray_gives_in_process_results_on_loopback_only_and_s
     assert driver.returncode == local.returncode == 1, stderr
     names = {name for name, _, _ in listening}
     assert {"gcs_server", "raylet"} <= names, f"the run's Ray was not seen listening: {sorted(listening)}"
-    wide = sorted(item for item in listening if not _loopback(item[1]))
+    wide = sorted(item for item in listening if not is_loopback(item[1]))
     assert not wide, f"the local Ray the run started listens beyond loopback: {wide}"
     assert _rows(tmp_path, env, "runs", "ray.db")[0]["executor"] == "ray"
     for target in ("attempts", "assertions"):

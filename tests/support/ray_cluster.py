@@ -1,9 +1,16 @@
 """A real Ray cluster on this machine for tests and benchmarks: a head node plus, optionally, a
-second node with its own resources (`ray start --head` + `ray start --address`), given the
-node address 127.0.0.1 (Ray 2.60 still listens on every interface where the machine has another
-address, and a two-node Ray cannot take its one-machine switch: CI runs the tests in a network
-namespace with loopback alone), stopped by pid (every process whose command line names the cluster's own temp dir,
-and all their descendants) — never `ray stop`, which would stop every Ray on the machine.
+second node with its own resources (`ray start --head` + `ray start --address`), stopped by pid
+(every process whose command line names the cluster's own temp dir, and all their descendants) —
+never `ray stop`, which would stop every Ray on the machine.
+
+Its nodes are given the address 127.0.0.1, yet where the machine has another address (a
+developer's laptop; CI's namespace has loopback alone) Ray 2.60 gives them that one and listens
+on every interface: only a one-machine Ray (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`) keeps a
+loopback address, and that switch refuses a second node. So a test cluster runs with Ray's
+token authentication (`RAY_AUTH_MODE=token`, a fresh token of its own in a private file): a
+caller without the token is refused by every port it listens on beyond loopback
+(tests/scale/test_ray_exposure.py), and its drivers take the token from `Cluster.env` (or
+`Cluster.auth`).
 
 A test cluster runs only what a `niceeval run` driver uses (the GCS, a raylet per node and the
 agents each raylet starts itself) and starts its nodes side by side; `start_cluster` says what
@@ -11,7 +18,9 @@ is left out and why."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -37,8 +46,10 @@ TEST_SYSTEM_CONFIG = {"RAY_prestart_worker_first_driver": "false"}
 
 
 def ray_env() -> dict[str, str]:
-    """Workers must import this tree's niceeval_cli; no token auth for a loopback test cluster; a
-    test Ray's system config (`TEST_SYSTEM_CONFIG`) for every Ray this environment starts."""
+    """Workers must import this tree's niceeval_cli; no token auth (a Ray the product starts itself
+    listens on loopback only, and a local `ray.init()` with the mode unset would write a token to
+    the user's ~/.ray; `start_cluster` turns it on for a cluster of its own); a test Ray's system
+    config (`TEST_SYSTEM_CONFIG`) for every Ray this environment starts."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     env["RAY_AUTH_MODE"] = "disabled"
@@ -79,6 +90,49 @@ def processes_naming(marker: str, roots: Iterable[int] = ()) -> dict[int, str]:
     return {pid: names.get(pid, "?") for pid in found}
 
 
+def _address(hexed: str) -> str:
+    """An address of /proc/net/tcp{,6}: 32-bit words in host byte order (little-endian here)."""
+    raw = b"".join(bytes.fromhex(hexed[i:i + 8])[::-1] for i in range(0, len(hexed), 8))
+    return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, raw)
+
+
+def listening_sockets(processes: dict[int, str], netns_of: int) -> set[tuple[str, str, int]]:
+    """(process name, address, port) of every TCP socket in LISTEN the given processes hold (the
+    sockets of the network namespace process `netns_of` is in)."""
+    listeners: dict[str, tuple[str, int]] = {}  # socket inode → where it listens
+    for table in (f"/proc/{netns_of}/net/tcp", f"/proc/{netns_of}/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:  # the run has ended
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A":  # TCP_LISTEN
+                host, port = fields[1].split(":")
+                listeners[fields[9]] = (_address(host), int(port, 16))
+    seen = set()
+    for pid, name in processes.items():
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in listeners:
+                seen.add((name, *listeners[target[8:-1]]))
+    return seen
+
+
+def is_loopback(address: str) -> bool:
+    """An address of `listening_sockets` on loopback (an IPv4 one mapped into IPv6 too)."""
+    ip = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
 def _ray_cli() -> list[str]:
     found = shutil.which("ray")
     return [found] if found else [sys.executable, "-m", "ray.scripts.scripts"]
@@ -91,6 +145,12 @@ class Cluster:
     env: dict[str, str]
     nodes: int
     roots: list[int] = field(default_factory=list)
+
+    @property
+    def auth(self) -> dict[str, str]:
+        """What a driver's environment needs to join this cluster: Ray's token mode and the file
+        holding the cluster's token (`env` has them already)."""
+        return {name: self.env[name] for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
 
     def pids(self) -> set[int]:
         """Every live process of this cluster: those naming its temp dir, and their descendants."""
@@ -139,7 +199,7 @@ def start_cluster(*, nodes: int = 2, cpus: int = 2) -> Cluster:
     raylet): a node joins through the GCS alone."""
     temp_dir = Path(tempfile.mkdtemp(prefix="nr", dir="/tmp"))  # short: Ray's socket paths have a length limit
     port = free_port()
-    env = ray_env()
+    env = {**ray_env(), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(_new_token(temp_dir))}
     cluster = Cluster(f"127.0.0.1:{port}", temp_dir, env, nodes)
     common = ["--num-cpus", str(cpus), "--disable-usage-stats", "--include-log-monitor", "false"]
     head = [*_ray_cli(), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
@@ -163,6 +223,16 @@ def start_cluster(*, nodes: int = 2, cpus: int = 2) -> Cluster:
         cluster.stop()
         raise
     return cluster
+
+
+def _new_token(folder: Path) -> Path:
+    """A fresh token in a file only this user reads (Ray reads it from `RAY_AUTH_TOKEN_PATH`),
+    removed with the cluster's temp dir."""
+    path = folder / "auth_token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(secrets.token_hex(32))
+    return path
 
 
 def _ray_start(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
