@@ -542,20 +542,28 @@ def _proxied(url: str) -> bool:
     return not bypass(host, proxies)
 
 
-async def plain_http_at_tls(url: str, key: str, timeout_s: float, failure: Exception) -> str | None:
+async def plain_http_at_tls(url: str, key: str, timeout_s: float, got: Exception | int) -> str | None:
     """Why every request to `url` fails, when it is `http://` but its port speaks TLS (a TLS
-    handshake there completes): such a server hangs up on a plain request (`failure`: closed
-    before answering, or reset), which an attempt can only report as "Server disconnected".
-    Asked by a preflight whose request failed so; `key` names the setting that holds the URL.
-    None otherwise — any other failure, and always through a proxy (the port is the proxy's)."""
-    hung_up = isinstance(failure, httpx.ReadError) or str(failure) == HUNG_UP
+    handshake there completes). Such a server hangs up on a plain request (`got` is the failure:
+    closed before answering, or reset), which an attempt can only report as "Server
+    disconnected", or answers it 400 (`got` is that status: nginx's "The plain HTTP request was
+    sent to HTTPS port", Go's "Client sent an HTTP request to an HTTPS server"), which each
+    attempt would report as its own error. Asked by a preflight whose request got either; `key`
+    names the setting that holds the URL. None otherwise — any other failure or answer (the port
+    is then never probed), and always through a proxy (the port is the proxy's)."""
+    if isinstance(got, int):
+        seen = "it answered a plain HTTP request with 400" if got == 400 else None
+    elif isinstance(got, httpx.ReadError) or str(got) == HUNG_UP:
+        seen = "it hung up on a plain HTTP request"
+    else:
+        seen = None
     parsed = httpx.URL(url)
-    if not hung_up or parsed.scheme != "http" or not parsed.host or _proxied(url):
+    if seen is None or parsed.scheme != "http" or not parsed.host or _proxied(url):
         return None
     port = parsed.port or 80
     if not await speaks_tls(parsed.host, port, timeout_s):
         return None
-    return f"{key} is {url}, but port {port} speaks TLS (it hung up on a plain HTTP request); use https://"
+    return f"{key} is {url}, but port {port} speaks TLS ({seen}); use https://"
 
 
 def lane_client(url: str, timeout_s: float, *, size: int = ADAPTER_LANES, cookies: bool = True) -> LaneClient:

@@ -101,7 +101,8 @@ async def check_chat_model(
     model must be one of them. When the server has no `/models` (any non-2xx answer but 401/403),
     one chat completion of `max_tokens = 1` asks instead: `404` / `400` "unknown model" is a cause.
     Slow or transient answers are no cause: the attempts' own timeouts and retries decide; a port
-    that speaks TLS hanging up on plain HTTP is (`url_key` names the setting holding base_url)."""
+    that speaks TLS hanging up on plain HTTP, or answering it 400, is (`url_key` names the
+    setting holding base_url)."""
     models_url = f"{base_url}/models"
     try:
         # The adapters' own kind of client (no TLS context is made for an http:// endpoint); each
@@ -109,6 +110,10 @@ async def check_chat_model(
         async with lane_client(models_url, timeout_s) as client:
             listing = await asyncio.wait_for(client.request("GET", models_url, headers), timeout_s)
             status = listing.status_code
+            if status == 400:  # a TLS port's server may answer plain HTTP so
+                cause = await plain_http_at_tls(base_url, url_key, timeout_s, status)
+                if cause is not None:
+                    return redact(cause, list(secrets))
             if status in (401, 403):
                 return f"GET {models_url} answered HTTP {status} ({REFUSING_STATUS[status]}){refused_hint}"
             if listing.is_success:

@@ -22,7 +22,8 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
                     secrets: Sequence[str] = (), timeout_s: float = PREFLIGHT_TIMEOUT_S,
                     refused_hint: str = "", url_key: str = "the URL") -> str | None:
     """One cheap request: the cause when it cannot connect, is answered 401/403/404, or is hung
-    up on by a port that speaks TLS (`url_key` names the setting holding the http:// URL), else None."""
+    up on or answered 400 by a port that speaks TLS (`url_key` names the setting holding the
+    http:// URL), else None."""
     from .._httpx import httpx  # only adapters that speak HTTP pay for importing it
     from .._lanes import lane_client, plain_http_at_tls
 
@@ -40,6 +41,9 @@ async def probe_url(method: str, url: str, *, headers: Mapping[str, str] | None 
     except httpx.HTTPError:
         return None
     meaning = REFUSING_STATUS.get(response.status_code)
+    if response.status_code == 400:  # a TLS port's server may answer plain HTTP so
+        cause = await plain_http_at_tls(url, url_key, timeout_s, 400)
+        return None if cause is None else redact(cause, list(secrets))
     if meaning is None:
         return None
     hint = refused_hint if response.status_code in (401, 403) else ""

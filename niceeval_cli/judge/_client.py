@@ -244,7 +244,7 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extr
     a model its `/models` does not list (when it lists any), and a minimal chat completion
     (max_tokens 1) answered 404 or `400` "unknown model". Transient answers (429, 5xx, timeouts)
     and other 4xx are left to the grading calls to classify. An http:// base_url whose port
-    speaks TLS (it hangs up on both requests) is a cause too."""
+    speaks TLS (it hangs up on both requests, or answers them 400) is a cause too."""
     try:
         async with endpoint.slots:
             listing = await _within(endpoint.get_models(key, timeout_s, extra), timeout_s)
@@ -274,6 +274,8 @@ async def probe(endpoint: Endpoint, model: str, key: str, timeout_s: float, extr
     answer = body_of(response)
     if status == 400 and unknown_model(answer):
         return f"{status_text(response)} (the judge model {model!r} is unknown to this endpoint)"
+    if status == 400:  # a TLS port's server may answer plain HTTP so
+        return await plain_http_at_tls(endpoint.base_url, "the judge's base_url", timeout_s, status)
     if status in (401, 403, 404) or redirect_text(response):  # a redirect answers every call so
         return status_text(response)
     return None

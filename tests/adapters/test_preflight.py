@@ -14,7 +14,7 @@ import pytest
 from niceeval_cli.adapters import load_adapter, preflight_adapters
 from niceeval_cli.authoring import Adapter, define_adapter
 from tests.support.components import need_command
-from tests.support.loopback import Answer, Loopback, TlsPort, free_port
+from tests.support.loopback import GO_PLAIN_ANSWER, NGINX_PLAIN_ANSWER, Answer, Loopback, TlsPort, free_port
 
 KEY = "sk-preflight-secret-0123456789abcdef"
 
@@ -71,7 +71,7 @@ async def test_an_http_adapter_whose_service_is_down_fails_naming_the_url(closed
     assert "\n" not in causes["staging"]
 
 
-@pytest.mark.parametrize("status", [200, 204, 405, 501, 500, 429])
+@pytest.mark.parametrize("status", [200, 204, 400, 405, 501, 500, 429])
 async def test_an_http_service_that_exists_passes(endpoint: Endpoint, status: int) -> None:
     endpoint.status = status
     assert await preflight_adapters([("staging", _http(f"{endpoint.base}/api/chat"))]) == {}
@@ -145,6 +145,33 @@ async def test_an_openai_chat_base_url_at_a_tls_port_fails_naming_base_url(
     causes = await preflight_adapters([("models/a", _openai(base))])
     assert causes["models/a"].startswith(f'base_url in [experiments."models/a".options] is {base}, but port ')
     assert causes["models/a"].endswith("speaks TLS (it hung up on a plain HTTP request); use https://")
+
+
+@pytest.fixture(params=[NGINX_PLAIN_ANSWER, GO_PLAIN_ANSWER], ids=["nginx", "go"])
+def tls_port_answering_400(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TlsPort]:
+    """A TLS port whose server answers a plain HTTP request 400, as nginx's and Go's do."""
+    need_command("openssl")  # to make its certificate
+    with TlsPort(tmp_path, plain_answer=request.param) as server:
+        yield server
+
+
+async def test_an_http_url_at_a_tls_port_answering_400_fails_once_saying_use_https(
+        tls_port_answering_400: TlsPort) -> None:
+    port = tls_port_answering_400.port
+    url = f"http://127.0.0.1:{port}/api/chat"
+    causes = await preflight_adapters([("staging", _http(url))])
+    assert causes == {"staging": f"url in [experiments.staging.options] is {url}, but port {port} "
+                                 "speaks TLS (it answered a plain HTTP request with 400); use https://"}
+
+
+async def test_an_openai_chat_base_url_at_a_tls_port_answering_400_fails_naming_base_url(
+        tls_port_answering_400: TlsPort, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREFLIGHT_KEY", KEY)
+    base = f"http://127.0.0.1:{tls_port_answering_400.port}/v1"
+    causes = await preflight_adapters([("models/a", _openai(base))])
+    assert causes["models/a"] == (f'base_url in [experiments."models/a".options] is {base}, but port '
+                                  f"{tls_port_answering_400.port} speaks TLS (it answered a plain HTTP request "
+                                  "with 400); use https://")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from tests.support.components import need_command
-from tests.support.loopback import Loopback, TlsPort
+from tests.support.loopback import NGINX_PLAIN_ANSWER, Loopback, TlsPort
 
 EVAL = """
 from niceeval_cli import define_eval
@@ -60,6 +60,27 @@ def test_an_http_url_at_a_tls_port_is_one_setup_error_saying_use_https(run_proje
     assert result.exit_code == 3, result.output
     assert "url in [experiments.bot.options]" in result.output and "use https://" in result.output
     assert "Server disconnected" not in result.output
+    assert result.query("attempts") == []
+
+
+def test_an_http_url_at_a_tls_port_answering_400_is_one_setup_error_saying_use_https(run_project, tmp_path):
+    """Not nginx's 400 once per attempt: the run stops before dispatch, saying why."""
+    need_command("openssl")  # to make the server's certificate
+    with TlsPort(tmp_path, plain_answer=NGINX_PLAIN_ANSWER) as tls:
+        url = f"http://127.0.0.1:{tls.port}/api/chat"
+        result = run_project(f"""
+            [project]
+            attempts = 3
+            [experiments.bot]
+            adapter = "http"
+            [experiments.bot.options]
+            url = "{url}"
+            request_template = {{ message = "{{message}}" }}
+            response_path = "message"
+        """, {"hello.py": EVAL})
+    assert result.exit_code == 3, result.output
+    assert f"url in [experiments.bot.options] is {url}, but port {tls.port} speaks TLS" in result.output
+    assert "use https://" in result.output and "plain HTTP request was sent" not in result.output
     assert result.query("attempts") == []
 
 

@@ -8,7 +8,7 @@ import httpx
 
 from niceeval_cli.judge import JudgeService, PreflightFailure
 from tests.support.components import need_command
-from tests.support.loopback import Reply, TlsPort
+from tests.support.loopback import NGINX_PLAIN_ANSWER, Reply, TlsPort
 
 
 async def test_a_working_endpoint_passes_with_one_minimal_request(judge_server, service, make_settings):
@@ -74,6 +74,17 @@ async def test_an_http_base_url_at_a_tls_port_is_one_setup_failure_saying_use_ht
     assert failure is not None
     assert failure.cause == (f"the judge's base_url is {base}, but port {tls.port} speaks TLS (it hung up on a "
                              "plain HTTP request); use https://")
+
+
+async def test_an_http_base_url_at_a_tls_port_answering_400_is_one_setup_failure_saying_use_https(
+        service, make_settings, tmp_path):
+    need_command("openssl")  # to make the server's certificate
+    with TlsPort(tmp_path, plain_answer=NGINX_PLAIN_ANSWER) as tls:  # as nginx answers plain HTTP
+        base = f"http://127.0.0.1:{tls.port}/v1"
+        failure = await service.preflight(make_settings(base_url=base))
+    assert failure is not None
+    assert failure.cause == (f"the judge's base_url is {base}, but port {tls.port} speaks TLS (it answered a "
+                             "plain HTTP request with 400); use https://")
 
 
 async def test_dns_failure_is_a_setup_failure(make_settings):

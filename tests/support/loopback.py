@@ -401,15 +401,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: What nginx's and Go's TLS servers answer a plain HTTP request (`TlsPort(plain_answer=...)`).
+NGINX_PLAIN_ANSWER = (
+    b"HTTP/1.1 400 Bad Request\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 156\r\n"
+    b"Connection: close\r\n\r\n"
+    b"<html>\r\n<head><title>400 The plain HTTP request was sent to HTTPS port</title></head>\r\n"
+    b"<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n</body>\r\n</html>\r\n"
+)
+GO_PLAIN_ANSWER = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+
+
 class TlsPort:
     """A loopback port that speaks TLS only, with a self-signed certificate `openssl` makes in
     `folder` (call `need_command("openssl")` first). Each connection is handshaken and closed; a
     plain HTTP request fails the handshake and is hung up on without a byte: with the rest of the
     request unread (a reset, as OpenSSL's own server does), or with `drain` once it is read (a
-    clean close: "Server disconnected", as asyncio's TLS server does)."""
+    clean close: "Server disconnected", as asyncio's TLS server does) — or, with `plain_answer`,
+    answered that once read (nginx's and Go's 400, above) and closed."""
 
-    def __init__(self, folder: Path, *, drain: bool = False) -> None:
-        self._drain = drain
+    def __init__(self, folder: Path, *, drain: bool = False, plain_answer: bytes | None = None) -> None:
+        self._drain = drain or plain_answer is not None
+        self._plain_answer = plain_answer
         cert, key = folder / "tls-cert.pem", folder / "tls-key.pem"
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
@@ -436,6 +448,8 @@ class TlsPort:
                 if self._drain and conn.recv(1, socket.MSG_PEEK) != b"\x16":  # not a TLS handshake record
                     conn.settimeout(0.2)
                     conn.recv(65536)  # the plain request, read; the client waits for an answer
+                    if self._plain_answer is not None:
+                        conn.sendall(self._plain_answer)
                     conn.close()
                 else:
                     self._context.wrap_socket(conn, server_side=True).close()
