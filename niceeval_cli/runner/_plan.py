@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -306,7 +306,7 @@ def plan(request: RunRequest, store: Store | None) -> list[PlannedSlot]:
             refs = [_ref(d) for d in batch]  # made once per batch: each eval's id is made when read
             ids = [ref.eval_id for ref in refs]
             latest = store.latest_attempts(experiment.id, refs) if store is not None else {}
-            _plan_batch(store, experiment, batch, ids, latest, shapes, request.mode, slots)
+            _plan_batch(store, experiment, batch, ids, latest, shapes.of, shapes.priors, request, slots)
     if not slots:
         raise ConfigError(explain_nothing_selected(
             project, {d.id: d.tags for d in request.evals},
@@ -355,19 +355,41 @@ def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
+def plan_ordinal(request: RunRequest, store: Store, known: Sequence[PlannedSlot], ordinal: int) -> list[PlannedSlot]:
+    """One slot at `ordinal` for the eval of each slot in `known` (all of one experiment), decided
+    as `plan` decides that ordinal, in the shape of the slot given: `run --until-decided` adds
+    an ordinal a round, and neither plans the ordinals before it again nor reads their history
+    (each round paid for every earlier one: a run quadratic in its attempts), nor makes again
+    what the run's start made once (settings, adapter, the system under test's identity)."""
+    slots: list[PlannedSlot] = []
+    if not known:
+        return slots
+    experiment = known[0].experiment
+    shapes = {id(s.eval): s.shape for s in known}
+    for batch in _batches((s.eval for s in known), _LOOKUP_BATCH):
+        refs = [_ref(d) for d in batch]
+        latest = store.latest_attempts(experiment.id, refs, ordinal)
+        _plan_batch(store, experiment, batch, [ref.eval_id for ref in refs], latest,
+                    lambda _, discovered: shapes[id(discovered)], {}, request, slots, range(ordinal, ordinal + 1))
+    return slots
+
+
 def _plan_batch(
     store: Store | None, experiment: ExperimentConfig, batch: Sequence[DiscoveredEval], ids: Sequence[str],
-    latest: dict[tuple[str, int], LatestAttempt], shapes: _Shapes, mode: RerunMode, slots: list[PlannedSlot],
+    latest: dict[tuple[str, int], LatestAttempt], shape_of: Callable[[ExperimentConfig, DiscoveredEval], SlotShape],
+    shared_priors: dict[_Prior, _Prior], request: RunRequest, slots: list[PlannedSlot],
+    ordinals: range | None = None,
 ) -> None:
     """Decide the slots of `batch` (the experiment's evals, whose ids are `ids` and whose
-    previous attempts are `latest`)."""
-    priors = shapes.priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
-    keep = shapes.request.keep_sandbox  # `--keep-sandbox`: what it would keep is run again, not reused
+    previous attempts are `latest`): each eval's configured ordinals, or `ordinals`."""
+    priors = shared_priors.setdefault  # what reused slots repeat (run, state, gate): held once, not per slot
+    keep = request.keep_sandbox  # `--keep-sandbox`: what it would keep is run again, not reused
+    mode = request.mode
     for discovered, eval_id in zip(batch, ids, strict=True):
-        shape = shapes.of(experiment, discovered)
+        shape = shape_of(experiment, discovered)
         parts, timeout_ms = shape.parts, shape.settings.timeout_ms
         case_json = discovered.case.fingerprint_json if discovered.case is not None else None
-        for ordinal in range(shape.settings.attempts):
+        for ordinal in range(shape.settings.attempts) if ordinals is None else ordinals:
             # Taken out as it is used: its memory goes to the slots planned next, not to the peak.
             previous = latest.pop((eval_id, ordinal), None)
             if previous is None:  # seen first: nothing to compare, so nothing rendered or hashed

@@ -390,7 +390,7 @@ async def _run(request: RunRequest, events: RunEvents, stop: _Stop, executor_nam
             return outcome
         run_id = new_id()
         # `--until-decided`: which experiment and eval each unit is, to plan its extra attempts
-        index: UnitIndex = {(s.experiment.id, s.eval.id): (s.experiment, s.eval) for s in slots} \
+        index: UnitIndex = {(s.experiment.id, s.eval.id): s for s in slots} \
             if request.until_decided is not None else {}
         reused = [s for s in slots if not s.execute]
         executing = [s for s in slots if s.execute] if reused else slots

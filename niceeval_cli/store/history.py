@@ -45,6 +45,7 @@ class EvalRef(NamedTuple):
     case_id: str | None = None
 
 
+_SQLITE_INT_MAX = 2**63 - 1
 _COLUMNS = "a.ordinal, a.id, a.run_id, a.state, a.gate, a.fingerprint, a.duration_ms, a.ended_at"
 # Rows come as LatestAttempts are made: the eval id asked for first (no tuple rebuilt per row).
 # The evals asked for, as one JSON parameter (a batch of 512 would be 2 048 bound values).
@@ -59,7 +60,8 @@ _BY_IDENTITY = (
     _WANT + f"SELECT m.eval_id, {_COLUMNS} FROM (SELECT w.eval_id AS eval_id, w.module AS module, w.name AS name, "
     "w.case_id AS case_id, b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
     "ON b.experiment_id = ?1 AND b.eval_module = w.module AND b.eval_name = w.name AND b.case_id IS w.case_id "
-    "WHERE w.module IS NOT NULL GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 "
+    "AND b.ordinal BETWEEN ?3 AND ?4 WHERE w.module IS NOT NULL GROUP BY w.k, b.ordinal) AS m "
+    "CROSS JOIN attempts a ON a.experiment_id = ?1 "
     "AND a.eval_module = m.module AND a.eval_name = m.name AND a.case_id IS m.case_id AND a.ordinal = m.ordinal "
     "AND a.ended_at = m.newest AND a.regraded_from IS NULL"
 )
@@ -68,7 +70,8 @@ _BY_EVAL_ID = (
     _WANT + f"SELECT m.eval_id, {_COLUMNS} FROM (SELECT w.k AS k, w.eval_id AS eval_id, w.module AS module, "
     "b.ordinal AS ordinal, max(b.ended_at) AS newest FROM want w CROSS JOIN attempts b "
     "ON b.experiment_id = ?1 AND b.eval_id = w.eval_id AND (b.eval_module IS NULL OR w.module IS NULL) "
-    "GROUP BY w.k, b.ordinal) AS m CROSS JOIN attempts a ON a.experiment_id = ?1 AND a.eval_id = m.eval_id "
+    "AND b.ordinal BETWEEN ?3 AND ?4 GROUP BY w.k, b.ordinal) AS m "
+    "CROSS JOIN attempts a ON a.experiment_id = ?1 AND a.eval_id = m.eval_id "
     "AND a.ordinal = m.ordinal AND a.ended_at = m.newest AND (a.eval_module IS NULL OR m.module IS NULL) "
     "AND a.regraded_from IS NULL"
 )
@@ -83,22 +86,25 @@ _ALL = (
 
 
 def latest_attempts(
-    conn: sqlite3.Connection, experiment_id: str, evals: Sequence[EvalRef | str] | None
+    conn: sqlite3.Connection, experiment_id: str, evals: Sequence[EvalRef | str] | None, ordinal: int | None = None,
 ) -> dict[tuple[str, int], LatestAttempt]:
     """The latest sealed attempt of each (eval, ordinal) slot of `evals` in an experiment, keyed by
     the eval id asked for; `evals` None: every slot the experiment has, by stored eval id. A plain
-    str asks by eval id alone. Of two attempts that ended at once the greater id is the latest."""
+    str asks by eval id alone. Of two attempts that ended at once the greater id is the latest.
+    `ordinal`: only that ordinal's slots (`run --until-decided` plans one more ordinal a round:
+    the history of the others is not read again, an index seek apart)."""
     if evals is None:
         return _latest(conn.execute(_ALL, [experiment_id]), {})
     refs = [EvalRef(e) if isinstance(e, str) else e for e in evals]
     if not refs:
         return {}
     want = json.dumps(refs, ensure_ascii=False)  # each EvalRef a list: [eval id, module, name, case id]
+    span = (0, _SQLITE_INT_MAX) if ordinal is None else (ordinal, ordinal)
     found: dict[tuple[str, int], LatestAttempt] = {}
     if any(r.module is not None for r in refs):
-        _latest(conn.execute(_BY_IDENTITY, [experiment_id, want]), found)
+        _latest(conn.execute(_BY_IDENTITY, [experiment_id, want, *span]), found)
     if any(r.module is None for r in refs) or conn.execute(_ANY_WITHOUT_IDENTITY, [experiment_id]).fetchone():
-        _latest(conn.execute(_BY_EVAL_ID, [experiment_id, want]), found)
+        _latest(conn.execute(_BY_EVAL_ID, [experiment_id, want, *span]), found)
     return found
 
 

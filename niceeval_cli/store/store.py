@@ -198,14 +198,15 @@ class Store:
     # ── typed reads ──────────────────────────────────────────────────────────────────────
 
     def latest_attempts(
-        self, experiment_id: str, evals: Sequence[EvalRef | str] | None = None
+        self, experiment_id: str, evals: Sequence[EvalRef | str] | None = None, ordinal: int | None = None,
     ) -> dict[tuple[str, int], LatestAttempt]:
         """The latest sealed attempt of every (eval, ordinal) slot of an experiment, in one query per
         batch (planning thousands of slots must not make thousands of lookups), with only the
         columns reuse decides on. `evals`: only those evals' slots, found by identity (`history`);
-        planning asks in batches, so a 20 000-slot re-run never holds every previous attempt."""
+        planning asks in batches, so a 20 000-slot re-run never holds every previous attempt.
+        `ordinal`: only that ordinal's slots (`history.latest_attempts`)."""
         with translated(self.path, "Looking up previous attempts"):
-            return latest_attempts(self._conn, experiment_id, evals)
+            return latest_attempts(self._conn, experiment_id, evals, ordinal)
 
     def fingerprint_parts_of(self, attempt_id: str) -> str | None:
         """The canonical JSON an attempt's fingerprint hashed (planning names the changed parts
@@ -335,6 +336,11 @@ class Store:
         group built for any of them). `unsettled`: (experiment, eval) never counted, always listed
         (some planned attempts never ran: passing so far is not passed)."""
         return summary.run_outcome(self._db, run_id, unsettled)
+
+    def slot_outcome_rows(self, run_id: str, slots: Iterable[tuple[str, str, int]]) -> list[OutcomeGroup]:
+        """The outcome groups of the attempts filling these (experiment, eval, ordinal) slots of
+        one run (`summary.slot_outcome_groups`): what a `--until-decided` round added."""
+        return summary.slot_outcome_groups(self._db, run_id, slots)
 
     def assertions_for_attempt(self, attempt_id: str) -> list[AssertionRow]:
         """One attempt's results: errored, mismatched/below, unavailable, the rest; then ordinal."""

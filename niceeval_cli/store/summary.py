@@ -9,6 +9,7 @@ built purely; `outcome_groups` and `run_outcome` run them over a `Db` for `Store
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -304,6 +305,26 @@ def outcome_groups(
                                                  in_sql=in_sql)
     with translated(db.path, "Counting a run's attempts"):
         return outcome_groups_from(db.conn.execute(sql, params), grouped=grouped)
+
+
+# Given slots of one run, as one JSON parameter of [experiment id, eval id, ordinal] lists (a
+# round of 20 000 units would be 60 000 bound values); CROSS JOIN: each slot one key seek.
+_SLOTS_SELECT = (
+    "WITH want(experiment_id, eval_id, ordinal) AS (SELECT json_extract(value, '$[0]'), "
+    "json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?2)) "
+    f"SELECT {', '.join(_GROUP_COLUMNS)}, 1 FROM want w CROSS JOIN run_slots s ON s.run_id = ?1 "
+    "AND s.experiment_id = w.experiment_id AND s.eval_id = w.eval_id AND s.ordinal = w.ordinal "
+    "JOIN attempts a ON a.id = s.attempt_id ORDER BY s.experiment_id, s.eval_id"
+)
+
+
+def slot_outcome_groups(db: Db, run_id: str, slots: Iterable[tuple[str, str, int]]) -> list[OutcomeGroup]:
+    """The outcome groups of the attempts filling these slots of one run, as `outcome_groups`
+    groups them (a slot nothing filled is absent): `run --until-decided` counts what each round
+    sealed, not the run again."""
+    want = json.dumps([list(slot) for slot in slots], ensure_ascii=False)
+    with translated(db.path, "Counting a run's attempts"):
+        return outcome_groups_from(db.conn.execute(_SLOTS_SELECT, [run_id, want]), grouped=False)
 
 
 def run_outcome(db: Db, run_id: str, unsettled: Collection[tuple[str, str]] = ()) -> RunOutcomeRows:
