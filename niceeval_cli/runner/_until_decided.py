@@ -129,11 +129,13 @@ async def decide_more(
         if not slots:
             break
         reused = [s for s in slots if not s.execute]
-        store.record_plan(run_id, (PlanSlot(s.experiment.id, s.eval.id, s.ordinal,
-                                            s.eval.case.id if s.eval.case else None) for s in slots if s.execute))
-        store.add_reference_slots(list(reference_slots(run_id, reused)))
-        added = added.plus(PlanTotals.of(slots, request.mode))
         executing = [s for s in slots if s.execute]
+        # The plan, its total and its reused slots grow together: `query runs`, `view` and the
+        # report read one plan, the one planned so far (docs/statistics.md).
+        store.extend_plan(run_id, [PlanSlot(s.experiment.id, s.eval.id, s.ordinal,
+                                            s.eval.case.id if s.eval.case else None) for s in executing],
+                          list(reference_slots(run_id, reused)))
+        added = added.plus(PlanTotals.of(slots, request.mode))
         if executing:
             await dispatcher.dispatch(executing)
     return added

@@ -5,7 +5,7 @@ reads and writes through `Store`'s public methods. `Store` (store.py) is thin an
 over a `Db` (db.py), to the module of its job: `sealing` (every write, the seal rows),
 `references` (run, group and attempt ids and prefixes), `groups` (shard groups: rows, verdicts),
 `summary` (outcome groups, counted passed evals), `targets` (`query`'s rows), `reads` (a run's
-and an attempt's typed rows). Beside them: `schema` (tables, triggers, migrations), `connect`
+and an attempt's typed rows). Beside them: `schema` (tables, triggers), `migrations` (older stores upgraded), `connect`
 (opening, locking), `queries` (reader SQL), `rows` (typed rows), `sanitize` (storable text and
 integers), `owner` (who runs a `running` run), `history` (an eval's latest attempts, by
 identity), `merge` (other stores merged in), `labels` (human labels), `agreement` (judge

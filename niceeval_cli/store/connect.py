@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 from .._imports import import_without
 from .._shards import sql_shard_of
 from .errors import StoreError, on_readonly_file_system, translated
+from .migrations import migrate
 from .owner import sql_owner_gone
-from .schema import SCHEMA_VERSION, TABLES, create_schema, migrate
+from .schema import SCHEMA_VERSION, TABLES, create_schema
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -37,6 +37,7 @@ from .schema import (
     PLAN_KEY,
     RUN_COLUMNS,
     RUN_FINISH_COLUMNS,
+    RUN_GROWING_COLUMNS,
     SLOT_COLUMNS,
     SLOT_KEY,
     TURN_COLUMNS,
@@ -79,7 +80,9 @@ _RUNS = _TABLES[0]
 _SOURCE_LABELS = "temp.niceeval_merge_labels"  # the sources' human labels, counted for the note, not copied
 # What makes two labels the same one (not the id: `label import` of an export gives new ids).
 _LABEL_SAME = ("attempt_id", "assertion_key", "author", "value", "comment")
-_FIXED_RUN_COLUMNS = tuple(c for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
+_FIXED_RUN_COLUMNS = tuple(c for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS and c not in RUN_GROWING_COLUMNS)
+#: What a running run's copy and a later copy of it may differ in: its finish, and its plan grown since.
+_PROGRESS_COLUMNS = (*RUN_FINISH_COLUMNS, *RUN_GROWING_COLUMNS)
 _RUNNING = RunStatus.RUNNING.value
 
 
@@ -126,9 +129,13 @@ def _key_text(table: _Table, values: Sequence[object]) -> str:
 def _conflicts(conn: sqlite3.Connection, table: _Table, incoming: str, present: str) -> list[tuple[object, ...]]:
     """Keys in `incoming` that `present` holds with other content (running → finished is not one)."""
     differs = f"NOT ({_same(table.columns, 'i', 'p')})"
-    if table is _RUNS:
+    if table is _RUNS:  # the running copy's plan (`--until-decided`) no larger than the other's
+        grown = " AND ".join(
+            f"(i.{c} IS p.{c} OR (i.status = '{_RUNNING}' AND i.{c} <= p.{c}) "
+            f"OR (p.status = '{_RUNNING}' AND p.{c} <= i.{c}))" for c in RUN_GROWING_COLUMNS)
         progresses = (
-            f"(({_same(_FIXED_RUN_COLUMNS, 'i', 'p')}) AND (i.status = '{_RUNNING}' OR p.status = '{_RUNNING}'))"
+            f"(({_same(_FIXED_RUN_COLUMNS, 'i', 'p')}) AND {grown} "
+            f"AND (i.status = '{_RUNNING}' OR p.status = '{_RUNNING}'))"
         )
         differs = f"{differs} AND NOT {progresses}"
     source = ", i._source" if incoming.startswith("temp.") else ""
@@ -274,7 +281,7 @@ def _write(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, int], in
         ).rowcount
         copied[table.name] = inserted
         skipped[table.name] = staged - inserted - (finished if table is _RUNS else 0)
-    finish = ", ".join(f"{c} = (SELECT i.{c} FROM {runs} i WHERE i.id = main.runs.id)" for c in RUN_FINISH_COLUMNS)
+    finish = ", ".join(f"{c} = (SELECT i.{c} FROM {runs} i WHERE i.id = main.runs.id)" for c in _PROGRESS_COLUMNS)
     conn.execute(
         f"UPDATE main.runs SET {finish} WHERE status = '{_RUNNING}' AND id IN "
         "(SELECT id FROM temp.niceeval_merge_finishing)"

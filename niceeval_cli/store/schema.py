@@ -1,4 +1,5 @@
-"""Tables, indexes, triggers and the schema version of the results store (cli.md, "Store").
+"""Tables, indexes, triggers and the schema version of the results store (cli.md, "Store");
+upgrading an older store is migrations.py's.
 
 Column names are the contract: `query` prints them and scripts rely on them. The attempt and
 assertion columns are exactly the fields of `_records.AttemptRecord` / `AssertionResult` (less
@@ -8,24 +9,20 @@ assertion columns are exactly the fields of `_records.AttemptRecord` / `Assertio
 Protections live in the file, so they hold for any program that writes to it (issue 9.5): sealed
 tables refuse UPDATE, DELETE and an INSERT whose key exists (a BEFORE INSERT trigger, because
 `INSERT OR REPLACE` deletes the old row without firing DELETE triggers); a run row is never
-deleted, a `running` one may only be finished and a finished one never changes.
+deleted, a `running` one may only be finished (or its plan grow: `run --until-decided`) and a
+finished one never changes.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .views import view_statements
 
-if TYPE_CHECKING:
-    from sqlite_utils import Database
-
-
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 RUN_COLUMNS: Mapping[str, type] = {
     "id": str,
@@ -42,7 +39,9 @@ RUN_COLUMNS: Mapping[str, type] = {
     "owner_host": str,
     "owner_started_at": str,  # the owner process's start time (ISO UTC), so pid reuse is detected
     # Schema 3: plans, shards, executors and budgets (scale.md).
-    "planned_total": int,  # slots of the whole plan (all shards)
+    # Slots of the whole plan (all shards); schema 11: a `--until-decided` run's grows with each
+    # round it adds, as its plan rows do (never a shard's: `--shard` refuses `--until-decided`).
+    "planned_total": int,
     "shard_index": int,  # K of --shard K/N, 1-based
     "shard_count": int,
     "group_id": str,
@@ -54,8 +53,10 @@ RUN_COLUMNS: Mapping[str, type] = {
     "kind": str,
     "regrade_of": str,
 }
-# What finishing a run may change; every other column of a run row is fixed at begin_run.
+# What finishing a run may change; every other column of a run row is fixed at begin_run, but
+# RUN_GROWING_COLUMNS, which only grow while it runs (schema 11).
 RUN_FINISH_COLUMNS = ("status", "ended_at", "exit_code")
+RUN_GROWING_COLUMNS = ("planned_total",)
 
 SLOT_COLUMNS: Mapping[str, type] = {
     "run_id": str,
@@ -352,7 +353,8 @@ def _triggers() -> list[str]:
         "CREATE TRIGGER IF NOT EXISTS judge_inputs_once BEFORE INSERT ON judge_inputs WHEN EXISTS "
         "(SELECT 1 FROM judge_inputs WHERE sha256 IS NEW.sha256) BEGIN SELECT RAISE(IGNORE); END",
     ]
-    fixed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in RUN_COLUMNS if c not in RUN_FINISH_COLUMNS)
+    fixed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in RUN_COLUMNS
+                        if c not in RUN_FINISH_COLUMNS and c not in RUN_GROWING_COLUMNS)
     statements += [
         _raise_trigger(
             "runs_no_replace", "BEFORE INSERT ON runs WHEN EXISTS (SELECT 1 FROM runs WHERE id IS NEW.id)",
@@ -384,7 +386,15 @@ def _triggers() -> list[str]:
         ),
         _raise_trigger(
             "runs_running_may_only_finish", f"BEFORE UPDATE ON runs WHEN {fixed}",
-            "a running run may only be finished (status, ended_at, exit_code)",
+            "a running run may only be finished (status, ended_at, exit_code) or its plan grow (planned_total)",
+        ),
+        # Schema 11: `run --until-decided` adds slots to its plan a round at a time, and its
+        # planned total with them; a plan never shrinks, and a shard's (the whole group's) is fixed.
+        _raise_trigger(
+            "runs_plan_only_grows",
+            "BEFORE UPDATE ON runs WHEN NEW.planned_total IS NOT OLD.planned_total AND (OLD.planned_total IS NULL "
+            "OR NEW.planned_total IS NULL OR NEW.planned_total < OLD.planned_total OR OLD.shard_count IS NOT NULL)",
+            "planned_total only grows, with the plan of a running run, and never for a shard",
         ),
     ]
     return statements
@@ -499,97 +509,3 @@ def create_schema(conn: sqlite3.Connection) -> None:
     """
     for statement in schema_statements():
         conn.execute(statement)
-
-
-def _add_missing_columns(db: Database, table: str, columns: Mapping[str, type]) -> None:
-    present = db.table(table).columns_dict
-    for name, kind in columns.items():
-        if name not in present:
-            db.table(table).add_column(name, kind)
-
-
-def _to_2(db: Database) -> None:
-    """Schema 2: run_slots.pass_rule (so `view` folds as the run did) and the assertion-state index."""
-    if "pass_rule" not in db.table("run_slots").columns_dict:
-        db.table("run_slots").add_column("pass_rule", str)
-    db.table("assertion_results").create_index(
-        ("state", "attempt_id"), index_name="assertion_results_by_state", if_not_exists=True
-    )
-
-
-def _to_newest(db: Database) -> None:
-    """Every column, table, index, view and trigger of SCHEMA_VERSION that the store lacks.
-
-    `create_schema` makes the newest schema's indexes and views, which may name columns a later
-    version added, so the columns come first (a schema-3 store migrating to 5 passes here twice)."""
-    _add_missing_columns(db, "attempts", ATTEMPT_COLUMNS)
-    _add_missing_columns(db, "assertion_results", ASSERTION_COLUMNS)
-    _add_missing_columns(db, "runs", RUN_COLUMNS)
-    create_schema(db.conn)
-
-
-def _to_3(db: Database) -> None:
-    """Schema 3: the new record columns, run owners and plans, tables turns / events / run_plan,
-    and the triggers that make every sealed table (and finished runs) immutable."""
-    _to_newest(db)
-
-
-def _to_4(db: Database) -> None:
-    """Schema 4: `run_plan` stops repeating a run's reference slots (they read as planned), which
-    halves what a fully reused re-run writes. Nothing to convert: older plans read as before."""
-    # It also adds table `group_verdicts` (empty: groups are decided on read until one is stored).
-    _to_newest(db)
-
-
-def _to_5(db: Database) -> None:
-    """Schema 5: the eval's identity on attempts (`eval_module`, `eval_name`) and its index; the
-    views `run_results` and `run_status`; table `run_heartbeats`.
-
-    Every row is kept as it is: an attempt sealed before has NULL identity, because its eval id
-    cannot tell (`a/b` is module `a/b`'s only eval or eval `b` of module `a`); readers pair such
-    attempts by their eval id, as before (docs/cli.md, "The store")."""
-    _to_newest(db)
-
-
-def _to_6(db: Database) -> None:
-    """Schema 6: `assertion_results.agreement` and `judge_samples` (judge.samples, judge-trust.md).
-    Every earlier row is kept; its results read NULL there, as one sample's do."""
-    _to_newest(db)
-
-
-def _to_7(db: Database) -> None:
-    """Schema 7: table `labels` (human labels, judge-trust.md), its index and its insert-only
-    triggers. Nothing else changes: every earlier row is kept as it is."""
-    _to_newest(db)
-
-
-def _to_8(db: Database) -> None:
-    """Schema 8: `attempts.judge_cost_usd` and `judge_estimated_cost_usd` (the judge's cost apart
-    from the system under test's). Earlier attempts read NULL there: their judge cost is unknown."""
-    _to_newest(db)
-
-
-def _to_9(db: Database) -> None:
-    """Schema 9 (regrade): table `judge_inputs`, `assertion_results.judge_input`, `runs.kind` /
-    `regrade_of`, `attempts.regraded_from`. Every earlier row is kept as it is: judge results
-    sealed before have no input, so `regrade` names their attempts as ones it cannot regrade."""
-    _to_newest(db)
-
-
-def _to_10(db: Database) -> None:
-    """Schema 10: tables `unit_folds` / `unit_fold_runs` (a finished run's units folded once) and
-    their triggers. Every earlier row is kept as it is; runs finished before have no stored folds
-    and `compare` folds them on read, as before."""
-    _to_newest(db)
-
-
-# version → the step that upgrades a store of that version to version + 1.
-MIGRATIONS: Mapping[int, Callable[[Database], None]] = {
-    1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6, 6: _to_7, 7: _to_8, 8: _to_9, 9: _to_10,
-}
-
-
-def migrate(db: Database, from_version: int) -> None:
-    """Upgrade an older store step by step (inside the caller's transaction)."""
-    for version in range(from_version, SCHEMA_VERSION):
-        MIGRATIONS[version](db)

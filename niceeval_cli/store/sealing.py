@@ -261,6 +261,24 @@ def add_reference_slots(db: Db, slots: Sequence[SlotRecord]) -> None:
         _insert_rows(db.conn, INSERT_SLOTS, _clean_slots(slots))
 
 
+def extend_plan(db: Db, run_id: str, plan: Sequence[PlanSlot], reference_slots: Sequence[SlotRecord]) -> None:
+    """More slots for a running run's plan (`Store.extend_plan`): its plan rows, its reused
+    slots and its planned total, grown by as many, in one transaction."""
+    _check_reference_slots(reference_slots)
+    added = len(plan) + len(reference_slots)
+    if not added:
+        return
+    conn = db.conn
+    with write_transaction(conn, db.path, f"Recording more of the plan of run {run_id}"):
+        _insert_rows(conn, INSERT_PLANS, _plan_values(run_id, plan))
+        _insert_rows(conn, INSERT_SLOTS, _clean_slots(reference_slots))
+        grown = conn.execute("UPDATE runs SET planned_total = planned_total + ? WHERE id = ? AND status = ? "
+                             "AND planned_total IS NOT NULL",
+                             [added, run_id, RunStatus.RUNNING.value]).rowcount
+        if not grown:
+            raise StoreError(f"Run {run_id} in {db.path} is not running (or recorded no plan): its plan cannot grow.")
+
+
 def seal_attempt(db: Db, attempt: AttemptRecord, results: Sequence[AssertionResult], slot: SlotRecord) -> None:
     """One attempt, all its results, turns, events and its origin slot: all or nothing; values
     SQLite refuses are stored cleaned, and the attempt's notes say so (`Store.seal_attempt`)."""

@@ -143,6 +143,14 @@ class Store:
         self._writable("Recording a run's plan")
         sealing.record_plan(self._db, run_id, slots)
 
+    def extend_plan(self, run_id: str, plan: Sequence[PlanSlot], reference_slots: Sequence[SlotRecord]) -> None:
+        """Add slots to a running run's plan (`run --until-decided`: a round's): the slots it
+        executes (`plan`), those it fills with earlier attempts (`reference_slots`) and its
+        `planned_total` with them, in one transaction, so a reader never sees a plan that
+        disagrees with its total."""
+        self._writable("Recording a run's plan")
+        sealing.extend_plan(self._db, run_id, plan, reference_slots)
+
     def merge(self, sources: Sequence[Path]) -> MergeResult:
         """Copy the sealed rows of other stores into this one in one transaction (merge.py):
         identical rows skipped, a conflicting id refuses the whole merge (`MergeConflict`)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from niceeval_cli._states import RunStatus
-from niceeval_cli.store import Store
+from niceeval_cli.store import SCHEMA_VERSION, Store
 from niceeval_cli.store.connect import write_transaction
 from niceeval_cli.store.unit_folds import FOLD_FORMAT, store_unit_folds
 from tests.support import unit_fold_store
@@ -161,9 +161,9 @@ def test_a_schema_9_store_is_upgraded_keeping_every_row_and_its_runs_fold_on_rea
     shutil.copy(proj.store, older)
     _drop_folds(older)
     before = _all_rows(older)
-    on_read = _outputs(proj, base, new, older)  # the first open upgrades it to schema 10
+    on_read = _outputs(proj, base, new, older)  # the first open upgrades it (schema 10 and on)
     after = _all_rows(older)
-    assert sqlite3.connect(older).execute("PRAGMA user_version").fetchone()[0] == 10
+    assert sqlite3.connect(older).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert {t: rows for t, rows in after.items() if t in before} == before  # every earlier row kept
     assert after["unit_folds"] == after["unit_fold_runs"] == []  # runs from before fold on read
     assert on_read == stored

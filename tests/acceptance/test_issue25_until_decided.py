@@ -176,3 +176,58 @@ def test_flag_mistakes_are_usage_errors(proj: Project, args: list[str], words: s
     assert done.returncode == 2, done.stdout + done.stderr
     assert words in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"] == 0 if proj.store.exists() else True
+
+
+# ── what the run planned: its plan grows a round at a time, and so does its planned total ──────
+
+
+def _run_row(proj: Project, run_id: str) -> dict[str, object]:
+    (row,) = [r for r in proj.query_json("runs") if r["id"] == run_id]
+    return row
+
+
+def test_the_planned_total_is_the_plan_the_rounds_grew_to(proj: Project) -> None:
+    """5 configured slots an eval, grown to 16 (good, passed) and 13 (mid, 7/13 failed): `query runs`
+    says 29 planned, none not run, as the plan rows do (it said 10, the first round's), and `view`
+    says nothing was skipped."""
+    done = proj.run("pattern/good", "pattern/mid", "-e", "local", "--until-decided", env=PASSES)
+    assert done.returncode == 1, done.stdout + done.stderr
+    run_id = _last_run(proj)
+    assert _attempts(proj, run_id) == {"pattern/good": list(range(16)), "pattern/mid": list(range(13))}
+    plan = proj.sql("SELECT count(*) AS n FROM run_plan WHERE run_id = ?", [run_id])[0]["n"]
+    row = _run_row(proj, run_id)
+    assert (row["planned_total"], row["not_run"], plan) == (29, 0, 29), row
+    view = proj.cli("view", run_id, env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert view.returncode == 0 and "planned" not in view.stdout, view.stdout
+
+
+def test_a_budget_stopped_round_reads_alike_everywhere(proj: Project) -> None:
+    """The budget stops the run with its last round planned (9 slots) and one slot never started:
+    `query runs`, `view`, the summary, the report and JUnit all say 1 of 9."""
+    from junitparser import JUnitXml, Skipped
+
+    done = proj.run("pattern/good", "-e", "paid", "--until-decided", "--budget", "0.08", "--junit", "out.xml",
+                    env=PASSES)
+    assert done.returncode == 5, done.stdout + done.stderr
+    run_id = _last_run(proj)
+    row = _run_row(proj, run_id)
+    assert (row["status"], row["planned_total"], row["not_run"]) == ("budget-exhausted", 9, 1), row
+    words = "1 of 9 planned slots were not run"
+    assert words in done.stdout, done.stdout
+    view = proj.cli("view", run_id, env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert words in view.stdout, view.stdout
+    report = proj.cli("report", run_id, "--out", "report.html")
+    assert report.returncode == 0, report.stderr
+    assert words in (proj.root / "report.html").read_text(encoding="utf-8")
+    cases = [c for suite in JUnitXml.fromfile(str(proj.root / "out.xml")) for c in suite]
+    skipped = [c for c in cases if any(isinstance(r, Skipped) for r in c.result)]
+    assert len(cases) == 2 and len(skipped) == 1, [c.name for c in cases]  # the eval, its slot #8 not run
+
+
+def test_a_later_run_reusing_the_extra_attempts_plans_them_too(proj: Project) -> None:
+    first = proj.run("pattern/good", "-e", "local", "--until-decided", env=PASSES)
+    assert first.returncode == 0, first.stdout + first.stderr
+    again = proj.run("pattern/good", "-e", "local", "--until-decided", env=PASSES)
+    assert again.returncode == 0, again.stdout + again.stderr
+    row = _run_row(proj, _last_run(proj))
+    assert (row["planned_total"], row["not_run"]) == (16, 0), row  # 5 reused at the start, 11 a round at a time
