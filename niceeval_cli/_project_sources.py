@@ -11,6 +11,8 @@ part of the identity although no global refers to `m`. Installed packages (anyth
 site-packages / dist-packages) and files outside the project root never enter; an experiment's
 `version` / `version_command` covers those. Digests are of file bytes only, so they are the same
 in every process, on every machine and under every hash seed.
+
+An experiment's `inputs` globs are matched here too (`glob_files`), by one rule on every Python.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import hashlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 
-__all__ = ["ProjectSources", "reference_files"]
+__all__ = ["ProjectSources", "glob_files", "reference_files"]
 
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 
@@ -199,6 +202,55 @@ def reference_files(reference: str) -> tuple[Path, ...]:
         if file:
             files.append(Path(file))
     return tuple(files)
+
+
+def glob_files(root: Path, pattern: str, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """The files below `root` an `inputs` glob matches, alike on every Python (pathlib's own glob
+    is not: `app/**` gives only folders before 3.13, `.` raises, `**` never enters a linked folder).
+
+    `*`, `?` and `[...]` match within one name (a leading dot too), `**` any number of folders, so
+    `app/**` is every file below `app`. A symbolic link to a folder is entered like a folder (what
+    it holds counts under the link's path, as a linked file does), but never twice on one path: a
+    link back to a folder above ends there. Folders named in `skip` are never entered. Paths are
+    `root`-relative joins (links kept), in no set order."""
+    parts = tuple(part for part in pattern.replace("\\", "/").split("/") if part not in ("", "."))
+    found: list[Path] = []
+    if parts:
+        _walk(root, _closure(parts, {0}), parts, skip, {os.path.realpath(root)}, found)
+    return found
+
+
+def _closure(parts: tuple[str, ...], states: set[int]) -> set[int]:
+    """Positions in `parts` reached from `states` by letting each `**` match no folder."""
+    todo, reached = list(states), set(states)
+    while todo:
+        index = todo.pop()
+        if index < len(parts) and parts[index] == "**" and index + 1 not in reached:
+            reached.add(index + 1)
+            todo.append(index + 1)
+    return reached
+
+
+def _walk(folder: Path, states: set[int], parts: tuple[str, ...], skip: frozenset[str],
+          above: set[str], found: list[Path]) -> None:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:  # unreadable or gone: nothing of it can be matched
+        return
+    for name in names:
+        after = {index + 1 for index in states
+                 if index < len(parts) and parts[index] != "**" and fnmatchcase(name, parts[index])}
+        deeper = after | {index for index in states if index < len(parts) and parts[index] == "**"}
+        if not deeper:
+            continue
+        path = folder / name
+        if path.is_dir():  # a link to a folder too
+            real = os.path.realpath(path)
+            if name in skip or real in above:
+                continue
+            _walk(path, _closure(parts, deeper), parts, skip, above | {real}, found)
+        elif len(parts) in _closure(parts, deeper) and path.is_file():
+            found.append(path)
 
 
 def _imported_by_call(node: ast.Call) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._errors import SetupError
-from .._project_sources import ProjectSources, reference_files
+from .._project_sources import ProjectSources, glob_files, reference_files
 from ..authoring import Adapter, InstalledVersionError
 from ..config import ConfigError, ExperimentConfig, ProjectConfig
 
@@ -115,11 +115,15 @@ class SutIdentities:
         root = self.sources.root
         found: list[Path] = []
         for pattern in experiment.inputs or ():
-            matched = [path for path in root.glob(pattern) if self._is_input(path)]
+            matched = [path for path in glob_files(root, pattern, _NEVER_INPUTS) if self._is_input(path)]
             if not matched:
+                folder = (root / pattern).is_dir()
+                every = "**" if pattern.strip("/") in ("", ".") else pattern.rstrip("/") + "/**"
+                hint = (f"it names a folder: write {every!r} for every file in it"
+                        if folder else "fix the glob (relative to the project root) or remove it")
                 raise ConfigError(
                     f"{self._where()}: [experiments.{experiment.id}] inputs: {pattern!r} matches no file under "
-                    f"{root}; fix the glob (relative to the project root) or remove it."
+                    f"{root}; {hint}."
                 )
             found += matched
         return self.sources.contents(found)

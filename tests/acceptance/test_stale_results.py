@@ -341,3 +341,51 @@ def test_a_shorter_trace_flush_reexecutes_what_a_late_span_passed(project: Proje
     assert res.returncode == 5, res.stdout + res.stderr
     assert [r["reason"] for r in project.sql("SELECT reason FROM assertion_results ORDER BY rowid DESC LIMIT 1")] \
         == ["trace-incomplete"]
+
+
+def test_an_inputs_glob_enters_a_folder_linked_into_the_project(project: Project, tmp_path: Path) -> None:
+    """`**` enters a folder linked in from elsewhere (a link back up is not followed round):
+    editing a prompt in the linked folder re-executes, naming the file under the link's path."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "system.md").write_text("Be brief.\n")
+    project.write("niceeval.toml", PYTHON_TOML.format(extra='inputs = ["prompts/**/*.md"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    project.write("prompts/own.md", "Greet.\n")
+    (project.root / "prompts" / "shared").symlink_to(shared)
+    (shared / "up").symlink_to(project.root / "prompts")  # a loop through the link: entered once
+    passes(project)
+    assert_reused(project)
+    (shared / "system.md").write_text("Be very brief.\n")
+    assert_executes_because(project, ["inputs:prompts/shared/system.md"])
+    assert_reused(project)
+
+
+@pytest.mark.parametrize(("glob", "hint"), [(".", "write '**'"), ("prompts", "write 'prompts/**'")])
+def test_an_inputs_glob_naming_a_folder_is_a_configuration_error_saying_how_to_take_its_files(
+    project: Project, glob: str, hint: str
+) -> None:
+    project.write("niceeval.toml", PYTHON_TOML.format(extra=f"inputs = [{json.dumps(glob)}]"))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    project.write("prompts/own.md", "Greet.\n")
+    for args in (("--dry", "--json"), ()):
+        res = project.run(*args)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert f"[experiments.local] inputs: {glob!r} matches no file" in res.stderr and hint in res.stderr, res.stderr
+
+
+def test_an_inputs_glob_ending_in_two_stars_is_every_file_below_on_every_python(project: Project) -> None:
+    """`prompts/**` takes the files below `prompts` (pathlib gives only its folders before 3.13)."""
+    project.write("niceeval.toml", PYTHON_TOML.format(extra='inputs = ["prompts/**"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    project.write("prompts/refunds/system.md", "Be brief.\n")
+    passes(project)
+    assert_reused(project)
+    project.write("prompts/refunds/system.md", "Be very brief.\n")
+    assert_executes_because(project, ["inputs:prompts/refunds/system.md"])
