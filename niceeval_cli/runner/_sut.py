@@ -13,12 +13,18 @@ reads each file and runs each command once.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import subprocess
+import threading
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
+from .._capture import kill_group
 from .._errors import SetupError
 from .._project_sources import ProjectSources, glob_files, reference_files
 from ..authoring import Adapter, InstalledVersionError
@@ -138,22 +144,60 @@ class SutIdentities:
         where = f"[experiments.{experiment_id}] version_command {command!r}"
         why = "the run needs its output to tell whether earlier results still stand"
         try:
-            done = subprocess.run(command, shell=True, cwd=self.sources.root, stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=VERSION_COMMAND_TIMEOUT_S, check=False)
+            returncode, stdout_sha256, stderr = _hashed_output(command, self.sources.root)
         except subprocess.TimeoutExpired:
             raise SetupError(f"{self._where()}: {where} did not finish within {VERSION_COMMAND_TIMEOUT_S} s; "
                              f"{why}. Nothing was run.") from None
         except OSError as exc:
             raise SetupError(f"{self._where()}: {where} could not start ({exc.strerror}); {why}. "
                              "Nothing was run.") from None
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", errors="replace").strip()[-500:]
+        if returncode != 0:
+            stderr_tail = stderr.decode("utf-8", errors="replace").strip()[-500:]
             raise SetupError(
-                f"{self._where()}: {where} failed with exit code {done.returncode} in {self.sources.root}"
-                f"{f' (stderr: {stderr})' if stderr else ''}; {why}. Fix the command or remove it. Nothing was run."
+                f"{self._where()}: {where} failed with exit code {returncode} in {self.sources.root}"
+                f"{f' (stderr: {stderr_tail})' if stderr_tail else ''}; {why}. Fix the command or remove it. "
+                "Nothing was run."
             )
-        return hashlib.sha256(done.stdout).hexdigest()
+        return stdout_sha256
 
     def _where(self) -> str:
         return str(self.project.file or "niceeval.toml")
 
+
+def _hashed_output(command: str, cwd: Path) -> tuple[int, str, bytes]:
+    """Run `command` in a shell: its exit code, the SHA-256 of its stdout, the end of its stderr.
+
+    Both streams are read as they come and neither is held (`cat data/*.jsonl` may print
+    gigabytes): stdout is hashed, stderr keeps its last bytes. Past the deadline the command's
+    whole process group is killed, and TimeoutExpired raised."""
+    deadline = time.monotonic() + VERSION_COMMAND_TIMEOUT_S
+    process = subprocess.Popen(command, shell=True, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    sha, tail = hashlib.sha256(), bytearray()
+    readers = [threading.Thread(target=_read, args=(process.stdout, sha.update), daemon=True),
+               threading.Thread(target=_read, args=(process.stderr, functools.partial(_keep_end, tail)), daemon=True)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(max(deadline - time.monotonic(), 0))
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(max(deadline - time.monotonic(), 0))
+    if process.returncode is None or any(reader.is_alive() for reader in readers):
+        # still at work, or a process it left behind holds its output open
+        kill_group(process.pid)
+        process.wait()
+        raise subprocess.TimeoutExpired(command, VERSION_COMMAND_TIMEOUT_S)
+    return process.returncode, sha.hexdigest(), bytes(tail)
+
+
+def _read(stream: IO[bytes] | None, take: Callable[[bytes], object]) -> None:
+    if stream is None:
+        return
+    with stream:
+        while chunk := stream.read(1 << 16):
+            take(chunk)
+
+
+def _keep_end(tail: bytearray, chunk: bytes) -> None:
+    tail += chunk
+    del tail[:-2000]

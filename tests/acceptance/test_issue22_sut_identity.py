@@ -7,14 +7,16 @@ processes (hash seeds) starts the real `niceeval` in subprocesses."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.loopback import JudgeServer, Loopback, Reply
-from tests.support.project import Project
+from tests.support.project import NICEEVAL, Project
 
 EVAL = """
 from niceeval_cli import define_eval
@@ -296,6 +298,39 @@ def test_a_failing_version_command_is_a_setup_error_also_for_dry(proj: Project, 
         assert "[experiments.web] version_command 'git-nope rev-parse HEAD'" in res.stderr, res.stderr
         assert "Traceback" not in res.stderr
     assert not proj.store.exists() or proj.sql("SELECT count(*) AS n FROM attempts")[0]["n"] == 0
+
+
+def test_a_version_command_printing_hundreds_of_megabytes_is_hashed_without_holding_them(tmp_path: Path) -> None:
+    """`version_command = "cat data/*"` may print gigabytes: its output is hashed as it streams
+    (300 MB of output held twice took 600 MB). A real process, its peak memory read by its parent."""
+    with Loopback(_hello) as server:
+        proj = Project(tmp_path / "real")
+        proj.write("niceeval.toml", HTTP_TOML.format(
+            url=server.url, extra='version_command = "head -c 300000000 /dev/zero"'))
+        proj.write("evals/greet.py", EVAL)
+        measure = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+                   "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)")
+        cli = " ".join(shlex.quote(word) for word in [*NICEEVAL, "run", "--dry"])
+        res = proj.shell(f"{shlex.quote(sys.executable)} -c {shlex.quote(measure)} {cli}")
+        code, peak_mb = map(int, res.stdout.split())
+        assert code == 0, res.stderr
+        assert peak_mb < 200, f"{peak_mb} MB"
+
+
+def test_a_version_command_past_its_time_is_killed_with_what_it_started(
+    proj: Project, service: Loopback, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that left a process holding its output open did not finish: a setup error at the
+    deadline, and what it started dies with it (it wrote a file 2 s later)."""
+    monkeypatch.setattr("niceeval_cli.runner._sut.VERSION_COMMAND_TIMEOUT_S", 1)
+    proj.write("niceeval.toml", HTTP_TOML.format(
+        url=service.url, extra='version_command = "(sleep 2; touch leaked) & echo v1"'))
+    proj.write("evals/greet.py", EVAL)
+    res = proj.run("--dry")
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "did not finish within 1 s" in res.stderr, res.stderr
+    time.sleep(2.5)
+    assert not (proj.root / "leaked").exists()
 
 
 # --- the once-per-run note for systems identified by configuration only ---------------------------
