@@ -1,4 +1,4 @@
-"""Upper bounds on the counts a configuration multiplies work by.
+"""Upper bounds on the counts a configuration multiplies work by, and on what one turn records.
 
 `attempts = 100000000` (a slip of the keyboard) planned a hundred million slots: the command
 sat, growing, until the machine ran out of memory, and no error was ever shown. Each bound is far
@@ -17,4 +17,17 @@ MAX_PRICE_PER_MTOK = 1_000_000
 #: Grading requests per judge assertion (`judge.samples`, `--judge-samples`).
 MAX_JUDGE_SAMPLES = 100
 
-__all__ = ["MAX_ATTEMPTS", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK"]
+# What one turn may record. The system under test, not the configuration, sets these counts: a
+# stuck or hostile agent reporting 200 000 events in one turn held ~650 MB, took ~20 s and stored
+# 25 MB of event rows for one attempt. Past a bound nothing fails the run (docs/adapters.md, "How
+# much one turn records").
+
+#: Tool calls one chat-completion reply may ask for (`openai-chat`'s tool loop, `http` with
+#: `format = "openai"`): past it the turn fails (`AgentError` of kind `too-many-tool-calls`) and
+#: none of the reply's calls is run or recorded. Real models ask for a handful at a time.
+MAX_TOOL_CALLS_PER_REPLY = 1000
+#: Events one turn records, whatever reported them (an adapter, a trace's spans): the first ones
+#: are kept and one `events-dropped` event counts the rest; also the spans one turn's trace keeps.
+MAX_EVENTS_PER_TURN = 10_000
+
+__all__ = ["MAX_ATTEMPTS", "MAX_EVENTS_PER_TURN", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK", "MAX_TOOL_CALLS_PER_REPLY"]

@@ -13,8 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._bounds import MAX_TOOL_CALLS_PER_REPLY
 from .._gateway import usd
+from .._states import UnavailableReason
 from ..authoring import (
+    AgentError,
     AnyEvent,
     Message,
     ToolCall,
@@ -177,6 +180,14 @@ def tool_call_event(call: Mapping[str, Any], **fields: Any) -> ToolCall:
                     id=call.get("id") if isinstance(call.get("id"), str) else None, **fields)
 
 
+def too_many_calls(asked: int, done: str = "run") -> AgentError:
+    """The turn's failure when one reply asks for more than `MAX_TOOL_CALLS_PER_REPLY` tool calls
+    (`done`: what NiceEval does with a reply's calls, "run" or "recorded")."""
+    verb = "runs" if done == "run" else "records"
+    return AgentError(f"the model asked for {asked} tool calls in one reply; NiceEval {verb} at most "
+                      f"{MAX_TOOL_CALLS_PER_REPLY} a reply, so none of them was {done}", kind="too-many-tool-calls")
+
+
 def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
     """Usage over several requests: a field is known when every request reported it."""
     items = list(usages)
@@ -191,8 +202,18 @@ def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
 
 
 def turn_from_chat_reply(message: str, reply: object, where: str) -> Turn:
-    """`http` with `format = "openai"`: one chat completion as a turn (tool calls pending)."""
+    """`http` with `format = "openai"`: one chat completion as a turn (tool calls pending).
+
+    A reply asking for more calls than `openai-chat` would run fails the turn as there, and none
+    is recorded; as they were asked for (not refused before running), the turn does not observe
+    tool calls: an assertion about them is `unavailable`, never a pass over calls left out."""
     parsed = parse_chat_reply(reply, where)
+    if len(parsed.tool_calls) > MAX_TOOL_CALLS_PER_REPLY:
+        turn = Turn(input=message, message=parsed.content or "",
+                    events=(too_many_calls(len(parsed.tool_calls), "recorded"),), status="failed", data=reply,
+                    usage=parsed.usage, observed=frozenset({"messages"}))
+        object.__setattr__(turn, "_tool_calls_reason", UnavailableReason.CAPTURE_LIMIT_EXCEEDED.value)
+        return turn
     events: list[AnyEvent] = []
     if parsed.content:
         events.append(Message("assistant", parsed.content))
@@ -219,6 +240,7 @@ __all__ = [
     "parse_chat_reply",
     "stream_lines",
     "sum_usage",
+    "too_many_calls",
     "tool_call_event",
     "turn_from_chat_reply",
     "turn_from_ndjson",

@@ -21,16 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._bounds import MAX_TOOL_CALLS_PER_REPLY
 from ..authoring import AgentError, AnyEvent, Message, ToolCall, Turn, Usage, exception_text
 from ..expect._json import to_jsonable  # JSON helpers are the engine's, not the pinned user API of expect
-from ._events import OBSERVES_EVENTS, call_input, parse_chat_reply, sum_usage, tool_call_event
+from ._events import OBSERVES_EVENTS, call_input, parse_chat_reply, sum_usage, too_many_calls, tool_call_event
 
 DEFAULT_MAX_STEPS = 8
 NOT_RUN = "not executed: no tool handler is configured"
-#: Tool calls one model reply may ask for. Real models ask for a handful at a time; a reply of
-#: 200 000 (a model stuck generating them, or a hostile endpoint) held ~4 KB of memory per call
-#: (780 MB), stored as many event rows, and sent every result back in one request.
-MAX_TOOL_CALLS_PER_REPLY = 1000
 
 Handlers = Mapping[str, Callable[..., Any]] | Callable[..., Any]
 Post = Callable[[list[dict[str, Any]]], Awaitable[Any]]
@@ -203,9 +200,7 @@ async def run_tool_loop(
         if len(parsed.tool_calls) > MAX_TOOL_CALLS_PER_REPLY:
             # The agent's behaviour, as max_steps is: the turn fails. Its reply stays out of the
             # history (its calls have no answers), so a next t.send is still a valid conversation.
-            events.append(AgentError(
-                f"the model asked for {len(parsed.tool_calls)} tool calls in one reply; NiceEval runs at most "
-                f"{MAX_TOOL_CALLS_PER_REPLY} a reply, so none of them was run", kind="too-many-tool-calls"))
+            events.append(too_many_calls(len(parsed.tool_calls)))
             return LoopOutcome(_turn(message, parsed.content or "", events, "failed", replies, usages), messages)
         messages.append(parsed.assistant)
         if parsed.content:

@@ -32,7 +32,7 @@ from ._pending import PendingTurn, never_awaited
 from ._registration import AssertionHandle, Registration
 from ._sandbox_api import SandboxMember
 from ._session import DEFAULT_SESSION, Session
-from ._turns import Turn
+from ._turns import Turn, keep_bounded_events
 from ._usage import UsageMeter, UsageView
 
 #: Grades a judge ScoreMatch over JSON material; provided by the runner. Must settle `reg` itself.
@@ -379,13 +379,15 @@ class TestContext(SandboxMember):
         return ctx
 
     def _record(self, session: Session, turn: Turn, started: float) -> Turn:
-        """A fresh copy of the adapter's turn that knows its place; usage adds to `t.usage`."""
+        """A fresh copy of the adapter's turn that knows its place, its events within the bound;
+        usage adds to `t.usage`."""
         recorded = copy.copy(turn)  # validated already: a shallow copy, not a re-construction
         if turn.elapsed_ms is None:
             object.__setattr__(recorded, "elapsed_ms", (time.monotonic() - started) * 1000)
         if turn.observed is None:
             observes = self._adapter.observes if self._adapter is not None else frozenset()
             object.__setattr__(recorded, "observed", observes)
+        keep_bounded_events(recorded)
         object.__setattr__(recorded, "_ordinal", len(self._turns))
         object.__setattr__(recorded, "_session", weakref.ref(session))  # the session holds the turn
         object.__setattr__(recorded, "_scope", self._scoped(lambda: (recorded,)))

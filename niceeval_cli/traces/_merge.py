@@ -17,11 +17,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from .._bounds import MAX_EVENTS_PER_TURN
 from ..authoring import Event, ToolCall, Turn
 from ._spans import SpanData, convert
 
 TRACE_INCOMPLETE = "trace-incomplete"
-MAX_SPANS = 10_000  # per turn (either mode); beyond it spans are dropped and the trace is incomplete
+#: Spans kept per turn (either mode); beyond it spans are dropped and the trace is incomplete. The
+#: turn's event bound: a trace of more spans could not be recorded whole anyway.
+MAX_SPANS = MAX_EVENTS_PER_TURN
 
 
 def merge_trace(turn: Turn, declared: Iterable[str], spans: list[SpanData], problem: str | None,

@@ -1,0 +1,139 @@
+"""What one turn may record (docs/adapters.md, "How much one turn records"), through the real CLI:
+a flood of events from the `python`, `command` and `http` adapters keeps the first events and one
+`events-dropped` event counting the rest, an assertion that needed the rest is `unavailable`, and
+the run goes on; a chat-completion reply asking for too many tool calls fails its turn."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.support.loopback import JudgeServer, Reply
+from tests.support.project import Project
+
+#: The documented bounds (docs/adapters.md), spelled here so the test reads what a user is told.
+MAX_EVENTS_PER_TURN = 10_000
+MAX_TOOL_CALLS_PER_REPLY = 1000
+#: Past the bound: more `lookup` calls, then an `rm` call and a closing message, all dropped.
+EXTRA = 5_000
+EVENTS = ([{"type": "tool_call", "name": "lookup", "input": {"i": i}} for i in range(MAX_EVENTS_PER_TURN + EXTRA - 1)]
+          + [{"type": "tool_call", "name": "rm", "input": {"path": "/"}},
+             {"type": "message", "role": "assistant", "text": "bye"}])
+
+AGENT = f"""
+import json, sys
+
+EVENTS = json.loads({json.dumps(json.dumps(EVENTS))})
+
+def reply(message):
+    return {{"message": "done", "events": EVENTS}}
+
+if __name__ == "__main__":  # the command adapter's program: ndjson on stdout
+    sys.stdin.read()
+    for event in EVENTS:
+        print(json.dumps(event))
+    print(json.dumps({{"type": "final", "message": "done"}}))
+"""
+
+EVAL = """
+from niceeval_cli import define_eval
+from niceeval_cli.expect import equals
+
+
+@define_eval()
+async def flood(t):
+    await t.send("go")
+    t.called_tool("lookup").label("a kept call")
+    t.not_called_tool("rm").label("no rm")
+    t.max_tool_calls(5).label("at most 5")
+
+
+@define_eval()
+async def calm(t):
+    t.check(1, equals(1)).label("one")
+"""
+
+
+def test_a_flood_of_events_keeps_the_bound_and_counts_the_rest_for_every_adapter(
+        project: Project, judge_server: JudgeServer) -> None:
+    judge_server.default = Reply.raw({"message": "done", "events": EVENTS})
+    argv = json.dumps([sys.executable, "agent.py"])
+    project.write("niceeval.toml", f"""
+[experiments.py]
+adapter = "python"
+[experiments.py.options]
+callable = "agent:reply"
+
+[experiments.cmd]
+adapter = "command"
+[experiments.cmd.options]
+argv = {argv}
+output = "ndjson"
+
+[experiments.web]
+adapter = "http"
+[experiments.web.options]
+url = "{judge_server.base_url}/chat/completions"
+events_path = "events"
+""")
+    project.write("agent.py", AGENT)
+    project.write("evals/e.py", EVAL)
+    run = project.run()
+    assert run.returncode == 1, (run.stdout, run.stderr)  # at most 5: a definite failure, nothing else
+    attempts = project.attempts()
+    assert sorted((a["experiment_id"], a["eval_id"], a["state"]) for a in attempts) == [
+        ("cmd", "e/calm", "passed"), ("cmd", "e/flood", "failed"), ("py", "e/calm", "passed"),
+        ("py", "e/flood", "failed"), ("web", "e/calm", "passed"), ("web", "e/flood", "failed")], \
+        [(a["state"], a["error"]) for a in attempts]
+    results = project.assertions()
+    for attempt in (a for a in attempts if "flood" in a["eval_id"]):
+        where = attempt["experiment_id"]
+        got = {r["label"]: (r["state"], r["reason"]) for r in results if r["attempt_id"] == attempt["id"]}
+        assert got == {"a kept call": ("matched", None), "no rm": ("unavailable", "capture-limit-exceeded"),
+                       "at most 5": ("mismatched", None)}, (where, got)
+        events = project.sql("SELECT seq, kind, name, input FROM events WHERE attempt_id = ? ORDER BY seq",
+                             [attempt["id"]])
+        assert len(events) == MAX_EVENTS_PER_TURN + 1, where
+        assert {e["name"] for e in events[:-1]} == {"lookup"}, where
+        last = events[-1]
+        assert (last["seq"], last["kind"]) == (MAX_EVENTS_PER_TURN, "events-dropped"), where
+        assert json.loads(last["input"]) == {"dropped": EXTRA + 1, "kept": MAX_EVENTS_PER_TURN,
+                                             "tool_calls": EXTRA, "messages": 1}, where
+        [turn] = project.sql("SELECT observed FROM turns WHERE attempt_id = ?", [attempt["id"]])
+        assert json.loads(turn["observed"]) == [], where
+    shown = project.cli("view", f"@{attempt['id']}")  # the last flood attempt's transcript
+    assert shown.returncode == 0, shown.stderr
+    assert f'· events-dropped {{"dropped": {EXTRA + 1}, "kept": {MAX_EVENTS_PER_TURN}' in shown.stdout
+    assert "◆ rm" not in shown.stdout and "◆ lookup" in shown.stdout
+
+
+def test_an_http_openai_reply_asking_for_too_many_tool_calls_fails_its_turn_and_proves_no_call_absent(
+        project: Project, judge_server: JudgeServer) -> None:
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "rm" if i == 500 else "lookup",
+                                                                 "arguments": "{}"}}
+             for i in range(MAX_TOOL_CALLS_PER_REPLY + 1)]
+    judge_server.default = Reply.completion({"content": None, "tool_calls": calls}, finish_reason="tool_calls")
+    project.write("niceeval.toml", f'[experiments.web]\nadapter = "http"\n[experiments.web.options]\n'
+                                   f'url = "{judge_server.base_url}/chat/completions"\nformat = "openai"\n')
+    project.write("evals/e.py", """
+from niceeval_cli import define_eval
+
+
+@define_eval()
+async def asks(t):
+    await t.send("go")
+    t.not_called_tool("rm").label("no rm")
+    t.succeeded().label("succeeded")
+""")
+    run = project.run()
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    [attempt] = project.attempts()
+    got = {r["label"]: (r["state"], r["reason"]) for r in project.assertions()}
+    assert got == {"no rm": ("unavailable", "capture-limit-exceeded"), "succeeded": ("mismatched", None)}, got
+    [turn] = project.sql("SELECT status, observed FROM turns WHERE attempt_id = ?", [attempt["id"]])
+    assert (turn["status"], json.loads(turn["observed"])) == ("failed", ["messages"])
+    events = project.sql("SELECT kind, name, text FROM events WHERE attempt_id = ?", [attempt["id"]])
+    assert events == [{"kind": "error", "name": "too-many-tool-calls",
+                       "text": f"the model asked for {MAX_TOOL_CALLS_PER_REPLY + 1} tool calls in one reply; "
+                               f"NiceEval records at most {MAX_TOOL_CALLS_PER_REPLY} a reply, so none of them "
+                               "was recorded"}]
