@@ -4,7 +4,8 @@ The CLI runs non-interactively in the attempt's sandbox workspace (docs/sandbox.
 sandbox, in the directory niceeval runs in), its JSON event stream on stdout. Each CLI's module
 says how to call it (`argv`) and how to read its stream (`read`); this one runs it, keeps each
 session's id for the follow-up turn's resume, and refuses to call a turn observed unless the
-stream ended with its final event (a crashed, killed or cut-off CLI leaves the turn unobserved).
+stream ended with its final event (a crashed, killed or cut-off CLI leaves the turn unobserved)
+and was kept whole (a stream past the output bound loses its middle: `capture-limit-exceeded`).
 
 Options (`[experiments.<id>.options]`): `binary` (path or name on PATH), `model`, `args` (extra
 arguments), `env` (names of variables handed to the CLI: in a docker sandbox nothing else is),
@@ -13,6 +14,7 @@ arguments), `env` (names of variables handed to the CLI: in a docker sandbox not
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -28,8 +30,9 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .._capture import run_captured
+from .._capture import OUTPUT_LIMIT, json_lines_around_cut, run_captured
 from .._credentials import looks_like_secret
+from .._states import UnavailableReason
 from ..authoring import Adapter, AdapterContext, InstalledVersionError, Turn
 from ..traces import current_turn_trace
 from ._events import stream_lines
@@ -107,7 +110,8 @@ class AgentCliAdapter(Adapter):
         state = ctx.session.state if ctx.session is not None else {}
         argv = self.argv(message, state.get(_SESSION_KEY), self.options.model or ctx.experiment.model)
         code, out, err = await self._run(ctx, argv)
-        lines = [line for line in stream_lines(out) if line.strip()]
+        kept = json_lines_around_cut(out)  # past the output bound: the stream's head and tail
+        lines = [line for line in stream_lines(kept) if line.strip()]
         read = self.read(message, lines, state)
         if read.session_id:
             state[_SESSION_KEY] = read.session_id
@@ -121,6 +125,14 @@ class AgentCliAdapter(Adapter):
             ctx.note(note)
         elif code not in (0, None):
             ctx.note(f"{self.name}: the CLI exited with code {code} after its final event")
+        if kept != out and read.complete:
+            # The final event is in the tail, but the events in the middle are lost: the calls kept
+            # still count, none can be proved absent (`not_called_tool` passed over a call cut out).
+            ctx.note(f"{self.name}: its event stream passed the {OUTPUT_LIMIT} bytes of output kept; the events "
+                     "in the middle were left out, so the turn observes neither messages nor tool calls completely")
+            turn = dataclasses.replace(read.turn, observed=frozenset())
+            object.__setattr__(turn, "_tool_calls_reason", UnavailableReason.CAPTURE_LIMIT_EXCEEDED.value)
+            return turn
         return read.turn
 
     async def _run(self, ctx: AdapterContext, argv: list[str]) -> tuple[int | None, str, str]:
