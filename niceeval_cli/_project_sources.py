@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 __all__ = ["ProjectSources", "glob_files", "reference_files"]
@@ -39,6 +40,7 @@ class ProjectSources:
         self._entries: list[Path] | None = None
         self._digests: dict[Path, str] = {}  # file → sha256
         self._imports: dict[tuple[Path, tuple[Path, ...]], tuple[Path, ...]] = {}  # (file, extra path) → imports
+        self._extension_names: dict[Path, dict[str, tuple[str, ...]]] = {}  # folder → its compiled modules
 
     def relative(self, path: Path) -> str | None:
         """`path` relative to the project root (posix), or None when it is not a project file."""
@@ -143,9 +145,9 @@ class ProjectSources:
         found: list[Path] = []
         for count in wanted:
             for entry in (*extra, *self._search_entries()):
-                module = _module_file(entry.joinpath(*parts[:count]))
-                if module is not None:
-                    found.append(module)
+                module = self._module_files(entry.joinpath(*parts[:count]))
+                if module:
+                    found += module
                     break
         return found
 
@@ -157,14 +159,41 @@ class ProjectSources:
         target = base
         for part in (module.split(".") if module else []):
             target = target / part
-            module_file = _module_file(target)
-            if module_file is not None:
-                found.append(module_file)
+            found += self._module_files(target)
         for name in names:
-            module_file = _module_file(target / name)
-            if module_file is not None:
-                found.append(module_file)
+            found += self._module_files(target / name)
         return found
+
+    def _module_files(self, base: Path) -> list[Path]:
+        """The files a module at `base` is loaded from: a package's `__init__.py`; else a compiled
+        extension module (`base.cpython-311-x86_64-linux-gnu.so`, which Python prefers) and
+        `base.py`, those that exist. Nothing when there is no such module."""
+        init = base / "__init__.py"
+        if init.is_file():
+            return [init]
+        found = [base.parent / name for name in self._extensions(base.parent).get(base.name, ())]
+        module = base.with_name(base.name + ".py")
+        if module.is_file():
+            found.append(module)
+        return found
+
+    def _extensions(self, folder: Path) -> dict[str, tuple[str, ...]]:
+        """Module name → the file names of the compiled extension modules in `folder` (listed once)."""
+        known = self._extension_names.get(folder)
+        if known is None:
+            known = {}
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            for name in names:
+                for suffix in EXTENSION_SUFFIXES:
+                    if name.endswith(suffix) and len(name) > len(suffix):
+                        known.setdefault(name[: -len(suffix)], ())
+                        known[name[: -len(suffix)]] += (name,)
+                        break
+            self._extension_names[folder] = known
+        return known
 
     def _search_entries(self) -> list[Path]:
         """sys.path's entries inside the project root (the root itself always), in its order."""
@@ -178,17 +207,6 @@ class ProjectSources:
                 entries.append(self.root)
             self._entries = entries
         return self._entries
-
-
-def _module_file(base: Path) -> Path | None:
-    """The file a module at `base` is loaded from: a package's `__init__.py`, else `base.py`."""
-    init = base / "__init__.py"
-    if init.is_file():
-        return init
-    module = base.with_name(base.name + ".py")
-    if module.is_file():
-        return module
-    return None
 
 
 def reference_files(reference: str) -> tuple[Path, ...]:

@@ -389,3 +389,28 @@ def test_an_inputs_glob_ending_in_two_stars_is_every_file_below_on_every_python(
     assert_reused(project)
     project.write("prompts/refunds/system.md", "Be very brief.\n")
     assert_executes_because(project, ["inputs:prompts/refunds/system.md"])
+
+
+def test_a_compiled_extension_module_the_agent_imports_is_part_of_its_identity(project: Project) -> None:
+    """A module built in place (Cython, a Rust crate through maturin) is a file Python loads before
+    any `.py` of its name: rebuilding it re-executes. The import is read from the source, so the
+    agent here never loads the stand-in bytes."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    built = f"app/fast{EXTENSION_SUFFIXES[0]}"
+    project.write("niceeval.toml", PYTHON_TOML.format(extra=""))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", """
+        def reply(message):
+            return "hello " + message
+
+        def accelerated(message):
+            from app import fast
+            return fast.reply(message)
+    """)
+    (project.root / built).write_bytes(b"\x7fELF build 1")
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    (project.root / built).write_bytes(b"\x7fELF build 2")
+    assert_executes_because(project, [f"sut:{built}"])
