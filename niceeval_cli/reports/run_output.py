@@ -78,7 +78,11 @@ class NdjsonEvents:
         self.out.flush()
 
     def planned(self, run_id: str | None, slots: Sequence[PlannedSlot]) -> None:
-        self._emit("run.planned", run_id, slots=[_slot_json(s) for s in slots])
+        # The note a summary prints, as data: a script reading `--json` decides what it may trust.
+        # (A regrade's slots have no shape: it runs no system under test.)
+        config_only = dict.fromkeys(s.experiment.id for s in slots
+                                    if not s.execute and getattr(getattr(s, "shape", None), "config_only", False))
+        self._emit("run.planned", run_id, slots=[_slot_json(s) for s in slots], config_only_reused=list(config_only))
 
     def setup_failed(self, run_id: str | None, failures: Sequence[SetupFailure]) -> None:
         self._emit("run.setup_failed", run_id, failures=[asdict(f) for f in failures])
@@ -97,7 +101,9 @@ class NdjsonEvents:
                   if outcome.budget_usd is not None else {})
         self._emit("run.finished", outcome.run_id, status=outcome.status, exit_code=outcome.exit_code,
                    executed=outcome.executed, reused=outcome.reused, counts=outcome.counts,
-                   unavailable_records=dict(outcome.unavailable_records), **budget)
+                   unavailable_records=dict(outcome.unavailable_records),
+                   config_only_reused=list(outcome.plan.config_only_reused) if outcome.plan is not None else [],
+                   **budget)
 
 
 class LineEvents:

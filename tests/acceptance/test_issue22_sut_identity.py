@@ -350,6 +350,23 @@ def test_reusing_a_network_adapters_results_says_so_once(proj: Project, service:
     assert "version_command" in notes[0] and "inputs" in notes[0]
 
 
+def test_json_output_names_the_experiments_reused_on_their_configuration_only(proj: Project, service: Loopback) -> None:
+    """`--json` prints no summary: its events carry the note as data, for a script deciding what
+    a reused result may stand for."""
+    http_project(proj, service.url, "")
+    for args in (("--json",), ("--dry", "--json")):
+        res = proj.run(*args)
+        assert res.returncode == 0, res.stdout + res.stderr
+        events = {e["event"]: e for e in map(json.loads, res.stdout.splitlines())}
+        assert events["run.planned"]["config_only_reused"] == ["web"], events
+        if "--dry" not in args:
+            assert events["run.finished"]["config_only_reused"] == ["web"], events
+    proj.write("niceeval.toml", HTTP_TOML.format(url=service.url, extra='version = "v1"'))
+    run_ok(proj)
+    res = proj.run("--json")
+    assert [json.loads(line).get("config_only_reused") for line in res.stdout.splitlines()] == [[], []], res.stdout
+
+
 def test_no_note_once_the_experiment_declares_its_version(proj: Project, service: Loopback) -> None:
     http_project(proj, service.url, 'version_command = "echo v1"')
     assert "identified by configuration only" not in run_ok(proj)
