@@ -26,8 +26,12 @@ MAX_JUDGE_SAMPLES = 100
 #: `format = "openai"`): past it the turn fails (`AgentError` of kind `too-many-tool-calls`) and
 #: none of the reply's calls is run or recorded. Real models ask for a handful at a time.
 MAX_TOOL_CALLS_PER_REPLY = 1000
+#: Model requests of one `openai-chat` turn (`max_steps`): each resends the growing conversation, so
+#: `max_steps = 100000000` (a slip of the keyboard) over a model stuck calling tools never ended.
+MAX_TOOL_STEPS = 1000
 #: Events one turn records, whatever reported them (an adapter, a trace's spans): the first ones
 #: are kept and one `events-dropped` event counts the rest; also the spans one turn's trace keeps.
 MAX_EVENTS_PER_TURN = 10_000
 
-__all__ = ["MAX_ATTEMPTS", "MAX_EVENTS_PER_TURN", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK", "MAX_TOOL_CALLS_PER_REPLY"]
+__all__ = ["MAX_ATTEMPTS", "MAX_EVENTS_PER_TURN", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK", "MAX_TOOL_CALLS_PER_REPLY",
+           "MAX_TOOL_STEPS"]

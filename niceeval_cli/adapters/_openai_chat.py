@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from .._bounds import MAX_TOOL_STEPS
 from .._gateway import header_problem, redirect_text, reply_json, reported_cost, resolve_headers
 from .._httpx import httpx
 from .._lanes import LaneClient, lane_client
@@ -70,7 +71,7 @@ class OpenAIChatOptions(AdapterOptions):
     history: bool = True
     tools: list[dict[str, Any]] | str | None = None
     tool_handlers: str | None = None
-    max_steps: int = Field(default=DEFAULT_MAX_STEPS, gt=0)
+    max_steps: int = Field(default=DEFAULT_MAX_STEPS, gt=0, le=MAX_TOOL_STEPS)
     headers: dict[str, str] = Field(default_factory=dict)
     retries: int = Field(default=DEFAULT_RETRIES, ge=0)
 

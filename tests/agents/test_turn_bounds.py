@@ -137,3 +137,41 @@ async def asks(t):
                        "text": f"the model asked for {MAX_TOOL_CALLS_PER_REPLY + 1} tool calls in one reply; "
                                f"NiceEval records at most {MAX_TOOL_CALLS_PER_REPLY} a reply, so none of them "
                                "was recorded"}]
+
+
+def test_an_openai_chat_max_steps_past_the_bound_is_a_configuration_error_before_any_request(
+        project: Project, judge_server: JudgeServer, monkeypatch) -> None:
+    """`max_steps = 100000000` over a model that keeps calling a tool never ended (each step resends
+    the growing conversation); the attempt's deadline here only keeps the old code from hanging."""
+    monkeypatch.setenv("NICEEVAL_BOUNDS_TEST_KEY", "sk-bounds-test-key-0123456789abcdef")
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    judge_server.default = Reply.completion({"content": None, "tool_calls": [call]}, finish_reason="tool_calls")
+    judge_server.listed = ["m"]
+    project.write("tools.py", "HANDLERS = {'lookup': lambda arguments: 'again'}\n")
+    project.write("niceeval.toml", f"""
+[project]
+timeout_ms = 5000
+
+[experiments.chat]
+adapter = "openai-chat"
+model = "m"
+[experiments.chat.options]
+base_url = "{judge_server.base_url}"
+api_key_env = "NICEEVAL_BOUNDS_TEST_KEY"
+tool_handlers = "tools:HANDLERS"
+max_steps = 100000000
+""")
+    project.write("evals/e.py", """
+from niceeval_cli import define_eval
+
+
+@define_eval()
+async def loops(t):
+    turn = await t.send("go")
+    t.check(turn.status == "completed", True).label("done")
+""")
+    run = project.run()
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "max_steps" in run.stderr and "1000" in run.stderr, run.stderr
+    assert not [r for r in judge_server.requests if "messages" in (r.json or {})]
+    assert not project.store.exists() or project.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
