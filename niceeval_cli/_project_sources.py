@@ -37,9 +37,10 @@ class ProjectSources:
     def __init__(self, root: Path, search_path: Sequence[str] | None = None) -> None:
         self.root = root.resolve()
         self._search_path = search_path
-        self._entries: list[Path] | None = None
+        self._entries: tuple[Path, ...] = ()
+        self._entries_of: tuple[str, ...] | None = None  # the sys.path `_entries` was made from
         self._digests: dict[Path, str] = {}  # file → sha256
-        self._imports: dict[tuple[Path, tuple[Path, ...]], tuple[Path, ...]] = {}  # (file, extra path) → imports
+        self._imports: dict[tuple[Path, tuple[Path, ...]], tuple[Path, ...]] = {}  # (file, search path) → imports
         self._extension_names: dict[Path, dict[str, tuple[str, ...]]] = {}  # folder → its compiled modules
 
     def relative(self, path: Path) -> str | None:
@@ -61,6 +62,7 @@ class ProjectSources:
         module under an eval root outside the project root)."""
         roots = [self._located(p) for p in paths]
         extra = tuple(sorted({p.parent for p in roots})) if scripts else ()
+        search = (*extra, *self._search_entries())  # as sys.path is now: a module imported since may have grown it
         names = {form: name for path, name in (named or {}).items() for form in (self._located(path), path.resolve())}
         found: dict[str, str] = {}
         todo = list(roots)
@@ -69,7 +71,7 @@ class ProjectSources:
             rel = self.relative(path) or names.get(path)
             if rel is None or rel in found or not path.is_file():
                 continue
-            found[rel], imports = self._read(path, follow_imports and path.suffix == ".py", extra)
+            found[rel], imports = self._read(path, follow_imports and path.suffix == ".py", search)
             todo.extend(imports)
         return dict(sorted(found.items()))
 
@@ -92,10 +94,10 @@ class ProjectSources:
         plain = Path(os.path.abspath(path))
         return plain if self.relative(plain) is not None else path.resolve()
 
-    def _read(self, path: Path, parse: bool, extra: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
+    def _read(self, path: Path, parse: bool, search: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
         """The file's digest and (when `parse`) the project files its imports name; each read once."""
         sha = self._digests.get(path)
-        imports = self._imports.get((path, extra)) if parse else ()
+        imports = self._imports.get((path, search)) if parse else ()
         if sha is not None and imports is not None:
             return sha, imports
         try:
@@ -105,10 +107,10 @@ class ProjectSources:
             return self._digests[path], ()
         sha = self._digests[path] = hashlib.sha256(data).hexdigest()
         if imports is None:
-            imports = self._imports[(path, extra)] = tuple(self._imports_of(path, data, extra))
+            imports = self._imports[(path, search)] = tuple(self._imports_of(path, data, search))
         return sha, imports
 
-    def _imports_of(self, path: Path, data: bytes, extra: tuple[Path, ...]) -> list[Path]:
+    def _imports_of(self, path: Path, data: bytes, search: tuple[Path, ...]) -> list[Path]:
         """The project files that importing `path` runs: each module it names, and the packages'
         `__init__.py` on the way to it."""
         try:
@@ -119,32 +121,32 @@ class ProjectSources:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    found += self._absolute(alias.name, extra)
+                    found += self._absolute(alias.name, search)
             elif isinstance(node, ast.ImportFrom):
                 names = [a.name for a in node.names if a.name != "*"]
                 if node.level:
                     found += self._relative(path, node.level, node.module, names)
                 elif node.module:
-                    found += self._absolute(node.module, extra)
+                    found += self._absolute(node.module, search)
                     for name in names:  # `from pkg import sub` imports the submodule `pkg.sub`
-                        found += self._absolute(f"{node.module}.{name}", extra, prefixes=False)
+                        found += self._absolute(f"{node.module}.{name}", search, prefixes=False)
             elif isinstance(node, ast.Call):
                 named = _imported_by_call(node)
                 if named is not None:  # `importlib.import_module("app.plugins")`: a name written out
                     dotted = named.lstrip(".")
                     level = len(named) - len(dotted)
                     found += (self._relative(path, level, dotted or None, []) if level
-                              else self._absolute(dotted, extra))
+                              else self._absolute(dotted, search))
         return found
 
-    def _absolute(self, dotted: str, extra: tuple[Path, ...], *, prefixes: bool = True) -> list[Path]:
+    def _absolute(self, dotted: str, search: tuple[Path, ...], *, prefixes: bool = True) -> list[Path]:
         """The project files of `dotted` (and of the packages above it), as the import system
         would find them along sys.path; nothing when it is not a project module."""
         parts = dotted.split(".")
         wanted = range(1, len(parts) + 1) if prefixes else (len(parts),)
         found: list[Path] = []
         for count in wanted:
-            for entry in (*extra, *self._search_entries()):
+            for entry in search:
                 module = self._module_files(entry.joinpath(*parts[:count]))
                 if module:
                     found += module
@@ -195,17 +197,19 @@ class ProjectSources:
             self._extension_names[folder] = known
         return known
 
-    def _search_entries(self) -> list[Path]:
-        """sys.path's entries inside the project root (the root itself always), in its order."""
-        if self._entries is None:
+    def _search_entries(self) -> tuple[Path, ...]:
+        """sys.path's entries inside the project root (the root itself always), in its order; made
+        again when sys.path changed (an agent module that puts its vendored folder on it)."""
+        path = tuple(self._search_path if self._search_path is not None else sys.path)
+        if path != self._entries_of:
             entries: list[Path] = []
-            for entry in (self._search_path if self._search_path is not None else sys.path):
+            for entry in path:
                 resolved = Path(entry or ".").resolve()
                 if resolved not in entries and (resolved == self.root or self.relative(resolved) is not None):
                     entries.append(resolved)
             if self.root not in entries:
                 entries.append(self.root)
-            self._entries = entries
+            self._entries, self._entries_of = tuple(entries), path
         return self._entries
 
 

@@ -414,3 +414,42 @@ def test_a_compiled_extension_module_the_agent_imports_is_part_of_its_identity(p
     assert_reused(project)
     (project.root / built).write_bytes(b"\x7fELF build 2")
     assert_executes_because(project, [f"sut:{built}"])
+
+
+def test_a_module_found_on_a_folder_an_agent_put_on_sys_path_is_part_of_its_identity(tmp_path: Path) -> None:
+    """The second experiment's agent puts its vendored folder on sys.path when it is imported, after
+    the first experiment's identity was made: what it imports from there is still its identity.
+    (Real processes: one in this interpreter would keep the folder on sys.path from the first run.)"""
+    project = Project(tmp_path / "real")
+    project.write("niceeval.toml", """
+        [experiments.plain]
+        adapter = "python"
+        [experiments.plain.options]
+        callable = "app.agent:reply"
+
+        [experiments.vendored]
+        adapter = "python"
+        [experiments.vendored.options]
+        callable = "app.other:reply"
+    """)
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'import json\n\ndef reply(message):\n    return "hello " + message\n')
+    project.write("app/other.py", """
+        import os
+        import sys
+
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools", "vendor"))
+        import vlib
+
+        def reply(message):
+            return vlib.GREETING + " " + message
+    """)
+    project.write("tools/vendor/vlib.py", 'GREETING = "hello"\n')
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    project.write("tools/vendor/vlib.py", 'GREETING = "hello!"\n')
+    res = project.run("--dry", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    [event] = [json.loads(line) for line in res.stdout.splitlines()]
+    assert {s["experiment_id"]: (s["decision"], s["changed"]) for s in event["slots"]} == {
+        "plain": ("reuse", []), "vendored": ("execute", ["sut:tools/vendor/vlib.py"])}
