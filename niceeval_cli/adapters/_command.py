@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Mapping
@@ -70,8 +71,12 @@ def _named_files(options: CommandOptions) -> tuple[Path, ...]:
     for index, word in enumerate(options.argv):
         value = word.partition("=")[2]
         candidates = [word, value] if value else [word]
-        if index and options.argv[index - 1] == "-m":  # `python -m app.agent`: the module's files
+        module = _RUN_MODULE.fullmatch(options.argv[index - 1]) if index else None
+        if module is not None and not module.group(1):  # `python -m app.agent`: the module's files
             candidates += _module_run(word)
+        joined = _RUN_MODULE.fullmatch(word) if index else None
+        if joined is not None and joined.group(1):  # `python -mapp.agent`, `python -Bm app.agent`'s kin
+            candidates += _module_run(joined.group(1))
         for candidate in candidates:
             path = where / candidate  # an absolute word stays itself
             try:
@@ -81,6 +86,11 @@ def _named_files(options: CommandOptions) -> tuple[Path, ...]:
             if named and path not in found:
                 found.append(path)
     return tuple(found)
+
+
+#: Python's `-m`, alone, after its flags that take no value (`-Bm`, `-um`), or joined to its
+#: module (`-mapp.agent`): group 1 is the joined module, empty when the next word is the module.
+_RUN_MODULE = re.compile(r"-[bBdEiIOPqRsSuv]*m(.*)")
 
 
 def _module_run(dotted: str) -> list[str]:

@@ -220,14 +220,19 @@ def test_an_empty_folder_of_a_sandbox_template_is_part_of_its_identity(project: 
     assert res.returncode == 1, res.stdout + res.stderr  # the agent no longer finds its folder
 
 
-def test_a_module_a_command_runs_with_python_dash_m_is_the_system_under_test(project: Project) -> None:
-    """`python -m bot.agent` names its module as plainly as `python bot/agent.py` names its file:
-    the module, its packages and its project imports are seen, so no note says they are not."""
+@pytest.mark.parametrize("run_module", [["-m", "bot.agent"], ["-mbot.agent"], ["-Bm", "bot.agent"]])
+def test_a_module_a_command_runs_with_python_dash_m_is_the_system_under_test(
+    project: Project, run_module: list[str]
+) -> None:
+    """`python -m bot.agent` names its module as plainly as `python bot/agent.py` names its file —
+    so do `-mbot.agent` and `-Bm bot.agent`: the module, its packages and its project imports are
+    seen, so no note says they are not."""
+    argv = json.dumps([sys.executable, *run_module])
     project.write("niceeval.toml", f"""
         [experiments.cli]
         adapter = "command"
         [experiments.cli.options]
-        argv = [{json.dumps(sys.executable)}, "-m", "bot.agent"]
+        argv = {argv}
     """)
     project.write("bot/__init__.py", "")
     project.write("bot/agent.py", """
