@@ -101,13 +101,15 @@ class ProjectSources:
         if sha is not None and imports is not None:
             return sha, imports
         try:
-            data = path.read_bytes()
+            if imports is None:  # a module: its bytes are parsed as well as hashed
+                data = path.read_bytes()
+                sha = self._digests[path] = hashlib.sha256(data).hexdigest()
+                imports = self._imports[(path, search)] = tuple(self._imports_of(path, data, search))
+                return sha, imports
+            sha = self._digests[path] = _streamed_digest(path)  # an input may be a dataset of gigabytes
         except OSError as exc:  # still a part: reading it again later tells whether it changed
             self._digests[path] = f"unreadable: {exc.strerror}"
             return self._digests[path], ()
-        sha = self._digests[path] = hashlib.sha256(data).hexdigest()
-        if imports is None:
-            imports = self._imports[(path, search)] = tuple(self._imports_of(path, data, search))
         return sha, imports
 
     def _imports_of(self, path: Path, data: bytes, search: tuple[Path, ...]) -> list[Path]:
@@ -211,6 +213,15 @@ class ProjectSources:
                 entries.append(self.root)
             self._entries, self._entries_of = tuple(entries), path
         return self._entries
+
+
+def _streamed_digest(path: Path) -> str:
+    """sha256 of a file's bytes, read a megabyte at a time (none of it held)."""
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            sha.update(chunk)
+    return sha.hexdigest()
 
 
 def reference_files(reference: str) -> tuple[Path, ...]:
