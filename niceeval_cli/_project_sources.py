@@ -43,13 +43,15 @@ class ProjectSources:
         self._imports: dict[tuple[Path, tuple[Path, ...]], tuple[Path, ...]] = {}  # (file, search path) → imports
         self._extension_names: dict[Path, dict[str, tuple[str, ...]]] = {}  # folder → its compiled modules
 
-    def relative(self, path: Path) -> str | None:
-        """`path` relative to the project root (posix), or None when it is not a project file."""
+    def relative(self, path: Path, *, installed: bool = False) -> str | None:
+        """`path` relative to the project root (posix), or None when it is not a project file:
+        outside the root, or (unless `installed`) an installed package's, which imports reach
+        only through the experiment's `version`."""
         try:
             rel = path.relative_to(self.root)
         except ValueError:
             return None
-        if _INSTALLED & set(rel.parts):
+        if not installed and _INSTALLED & set(rel.parts):
             return None
         return rel.as_posix()
 
@@ -78,21 +80,23 @@ class ProjectSources:
     def contents(self, paths: Iterable[Path]) -> dict[str, str]:
         """Relative path → sha256 of each project file in `paths`, by the path it was found at:
         the content is read through a symbolic link, so a link inside the project to a file
-        elsewhere counts under its own name (it was named; what it points at can change)."""
+        elsewhere counts under its own name (it was named; what it points at can change). A file
+        of an installed package inside the root (`.venv/.../site-packages/`) counts too: it was
+        named as plainly as any other."""
         found: dict[str, str] = {}
         for path in paths:
-            located = self._located(path)
-            rel = self.relative(located)
+            located = self._located(path, installed=True)
+            rel = self.relative(located, installed=True)
             if rel is not None:
                 found[rel] = self._read(located, False, ())[0]
         return dict(sorted(found.items()))
 
-    def _located(self, path: Path) -> Path:
+    def _located(self, path: Path, *, installed: bool = False) -> Path:
         """`path` as found inside the project (absolute, symbolic links kept: a module or input
         reached through a link inside the project is the project's, wherever the link points),
         else its real path."""
         plain = Path(os.path.abspath(path))
-        return plain if self.relative(plain) is not None else path.resolve()
+        return plain if self.relative(plain, installed=installed) is not None else path.resolve()
 
     def _read(self, path: Path, parse: bool, search: tuple[Path, ...]) -> tuple[str, tuple[Path, ...]]:
         """The file's digest and (when `parse`) the project files its imports name; each read once."""

@@ -458,3 +458,19 @@ def test_a_module_found_on_a_folder_an_agent_put_on_sys_path_is_part_of_its_iden
     [event] = [json.loads(line) for line in res.stdout.splitlines()]
     assert {s["experiment_id"]: (s["decision"], s["changed"]) for s in event["slots"]} == {
         "plain": ("reuse", []), "vendored": ("execute", ["sut:tools/vendor/vlib.py"])}
+
+
+def test_an_input_inside_an_installed_package_is_an_input_all_the_same(project: Project) -> None:
+    """Imports never follow into site-packages (the experiment's `version` covers them), but a
+    file `inputs` names there was named on purpose: it counted as nothing, so upgrading the
+    library left the pass reused."""
+    library = ".venv/lib/python3.11/site-packages/shoplib/rules.py"
+    project.write("niceeval.toml", PYTHON_TOML.format(extra=f'inputs = ["{library}"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    project.write(library, "WINDOW = 30\n")
+    passes(project)
+    assert_reused(project)
+    project.write(library, "WINDOW = 14\n")
+    assert_executes_because(project, [f"inputs:{library}"])
