@@ -18,11 +18,12 @@ An experiment's `inputs` globs are matched here too (`glob_files`), by one rule 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from fnmatch import fnmatchcase
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -251,43 +252,62 @@ def glob_files(root: Path, pattern: str, skip: frozenset[str] = frozenset()) -> 
     link back to a folder above ends there. Folders named in `skip` are never entered. Paths are
     `root`-relative joins (links kept), in no set order."""
     parts = tuple(part for part in pattern.replace("\\", "/").split("/") if part not in ("", "."))
-    found: list[Path] = []
+    glob = _Glob(parts, skip)
     if parts:
-        _walk(root, _closure(parts, {0}), parts, skip, {os.path.realpath(root)}, found)
-    return found
+        real = os.path.realpath(root)
+        glob.walk(root, real, glob.closure({0}), frozenset({real}))
+    return glob.found
 
 
-def _closure(parts: tuple[str, ...], states: set[int]) -> set[int]:
-    """Positions in `parts` reached from `states` by letting each `**` match no folder."""
-    todo, reached = list(states), set(states)
-    while todo:
-        index = todo.pop()
-        if index < len(parts) and parts[index] == "**" and index + 1 not in reached:
-            reached.add(index + 1)
-            todo.append(index + 1)
-    return reached
+class _Glob:
+    """One glob's walk: its parts (each name part compiled once; `**` as None) and what it found."""
 
+    def __init__(self, parts: tuple[str, ...], skip: frozenset[str]) -> None:
+        self.parts = [None if part == "**" else re.compile(fnmatch.translate(part)).match for part in parts]
+        self.end = len(parts)
+        self.skip = skip
+        self.found: list[Path] = []
 
-def _walk(folder: Path, states: set[int], parts: tuple[str, ...], skip: frozenset[str],
-          above: set[str], found: list[Path]) -> None:
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:  # unreadable or gone: nothing of it can be matched
-        return
-    for name in names:
-        after = {index + 1 for index in states
-                 if index < len(parts) and parts[index] != "**" and fnmatchcase(name, parts[index])}
-        deeper = after | {index for index in states if index < len(parts) and parts[index] == "**"}
-        if not deeper:
-            continue
-        path = folder / name
-        if path.is_dir():  # a link to a folder too
-            real = os.path.realpath(path)
-            if name in skip or real in above:
+    def closure(self, states: set[int]) -> set[int]:
+        """Positions reached from `states` by letting each `**` match no folder."""
+        reached = set(states)
+        for index in sorted(states):
+            while index < self.end and self.parts[index] is None:
+                index += 1
+                reached.add(index)
+        return reached
+
+    def walk(self, folder: Path, real: str, states: set[int], above: frozenset[str]) -> None:
+        """`real`: the folder's real path; `above`: those of the folders on the way to it."""
+        try:
+            with os.scandir(folder) as listing:  # each entry's kind without a stat (but for a link)
+                entries = sorted(listing, key=_entry_name)
+        except OSError:  # unreadable or gone: nothing of it can be matched
+            return
+        parts, end = self.parts, self.end
+        stars = {index for index in states if index < end and parts[index] is None}
+        named = [(index, match) for index in states if index < end and (match := parts[index]) is not None]
+        for entry in entries:
+            name = entry.name
+            deeper = stars | {index + 1 for index, match in named if match(name)}
+            if not deeper:
                 continue
-            _walk(path, _closure(parts, deeper), parts, skip, above | {real}, found)
-        elif len(parts) in _closure(parts, deeper) and path.is_file():
-            found.append(path)
+            try:
+                is_dir = entry.is_dir()  # a link to a folder too
+            except OSError:
+                continue
+            if is_dir:
+                if name in self.skip:
+                    continue
+                inner = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, name)
+                if inner not in above:  # a link back to a folder on the way: not round again
+                    self.walk(folder / name, inner, self.closure(deeper), above | {inner})
+            elif end in self.closure(deeper) and entry.is_file():
+                self.found.append(folder / name)
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _imported_by_call(node: ast.Call) -> str | None:
