@@ -176,17 +176,20 @@ def _hashed_output(command: str, cwd: Path) -> tuple[int, str, bytes]:
     sha, tail = hashlib.sha256(), bytearray()
     readers = [threading.Thread(target=_read, args=(process.stdout, sha.update), daemon=True),
                threading.Thread(target=_read, args=(process.stderr, functools.partial(_keep_end, tail)), daemon=True)]
-    for reader in readers:
-        reader.start()
-    for reader in readers:
-        reader.join(max(deadline - time.monotonic(), 0))
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(max(deadline - time.monotonic(), 0))
-    if process.returncode is None or any(reader.is_alive() for reader in readers):
-        # still at work, or a process it left behind holds its output open
+    try:
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(max(deadline - time.monotonic(), 0))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(max(deadline - time.monotonic(), 0))
+        if process.returncode is None or any(reader.is_alive() for reader in readers):
+            # still at work, or a process it left behind holds its output open
+            raise subprocess.TimeoutExpired(command, VERSION_COMMAND_TIMEOUT_S)
+    except BaseException:  # the deadline, or Ctrl-C: its own session gets no signal from the terminal
         kill_group(process.pid)
         process.wait()
-        raise subprocess.TimeoutExpired(command, VERSION_COMMAND_TIMEOUT_S)
+        raise
     return process.returncode, sha.hexdigest(), bytes(tail)
 
 

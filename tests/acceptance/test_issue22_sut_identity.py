@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -332,6 +333,22 @@ def _peak_mb_of_dry_run(proj: Project) -> int:
     code, peak_mb = map(int, res.stdout.split())
     assert code == 0, res.stderr
     return peak_mb
+
+
+def test_a_version_command_dies_with_an_interrupted_run(tmp_path: Path) -> None:
+    """The command runs in a session of its own (so its whole group can be killed at the deadline):
+    a terminal's Ctrl-C or a CI's SIGTERM reaches only niceeval, which takes the command down with it."""
+    with Loopback(_hello) as server:
+        proj = Project(tmp_path / "real")
+        proj.write("niceeval.toml", HTTP_TOML.format(
+            url=server.url, extra='version_command = "sleep 2; touch leaked; echo v1"'))
+        proj.write("evals/greet.py", EVAL)
+        process = proj.popen("run", "--dry")
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 130, process.communicate()
+        time.sleep(2.0)
+        assert not (proj.root / "leaked").exists()
 
 
 def test_a_version_command_past_its_time_is_killed_with_what_it_started(
