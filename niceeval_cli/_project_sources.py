@@ -132,11 +132,16 @@ class ProjectSources:
             elif isinstance(node, ast.ImportFrom):
                 names = [a.name for a in node.names if a.name != "*"]
                 if node.level:
-                    found += self._relative(path, node.level, node.module, names)
+                    module = self._relative(path, node.level, node.module, names)
                 elif node.module:
-                    found += self._absolute(node.module, search)
+                    module = self._absolute(node.module, search)
                     for name in names:  # `from pkg import sub` imports the submodule `pkg.sub`
                         found += self._absolute(f"{node.module}.{name}", search, prefixes=False)
+                else:
+                    module = []
+                found += module
+                if len(names) < len(node.names) and module:  # `from pkg import *`: its `__all__` too
+                    found += self._listed_submodules(module[-1])
             elif isinstance(node, ast.Call):
                 named = _imported_by_call(node)
                 if named is not None:  # `importlib.import_module("app.plugins")`: a name written out
@@ -145,6 +150,25 @@ class ProjectSources:
                     found += (self._relative(path, level, dotted or None, []) if level
                               else self._absolute(dotted, search))
         return found
+
+    def _listed_submodules(self, init: Path) -> list[Path]:
+        """The submodules `from pkg import *` imports: those its `__init__.py` lists in a literal
+        `__all__` (nothing for a module that is not a package's `__init__.py`)."""
+        if init.name != "__init__.py":
+            return []
+        try:
+            tree = ast.parse(init.read_bytes(), filename=str(init))
+        except (OSError, SyntaxError, ValueError):
+            return []
+        listed: list[str] = []
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            value = getattr(node, "value", None)
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) \
+                    and isinstance(value, (ast.List, ast.Tuple)):
+                listed += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return [file for name in listed if name.isidentifier() for file in self._module_files(init.parent / name)]
 
     def _absolute(self, dotted: str, search: tuple[Path, ...], *, prefixes: bool = True) -> list[Path]:
         """The project files of `dotted` (and of the packages above it), as the import system

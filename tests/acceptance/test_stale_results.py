@@ -474,3 +474,23 @@ def test_an_input_inside_an_installed_package_is_an_input_all_the_same(project: 
     assert_reused(project)
     project.write(library, "WINDOW = 14\n")
     assert_executes_because(project, [f"inputs:{library}"])
+
+
+def test_a_star_import_of_a_package_takes_in_the_submodules_its_all_lists(project: Project) -> None:
+    """`from app.handlers import *` imports each submodule `app/handlers/__init__.py` lists in
+    `__all__`, although no statement names it."""
+    project.write("niceeval.toml", PYTHON_TOML.format(extra=""))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", """
+        from app.handlers import *
+
+        def reply(message):
+            return refunds.GREETING + " " + message
+    """)
+    project.write("app/handlers/__init__.py", '__all__ = ["refunds"]\n')
+    project.write("app/handlers/refunds.py", 'GREETING = "hello"\n')
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    project.write("app/handlers/refunds.py", 'GREETING = "hello!"\n')
+    assert_executes_because(project, ["sut:app/handlers/refunds.py"])
