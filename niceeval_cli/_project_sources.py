@@ -273,8 +273,10 @@ def glob_files(root: Path, pattern: str, skip: frozenset[str] = frozenset()) -> 
     `*`, `?` and `[...]` match within one name (a leading dot too), `**` any number of folders, so
     `app/**` is every file below `app`. A symbolic link to a folder is entered like a folder (what
     it holds counts under the link's path, as a linked file does), but never twice on one path: a
-    link back to a folder above ends there. Folders named in `skip` are never entered. Paths are
-    `root`-relative joins (links kept), in no set order."""
+    link back to a folder above ends there. Folders named in `skip` are never entered, and an
+    installed package's (`site-packages`) only by a glob that writes its name out: `**/*.py` over
+    a project holding its `.venv` means the project's code. Paths are `root`-relative joins
+    (links kept), in no set order."""
     parts = tuple(part for part in pattern.replace("\\", "/").split("/") if part not in ("", "."))
     glob = _Glob(parts, skip)
     if parts:
@@ -288,6 +290,7 @@ class _Glob:
 
     def __init__(self, parts: tuple[str, ...], skip: frozenset[str]) -> None:
         self.parts = [None if part == "**" else re.compile(fnmatch.translate(part)).match for part in parts]
+        self.written = frozenset(parts)  # an installed package's folder is entered only when written out
         self.end = len(parts)
         self.skip = skip
         self.found: list[Path] = []
@@ -321,7 +324,7 @@ class _Glob:
             except OSError:
                 continue
             if is_dir:
-                if name in self.skip:
+                if name in self.skip or (name in _INSTALLED and name not in self.written):
                     continue
                 inner = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, name)
                 if inner not in above:  # a link back to a folder on the way: not round again

@@ -494,3 +494,20 @@ def test_a_star_import_of_a_package_takes_in_the_submodules_its_all_lists(projec
     assert_reused(project)
     project.write("app/handlers/refunds.py", 'GREETING = "hello!"\n')
     assert_executes_because(project, ["sut:app/handlers/refunds.py"])
+
+
+def test_two_stars_do_not_walk_into_the_installed_packages_of_a_venv_in_the_project(project: Project) -> None:
+    """`inputs = ["**/*.py"]` means the project's code: the `.venv` uv keeps beside it (with its
+    `lib64` link to `lib`) is not hashed file by file on every run; naming the folder takes it in."""
+    library = ".venv/lib/python3.11/site-packages/shoplib/rules.py"
+    project.write("niceeval.toml", PYTHON_TOML.format(extra='inputs = ["**/*.py"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    project.write(library, "WINDOW = 30\n")
+    (project.root / ".venv" / "lib64").symlink_to("lib")
+    passes(project)
+    project.write(library, "WINDOW = 14\n")
+    assert_reused(project)
+    project.write("app/agent.py", 'def reply(message):\n    return "hello, " + message\n')
+    assert_executes_because(project, ["sut:app/agent.py", "inputs:app/agent.py"])
