@@ -272,16 +272,18 @@ def glob_files(root: Path, pattern: str, skip: frozenset[str] = frozenset()) -> 
 
     `*`, `?` and `[...]` match within one name (a leading dot too), `**` any number of folders, so
     `app/**` is every file below `app`. A symbolic link to a folder is entered like a folder (what
-    it holds counts under the link's path, as a linked file does), but never twice on one path: a
-    link back to a folder above ends there. Folders named in `skip` are never entered, and an
-    installed package's (`site-packages`) only by a glob that writes its name out: `**/*.py` over
-    a project holding its `.venv` means the project's code. Paths are `root`-relative joins
-    (links kept), in no set order."""
+    it holds counts under the link's path, as a linked file does), but a folder is walked once
+    (for one position in the pattern): under its own path when the walk reaches it without a
+    link, else under the first link that reaches it.
+    Folders named in `skip` are never entered, and an installed package's (`site-packages`) only
+    by a glob that writes its name out: `**/*.py` over a project holding its `.venv` means the
+    project's code. Paths are `root`-relative joins (links kept), in no set order."""
     parts = tuple(part for part in pattern.replace("\\", "/").split("/") if part not in ("", "."))
     glob = _Glob(parts, skip)
     if parts:
-        real = os.path.realpath(root)
-        glob.walk(root, real, glob.closure({0}), frozenset({real}))
+        glob.walk(root, os.path.realpath(root), glob.closure({0}))
+        while glob.linked:  # the links last: a folder inside the project counts under its own path
+            glob.walk(*glob.linked.pop(0))
     return glob.found
 
 
@@ -294,6 +296,10 @@ class _Glob:
         self.end = len(parts)
         self.skip = skip
         self.found: list[Path] = []
+        #: (real path, pattern positions) of each folder walked: each is walked once, so a link
+        #: back up ends there and links that fan in (pnpm's node_modules) cost one walk each.
+        self.walked: set[tuple[str, frozenset[int]]] = set()
+        self.linked: list[tuple[Path, str, set[int]]] = []  # linked folders, walked after the rest
 
     def closure(self, states: set[int]) -> set[int]:
         """Positions reached from `states` by letting each `**` match no folder."""
@@ -304,8 +310,12 @@ class _Glob:
                 reached.add(index)
         return reached
 
-    def walk(self, folder: Path, real: str, states: set[int], above: frozenset[str]) -> None:
-        """`real`: the folder's real path; `above`: those of the folders on the way to it."""
+    def walk(self, folder: Path, real: str, states: set[int]) -> None:
+        """`real`: the folder's real path; `states`: the pattern positions its entries are matched at."""
+        key = (real, frozenset(states))
+        if key in self.walked:
+            return
+        self.walked.add(key)
         try:
             with os.scandir(folder) as listing:  # each entry's kind without a stat (but for a link)
                 entries = sorted(listing, key=_entry_name)
@@ -326,9 +336,10 @@ class _Glob:
             if is_dir:
                 if name in self.skip or (name in _INSTALLED and name not in self.written):
                     continue
-                inner = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, name)
-                if inner not in above:  # a link back to a folder on the way: not round again
-                    self.walk(folder / name, inner, self.closure(deeper), above | {inner})
+                if entry.is_symlink():
+                    self.linked.append((folder / name, os.path.realpath(entry.path), self.closure(deeper)))
+                else:
+                    self.walk(folder / name, os.path.join(real, name), self.closure(deeper))
             elif end in self.closure(deeper) and entry.is_file():
                 self.found.append(folder / name)
 

@@ -511,3 +511,25 @@ def test_two_stars_do_not_walk_into_the_installed_packages_of_a_venv_in_the_proj
     assert_reused(project)
     project.write("app/agent.py", 'def reply(message):\n    return "hello, " + message\n')
     assert_executes_because(project, ["sut:app/agent.py", "inputs:app/agent.py"])
+
+
+def test_linked_folders_that_fan_in_are_walked_once_each(tmp_path: Path) -> None:
+    """Folders linking to one another (pnpm's node_modules) are each walked once: following every
+    path through them grew with the factorial of their number (8 folders: a minute and a half)."""
+    project = Project(tmp_path / "real")
+    project.write("niceeval.toml", PYTHON_TOML.format(extra='inputs = ["prompts/**/*.md"]'))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", 'def reply(message):\n    return "hello " + message\n')
+    project.write("evals/greet.py", EVAL)
+    folders = [project.root / "prompts" / f"p{i}" for i in range(8)]
+    for folder in folders:
+        project.write(f"prompts/{folder.name}/system.md", f"Prompt {folder.name}.\n")
+    for folder in folders:
+        for other in folders:
+            if other != folder:
+                (folder / f"to_{other.name}").symlink_to(other)
+    res = project.cli("run", "--dry", "--json", timeout=30)
+    assert res.returncode == 0, res.stdout + res.stderr
+    passes(project)
+    parts = json.loads(project.sql("SELECT fingerprint_parts FROM attempts")[0]["fingerprint_parts"])
+    assert sorted(parts["inputs"]) == [f"prompts/p{i}/system.md" for i in range(8)]
