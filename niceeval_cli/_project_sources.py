@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import hashlib
+import importlib.util
 import os
 import re
 import sys
@@ -357,6 +358,13 @@ def _imported_by_call(node: ast.Call) -> str | None:
     if called not in ("import_module", "__import__") or not node.args:
         return None
     first = node.args[0]
-    if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip("."):
-        return first.value
-    return None
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip(".")):
+        return None
+    package = node.args[1] if len(node.args) > 1 and called == "import_module" else \
+        next((k.value for k in node.keywords if k.arg == "package" and called == "import_module"), None)
+    if first.value.startswith(".") and isinstance(package, ast.Constant) and isinstance(package.value, str):
+        try:  # `import_module(".refunds", "app.handlers")`: relative to the package written out
+            return importlib.util.resolve_name(first.value, package.value)
+        except ImportError:  # beyond the top-level package: the import itself will say so
+            return None
+    return first.value  # relative to the calling module's package (`import_module(".x", __package__)`)

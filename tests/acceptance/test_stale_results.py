@@ -533,3 +533,24 @@ def test_linked_folders_that_fan_in_are_walked_once_each(tmp_path: Path) -> None
     passes(project)
     parts = json.loads(project.sql("SELECT fingerprint_parts FROM attempts")[0]["fingerprint_parts"])
     assert sorted(parts["inputs"]) == [f"prompts/p{i}/system.md" for i in range(8)]
+
+
+def test_a_relative_import_module_with_its_package_written_out_is_part_of_the_identity(project: Project) -> None:
+    """`importlib.import_module(".refunds", "app.handlers")` names `app/handlers/refunds.py` as
+    plainly as an import statement would, wherever the calling module lives."""
+    project.write("niceeval.toml", PYTHON_TOML.format(extra="").replace("app.agent:reply", "loader:reply"))
+    project.write("loader.py", """
+        import importlib
+
+        def reply(message):
+            refunds = importlib.import_module(".refunds", "app.handlers")
+            return refunds.GREETING + " " + message
+    """)
+    project.write("app/__init__.py", "")
+    project.write("app/handlers/__init__.py", "")
+    project.write("app/handlers/refunds.py", 'GREETING = "hello"\n')
+    project.write("evals/greet.py", EVAL)
+    passes(project)
+    assert_reused(project)
+    project.write("app/handlers/refunds.py", 'GREETING = "hello!"\n')
+    assert_executes_because(project, ["sut:app/handlers/refunds.py"])
