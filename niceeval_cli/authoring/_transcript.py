@@ -72,13 +72,15 @@ class _Fields:
 
     One pass over the events gathers what the check reads (each JSON value encoded once, kept by
     identity for `json`); a traced turn has two events per span, so the pass and `event` are
-    written for the common case and send anything unusual to the general code."""
+    written for the common case and send anything unusual to the general code. A value too long
+    to be stored as it is goes the careful way whatever the check says, so it stays out of the
+    check: joining a turn's 100 KB tool outputs held each of them three more times at once."""
 
     def __init__(self, turn: Turn, secrets: Sequence[str]) -> None:
         self.secrets = secrets
         raw: dict[int, str | None] = {}
         self.raw = raw
-        parts: list[str] = [turn.input, turn.message]
+        parts: list[str] = [text for text in (turn.input, turn.message) if len(text) <= TEXT_LIMIT]
         texts: list[str] = []
         if turn.data is not None:
             _encoded(turn.data, raw, parts)
@@ -90,7 +92,7 @@ class _Fields:
                     _encoded(event.output, raw, parts)
             elif isinstance(event, Event) and event.data is not None:
                 _encoded(event.data, raw, parts)
-            texts.extend(t for t in _texts(event) if t)
+            texts.extend(t for t in _texts(event) if t and len(t) <= TEXT_LIMIT)
         parts += texts
         self.clean = is_clean("\n".join(parts), secrets)
 
@@ -111,10 +113,13 @@ class _Fields:
 
 
 def _encoded(value: Any, raw: dict[int, str | None], parts: list[str]) -> None:
-    """`value`'s compact JSON into `raw` (by identity) and `parts` (None when not plain JSON)."""
+    """`value`'s compact JSON into `raw` (by identity) and `parts`; None when it is not plain JSON
+    or longer than `JSON_LIMIT` characters (stored the careful way: `stored_json`)."""
     try:
         text: str | None = _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is not None and len(text) > JSON_LIMIT:
         text = None
     raw[id(value)] = text
     if text is not None:
