@@ -32,6 +32,11 @@ MAX_TOOL_STEPS = 1000
 #: Events one turn records, whatever reported them (an adapter, a trace's spans): the first ones
 #: are kept and one `events-dropped` event counts the rest; also the spans one turn's trace keeps.
 MAX_EVENTS_PER_TURN = 10_000
+#: Bytes one turn's events store, each text and JSON value counted as stored (within its own
+#: limit): the first events that fit are kept, the rest counted as past `MAX_EVENTS_PER_TURN`.
+#: Four times a coding agent's whole turn (its 4 MiB of stream); a turn that reads every source
+#: file of this package stores 2 MB.
+MAX_EVENT_BYTES_PER_TURN = 16 * 1024 * 1024
 
-__all__ = ["MAX_ATTEMPTS", "MAX_EVENTS_PER_TURN", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK", "MAX_TOOL_CALLS_PER_REPLY",
-           "MAX_TOOL_STEPS"]
+__all__ = ["MAX_ATTEMPTS", "MAX_EVENTS_PER_TURN", "MAX_EVENT_BYTES_PER_TURN", "MAX_JUDGE_SAMPLES", "MAX_PRICE_PER_MTOK",
+           "MAX_TOOL_CALLS_PER_REPLY", "MAX_TOOL_STEPS"]

@@ -41,6 +41,19 @@ def _compact_encoder() -> Callable[[Any], str]:
 _ENCODE = _compact_encoder()
 
 
+def json_text(value: Any) -> str | None:
+    """The compact JSON text `stored_json` starts from: `value`'s own, else its `to_jsonable`
+    form's; None when neither can be made."""
+    try:
+        return _ENCODE(value)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return _ENCODE(to_jsonable(value))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 def stored_text(text: str | None, secrets: Sequence[str] = (), limit: int = TEXT_LIMIT) -> str | None:
     """Redacted, storable (lone surrogates replaced) text, trimmed with a `… [+N chars]` marker."""
     if text is None:
@@ -203,5 +216,5 @@ def transcript_records(attempt_id: str, turns: Iterable[Turn], secrets: Sequence
     return tuple(records)
 
 
-__all__ = ["JSON_LIMIT", "TEXT_LIMIT", "event_record", "stored_json", "stored_text", "transcript_records",
+__all__ = ["JSON_LIMIT", "TEXT_LIMIT", "event_record", "json_text", "stored_json", "stored_text", "transcript_records",
            "turn_record"]

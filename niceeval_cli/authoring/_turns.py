@@ -11,9 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .._bounds import MAX_EVENTS_PER_TURN
 from .._gateway import usd
-from .._states import UnavailableReason
 from ..expect import Material
 
 #: What `Turn.observed` may contain.
@@ -24,7 +22,8 @@ TURN_STATUSES = ("completed", "failed", "waiting")
 TOOL_CALLS_UNOBSERVED = "tool-calls-unobserved"
 MESSAGES_UNOBSERVED = "messages-unobserved"
 COST_UNREPORTED = "cost-unreported"
-#: The kind of the one event that stands for the events a turn reported past `MAX_EVENTS_PER_TURN`.
+#: The kind of the one event that stands for the events a turn reported past its bounds
+#: (`_turn_bounds.py`).
 EVENTS_DROPPED = "events-dropped"
 
 ToolStatus = Literal["completed", "failed", "rejected", "pending"]
@@ -275,33 +274,6 @@ class Turn:
         return self._checks().no_failed_actions()
 
 
-def keep_bounded_events(recorded: Turn) -> None:
-    """Keep the first `MAX_EVENTS_PER_TURN` events of `recorded` (the context's fresh copy of a
-    turn, its `observed` filled in) and one `events-dropped` event counting the rest.
-
-    Every way a turn gets events (an adapter's reply, a command's stream, a trace's spans) passes
-    here, so one hostile or stuck agent cannot make one attempt hold and store without end. The
-    kinds of which an event was dropped are no longer observed: the calls kept still count, but
-    "no other call" cannot be proved, so an assertion that needs the rest is `unavailable`
-    (`capture-limit-exceeded`, or the reason the turn already had), never a pass or a fail."""
-    events = recorded.events
-    if len(events) <= MAX_EVENTS_PER_TURN:
-        return
-    dropped = events[MAX_EVENTS_PER_TURN:]
-    calls = sum(isinstance(e, ToolCall) for e in dropped)
-    messages = sum(isinstance(e, Message) for e in dropped)
-    note = Event(EVENTS_DROPPED, {"dropped": len(dropped), "kept": MAX_EVENTS_PER_TURN, "tool_calls": calls,
-                                  "messages": messages})
-    object.__setattr__(recorded, "events", (*events[:MAX_EVENTS_PER_TURN], note))
-    observed = set(recorded.observed or ())
-    if calls and "tool_calls" in observed:
-        observed.discard("tool_calls")
-        object.__setattr__(recorded, "_tool_calls_reason", UnavailableReason.CAPTURE_LIMIT_EXCEEDED.value)
-    if messages:
-        observed.discard("messages")
-    object.__setattr__(recorded, "observed", frozenset(observed))
-
-
 def check_observed(value: Iterable[str] | None, where: str) -> frozenset[str]:
     """A validated set of observed kinds (`messages`, `tool_calls`)."""
     if value is None:
@@ -442,7 +414,6 @@ __all__ = [
     "check_observed",
     "event_from_dict",
     "event_kind",
-    "keep_bounded_events",
     "turn_from_reply",
     "usage_from_dict",
 ]

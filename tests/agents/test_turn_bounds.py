@@ -1,7 +1,8 @@
 """What one turn may record (docs/adapters.md, "How much one turn records"), through the real CLI:
-a flood of events from the `python`, `command` and `http` adapters keeps the first events and one
-`events-dropped` event counting the rest, an assertion that needed the rest is `unavailable`, and
-the run goes on; a chat-completion reply asking for too many tool calls fails its turn."""
+a flood of events from the `python`, `command` and `http` adapters, or of bytes from a custom
+adapter, keeps the first events and one `events-dropped` event counting the rest, an assertion
+that needed the rest is `unavailable`, and the run goes on; a chat-completion reply asking for too
+many tool calls fails its turn."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.support.project import Project
 #: The documented bounds (docs/adapters.md), spelled here so the test reads what a user is told.
 MAX_EVENTS_PER_TURN = 10_000
 MAX_TOOL_CALLS_PER_REPLY = 1000
+MAX_EVENT_BYTES_PER_TURN = 16 * 1024 * 1024
 #: Past the bound: more `lookup` calls, then an `rm` call and a closing message, all dropped.
 EXTRA = 5_000
 EVENTS = ([{"type": "tool_call", "name": "lookup", "input": {"i": i}} for i in range(MAX_EVENTS_PER_TURN + EXTRA - 1)]
@@ -97,8 +99,9 @@ events_path = "events"
         assert {e["name"] for e in events[:-1]} == {"lookup"}, where
         last = events[-1]
         assert (last["seq"], last["kind"]) == (MAX_EVENTS_PER_TURN, "events-dropped"), where
-        assert json.loads(last["input"]) == {"dropped": EXTRA + 1, "kept": MAX_EVENTS_PER_TURN,
-                                             "tool_calls": EXTRA, "messages": 1}, where
+        note = json.loads(last["input"])
+        assert 0 < note.pop("kept_bytes") < MAX_EVENT_BYTES_PER_TURN, (where, note)  # the count bound, not the bytes
+        assert note == {"dropped": EXTRA + 1, "kept": MAX_EVENTS_PER_TURN, "tool_calls": EXTRA, "messages": 1}, where
         [turn] = project.sql("SELECT observed FROM turns WHERE attempt_id = ?", [attempt["id"]])
         assert json.loads(turn["observed"]) == [], where
     shown = project.cli("view", f"@{attempt['id']}")  # the last flood attempt's transcript
@@ -175,3 +178,66 @@ async def loops(t):
     assert "max_steps" in run.stderr and "1000" in run.stderr, run.stderr
     assert not [r for r in judge_server.requests if "messages" in (r.json or {})]
     assert not project.store.exists() or project.sql("SELECT count(*) AS n FROM attempts") == [{"n": 0}]
+
+
+BIG_ADAPTER = """
+from niceeval_cli import ToolCall, Turn, define_adapter
+
+
+async def send(ctx, message, **options):
+    count, size = (400, 70_000) if message == "flood" else (250, 60_000)
+    calls = [ToolCall("lookup", input={"i": i}, output="x" * size) for i in range(count - 1)]
+    calls.append(ToolCall("rm", input={"path": "/"}, output="ok"))
+    return Turn(input=message, message="done", events=calls)
+
+adapter = define_adapter(name="big", send=send, observes=("messages", "tool_calls"))
+
+
+def make(message):
+    async def test(t):
+        await t.send(message)
+        t.called_tool("lookup").label("a kept call")
+        t.not_called_tool("rm").label("no rm")
+    return test
+
+
+flood = adapter.define_eval(test=make("flood"), name="flood")
+fits = adapter.define_eval(test=make("fits"), name="fits")
+"""
+
+
+def test_a_turn_past_its_byte_bound_keeps_the_first_events_that_fit_and_counts_the_rest(project: Project) -> None:
+    """400 tool calls of a 70 KB output (each stored as 64 KB: 25 MB) keep the first that fit in
+    16 MiB; 250 of a 60 KB output (15 MB) are kept whole, the rm call at their end decided."""
+    project.write("evals/e.py", BIG_ADAPTER)
+    run = project.run()
+    assert run.returncode == 1, (run.stdout, run.stderr)  # the rm call in `fits` is seen: a definite failure
+    attempts = {a["eval_id"]: a for a in project.attempts()}
+    assert {e: a["state"] for e, a in attempts.items()} == {"e/flood": "errored", "e/fits": "failed"}
+    results = project.assertions()
+    got = {(a["eval_id"], r["label"]): (r["state"], r["reason"])
+           for a in attempts.values() for r in results if r["attempt_id"] == a["id"]}
+    assert got == {("e/flood", "a kept call"): ("matched", None),
+                   ("e/flood", "no rm"): ("unavailable", "capture-limit-exceeded"),
+                   ("e/fits", "a kept call"): ("matched", None), ("e/fits", "no rm"): ("mismatched", None)}, got
+
+    flood = attempts["e/flood"]["id"]
+    events = project.sql("SELECT seq, kind, name, length(output) AS size, input FROM events WHERE attempt_id = ? "
+                         "ORDER BY seq", [flood])
+    *calls, last = events
+    assert {e["name"] for e in calls} == {"lookup"} and 200 < len(calls) < 400
+    assert sum(e["size"] for e in calls) <= MAX_EVENT_BYTES_PER_TURN
+    assert (last["seq"], last["kind"]) == (len(calls), "events-dropped")
+    note = json.loads(last["input"])
+    assert note == {"dropped": 400 - len(calls), "kept": len(calls), "kept_bytes": note["kept_bytes"],
+                    "tool_calls": 400 - len(calls), "messages": 0}
+    assert sum(e["size"] for e in calls) < note["kept_bytes"] <= MAX_EVENT_BYTES_PER_TURN
+    [turn] = project.sql("SELECT observed FROM turns WHERE attempt_id = ?", [flood])
+    assert json.loads(turn["observed"]) == ["messages"]
+    fits = project.sql("SELECT count(*) AS n, max(name) AS last FROM events WHERE attempt_id = ?",
+                       [attempts["e/fits"]["id"]])
+    assert fits == [{"n": 250, "last": "rm"}]
+
+    shown = project.cli("view", f"@{flood}")
+    assert shown.returncode == 0, shown.stderr
+    assert f'· events-dropped {{"dropped": {400 - len(calls)}, "kept": {len(calls)}, "kept_bytes": ' in shown.stdout
