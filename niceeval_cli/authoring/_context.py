@@ -32,7 +32,7 @@ from ._pending import PendingTurn, never_awaited
 from ._registration import AssertionHandle, Registration
 from ._sandbox_api import SandboxMember
 from ._session import DEFAULT_SESSION, Session
-from ._turn_bounds import keep_bounded_events
+from ._transcript import keep_bounded_events
 from ._turns import Turn
 from ._usage import UsageMeter, UsageView
 

@@ -1,4 +1,5 @@
-"""An attempt's turns as sealed transcript records (tables `turns` and `events`).
+"""An attempt's turns as sealed transcript records (tables `turns` and `events`), and what one turn
+keeps of the events it reported (`keep_bounded_events`), counted as they will be stored.
 
 What is stored is redacted first, then trimmed: a text longer than `TEXT_LIMIT` characters keeps
 its first `TEXT_LIMIT` characters and ends with `… [+N chars]`, N being the number of characters
@@ -13,10 +14,12 @@ import json.encoder
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .._bounds import MAX_EVENT_BYTES_PER_TURN, MAX_EVENTS_PER_TURN
 from .._records import EventRecord, TurnRecord
 from .._redact import is_clean, redact, safe_json
+from .._states import UnavailableReason
 from ..expect._json import to_jsonable  # the engine's JSON form, not in expect's pinned user API
-from ._turns import AgentError, AnyEvent, Event, Message, ToolCall, Turn
+from ._turns import EVENTS_DROPPED, AgentError, AnyEvent, Event, Message, ToolCall, Turn
 
 TEXT_LIMIT = 20_000  # characters of one stored text (a turn's input or message, an event's text)
 JSON_LIMIT = 64 * 1024  # UTF-8 bytes of one stored JSON value
@@ -78,6 +81,79 @@ def stored_json(value: Any, secrets: Sequence[str] = ()) -> str | None:
     return safe_json(value, secrets=secrets, max_bytes=JSON_LIMIT)
 
 
+#: The most one event can store: a tool call's name and error (`TEXT_LIMIT` characters of up to
+#: 4 UTF-8 bytes each), its input and output (`JSON_LIMIT` bytes each); every other kind less.
+MAX_EVENT_BYTES = 2 * 4 * TEXT_LIMIT + 2 * JSON_LIMIT
+
+
+def keep_bounded_events(recorded: Turn) -> None:
+    """Keep the first events of `recorded` (the context's fresh copy of a turn, its `observed`
+    filled in) within `MAX_EVENTS_PER_TURN` and `MAX_EVENT_BYTES_PER_TURN`, and one
+    `events-dropped` event counting the rest (docs/adapters.md, "How much one turn records").
+
+    Every way a turn gets events (an adapter's reply, a command's stream, a trace's spans) passes
+    here, where the context records the turn, so one hostile or stuck agent cannot make one
+    attempt hold and store without end, and eval code, the assertions and the store all see the
+    same events. The kinds of which an event was dropped are no longer observed: the calls kept still count,
+    but "no other call" cannot be proved, so an assertion that needs the rest is `unavailable`
+    (`capture-limit-exceeded`, or the reason the turn already had), never a pass or a fail."""
+    events = recorded.events
+    if len(events) * MAX_EVENT_BYTES <= MAX_EVENT_BYTES_PER_TURN:
+        return  # the usual turn: too few events to reach either bound, nothing to measure
+    kept, size = 0, 0
+    for event in events[:MAX_EVENTS_PER_TURN]:
+        stored = stored_bytes(event)
+        if size + stored > MAX_EVENT_BYTES_PER_TURN:
+            break
+        kept, size = kept + 1, size + stored
+    if kept == len(events):
+        return
+    dropped = events[kept:]
+    calls = sum(isinstance(e, ToolCall) for e in dropped)
+    messages = sum(isinstance(e, Message) for e in dropped)
+    note = Event(EVENTS_DROPPED, {"dropped": len(dropped), "kept": kept, "kept_bytes": size, "tool_calls": calls,
+                                  "messages": messages})
+    object.__setattr__(recorded, "events", (*events[:kept], note))
+    observed = set(recorded.observed or ())
+    if calls and "tool_calls" in observed:
+        observed.discard("tool_calls")
+        object.__setattr__(recorded, "_tool_calls_reason", UnavailableReason.CAPTURE_LIMIT_EXCEEDED.value)
+    if messages:
+        observed.discard("messages")
+    object.__setattr__(recorded, "observed", frozenset(observed))
+
+
+def stored_bytes(event: AnyEvent) -> int:
+    """About the bytes `event` stores: each text and JSON value within its own limit, as the
+    transcript trims it (before redaction, which shortens; without the trim markers)."""
+    if isinstance(event, ToolCall):
+        return _text_bytes(event.name) + _text_bytes(event.error) + _json_bytes(event.input) + _json_bytes(event.output)
+    if isinstance(event, Message):
+        return _text_bytes(event.text)
+    if isinstance(event, AgentError):
+        return _text_bytes(event.text) + _text_bytes(event.kind)
+    return _text_bytes(event.kind) + _json_bytes(event.data)
+
+
+def _text_bytes(text: str | None) -> int:
+    if not text:
+        return 0
+    kept = text[:TEXT_LIMIT]
+    return len(kept) if kept.isascii() else len(kept.encode("utf-8", "surrogatepass"))
+
+
+def _json_bytes(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str) and len(value) >= JSON_LIMIT:
+        return JSON_LIMIT  # a long text output: no need to encode it to know it is cut
+    text = json_text(value)
+    if text is None or len(text) >= JSON_LIMIT:
+        return JSON_LIMIT
+    return len(text) if text.isascii() else min(JSON_LIMIT, len(text.encode("utf-8", "surrogatepass")))
+
+
+
 class _Fields:
     """How one turn's values are stored. The usual turn holds nothing to redact and nothing too
     long: one check over all its text at once (`is_clean`) then stores each value as it is;
@@ -93,8 +169,8 @@ class _Fields:
         self.secrets = secrets
         raw: dict[int, str | None] = {}
         self.raw = raw
-        parts: list[str] = [text for text in (turn.input, turn.message) if len(text) <= TEXT_LIMIT]
-        texts: list[str] = []
+        parts: list[str] = []
+        texts: list[str] = [turn.input, turn.message]
         if turn.data is not None:
             _encoded(turn.data, raw, parts)
         for event in turn.events:
@@ -105,7 +181,9 @@ class _Fields:
                     _encoded(event.output, raw, parts)
             elif isinstance(event, Event) and event.data is not None:
                 _encoded(event.data, raw, parts)
-            texts.extend(t for t in _texts(event) if t and len(t) <= TEXT_LIMIT)
+            texts.extend(t for t in _texts(event) if t)
+        if max(map(len, texts)) > TEXT_LIMIT:
+            texts = [t for t in texts if len(t) <= TEXT_LIMIT]
         parts += texts
         self.clean = is_clean("\n".join(parts), secrets)
 
@@ -132,11 +210,11 @@ def _encoded(value: Any, raw: dict[int, str | None], parts: list[str]) -> None:
         text: str | None = _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
         text = None
-    if text is not None and len(text) > JSON_LIMIT:
+    if text is not None and len(text) <= JSON_LIMIT:
+        parts.append(text)
+    else:
         text = None
     raw[id(value)] = text
-    if text is not None:
-        parts.append(text)
 
 
 def _texts(event: AnyEvent) -> tuple[str | None, ...]:
@@ -216,5 +294,5 @@ def transcript_records(attempt_id: str, turns: Iterable[Turn], secrets: Sequence
     return tuple(records)
 
 
-__all__ = ["JSON_LIMIT", "TEXT_LIMIT", "event_record", "json_text", "stored_json", "stored_text", "transcript_records",
-           "turn_record"]
+__all__ = ["JSON_LIMIT", "MAX_EVENT_BYTES", "TEXT_LIMIT", "event_record", "json_text", "keep_bounded_events",
+           "stored_bytes", "stored_json", "stored_text", "transcript_records", "turn_record"]
