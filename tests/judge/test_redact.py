@@ -255,3 +255,44 @@ def test_a_placeholder_key_shorter_than_eight_characters_leaves_words_alone() ->
         assert redact(text, [placeholder]) == "expected a non-empty answer from ollama; Authorization: [redacted]"
     assert redact("the key is k3y-0f-8ch in full", ["k3y-0f-8ch"]) == f"the key is {REDACTED} in full"
     assert safe_json({"note": "non-empty"}, secrets=["EMPTY"], max_bytes=100) == '{"note":"non-empty"}'
+
+
+def _levels(value: object) -> int:
+    """How many levels of lists, tuples and mappings `value` nests (a plain recursive walk)."""
+    if isinstance(value, dict):
+        return 1 + max(map(_levels, value.values()), default=0)
+    if isinstance(value, (list, tuple)):
+        return 1 + max(map(_levels, value), default=0)
+    return 0
+
+
+_BRACKETY = st.text(alphabet='[]{}"\\x', max_size=6)
+_NESTED = st.recursive(
+    st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _BRACKETY,
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(_BRACKETY, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@given(value=_NESTED, limit=st.integers(min_value=0, max_value=8))
+def test_the_depth_read_from_the_json_text_is_the_depth_of_the_value(value, limit) -> None:
+    """safe_json reads a clean value's depth from its JSON text (strings emptied, innermost bracket
+    pairs taken out a level at a time) instead of walking the value; brackets, quotes and
+    backslashes inside strings are no structure."""
+    from niceeval_cli._redact import _dumps, _nests_deeper, _skeleton
+
+    assert _nests_deeper(_skeleton(_dumps(value)), limit) == (_levels(value) > limit)
+
+
+def test_a_clean_value_too_big_is_stored_as_the_careful_form_on_both_sides_of_the_depth_bound() -> None:
+    from niceeval_cli._redact import MAX_DEPTH
+
+    for levels in (MAX_DEPTH, MAX_DEPTH + 1):
+        value: object = {"out": "x" * 5000, "brackets": "[[[{{{"}
+        for _ in range(levels - 1):
+            value = [value, "]"]
+        assert _levels(value) == levels
+        stored = safe_json(value, max_bytes=2000)
+        assert stored == trim_json(redact_json(value), 2000)
+        assert ("nested deeper than" in stored) == (levels > MAX_DEPTH)
