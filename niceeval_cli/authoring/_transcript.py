@@ -94,9 +94,10 @@ def keep_bounded_events(recorded: Turn) -> None:
     Every way a turn gets events (an adapter's reply, a command's stream, a trace's spans) passes
     here, where the context records the turn, so one hostile or stuck agent cannot make one
     attempt hold and store without end, and eval code, the assertions and the store all see the
-    same events. The kinds of which an event was dropped are no longer observed: the calls kept still count,
-    but "no other call" cannot be proved, so an assertion that needs the rest is `unavailable`
-    (`capture-limit-exceeded`, or the reason the turn already had), never a pass or a fail."""
+    same events. The kinds of which an event was dropped are no longer observed: the calls kept
+    still count, but "no other call" cannot be proved, so an assertion that needs the rest is
+    `unavailable` (`capture-limit-exceeded`, or the reason the turn already had), never a pass or
+    a fail."""
     events = recorded.events
     if len(events) * MAX_EVENT_BYTES <= MAX_EVENT_BYTES_PER_TURN:
         return  # the usual turn: too few events to reach either bound, nothing to measure
@@ -153,7 +154,6 @@ def _json_bytes(value: Any) -> int:
     return len(text) if text.isascii() else min(JSON_LIMIT, len(text.encode("utf-8", "surrogatepass")))
 
 
-
 class _Fields:
     """How one turn's values are stored. The usual turn holds nothing to redact and nothing too
     long: one check over all its text at once (`is_clean`) then stores each value as it is;
@@ -161,16 +161,16 @@ class _Fields:
 
     One pass over the events gathers what the check reads (each JSON value encoded once, kept by
     identity for `json`); a traced turn has two events per span, so the pass and `event` are
-    written for the common case and send anything unusual to the general code. A value too long
-    to be stored as it is goes the careful way whatever the check says, so it stays out of the
-    check: joining a turn's 100 KB tool outputs held each of them three more times at once."""
+    written for the common case and send anything unusual to the general code. A value longer
+    than both limits goes the careful way whatever the check says, so a long turn leaves it out
+    of the check (lower-casing the join of 2 000 tool outputs of 100 KB held 200 MB more)."""
 
     def __init__(self, turn: Turn, secrets: Sequence[str]) -> None:
         self.secrets = secrets
         raw: dict[int, str | None] = {}
         self.raw = raw
-        parts: list[str] = []
-        texts: list[str] = [turn.input, turn.message]
+        parts: list[str] = [turn.input, turn.message]
+        texts: list[str] = []
         if turn.data is not None:
             _encoded(turn.data, raw, parts)
         for event in turn.events:
@@ -182,10 +182,11 @@ class _Fields:
             elif isinstance(event, Event) and event.data is not None:
                 _encoded(event.data, raw, parts)
             texts.extend(t for t in _texts(event) if t)
-        if max(map(len, texts)) > TEXT_LIMIT:
-            texts = [t for t in texts if len(t) <= TEXT_LIMIT]
         parts += texts
-        self.clean = is_clean("\n".join(parts), secrets)
+        joined = "\n".join(parts)
+        if len(joined) > JSON_LIMIT:  # a part longer than both limits is stored the careful way anyway
+            joined = "\n".join(part for part in parts if len(part) <= JSON_LIMIT)
+        self.clean = is_clean(joined, secrets)
 
     def text(self, text: str | None) -> str | None:
         if text is None:
@@ -204,17 +205,14 @@ class _Fields:
 
 
 def _encoded(value: Any, raw: dict[int, str | None], parts: list[str]) -> None:
-    """`value`'s compact JSON into `raw` (by identity) and `parts`; None when it is not plain JSON
-    or longer than `JSON_LIMIT` characters (stored the careful way: `stored_json`)."""
+    """`value`'s compact JSON into `raw` (by identity) and `parts` (None when not plain JSON)."""
     try:
         text: str | None = _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
         text = None
-    if text is not None and len(text) <= JSON_LIMIT:
-        parts.append(text)
-    else:
-        text = None
     raw[id(value)] = text
+    if text is not None:
+        parts.append(text)
 
 
 def _texts(event: AnyEvent) -> tuple[str | None, ...]:

@@ -60,3 +60,20 @@ def test_a_turn_is_stored_exactly_as_the_careful_way_stores_each_value(turn: Tur
     for event in record.events:
         for value in (event.input, event.output):
             assert value is None or json.loads(value) is not None or value == "null"
+
+
+def test_a_turn_with_values_longer_than_both_limits_is_stored_as_the_careful_way() -> None:
+    """A long turn leaves its values longer than both limits out of the one check (they are stored
+    the careful way whatever it says): a secret in one of them, or in a short value beside them,
+    is still redacted, and every row is the careful way's."""
+    long = "x" * 70_000
+    for turn in (
+        Turn("go", "done", [ToolCall("read", {"p": 1}, long + "TOPSECRET"), Message("assistant", "plain")]),
+        Turn("go", "done", [ToolCall("read", {"p": 1}, long),
+                            Message("assistant", "the key is TOPSECRET, keep it out of the logs")]),
+        Turn("go " + "y" * 30_000, "done", [ToolCall("read", {"p": 1}, [long]), Message("assistant", "plain")]),
+    ):
+        (record,) = transcript_records("A1", [turn], SECRETS)
+        assert (record.input, record.message) == (stored_text(turn.input, SECRETS), stored_text(turn.message, SECRETS))
+        assert record.events == tuple(_careful("A1", 0, seq, event) for seq, event in enumerate(turn.events))
+        assert all("TOPSECRET" not in (e.output or "") + (e.text or "") for e in record.events)
