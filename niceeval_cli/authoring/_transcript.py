@@ -46,14 +46,15 @@ _ENCODE = _compact_encoder()
 
 def json_text(value: Any) -> str | None:
     """The compact JSON text `stored_json` starts from: `value`'s own, else its `to_jsonable`
-    form's; None when neither can be made."""
+    form's; None when neither can be made (an object whose `repr` raises, say: its turn is then
+    stored as one that could not be, and measuring it must not fail the send)."""
     try:
         return _ENCODE(value)
     except (TypeError, ValueError, RecursionError):
         pass
     try:
         return _ENCODE(to_jsonable(value))
-    except (TypeError, ValueError, RecursionError):
+    except Exception:
         return None
 
 

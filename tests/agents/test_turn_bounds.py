@@ -241,3 +241,38 @@ def test_a_turn_past_its_byte_bound_keeps_the_first_events_that_fit_and_counts_t
     shown = project.cli("view", f"@{flood}")
     assert shown.returncode == 0, shown.stderr
     assert f'· events-dropped {{"dropped": {400 - len(calls)}, "kept": {len(calls)}, "kept_bytes": ' in shown.stdout
+
+
+def test_a_long_turn_holding_a_value_that_cannot_be_made_json_is_measured_without_failing_the_send(
+        project: Project) -> None:
+    """Measuring a long turn's events must not raise where storing them is allowed to fail: the
+    attempt is decided as before, and its turn is stored as one that could not be."""
+    project.write("evals/e.py", """
+from niceeval_cli import ToolCall, Turn, define_adapter
+
+
+class NoRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+async def send(ctx, message, **options):
+    calls = [ToolCall("lookup", input={"i": i}, output="ok") for i in range(99)]
+    calls.append(ToolCall("odd", input={"i": 99}, output=NoRepr()))
+    return Turn(input=message, message="done", events=calls)
+
+adapter = define_adapter(name="odd", send=send, observes=("messages", "tool_calls"))
+
+
+async def odd(t):
+    await t.send("go")
+    t.called_tool("lookup").label("a call")
+
+odd_eval = adapter.define_eval(test=odd, name="odd")
+""")
+    run = project.run()
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    [attempt] = project.attempts()
+    assert (attempt["state"], attempt["error"]) == ("passed", None)
+    [turn] = project.sql("SELECT message FROM turns WHERE attempt_id = ?", [attempt["id"]])
+    assert turn["message"] == "[this turn could not be stored: RuntimeError: no repr]"
