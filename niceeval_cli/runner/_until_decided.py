@@ -22,7 +22,7 @@ from ._events import PlanTotals
 from ._plan import PlannedSlot, RunRequest, UntilDecided, plan_ordinal
 from ._plan_rows import reference_slots
 
-__all__ = ["UnitCounts", "UnitIndex", "decide_more", "more_slots", "undecided_units"]
+__all__ = ["UnitCounts", "UnitIndex", "decide_more", "more_slots"]
 
 #: (experiment id, eval id) → one of that unit's configured slots: its experiment, its discovered
 #: eval (case included) and the shape its extra slots are planned in.
@@ -70,14 +70,6 @@ class UnitCounts:
             if attempts < deciding.max_attempts and outcomes.is_undecided(passed, failed, self._rules[key]):
                 found[key] = attempts
         return found
-
-
-def undecided_units(groups: Iterable[OutcomeGroup], deciding: UntilDecided) -> dict[tuple[str, str], int]:
-    """Each unit of these groups (a run's, read whole) still undecided by its interval with room
-    for another attempt → its next ordinal: what `UnitCounts` gives, counted afresh."""
-    counts = UnitCounts()
-    counts.add(groups)
-    return counts.undecided(counts.units(), deciding)
 
 
 def more_slots(request: RunRequest, store: Store, units: Mapping[tuple[str, str], int],

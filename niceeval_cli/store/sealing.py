@@ -207,7 +207,7 @@ def beat(db: Db, run_id: str) -> None:
 
 
 def record_plan(db: Db, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
-    """A run's full planned slot list, written once (`Store.record_plan`)."""
+    """Plan rows of a run, its planned total left as it is (`Store.record_plan`)."""
     with write_transaction(db.conn, db.path, f"Recording the plan of run {run_id}"):
         _insert_rows(db.conn, INSERT_PLANS, _plan_values(run_id, slots))
 

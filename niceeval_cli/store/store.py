@@ -138,8 +138,10 @@ class Store:
         sealing.beat(self._db, run_id)
 
     def record_plan(self, run_id: str, slots: Iterable[PlanSlot | tuple[Any, ...]]) -> None:
-        """Store a run's full planned slot list (ids only: experiment, eval, ordinal, case), so
-        readers can name the slots that never ran (`not_run`). Written once per run."""
+        """Store a running run's planned slot list (ids only: experiment, eval, ordinal, case), so
+        readers can name the slots that never ran (`not_run`); its `planned_total` is left as it is.
+        For tools and tests that build a store: `run` writes its plan with `begin_run(plan=...)`
+        and grows it with `extend_plan`, which keeps the total with the plan."""
         self._writable("Recording a run's plan")
         sealing.record_plan(self._db, run_id, slots)
 

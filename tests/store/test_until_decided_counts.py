@@ -12,9 +12,17 @@ import pytest
 
 from niceeval_cli._states import AttemptState, PlanReason, Relation
 from niceeval_cli.runner._plan import UntilDecided
-from niceeval_cli.runner._until_decided import UnitCounts, undecided_units
+from niceeval_cli.runner._until_decided import UnitCounts
 from niceeval_cli.store import SlotRecord
 from tests.support.records import SealedStore, make_attempt, origin_slot
+
+
+def undecided_units(groups, deciding):
+    """The recount each round did before: the whole run's outcome groups counted afresh."""
+    counts = UnitCounts()
+    counts.add(groups)
+    return counts.undecided(counts.units(), deciding)
+
 
 RULES = ("0.8 until decided at 0.95", "0.5 until decided at 0.9", "0.8", "all", None)
 DECIDING = UntilDecided(max_attempts=14, confidence=0.95)
