@@ -105,7 +105,9 @@ def test_attempts_spawn_no_docker_client_each_and_keep_their_isolation(proj: Pro
     assert done.returncode == 0, done.stdout + done.stderr
     rows = proj.sql("SELECT state FROM attempts")
     assert [row["state"] for row in rows] == ["passed"] * attempts, "\n".join(  # whole: pytest cuts a repr
-        f"{r['state']} {r['reason']}: {r['error']}" for r in proj.sql("SELECT state, reason, error FROM attempts"))
+        f"{r['state']} {r['reason']}: {r['error']}" for r in proj.sql("SELECT state, reason, error FROM attempts")
+    ) + "\n" + "\n".join(f"{r['label']}: {r['state']} {r['reason']} {r['evidence']}" for r in proj.sql(
+        "SELECT label, state, reason, evidence FROM assertion_results WHERE state != 'matched'"))
     checks = proj.sql("SELECT state, COUNT(*) AS n FROM assertion_results GROUP BY state")
     assert checks == [{"state": "matched", "n": attempts * 7}], checks
 
