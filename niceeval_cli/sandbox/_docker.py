@@ -41,6 +41,16 @@ LABEL = "niceeval.sandbox"
 # agent's commands; 1 MiB, as a tmpfs is host memory (by default half of it) that the agent can fill.
 _PID_DIR, _PID_DIR_OPTIONS = "/run/niceeval", "mode=1777,size=1m"
 _IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
+# Each command's slot in `_PID_DIR`: its process names itself with an empty file `SLOT.PID` (a name
+# costs no page of the 1 MiB, where 256 files holding a pid filled it and every later command's
+# stderr said so), then starts only if its kill has not already come (`SLOT.stop`). The kill marks
+# the slot first and reads the names after, so a command that starts after its timeout fired (a
+# loaded daemon can take longer than the timeout to start it) ends at once instead of running on
+# unseen; it then waits (≤ 2 s) until each killed process is gone, not left a zombie `kill -0` sees.
+_STARTED = ': > {slot}.$$; [ -e {slot}.stop ] && exit 137; exec "$@"'
+_KILL = (': > {slot}.stop; for f in {slot}.[0-9]*; do [ -e "$f" ] || continue; p=${{f##*.}}; '
+         'kill -KILL -- -$p $p 2>/dev/null; i=0; '
+         'while [ -e /proc/$p ] && [ $i -lt 200 ]; do sleep 0.01 2>/dev/null || break; i=$((i+1)); done; done')
 _OWN_EMPTY = '[ -n "$(ls -A -- "$2")" ] || chown -- "$1" "$2"'  # without a template: a folder Docker made
 _count = itertools.count()
 
@@ -239,16 +249,16 @@ class DockerWorkspace:
         if cwd:
             await asyncio.to_thread(_check_dir, self.container, self.workdir, _rel(cwd), cwd)
         await asyncio.to_thread(self._flush)
-        pidfile = f"{_PID_DIR}/{next(_count)}"
-        wrapped = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "niceeval", *argv_of(command)]
+        slot = f"{_PID_DIR}/{next(_count)}"
+        wrapped = ["sh", "-c", _STARTED.format(slot=slot), "niceeval", *argv_of(command)]
         started = time.monotonic()
         try:
             result = await self._run_wrapped(wrapped, cwd, env, input, timeout_ms)
         except BaseException:
-            await asyncio.shield(self._kill(pidfile))
+            await asyncio.shield(self._kill(slot))
             raise
         if result.timed_out:
-            await self._kill(pidfile)  # the exec client died; the process inside must die too
+            await self._kill(slot)  # the exec client died; the process inside must die too
         return CommandResult(result.exit_code, result.stdout, result.stderr,
                              (time.monotonic() - started) * 1000, result.timed_out)
 
@@ -273,9 +283,10 @@ class DockerWorkspace:
             raise CommandNotRun(done.stderr.text().strip())
         return CommandResult(done.exit_code, done.stdout.text(), done.stderr.text(), 0.0, done.timed_out)
 
-    async def _kill(self, pidfile: str) -> None:
-        """Kill the command's process group: `docker exec` starts each command in its own session."""
-        argv = ["sh", "-c", f"p=$(cat {pidfile}) && kill -KILL -- -$p $p 2>/dev/null"]
+    async def _kill(self, slot: str) -> None:
+        """Kill the command's process group (`docker exec` starts each command in its own session),
+        or stop it before it starts (`_KILL`)."""
+        argv = ["sh", "-c", _KILL.format(slot=slot)]
         path = _engine.engine_socket()
         if path is not None:
             with contextlib.suppress(OSError):

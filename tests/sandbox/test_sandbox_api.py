@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,36 @@ async def test_run_past_its_timeout_is_killed_and_says_so(make_harness, spec):
     slow = await h.sandbox.run(f"sleep {first} & sleep {second}", timeout_ms=300)
     assert slow.timed_out and slow.exit_code is None
     assert slow.duration_ms < 10_000
+    left = await h.sandbox.run(LIVE_SLEEPS.format(first, second))
+    assert left.stdout.split() == [], left
+
+
+async def test_a_command_that_starts_only_after_its_timeout_never_runs(make_harness, spec):
+    # a `sh` first on the command's PATH that takes a second to start, as a loaded daemon can take
+    # longer than the timeout to start an exec: the kill came before the process, which must then
+    # never run (it used to find nothing to kill, and the command ran on in the workspace)
+    h = await make_harness(spec)
+    await h.sandbox.write_text("slowbin/sh", '#!/bin/sh\nsleep 1\nexec /bin/sh "$@"\n')
+    assert (await h.sandbox.run("chmod +x slowbin/sh")).exit_code == 0
+    late = unique_seconds()
+    slow = await h.sandbox.run(f"sleep {late}", timeout_ms=300,
+                               env={"PATH": f"{h.sandbox.workdir}/slowbin:/usr/bin:/bin"})
+    assert slow.timed_out
+    await asyncio.sleep(2)  # past the slow start
+    left = await h.sandbox.run(LIVE_SLEEPS.format(late, late))
+    assert left.stdout.split() == [], left
+
+
+async def test_hundreds_of_commands_in_one_attempt_keep_their_output_and_their_kill(make_harness, spec):
+    # each command once left a file holding its pid in the container's 1 MiB tmpfs: from the 257th
+    # on, every command's stderr said "No space left on device" and its timeout killed nothing
+    h = await make_harness(spec)
+    for start in range(0, 300, 20):
+        done = await asyncio.gather(*(h.sandbox.run(f"echo {i}") for i in range(start, start + 20)))
+        assert [(r.stdout, r.stderr) for r in done] == [(f"{i}\n", "") for i in range(start, start + 20)]
+    first, second = unique_seconds(), unique_seconds()
+    slow = await h.sandbox.run(f"sleep {first} & sleep {second}", timeout_ms=300)
+    assert slow.timed_out and slow.stderr == ""
     left = await h.sandbox.run(LIVE_SLEEPS.format(first, second))
     assert left.stdout.split() == [], left
 
