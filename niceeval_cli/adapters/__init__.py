@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from .._errors import ExitCode, NiceEvalError
@@ -33,9 +34,9 @@ class AdapterLoadError(NiceEvalError):
 def _builtin(module: str) -> AdapterFactory:
     """A factory importing its module on first use, so loading a config does not import httpx."""
 
-    def build(options: Mapping[str, Any], experiment_id: str) -> Adapter:
+    def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> Adapter:
         factory: AdapterFactory = importlib.import_module(f"{__name__}.{module}").build
-        return factory(options, experiment_id)
+        return factory(options, experiment_id, root)
 
     build.__qualname__ = f"{module}.build"
     return build
@@ -67,10 +68,13 @@ def check_experiment(adapter: Adapter, experiment_id: str, model: str | None) ->
         adapter.preflight_model = model
 
 
-def load_adapter(spec: str, options: Mapping[str, Any], experiment_id: str) -> Adapter:
+def load_adapter(spec: str, options: Mapping[str, Any], experiment_id: str, *, root: Path) -> Adapter:
+    """The experiment's adapter. `root` is the project root: a built-in adapter's relative paths
+    (a command's argv and `cwd`, a coding agent's `binary`) start there, never at the directory
+    `niceeval` was typed in, so the program that runs is the one the fingerprint hashed."""
     where = f"[experiments.{experiment_id}] adapter = {spec!r}"
     if spec in ADAPTERS:
-        return ADAPTERS.get(spec)(options, experiment_id)
+        return ADAPTERS.get(spec)(options, experiment_id, root)
     if ":" not in spec:
         raise AdapterLoadError(
             f"{where}: expected a built-in adapter ({', '.join(ADAPTERS.names())}) or a 'module:attr' "

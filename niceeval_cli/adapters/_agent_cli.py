@@ -78,10 +78,11 @@ class AgentCliAdapter(Adapter):
 
     default_binary: str
 
-    def __init__(self, name: str, options: AgentCliOptions, version: str) -> None:
+    def __init__(self, name: str, options: AgentCliOptions, version: str, root: Path) -> None:
         super().__init__(name, send=self._send_message, version=version, observes=OBSERVES)
         self.options = options
-        self.binary = _resolved(options.binary or self.default_binary)
+        self.root = root  # the project root: where the CLI works without a sandbox
+        self.binary = _resolved(options.binary or self.default_binary, root)
         # the keys handed to the CLI are never stored: whatever it echoes of them is redacted
         self.secrets: list[str] = [value for name in options.env if (value := os.environ.get(name))
                                    and (_SECRET_NAME.search(name) or looks_like_secret(value))]
@@ -143,7 +144,8 @@ class AgentCliAdapter(Adapter):
             code, out, err, timed_out = result.exit_code, result.stdout, result.stderr, result.timed_out
             code = code if isinstance(code, int) else None
         else:
-            done = await run_captured(argv, env={**os.environ, **env}, timeout_s=timeout_ms / 1000, new_session=_POSIX)
+            done = await run_captured(argv, cwd=str(self.root), env={**os.environ, **env}, timeout_s=timeout_ms / 1000,
+                                      new_session=_POSIX)
             code, out, err, timed_out = done.exit_code, done.stdout.text(), done.stderr.text(), done.timed_out
         if timed_out:
             ctx.note(f"{self.name}: killed after timeout_ms={timeout_ms}; the turn is unobserved")
@@ -225,10 +227,11 @@ class AgentCliAdapter(Adapter):
     install_hint: str = ""
 
 
-def _resolved(binary: str) -> str:
-    """A relative path to a project file made absolute (the CLI runs in the sandbox's workdir)."""
-    if os.sep in binary and not os.path.isabs(binary) and Path(binary).exists():
-        return str(Path(binary).resolve())
+def _resolved(binary: str, root: Path) -> str:
+    """A relative path made a project file's absolute path (the CLI runs in the sandbox's workdir),
+    taken from the project root wherever `niceeval` was typed."""
+    if os.sep in binary and not os.path.isabs(binary) and (root / binary).exists():
+        return str((root / binary).resolve())
     return binary
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -122,8 +123,8 @@ class ClaudeCodeAdapter(AgentCliAdapter):
     default_binary = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
 
-    def __init__(self, options: ClaudeCodeOptions) -> None:
-        super().__init__("claude-code", options, VERSION)
+    def __init__(self, options: ClaudeCodeOptions, root: Path) -> None:
+        super().__init__("claude-code", options, VERSION, root)
         self.claude = options
 
     def argv(self, message: str, resume: str | None, model: str | None) -> list[str]:
@@ -142,6 +143,6 @@ class ClaudeCodeAdapter(AgentCliAdapter):
         return read_stream(message, lines)
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> ClaudeCodeAdapter:
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> ClaudeCodeAdapter:
     """The `claude-code` adapter of one experiment (a missing binary is the preflight's setup error)."""
-    return ClaudeCodeAdapter(parse_options(ClaudeCodeOptions, options, experiment_id, "claude-code"))
+    return ClaudeCodeAdapter(parse_options(ClaudeCodeOptions, options, experiment_id, "claude-code"), root)

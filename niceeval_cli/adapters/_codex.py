@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..authoring import Message, ToolCall, Turn, Usage
@@ -115,8 +116,8 @@ class CodexAdapter(AgentCliAdapter):
     default_binary = "codex"
     install_hint = "npm install -g @openai/codex"
 
-    def __init__(self, options: AgentCliOptions) -> None:
-        super().__init__("codex", options, VERSION)
+    def __init__(self, options: AgentCliOptions, root: Path) -> None:
+        super().__init__("codex", options, VERSION, root)
 
     def argv(self, message: str, resume: str | None, model: str | None) -> list[str]:
         argv = [self.binary, "exec"]
@@ -144,6 +145,6 @@ class CodexAdapter(AgentCliAdapter):
         return read
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> CodexAdapter:
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> CodexAdapter:
     """The `codex` adapter of one experiment (a missing binary is the preflight's setup error)."""
-    return CodexAdapter(parse_options(AgentCliOptions, options, experiment_id, "codex"))
+    return CodexAdapter(parse_options(AgentCliOptions, options, experiment_id, "codex"), root)

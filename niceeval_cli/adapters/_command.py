@@ -5,7 +5,7 @@
     [experiments.cli-agent.options]
     argv = ["python", "agent.py", "--quiet"]
     timeout_ms = 30000        # default 60000; the process (group) is killed when it is exceeded
-    cwd = "agent"             # optional working directory (relative to where niceeval runs)
+    cwd = "agent"             # optional working directory (relative to the project root, the default)
     output = "ndjson"         # optional: "text" (default) or "ndjson" (the event protocol)
 
 With `output = "text"` the reply is stdout decoded as UTF-8 with trailing newlines removed, and
@@ -15,6 +15,8 @@ last line is `{"type": "final", "message": ..., "status"?: ..., "usage"?: {...}}
 error carrying the exit code and the tail of stderr; the runner records it as the Attempt's
 `adapter-error`. A timeout raises too (the Attempt is `errored`, never `failed`).
 
+Without a sandbox the command runs in the project root (or `cwd` below it), wherever `niceeval`
+was typed: `python app/agent.py` is the project's `app/agent.py`, the file the fingerprint hashed.
 In a sandbox (docs/sandbox.md) the command runs inside the attempt's workspace: in its workdir,
 for docker through `docker exec` (adapters/_in_sandbox.py).
 """
@@ -62,11 +64,10 @@ class CommandFailed(RuntimeError):
     """The command exited non-zero or timed out (an `adapter-error`)."""
 
 
-def _named_files(options: CommandOptions) -> tuple[Path, ...]:
+def _named_files(options: CommandOptions, where: Path) -> tuple[Path, ...]:
     """The files argv names (a word, or the value of `--flag=value`, or the module after `-m`),
-    where the command would look for them (its cwd): the runner keeps those inside the project as
-    the system under test's identity."""
-    where = Path(options.cwd) if options.cwd is not None else Path.cwd()
+    where the command looks for them (`where`, its working directory): the runner keeps those
+    inside the project as the system under test's identity."""
     found: list[Path] = []
     for index, word in enumerate(options.argv):
         value = word.partition("=")[2]
@@ -108,14 +109,15 @@ class CommandAdapter(Adapter):
 
     remote = False  # the program runs here: the project files its argv names are its identity
 
-    def __init__(self, options: CommandOptions) -> None:
+    def __init__(self, options: CommandOptions, where: Path) -> None:
         super().__init__("command", send=self._send_message, version=VERSION,
                          observes=OBSERVES_EVENTS if options.output == "ndjson" else ())
         self.options = options
+        self.where = where  # its working directory on this host: the project root, or `cwd` below it
         self.secrets: list[str] = []
         self._shown = shlex.join(options.argv)
-        self._host_argv = host_argv(options.argv)  # for a local sandbox: project files by absolute path
-        self.sut_files = _named_files(options)
+        self._host_argv = host_argv(options.argv, where)  # for a local sandbox: project files by absolute path
+        self.sut_files = _named_files(options, where)
 
     async def _send_message(self, ctx: AdapterContext, message: str, **send_options: Any) -> Turn:
         if send_options:
@@ -150,7 +152,7 @@ class CommandAdapter(Adapter):
         ends then even if an escaped child holds the pipes."""
         trace = current_turn_trace()  # traces = "otlp": the exporter's settings and the turn's TRACEPARENT
         env = {**os.environ, **trace.environment()} if trace is not None else None
-        done = await run_captured(self.options.argv, cwd=self.options.cwd, env=env, input=message.encode("utf-8"),
+        done = await run_captured(self.options.argv, cwd=str(self.where), env=env, input=message.encode("utf-8"),
                                   timeout_s=self.options.timeout_ms / 1000, new_session=_POSIX)
         if done.timed_out:
             raise self._timed_out()
@@ -171,14 +173,17 @@ class CommandAdapter(Adapter):
         )
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> CommandAdapter:
-    """The `command` adapter of one experiment (a program not on PATH is a load error)."""
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> CommandAdapter:
+    """The `command` adapter of one experiment (a program not on PATH is a load error): it runs in
+    `root`, the project root, or in its `cwd` option taken from there."""
     parsed = parse_options(CommandOptions, options, experiment_id, "command")
     program = parsed.argv[0]
     if os.sep not in program and (os.altsep is None or os.altsep not in program):
         if shutil.which(program) is None:
             raise load_error(experiment_id, "command", "argv",
                              f"the program {program!r} is not found on PATH")
-    if parsed.cwd is not None and not os.path.isdir(parsed.cwd):
-        raise load_error(experiment_id, "command", "cwd", f"{parsed.cwd!r} is not a directory")
-    return CommandAdapter(parsed)
+    where = root / Path(parsed.cwd).expanduser() if parsed.cwd is not None else root  # an absolute cwd stays itself
+    if not where.is_dir():
+        raise load_error(experiment_id, "command", "cwd",
+                         f"{parsed.cwd!r} is not a directory (a relative cwd is taken from the project root, {root})")
+    return CommandAdapter(parsed, where)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -240,7 +241,7 @@ class HttpAdapter(Adapter):
             self._client = None
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> HttpAdapter:
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> HttpAdapter:
     """The `http` adapter of one experiment; header secrets are read from the environment now."""
     parsed = parse_options(HttpOptions, options, experiment_id, "http")
     if parsed.format == "openai" and parsed.events_path is not None:

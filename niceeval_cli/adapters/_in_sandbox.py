@@ -2,7 +2,8 @@
 
 The `command` adapter's argv runs in the workspace: cwd = workdir (its `cwd` option applies to
 runs without a sandbox only), for docker through `docker exec`. For a local sandbox, argv words
-that name an existing file relative to where niceeval runs are made absolute first, so `python agent.py` still finds the
+that name an existing file relative to the directory the command runs in without a sandbox (the
+project root, or its `cwd`) are made absolute first, so `python agent.py` still finds the
 project's script from the workspace; in a container the program must be in the image.
 """
 
@@ -16,9 +17,8 @@ from typing import Any
 __all__ = ["host_argv", "run_in_sandbox"]
 
 
-def host_argv(argv: Sequence[str], base: Path | None = None) -> list[str]:
-    """`argv` with words that are existing relative paths (under `base`, default the cwd) made absolute."""
-    where = base or Path.cwd()
+def host_argv(argv: Sequence[str], where: Path) -> list[str]:
+    """`argv` with words that are existing relative paths under `where` made absolute."""
     out = []
     for word in argv:
         candidate = where / word

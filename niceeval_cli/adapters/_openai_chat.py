@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import weakref
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -306,7 +307,7 @@ def _load_handlers(parsed: OpenAIChatOptions, experiment_id: str) -> Handlers | 
                      "or one function (name, input)")
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> OpenAIChatAdapter:
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> OpenAIChatAdapter:
     """The `openai-chat` adapter of one experiment (the key is read from the environment now)."""
     parsed = parse_options(OpenAIChatOptions, options, experiment_id, "openai-chat")
     return OpenAIChatAdapter(parsed, experiment_id, _load_tools(parsed, experiment_id),

@@ -20,6 +20,7 @@ import asyncio
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -111,7 +112,7 @@ class PythonAdapter(Adapter):
         return reply_to_turn(message, reply, self.options.callable, OBSERVES_EVENTS)
 
 
-def build(options: Mapping[str, Any], experiment_id: str) -> PythonAdapter:
+def build(options: Mapping[str, Any], experiment_id: str, root: Path) -> PythonAdapter:
     """The `python` adapter of one experiment (the callable is imported now: mistakes exit 2)."""
     parsed = parse_options(PythonOptions, options, experiment_id, "python")
     try:

@@ -285,6 +285,7 @@ def define_adapter(
                    observes=observes)
 
 
-#: What the `ADAPTERS` registry holds: (the experiment's `options` table, its id) → an Adapter.
-AdapterFactory: TypeAlias = Callable[[Mapping[str, Any], str], Adapter]
+#: What the `ADAPTERS` registry holds: (the experiment's `options` table, its id, the project root)
+#: → an Adapter. The root is where a path in those options starts, wherever `niceeval` was typed.
+AdapterFactory: TypeAlias = Callable[[Mapping[str, Any], str, Path], Adapter]
 

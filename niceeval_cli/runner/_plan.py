@@ -271,13 +271,13 @@ class _EvalOptions:
 
 
 def _adapter_for(
-    experiment: ExperimentConfig, discovered: DiscoveredEval, cache: dict[str, Adapter | None]
+    experiment: ExperimentConfig, discovered: DiscoveredEval, cache: dict[str, Adapter | None], root: Path
 ) -> Adapter | None:
     if discovered.definition.adapter is not None:
         return discovered.definition.adapter
     if experiment.id not in cache:
-        adapter = load_adapter(experiment.adapter, experiment.options_dict(), experiment.id) if experiment.adapter \
-            else None
+        adapter = load_adapter(experiment.adapter, experiment.options_dict(), experiment.id, root=root) \
+            if experiment.adapter else None
         if adapter is not None:
             check_experiment(adapter, experiment.id, experiment.model)
         cache[experiment.id] = adapter
@@ -466,7 +466,7 @@ class _Shapes:
                     update={"pass_rule": IntervalRule(settings.pass_rule, deciding.confidence)})
             self.settings[settings_key] = settings
         try:
-            adapter = _adapter_for(experiment, discovered, self.adapters)
+            adapter = _adapter_for(experiment, discovered, self.adapters, project.root)
         except AdapterLoadError as exc:
             raise ConfigError(f"{project.file or 'niceeval.toml'}: {exc}") from None
         sut = self.sut.of(experiment, adapter, own=definition.adapter is not None,

@@ -219,7 +219,8 @@ class HandleCache:
         key = (spec.experiment_id, spec.adapter_ref)
         found = self._adapters.get(key)
         if found is None:
-            found = self._adapters[key] = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+            found = self._adapters[key] = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id,
+                                                       root=Path(spec.project_root))
         return found
 
 
@@ -242,7 +243,7 @@ def resolve_handles(spec: SlotSpec, grader: JudgeGrader | None = None,
         if cache is not None:
             adapter = cache.adapter(spec)
         else:
-            adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id)
+            adapter = load_adapter(spec.adapter_ref, spec.options, spec.experiment_id, root=Path(spec.project_root))
     options = MappingProxyType(dict(spec.options))
     index = cache.cases(spec, definition) if cache is not None and spec.case_id is not None else None
     case = _case_of(spec, definition, index)
