@@ -15,6 +15,9 @@ from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.adapters._command import CommandFailed
 from niceeval_cli.authoring import AdapterContext
 
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
+
 PY = sys.executable
 
 
@@ -23,7 +26,7 @@ def _script(code: str) -> list[str]:
 
 
 async def test_the_message_goes_to_stdin_and_stdout_is_the_reply(make_ctx: Callable[..., AdapterContext]) -> None:
-    adapter = load_adapter("command", {"argv": _script("import sys; print(sys.stdin.read()[::-1])")}, "exp")
+    adapter = load_adapter("command", {"argv": _script("import sys; print(sys.stdin.read()[::-1])")}, "exp", root=ROOT)
     turn = await adapter.send(make_ctx(), "héllo")
     assert turn.message == "olléh"  # UTF-8 both ways, trailing newline removed
     assert turn.input == "héllo"
@@ -33,7 +36,7 @@ async def test_a_non_zero_exit_raises_with_the_exit_code_and_the_stderr_tail(
     make_ctx: Callable[..., AdapterContext],
 ) -> None:
     code = "import sys; sys.stderr.write('x' * 5000 + 'model file missing'); sys.exit(3)"
-    adapter = load_adapter("command", {"argv": _script(code)}, "exp")
+    adapter = load_adapter("command", {"argv": _script(code)}, "exp", root=ROOT)
     with pytest.raises(CommandFailed) as caught:
         await adapter.send(make_ctx(), "hi")
     text = str(caught.value)
@@ -43,7 +46,8 @@ async def test_a_non_zero_exit_raises_with_the_exit_code_and_the_stderr_tail(
 
 
 async def test_a_command_over_its_timeout_is_killed_and_raises(make_ctx: Callable[..., AdapterContext]) -> None:
-    adapter = load_adapter("command", {"argv": _script("import time; time.sleep(30)"), "timeout_ms": 200}, "exp")
+    adapter = load_adapter("command", {"argv": _script("import time; time.sleep(30)"), "timeout_ms": 200}, "exp",
+                           root=ROOT)
     started = time.monotonic()
     with pytest.raises(CommandFailed, match="did not finish within timeout_ms=200"):
         await adapter.send(make_ctx(), "hi")
@@ -56,7 +60,7 @@ async def test_the_timeout_also_ends_the_commands_children(
     marker = tmp_path / "child-finished"
     child = f"import time, pathlib; time.sleep(0.4); pathlib.Path({str(marker)!r}).write_text('x')"
     parent = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(30)"
-    adapter = load_adapter("command", {"argv": _script(parent), "timeout_ms": 200}, "exp")
+    adapter = load_adapter("command", {"argv": _script(parent), "timeout_ms": 200}, "exp", root=ROOT)
     with pytest.raises(CommandFailed):
         await adapter.send(make_ctx(), "hi")
     time.sleep(0.8)
@@ -66,7 +70,8 @@ async def test_the_timeout_also_ends_the_commands_children(
 async def test_cwd_option_sets_the_working_directory(
     make_ctx: Callable[..., AdapterContext], tmp_path: Path,
 ) -> None:
-    adapter = load_adapter("command", {"argv": _script("import os; print(os.getcwd())"), "cwd": str(tmp_path)}, "exp")
+    adapter = load_adapter("command", {"argv": _script("import os; print(os.getcwd())"), "cwd": str(tmp_path)}, "exp",
+                           root=ROOT)
     assert Path((await adapter.send(make_ctx(), "")).message).resolve() == tmp_path.resolve()
 
 
@@ -83,7 +88,7 @@ async def test_cwd_option_sets_the_working_directory(
 )
 def test_invalid_options_are_load_errors_naming_the_key(options: dict[str, Any], expected: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("command", options, "cli")
+        load_adapter("command", options, "cli", root=ROOT)
     assert "[experiments.cli.options]" in str(caught.value)
     assert expected in str(caught.value)
 
@@ -116,7 +121,7 @@ async def test_an_ndjson_event_quoting_a_line_separator_is_one_event(make_ctx: C
     said = "one\u2028two\u2029three\u0085four"
     code = ("import json, sys; p = lambda o: sys.stdout.write(json.dumps(o, ensure_ascii=False) + '\\n'); "
             f"p({{'type': 'message', 'text': {said!r}}}); p({{'type': 'final', 'message': {said!r}}})")
-    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp")
+    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp", root=ROOT)
     turn = await adapter.send(make_ctx(), "hi")
     assert turn.message == said
     assert [e.text for e in turn.events] == [said]  # type: ignore[union-attr]
@@ -128,6 +133,6 @@ async def test_an_ndjson_line_nested_too_deeply_is_an_event_protocol_error_namin
     from niceeval_cli.adapters._events import EventProtocolError
 
     code = "print('{\"type\": \"message\", \"text\": ' + '[' * 100000 + ']' * 100000 + '}')"
-    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp")
+    adapter = load_adapter("command", {"argv": _script(code), "output": "ndjson"}, "exp", root=ROOT)
     with pytest.raises(EventProtocolError, match="line 1 of stdout is JSON nested too deeply"):
         await adapter.send(make_ctx(), "hi")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.authoring import AdapterContext, Usage
+
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
 
 SECRET = "tok-Qm3v9-not-a-real-token"
 
@@ -22,7 +26,7 @@ async def test_the_message_fills_the_request_template_and_the_response_path_is_r
         "url": app_server.url,
         "request_template": {"input": {"text": "Q: {message}", "tags": ["{message}", 3]}, "stream": False},
         "response_path": "choices.0.message.content",
-    }, "exp")
+    }, "exp", root=ROOT)
     try:
         turn = await adapter.send(make_ctx(), 'say "hi"')
     finally:
@@ -36,7 +40,7 @@ async def test_the_message_fills_the_request_template_and_the_response_path_is_r
 async def test_the_default_template_and_path_use_a_message_field(
     app_server: Any, make_ctx: Callable[..., AdapterContext],
 ) -> None:
-    adapter = load_adapter("http", {"url": app_server.url}, "exp")
+    adapter = load_adapter("http", {"url": app_server.url}, "exp", root=ROOT)
     try:
         turn = await adapter.send(make_ctx(), "ping")
     finally:
@@ -52,7 +56,7 @@ async def test_header_secrets_come_from_the_environment_and_are_exposed_for_reda
     monkeypatch.setenv("APP_KEY", "k-123")
     options = {"url": app_server.url,
                "headers": {"Authorization": "Bearer {env:APP_TOKEN}", "X-Api-Key": "env:APP_KEY", "X-Team": "evals"}}
-    adapter = load_adapter("http", options, "exp")
+    adapter = load_adapter("http", options, "exp", root=ROOT)
     try:
         await adapter.send(make_ctx(), "ping")
     finally:
@@ -64,7 +68,8 @@ async def test_header_secrets_come_from_the_environment_and_are_exposed_for_reda
 
 def test_a_credential_header_written_in_plain_text_is_refused() -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {"Authorization": "Bearer abc"}}, "staging")
+        load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {"Authorization": "Bearer abc"}}, "staging",
+                     root=ROOT)
     text = str(caught.value)
     assert "[experiments.staging.options]" in text and "'headers.Authorization'" in text
     assert "abc" not in text
@@ -74,7 +79,8 @@ async def test_an_unset_header_variable_fails_each_send_naming_the_variable(
     app_server: Any, make_ctx: Callable[..., AdapterContext], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("APP_TOKEN_UNSET", raising=False)
-    adapter = load_adapter("http", {"url": app_server.url, "headers": {"Authorization": "env:APP_TOKEN_UNSET"}}, "exp")
+    adapter = load_adapter("http", {"url": app_server.url, "headers": {"Authorization": "env:APP_TOKEN_UNSET"}}, "exp",
+                           root=ROOT)
     with pytest.raises(RuntimeError, match="header Authorization needs APP_TOKEN_UNSET"):
         await adapter.send(make_ctx(), "ping")
     assert app_server.requests == []
@@ -86,7 +92,8 @@ async def test_an_error_status_raises_with_the_status_and_a_redacted_body(
     monkeypatch.setenv("APP_TOKEN", SECRET)
     app_server.reply_status = 503
     app_server.reply_body = f"overloaded; your token {SECRET} is fine"
-    adapter = load_adapter("http", {"url": app_server.url, "headers": {"Authorization": "env:APP_TOKEN"}}, "exp")
+    adapter = load_adapter("http", {"url": app_server.url, "headers": {"Authorization": "env:APP_TOKEN"}}, "exp",
+                           root=ROOT)
     try:
         with pytest.raises(RuntimeError) as caught:
             await adapter.send(make_ctx(), "ping")
@@ -100,7 +107,7 @@ async def test_a_missing_response_path_says_where_it_stopped(
     app_server: Any, make_ctx: Callable[..., AdapterContext],
 ) -> None:
     app_server.reply_body = {"output": {"txt": "hi"}}
-    adapter = load_adapter("http", {"url": app_server.url, "response_path": "output.text"}, "exp")
+    adapter = load_adapter("http", {"url": app_server.url, "response_path": "output.text"}, "exp", root=ROOT)
     try:
         expected = r"'output.text' not found .*output is a dict without 'text' \(keys: txt\)"
         with pytest.raises(ValueError, match=expected):
@@ -114,7 +121,7 @@ async def test_token_paths_report_usage_and_a_missing_count_stays_unknown(
 ) -> None:
     app_server.reply_body = {"message": "ok", "meta": {"in": 9}}
     adapter = load_adapter("http", {"url": app_server.url, "input_tokens_path": "meta.in",
-                                    "output_tokens_path": "meta.out"}, "exp")
+                                    "output_tokens_path": "meta.out"}, "exp", root=ROOT)
     try:
         turn = await adapter.send(make_ctx(), "ping")
     finally:
@@ -123,7 +130,7 @@ async def test_token_paths_report_usage_and_a_missing_count_stays_unknown(
 
 
 async def test_an_unreachable_service_raises_a_connection_error(make_ctx: Callable[..., AdapterContext]) -> None:
-    adapter = load_adapter("http", {"url": "http://127.0.0.1:9/api", "timeout_ms": 2000}, "exp")
+    adapter = load_adapter("http", {"url": "http://127.0.0.1:9/api", "timeout_ms": 2000}, "exp", root=ROOT)
     try:
         with pytest.raises(ConnectionError, match=re.escape("POST http://127.0.0.1:9/api failed")):
             await adapter.send(make_ctx(), "ping")
@@ -143,6 +150,6 @@ async def test_an_unreachable_service_raises_a_connection_error(make_ctx: Callab
 )
 def test_invalid_options_are_load_errors_naming_the_key(options: dict[str, Any], expected: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("http", options, "staging")
+        load_adapter("http", options, "staging", root=ROOT)
     assert "[experiments.staging.options]" in str(caught.value)
     assert expected in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,9 @@ import pytest
 from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.authoring import AdapterContext, Usage
 from tests.support.loopback import JudgeServer, Reply
+
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
 
 KEY_ENV = "NICEEVAL_TEST_CHAT_KEY"
 KEY = "sk-test-chat-key-0123456789abcdef"
@@ -30,7 +34,8 @@ async def test_a_reply_becomes_a_turn_with_token_usage(
 ) -> None:
     judge_server.api_key = chat_key
     judge_server.default = Reply.text("Refunds take 30 days.", usage={"prompt_tokens": 31, "completion_tokens": 7})
-    adapter = load_adapter("openai-chat", _options(judge_server, system_prompt="Be brief.", temperature=0), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server, system_prompt="Be brief.", temperature=0), "exp",
+                           root=ROOT)
     try:
         turn = await adapter.send(make_ctx(model="chat-model"), "How long do refunds take?")
     finally:
@@ -52,7 +57,7 @@ async def test_sends_of_one_attempt_continue_the_conversation_and_attempts_do_no
     judge_server: JudgeServer, chat_key: str, make_ctx: Callable[..., AdapterContext],
 ) -> None:
     judge_server.enqueue(Reply.text("first answer"), Reply.text("second answer"), Reply.text("other attempt"))
-    adapter = load_adapter("openai-chat", _options(judge_server), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server), "exp", root=ROOT)
     ctx, other = make_ctx(), make_ctx()
     try:
         await adapter.send(ctx, "one")
@@ -69,7 +74,7 @@ async def test_send_options_are_added_to_the_request_body(
     judge_server: JudgeServer, chat_key: str, make_ctx: Callable[..., AdapterContext],
 ) -> None:
     judge_server.default = Reply.text("ok")
-    adapter = load_adapter("openai-chat", _options(judge_server, history=False), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server, history=False), "exp", root=ROOT)
     try:
         await adapter.send(make_ctx(), "hi", seed=7)
         with pytest.raises(TypeError, match="may not set model"):
@@ -83,7 +88,7 @@ async def test_an_unset_key_fails_the_send_naming_the_variable_without_a_request
     judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch, make_ctx: Callable[..., AdapterContext],
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    adapter = load_adapter("openai-chat", _options(judge_server), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server), "exp", root=ROOT)
     with pytest.raises(RuntimeError, match=f"{KEY_ENV} is unset or empty"):
         await adapter.send(make_ctx(), "hi")
     assert judge_server.requests == []
@@ -92,7 +97,7 @@ async def test_an_unset_key_fails_the_send_naming_the_variable_without_a_request
 async def test_an_experiment_without_a_model_is_an_error_naming_the_experiment(
     judge_server: JudgeServer, chat_key: str, make_ctx: Callable[..., AdapterContext],
 ) -> None:
-    adapter = load_adapter("openai-chat", _options(judge_server), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server), "exp", root=ROOT)
     with pytest.raises(RuntimeError, match=r"needs a model: set model = \"...\" in \[experiments.nomodel\]"):
         await adapter.send(make_ctx(model=None, experiment_id="nomodel"), "hi")
 
@@ -103,7 +108,7 @@ async def test_a_refused_request_raises_with_the_status_and_never_the_key(
     monkeypatch.setenv(KEY_ENV, "sk-wrong-key-abcdefghijklmnop")
     judge_server.api_key = KEY
     judge_server.default = Reply.error(401, "Incorrect API key provided: sk-wrong-key-abcdefghijklmnop")
-    adapter = load_adapter("openai-chat", _options(judge_server), "exp")
+    adapter = load_adapter("openai-chat", _options(judge_server), "exp", root=ROOT)
     try:
         with pytest.raises(RuntimeError) as caught:
             await adapter.send(make_ctx(), "hi")
@@ -124,7 +129,7 @@ async def test_a_refused_request_raises_with_the_status_and_never_the_key(
 )
 def test_invalid_options_are_load_errors_naming_the_key(options: dict[str, Any], expected: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("openai-chat", options, "chat")
+        load_adapter("openai-chat", options, "chat", root=ROOT)
     assert "[experiments.chat.options]" in str(caught.value)
     assert expected in str(caught.value)
 

@@ -16,6 +16,9 @@ from niceeval_cli.authoring import Adapter, define_adapter
 from tests.support.components import need_command
 from tests.support.loopback import GO_PLAIN_ANSWER, NGINX_PLAIN_ANSWER, Answer, Loopback, TlsPort, free_port
 
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
+
 KEY = "sk-preflight-secret-0123456789abcdef"
 
 
@@ -56,11 +59,11 @@ def closed_port() -> int:
 
 
 def _http(url: str) -> Adapter:
-    return load_adapter("http", {"url": url}, "staging")
+    return load_adapter("http", {"url": url}, "staging", root=ROOT)
 
 
 def _openai(base_url: str) -> Adapter:
-    return load_adapter("openai-chat", {"base_url": base_url, "api_key_env": "PREFLIGHT_KEY"}, "models/a")
+    return load_adapter("openai-chat", {"base_url": base_url, "api_key_env": "PREFLIGHT_KEY"}, "models/a", root=ROOT)
 
 
 async def test_an_http_adapter_whose_service_is_down_fails_naming_the_url(closed_port: int) -> None:
@@ -85,7 +88,8 @@ async def test_an_http_service_that_refuses_fails_naming_url_and_status(
     monkeypatch.setenv("STAGING_TOKEN", KEY)
     endpoint.status = status
     url = f"{endpoint.base}/api/chat"
-    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
+    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s",
+                           root=ROOT)
     causes = await preflight_adapters([("staging", adapter)])
     assert causes["staging"].startswith(f"OPTIONS {url} answered HTTP {status}")
     assert endpoint.seen[0][2] == f"Bearer {KEY}"  # the configured headers are sent
@@ -250,7 +254,8 @@ async def test_an_unset_header_variable_is_the_cause_without_a_request(
         endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STAGING_TOKEN", raising=False)
     url = f"{endpoint.base}/api/chat"
-    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s")
+    adapter = load_adapter("http", {"url": url, "headers": {"Authorization": "Bearer {env:STAGING_TOKEN}"}}, "s",
+                           root=ROOT)
     causes = await preflight_adapters([("s", adapter)])
     assert causes["s"] == ("environment variable(s) unset or empty (header Authorization needs STAGING_TOKEN; "
                            "[experiments.s.options]); set them in the environment or in .env beside niceeval.toml")
@@ -259,7 +264,8 @@ async def test_an_unset_header_variable_is_the_cause_without_a_request(
 
 async def test_a_refusal_with_the_headers_set_points_to_the_options_table(endpoint: Endpoint) -> None:
     endpoint.status = 403
-    causes = await preflight_adapters([("models/x", load_adapter("http", {"url": endpoint.base}, "models/x"))])
+    causes = await preflight_adapters([("models/x", load_adapter("http", {"url": endpoint.base}, "models/x",
+                                                                 root=ROOT))])
     assert causes["models/x"].endswith('(check the headers in [experiments."models/x".options])')
 
 

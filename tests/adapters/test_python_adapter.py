@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,12 +11,15 @@ import pytest
 from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.authoring import AdapterContext, Usage
 
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
+
 
 async def test_a_sync_function_returning_text_becomes_the_turn_message(
     agent_module: Callable[[str], str], make_ctx: Callable[..., AdapterContext],
 ) -> None:
     name = agent_module("def reply(message):\n    return message.upper()\n")
-    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp", root=ROOT)
     turn = await adapter.send(make_ctx(), "hello")
     assert (turn.input, turn.message, turn.usage) == ("hello", "HELLO", None)
     assert adapter.identity["name"] == "python"
@@ -28,7 +32,7 @@ async def test_an_async_function_returning_a_dict_reports_usage_and_data(
         async def reply(message):
             return {"message": "ok", "usage": {"input_tokens": 12, "output_tokens": 3}, "data": {"k": 1}}
     """)
-    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp", root=ROOT)
     turn = await adapter.send(make_ctx(), "hi")
     assert turn.message == "ok"
     assert turn.usage == Usage(input_tokens=12, output_tokens=3)
@@ -42,7 +46,7 @@ async def test_kwargs_table_and_send_options_reach_a_function_that_accepts_them(
         def reply(message, **options):
             return f"{message}|{sorted(options.items())}"
     """)
-    adapter = load_adapter("python", {"callable": f"{name}:reply", "kwargs": {"tone": "dry", "n": 1}}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:reply", "kwargs": {"tone": "dry", "n": 1}}, "exp", root=ROOT)
     turn = await adapter.send(make_ctx(), "m", n=2)
     assert turn.message == "m|[('n', 2), ('tone', 'dry')]"
 
@@ -51,7 +55,7 @@ async def test_a_function_without_keyword_parameters_is_called_with_the_message_
     agent_module: Callable[[str], str], make_ctx: Callable[..., AdapterContext],
 ) -> None:
     name = agent_module("def reply(message):\n    return 'only ' + message\n")
-    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp", root=ROOT)
     assert (await adapter.send(make_ctx(), "m")).message == "only m"
     with pytest.raises(TypeError, match="does not accept keyword option"):
         await adapter.send(make_ctx(), "m", temperature=0)
@@ -61,14 +65,14 @@ async def test_an_unusable_reply_is_an_error_naming_the_callable(
     agent_module: Callable[[str], str], make_ctx: Callable[..., AdapterContext],
 ) -> None:
     name = agent_module("def reply(message):\n    return {'text': 'wrong key'}\n")
-    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:reply"}, "exp", root=ROOT)
     with pytest.raises(TypeError, match=rf"{name}:reply returned a dict with unknown key\(s\) text"):
         await adapter.send(make_ctx(), "m")
 
 
 def test_a_callable_that_cannot_be_imported_is_a_load_error_naming_the_options_key() -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("python", {"callable": "no_such_module_xyz:reply"}, "local")
+        load_adapter("python", {"callable": "no_such_module_xyz:reply"}, "local", root=ROOT)
     text = str(caught.value)
     assert "[experiments.local.options]" in text and "'callable'" in text and "no_such_module_xyz" in text
 
@@ -84,7 +88,7 @@ def test_a_callable_that_cannot_be_imported_is_a_load_error_naming_the_options_k
 )
 def test_invalid_options_name_the_table_and_the_key(options: dict[str, Any], expected: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("python", options, "models/a")
+        load_adapter("python", options, "models/a", root=ROOT)
     text = str(caught.value)
     assert '[experiments."models/a".options]' in text
     assert expected in text
@@ -95,7 +99,7 @@ def test_the_callables_module_is_the_system_under_tests_code(agent_module: Calla
     """The runner hashes `sut_files` (with their project imports) into the fingerprint, so editing
     the agent's module runs its evals again (config.md, "The system under test's identity")."""
     name = agent_module("def f(m):  return m")
-    adapter = load_adapter("python", {"callable": f"{name}:f"}, "exp")
+    adapter = load_adapter("python", {"callable": f"{name}:f"}, "exp", root=ROOT)
     assert [path.name for path in adapter.sut_files] == [f"{name}.py"]
     assert adapter.remote is False and adapter.identity["version"] == "1"
 

@@ -11,6 +11,9 @@ import pytest
 from niceeval_cli.adapters import AdapterLoadError, load_adapter
 from niceeval_cli.config import ConfigError, ExperimentConfig, load_config, looks_like_secret, resolve_slot_settings
 
+#: The project root the adapters are loaded for (their relative paths start there).
+ROOT = Path(__file__).parent
+
 Write = Callable[[str], Path]
 
 KEYS = [
@@ -61,7 +64,7 @@ def test_a_key_pasted_into_an_eval_judge_is_not_repeated(write_config: Write) ->
 @pytest.mark.parametrize("key", KEYS)
 def test_the_openai_chat_adapter_refuses_a_pasted_key_without_repeating_it(key: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("openai-chat", {"api_key_env": key}, "a")
+        load_adapter("openai-chat", {"api_key_env": key}, "a", root=ROOT)
     assert "this looks like a key, not the NAME of a variable" in str(caught.value)
     assert key[:10] not in str(caught.value)
 
@@ -82,14 +85,14 @@ def test_a_name_that_is_not_an_identifier_is_still_shown(write_config: Write) ->
 @pytest.mark.parametrize("header", ["X-Custom", "X-Team"])
 def test_a_key_pasted_into_any_http_header_must_be_an_env_reference_and_is_not_repeated(header: str) -> None:
     with pytest.raises(AdapterLoadError) as caught:
-        load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {header: KEYS[0]}}, "a")
+        load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {header: KEYS[0]}}, "a", root=ROOT)
     message = str(caught.value)
     assert f"key 'headers.{header}'" in message and "env:VAR_NAME" in message
     assert KEYS[0][:10] not in message
 
 
 def test_an_ordinary_header_value_is_kept() -> None:
-    adapter = load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {"X-Team": "evals"}}, "a")
+    adapter = load_adapter("http", {"url": "http://127.0.0.1:9/x", "headers": {"X-Team": "evals"}}, "a", root=ROOT)
     assert adapter.secrets == []
 
 
