@@ -184,13 +184,18 @@ class AgentCliAdapter(Adapter):
         return f"`{self.binary} --version` {why}: {tail(stderr, self.secrets, 300) or '(no output)'}"
 
     def _found(self) -> str | None:
-        found = shutil.which(self.binary) if os.sep not in self.binary else self.binary
-        return found if found is not None and os.path.exists(found) else None
+        """The binary on PATH, or its path; a relative path is one the project root does not hold
+        (`_resolved` made the others absolute): it counts as missing, whatever the folder
+        `niceeval` was typed in holds."""
+        if os.sep not in self.binary:
+            return shutil.which(self.binary)
+        return self.binary if os.path.isabs(self.binary) and os.path.exists(self.binary) else None
 
     def _not_found(self) -> str:
-        return (f"the {self.name} adapter's binary {self.binary!r} was not found"
-                f"{' on PATH' if os.sep not in self.binary else ''}; install it ({self.install_hint}) "
-                "or set `binary` in the experiment's options")
+        where = " on PATH" if os.sep not in self.binary else \
+            "" if os.path.isabs(self.binary) else f" in the project root ({self.root})"
+        return (f"the {self.name} adapter's binary {self.binary!r} was not found{where}; install it "
+                f"({self.install_hint}) or set `binary` in the experiment's options")
 
     async def preflight(self) -> str | None:
         """`<binary> --version` runs: else the cause (the run stops with a setup error, exit 3).

@@ -150,3 +150,22 @@ def test_a_coding_agent_binary_is_the_projects_file_and_works_in_the_project_roo
     res = _niceeval(sub, "run")
     assert res.returncode == 1, res.stdout + res.stderr  # the check wants the command agent's reply
     assert _replies(proj) == [f"project claude in {proj.root.resolve()}"]
+
+
+def test_a_coding_agent_binary_only_the_typed_in_folder_holds_is_missing(proj: Project) -> None:
+    proj.write("niceeval.toml", """
+        [experiments.agent]
+        adapter = "claude-code"
+        [experiments.agent.options]
+        binary = "bin/claude"
+    """)
+    proj.write("evals/hello.py", EVAL)
+    script = proj.root / "sub" / "bin" / "claude"  # not the project's: the project root has no bin/claude
+    script.parent.mkdir(parents=True)
+    script.write_text(CLAUDE.format(name="decoy claude"))
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+    res = _niceeval(proj.root / "sub", "run")
+    assert res.returncode == 3, res.stdout + res.stderr  # the preflight's setup error, no attempt
+    assert f"binary 'bin/claude' was not found in the project root ({proj.root.resolve()})" in res.stdout + res.stderr
+    assert proj.sql("SELECT id FROM attempts") == []
