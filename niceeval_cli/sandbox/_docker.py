@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 from .._sandbox_spec import DOCKER_PIDS_LIMIT, Command, SandboxSpec, template_problem
 from . import _engine, _engine_ops, _held, _live
 from ._baked import Bakery
-from ._held import NO_TAR, WRITE_FAILED, Held, has_tar, owned_paths, read_script, remember_tar, tar_of_files
+from ._held import NO_TAR, TOO_LONG, WRITE_FAILED, Held, has_tar, owned_paths, read_script, remember_tar, tar_of_files
 from ._local import argv_of
 from ._proc import run_host
 from ._starts import stable_workdir, template_tar
@@ -389,6 +389,8 @@ class DockerWorkspace:
             return states
         if process.returncode == NO_TAR:
             remember_tar(self.image_id, False)
+        elif TOO_LONG in error:  # Docker's own copy leaves such a file out without a word: no fallback
+            raise OSError(f"could not read all of the workspace: a path in it is too long for tar ({TOO_LONG})")
         self.held.give_back(files)
         return None
 

@@ -32,6 +32,7 @@ from typing import Any
 
 __all__ = [
     "NO_TAR",
+    "TOO_LONG",
     "WRITE_FAILED",
     "Held",
     "fed",
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 NO_TAR, WRITE_FAILED = 97, 98
+TOO_LONG = "File name too long"  # a tar's word for a file past PATH_MAX (made one `chdir` at a time)
 
 # $1 the workdir's parent, $2 its name, then the held paths (relative to the workdir; their tar on stdin).
 _READ = ('command -v tar >/dev/null 2>&1 || exit 97; p=$1; n=$2; shift 2; '

@@ -223,3 +223,27 @@ async def test_a_file_name_holding_line_breaks_cannot_forge_report_lines(make_ha
     h.sandbox.not_in_diff(includes("KEY"))
     result, _ = await h.result()
     assert "\n" not in result.explanation and "a\\n  ✓ matched  all fine\\r:1: KEY=1" in result.explanation
+
+
+
+_DEEP = ("import os\nfor _ in range(40):\n    os.mkdir('d' * 120)\n    os.chdir('d' * 120)\n"
+         "open('f.txt', 'w').write('api_key=1\\n')\n")
+
+
+@pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.slow)])
+async def test_a_file_deeper_than_a_path_can_name_is_never_reported_unchanged(make_harness, template, kind, request):
+    """The agent writes a file 4 800 characters deep (past PATH_MAX, one `chdir` at a time): the
+    container's tar could not name it and Docker's own copy left it out without a word, so
+    `no_changes` and `not_in_diff` matched over a workspace that held a new secret."""
+    spec = local_sandbox(template=str(template)) if kind == "local" else \
+        docker_sandbox(image=request.getfixturevalue("python_image"), template=str(template))
+    h = await make_harness(spec)
+    done = await h.sandbox.run(["python3", "-c", _DEEP])
+    assert done.exit_code == 0, done
+    h.sandbox.no_changes()
+    h.sandbox.not_in_diff(includes("api_key"))
+    for index in (0, 1):
+        result, _evidence = await h.result(index)
+        assert result.state != "matched", result.explanation
+        if kind == "docker":
+            assert result.state == "errored" and "too long" in result.explanation, result.explanation
