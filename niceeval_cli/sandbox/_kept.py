@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ._baked import remove_images
 from ._docker import LABEL, docker
-from ._local import KEPT_FILE, OWNER_FILE, PREFIX, WORK_DIR, kill_started_in, visitors_of
+from ._local import KEPT_FILE, OWNER_FILE, PREFIX, WORK_DIR, kill_started_in, remove_tree, visitors_of
 
 __all__ = ["KeptSandbox", "Pruned", "alive", "list_sandboxes", "prune_sandboxes"]
 
@@ -122,7 +122,7 @@ def prune_sandboxes(tmp: Path | None = None, *, docker_too: bool = True) -> Prun
                 left.append((item, visitors))
                 continue
             kill_started_in(root)
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
         else:
             subprocess.run([docker(), "rm", "-f", "-v", item.name], capture_output=True, timeout=60, check=False)
         removed.append(item)

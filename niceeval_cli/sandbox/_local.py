@@ -36,7 +36,7 @@ from ._workspace import (
 
 __all__ = [
     "KEPT_FILE", "MARKER", "OWNER_FILE", "PREFIX", "WORK_DIR", "LocalKind", "LocalWorkspace", "OutsideWorkspace",
-    "argv_of", "inside", "kill_everything_in", "kill_started_in", "visitors_of",
+    "argv_of", "inside", "kill_everything_in", "kill_started_in", "remove_tree", "visitors_of",
 ]
 
 PREFIX = "niceeval-sandbox-"
@@ -167,8 +167,10 @@ def _state(full: Path, cancel: Cancel | None, budget: TextBudget) -> FileState |
     never reads more than DIFFABLE_BYTES of a file (a sparse 40 GB file is compared by its stamp)."""
     try:
         info = os.lstat(full)
-    except OSError:
+    except FileNotFoundError:
         return None  # vanished between the walk and now
+    except OSError as exc:  # in a folder the agent left listable but not searchable (`chmod a-x`): unknown
+        return FileState.stamped(0, f"unstated:{exc.errno}", f"unreadable: {exc.strerror or exc}")
     if stat.S_ISLNK(info.st_mode):
         try:
             return FileState.link(os.readlink(full).encode("utf-8", "surrogateescape"))
@@ -199,6 +201,13 @@ def _state(full: Path, cancel: Cancel | None, budget: TextBudget) -> FileState |
     return FileState.of(data, budget)
 
 
+def _is_link(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except OSError:  # past PATH_MAX: the walk's `onerror` names that folder
+        return False
+
+
 def _copy_template(template: str, dest: Path) -> None:
     problem = template_problem(template)
     if problem is not None:
@@ -206,9 +215,28 @@ def _copy_template(template: str, dest: Path) -> None:
     shutil.copytree(template, dest, symlinks=True)
 
 
+def remove_tree(root: Path) -> None:
+    """Remove a sandbox folder whatever modes the agent left in it. A folder without write or search
+    permission (`chmod 555`, as Go's module cache makes its folders) kept what was in it, and the
+    workspace outlived the run; such folders are given back to their owner (`u+rwx`) and removed."""
+    shutil.rmtree(root, ignore_errors=True)
+    if not os.path.lexists(root):
+        return
+    folders = [str(root)]
+    while folders:  # top-down: a folder must be searchable before what is in it can be reached
+        folder = folders.pop()
+        try:
+            os.chmod(folder, stat.S_IRWXU)  # the processes working here are dead: nothing swaps it for a link
+            with os.scandir(folder) as entries:
+                folders.extend(entry.path for entry in entries if entry.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def _remove(root: Path, groups: set[int]) -> None:
     kill_everything_in(root, groups)
-    shutil.rmtree(root, ignore_errors=True)
+    remove_tree(root)
 
 
 class LocalWorkspace:
@@ -242,11 +270,21 @@ class LocalWorkspace:
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         states: dict[str, FileState] = {}
         budget = TextBudget()
-        for dirpath, dirnames, filenames in os.walk(self.path):
+
+        def unlisted(error: OSError) -> None:
+            """A folder the walk could not list (the agent's `chmod 000`, a path past PATH_MAX): what it
+            holds is unknown, so it is a change whose content was not read — never "nothing there"."""
+            if isinstance(error, FileNotFoundError):
+                return  # gone (`rm -rf` of the workspace itself): its files were deleted
+            rel = os.path.relpath(error.filename, self.path) if isinstance(error.filename, str) else "."
+            states[Path(rel).as_posix()] = FileState.stamped(0, f"unlisted:{error.errno}", "a folder that could "
+                                                             f"not be listed: {error.strerror or error}")
+
+        for dirpath, dirnames, filenames in os.walk(self.path, onerror=unlisted):
             if cancel is not None:
                 cancel.check()
             dirnames.sort()
-            linked = [name for name in dirnames if (Path(dirpath) / name).is_symlink()]  # listed, not followed
+            linked = [name for name in dirnames if _is_link(Path(dirpath) / name)]  # listed, not followed
             for name in [*filenames, *linked]:
                 full = Path(dirpath) / name
                 state = _state(full, cancel, budget)

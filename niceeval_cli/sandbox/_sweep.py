@@ -17,7 +17,7 @@ from pathlib import Path
 from ._baked import remove_images
 from ._docker import docker
 from ._kept import KEPT, ORPHANED, KeptSandbox, alive, list_sandboxes
-from ._local import kill_everything_in
+from ._local import kill_everything_in, remove_tree
 
 __all__ = ["sweep_run"]
 
@@ -39,7 +39,7 @@ def sweep_run(run_id: str, tmp: Path | None = None, *, docker_too: bool = True,
         if item.kind == "local":
             root = Path(item.location).parent
             kill_everything_in(root, set())  # what its teardown would have killed: marked, or working inside
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
         else:
             try:
                 subprocess.run([docker(), "rm", "-f", "-v", item.name], capture_output=True, timeout=60, check=False)
