@@ -109,7 +109,7 @@ class CommandResult:
             object.__setattr__(self, "returncode", self.exit_code)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileState:
     """One path of a snapshot. Two states are the same file content when their digests are equal."""
 
