@@ -155,10 +155,19 @@ def _read_file(target: Path, shown: str, max_bytes: int) -> bytes:
         return data
 
 
-def _write_file(target: Path, data: bytes) -> None:
+def _write_file(target: Path, data: bytes, shown: str) -> None:
+    """A FIFO, socket or device the agent left at the path is replaced, as a container's write
+    replaces it, never opened: a FIFO's open waited for a reader forever."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW, 0o644)
+    try:
+        if node_kind(os.lstat(target).st_mode) is not None:
+            os.unlink(target)
+    except FileNotFoundError:
+        pass
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | _NO_FOLLOW, 0o644)
     with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # made there again between the check and the open
+            raise OSError(f"{shown}: not a regular file in the sandbox workspace, so it was not written")
         handle.write(data)
 
 
@@ -265,7 +274,7 @@ class LocalWorkspace:
         target = inside(self.path, path)
         if target == Path(os.path.realpath(self.path)):
             raise IsADirectoryError(f"{path!r} is the workspace itself, not a file")
-        await asyncio.to_thread(_write_file, target, data)
+        await asyncio.to_thread(_write_file, target, data, path)
 
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         states: dict[str, FileState] = {}

@@ -3,7 +3,9 @@ happen (a hard link is no modification), nor take the host down (a fork bomb) â€
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
 import subprocess
 import tarfile
 import time
@@ -269,3 +271,20 @@ async def test_a_file_deeper_than_a_path_can_name_is_never_reported_unchanged(ma
     for index, state in enumerate(expected):
         result, _evidence = await h.result(index)
         assert result.state == state and (kind == "local" or "too long" in result.explanation), result.explanation
+
+
+async def test_a_write_onto_a_fifo_the_agent_left_replaces_it_and_never_waits(make_harness, spec):
+    """The agent leaves a FIFO where the eval then writes: a local write opened it and waited for a
+    reader forever (an attempt without a deadline never ended; its thread outlived its timeout).
+    It is replaced by the file, as a container's write replaces it."""
+    h = await make_harness(spec)
+    assert (await h.sandbox.run("mkfifo notes.txt")).exit_code == 0
+    try:
+        await asyncio.wait_for(h.sandbox.write_text("notes.txt", "hello\n"), 10)
+    except TimeoutError:
+        if h.workspace.kind == "local":  # a reader lets the stuck thread go, or the test process never ends
+            os.close(os.open(Path(h.sandbox.workdir, "notes.txt"), os.O_RDONLY | os.O_NONBLOCK))
+        pytest.fail("the write waited for a reader of the FIFO")
+    assert await asyncio.wait_for(h.sandbox.read_text("notes.txt"), 10) == "hello\n"
+    done = await h.sandbox.run("test -f notes.txt && test ! -p notes.txt && cat notes.txt")
+    assert (done.exit_code, done.stdout) == (0, "hello\n"), done
