@@ -59,6 +59,9 @@ def inside(root: Path, path: str) -> Path:
     rel = PurePosixPath(path)
     if rel.is_absolute() or ".." in rel.parts:
         raise ValueError(f"{path!r}: sandbox paths are relative to the workspace and stay inside it")
+    if os.path.islink(root):  # the agent put a link where its workspace was: what it leads to is not it
+        raise OutsideWorkspace(f"sandbox path {path!r}: the workspace itself was replaced by a symlink (to "
+                               f"{os.readlink(root)}); t.sandbox reads, writes and runs only inside the workspace")
     home = Path(os.path.realpath(root))
     real = Path(os.path.realpath(root / rel))
     if real != home and home not in real.parents:
@@ -261,7 +264,7 @@ class LocalWorkspace:
     async def run(self, command: Command | Sequence[str], *, cwd: str | None = None,
                   env: Mapping[str, str] | None = None, input: str | None = None,
                   timeout_ms: int | None = None) -> CommandResult:
-        where = inside(self.path, cwd) if cwd else self.path
+        where = inside(self.path, cwd or ".")
         full_env = {**os.environ, **(env or {}), MARKER: self.root.name}
         return await run_host(argv_of(command), cwd=str(where), env=full_env, input=input,
                               timeout_ms=timeout_ms, groups=self.groups)
@@ -279,6 +282,8 @@ class LocalWorkspace:
     def snapshot(self, cancel: Cancel | None = None) -> Snapshot:
         states: dict[str, FileState] = {}
         budget = TextBudget()
+        if os.path.islink(self.path):  # replaced by a link (`ln -s / workspace`): every file of it was deleted,
+            return states  # as a container's read finds it; the walk would have read what the link leads to
 
         def unlisted(error: OSError) -> None:
             """A folder the walk could not list (the agent's `chmod 000`, a path past PATH_MAX): what it
@@ -305,7 +310,7 @@ class LocalWorkspace:
         return list(argv)
 
     def exec_cwd(self, cwd: str | None = None) -> str | None:
-        return str(inside(self.path, cwd) if cwd else self.path)
+        return str(inside(self.path, cwd or "."))
 
     async def teardown(self, *, keep: bool) -> str | None:
         try:

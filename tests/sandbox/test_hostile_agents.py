@@ -16,7 +16,7 @@ import pytest
 from niceeval_cli._sandbox_spec import DOCKER_PIDS_LIMIT
 from niceeval_cli.authoring import AuthoringError
 from niceeval_cli.expect import NumericMaterial, equals, includes
-from niceeval_cli.sandbox import SandboxSpec, docker_sandbox, local_sandbox
+from niceeval_cli.sandbox import OutsideWorkspace, SandboxSpec, docker_sandbox, local_sandbox
 from niceeval_cli.sandbox._tar_read import tar_states
 from tests.sandbox.conftest import Harness
 from tests.support.docker import niceeval_containers
@@ -288,3 +288,27 @@ async def test_a_write_onto_a_fifo_the_agent_left_replaces_it_and_never_waits(ma
     assert await asyncio.wait_for(h.sandbox.read_text("notes.txt"), 10) == "hello\n"
     done = await h.sandbox.run("test -f notes.txt && test ! -p notes.txt && cat notes.txt")
     assert (done.exit_code, done.stdout) == (0, "hello\n"), done
+
+
+async def test_a_workspace_the_agent_replaced_with_a_link_is_gone_not_followed(make_harness, local_spec, tmp_path):
+    """The agent removes its local workspace and links that path to a folder outside: the snapshot
+    walked the link's target (host files in the diff and its evidence; `ln -s /` walked the whole
+    host), and `read_text` read outside the workspace. As in a container, every file of the
+    workspace was deleted, and nothing is read through the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("api_key=1\n")
+    h = await make_harness(local_spec)
+    done = await h.sandbox.run(f"w=$(pwd) && cd / && rm -rf \"$w\" && ln -s '{outside}' \"$w\"")
+    assert done.exit_code == 0, done
+    assert h.sandbox.changed_paths() == [("README.md", "deleted"), ("logo.bin", "deleted"), ("src/app.py", "deleted")]
+    h.sandbox.not_in_diff(includes("api_key"))
+    result, evidence = await h.result()
+    assert result.state == "matched" and "secret" not in evidence, (result.explanation, evidence)
+    with pytest.raises(OutsideWorkspace):
+        await h.sandbox.read_text("secret.txt")
+    with pytest.raises(OutsideWorkspace):
+        await h.sandbox.write_text("planted.txt", "x\n")
+    with pytest.raises(OutsideWorkspace):  # the eval's own `rm -rf *` would have run in the link's target
+        await h.sandbox.run("echo x > planted.txt")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
