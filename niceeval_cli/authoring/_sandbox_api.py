@@ -119,7 +119,8 @@ def _signals_cancel(cancel: Cancel, caught: list[int]) -> Iterator[None]:
     previous: dict[int, Any] = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
+            if signal.getsignal(sig) != signal.SIG_IGN:  # ignored for the whole run (a script's `&`): here too
+                previous[sig] = signal.signal(sig, handler)
         yield
     finally:
         for number, old in previous.items():

@@ -312,3 +312,31 @@ async def test_a_workspace_the_agent_replaced_with_a_link_is_gone_not_followed(m
     with pytest.raises(OutsideWorkspace):  # the eval's own `rm -rf *` would have run in the link's target
         await h.sandbox.run("echo x > planted.txt")
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+async def test_a_signal_the_run_ignores_does_not_cut_a_read_short(make_harness, local_spec):
+    """`niceeval run &` from a script starts with SIGINT ignored, and the run leaves it so; yet a
+    SIGINT during `changed_paths()` cancelled that attempt's read (`interrupted`) while the run went
+    on with the next attempts. An ignored signal is ignored by the read too."""
+    import signal
+    import threading
+
+    h = await make_harness(local_spec)
+    done = await h.sandbox.run(["python3", "-c", "for i in range(30000): open(f'f{i}', 'w').close()"])
+    assert done.exit_code == 0, done
+    reading = threading.Event()
+
+    def interrupt() -> None:
+        while not reading.wait(0.02):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    try:
+        paths = h.sandbox.changed_paths()
+    finally:
+        reading.set()
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+    assert len(paths) == 30000
