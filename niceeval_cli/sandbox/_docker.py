@@ -47,8 +47,9 @@ _IDLE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
 # the slot first and reads the names after, so a command that starts after its timeout fired (a
 # loaded daemon can take longer than the timeout to start it) ends at once instead of running on
 # unseen; it then waits (≤ 2 s) until each killed process is gone, not left a zombie `kill -0` sees.
+# Anyone in the container may write here: a name whose pid is 0, 1 or no number is passed over.
 _STARTED = ': > {slot}.$$; [ -e {slot}.stop ] && exit 137; exec "$@"'
-_KILL = (': > {slot}.stop; for f in {slot}.[0-9]*; do [ -e "$f" ] || continue; p=${{f##*.}}; '
+_KILL = (': > {slot}.stop; for f in {slot}.[0-9]*; do p=${{f##*.}}; case $p in 0|1|*[!0-9]*) continue;; esac; '
          'kill -KILL -- -$p $p 2>/dev/null; i=0; '
          'while [ -e /proc/$p ] && [ $i -lt 200 ]; do sleep 0.01 2>/dev/null || break; i=$((i+1)); done; done')
 _OWN_EMPTY = '[ -n "$(ls -A -- "$2")" ] || chown -- "$1" "$2"'  # without a template: a folder Docker made
@@ -535,8 +536,7 @@ class DockerKind:
         try:
             result = await run_host([docker(), "run", "--rm", "--name", name, *labels, "--network", "none",
                                      "--pids-limit", str(DOCKER_PIDS_LIMIT), *user, "--entrypoint", argv[0],
-                                     spec.image or "",
-                                     *argv[1:]], timeout_ms=timeout_ms, env=client_env())
+                                     spec.image or "", *argv[1:]], timeout_ms=timeout_ms, env=client_env())
         except BaseException:
             await asyncio.shield(asyncio.to_thread(_remove, name))
             raise

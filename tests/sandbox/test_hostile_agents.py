@@ -340,3 +340,18 @@ async def test_a_signal_the_run_ignores_does_not_cut_a_read_short(make_harness, 
         sender.join()
         signal.signal(signal.SIGINT, previous)
     assert len(paths) == 30000
+
+
+async def test_pid_names_forged_in_the_pid_folder_neither_save_a_command_nor_kill_another(make_harness,
+                                                                                           docker_image):
+    """Anyone in the container may write `/run/niceeval`. Next to a running command's own pid name
+    the agent planted `SLOT.0` and `SLOT.1`: its timeout's kill then ran `kill -- -0` (its own
+    group: the kill died and the command ran on) and `kill -- -1` (every process in the container)."""
+    h = await make_harness(docker_sandbox(image=docker_image))
+    await h.sandbox.run("sleep 8888 > /dev/null 2>&1 &")  # the agent's own, not the command's
+    plant = "sleep 1; for f in /run/niceeval/*.[0-9]*; do : > \"${f%.*}.0\"; : > \"${f%.*}.1\"; done"
+    slow, _ = await asyncio.gather(h.sandbox.run("sleep 7777", timeout_ms=3000), h.sandbox.run(plant))
+    assert slow.timed_out
+    left = await h.sandbox.run("for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done "
+                               "| grep -E '^sleep (7777|8888) ' || true")
+    assert left.stdout == "sleep 8888 \n", left
