@@ -250,7 +250,7 @@ class DockerWorkspace:
         if cwd:
             await asyncio.to_thread(_check_dir, self.container, self.workdir, _rel(cwd), cwd)
         await asyncio.to_thread(self._flush)
-        slot = f"{_PID_DIR}/{next(_count)}"
+        slot = f"{_PID_DIR}/{os.urandom(8).hex()}"  # unguessable: no later slot is stopped ahead
         wrapped = ["sh", "-c", _STARTED.format(slot=slot), "niceeval", *argv_of(command)]
         started = time.monotonic()
         try:

@@ -355,3 +355,16 @@ async def test_pid_names_forged_in_the_pid_folder_neither_save_a_command_nor_kil
     left = await h.sandbox.run("for p in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $p; echo; done "
                                "| grep -E '^sleep (7777|8888) ' || true")
     assert left.stdout == "sleep 8888 \n", left
+
+
+async def test_a_later_command_cannot_be_stopped_ahead_by_a_name_planted_for_its_slot(make_harness, docker_image):
+    """A command starts only if its slot's `SLOT.stop` is absent. Slots were numbered in turn, so an
+    agent could plant the next fifty `N.stop` and every later command of the test (its pytest, its
+    checks) exited 137 without running; slot names are unguessable now."""
+    h = await make_harness(docker_sandbox(image=docker_image))
+    plant = ('m=0; for f in /run/niceeval/*.*; do n=${f##*/}; n=${n%%.*}; '
+             'case $n in ""|*[!0-9]*) ;; *) [ "$n" -gt "$m" ] && m=$n;; esac; done; '
+             'i=1; while [ $i -le 50 ]; do : > /run/niceeval/$((m+i)).stop; i=$((i+1)); done')
+    assert (await h.sandbox.run(plant)).exit_code == 0
+    later = await h.sandbox.run("echo ran")
+    assert (later.exit_code, later.stdout) == (0, "ran\n"), later
