@@ -38,6 +38,7 @@ from ..sandbox import (
     added_lines,
     changes,
     diff_lines,
+    hidden,
     is_binary,
     shown_path,
     trimmed,
@@ -392,10 +393,14 @@ class SandboxAPI(SandboxFiles):
             found = changes(baseline, now, (prefix,))
             evidence = self._evidence(baseline, now, found, cancel)
             where = "the workspace" if not prefix else rel
+            unknown = hidden(baseline, now, (prefix,))
+            wanted = [c for c in found if status is None or c.status == status]
+            if not wanted and unknown:
+                return _unlisted(f"expected {where} {status or 'changed'}", unknown).with_evidence(evidence)
             if not found:
                 return MatchResult.mismatched(f"{where} did not change since the start").with_evidence(evidence)
             statuses = _first([f"{shown_path(c.path)} {c.status}" for c in found])
-            if status is not None and not any(c.status == status for c in found):
+            if not wanted:
                 return MatchResult.mismatched(f"expected {where} {status}, but: {statuses}").with_evidence(evidence)
             return MatchResult.matched(statuses).with_evidence(evidence)
 
@@ -411,6 +416,9 @@ class SandboxAPI(SandboxFiles):
 
         def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
             found = changes(baseline, now, prefixes)
+            unknown = hidden(baseline, now, prefixes)
+            if not found and unknown:
+                return _unlisted("expected nothing changed", unknown).with_evidence("")
             if not found:
                 where = f" under {', '.join(under)}" if under and all(prefixes) else ""
                 return MatchResult.matched(f"nothing changed{where}").with_evidence("")
@@ -452,6 +460,9 @@ class SandboxAPI(SandboxFiles):
                 return MatchResult.mismatched(
                     f"{len(hits)} added line(s) match {match.describe()}: {_first(hits)}{note}"
                 ).with_evidence(evidence)
+            if not unread and not unsure and (unknown := hidden(baseline, now)):
+                return _unlisted(f"no added line matches {match.describe()} where it could look", unknown
+                                 ).with_evidence(evidence)
             if unread or unsure:
                 why = (f"could not search {len(unread)} changed file(s) whose content was not read: {_first(unread)}"
                        if unread else f"cannot tell whether these lines are new: {_first(unsure)}")
@@ -460,6 +471,13 @@ class SandboxAPI(SandboxFiles):
             return MatchResult.matched(f"no added line matches {match.describe()}{note}").with_evidence(evidence)
 
         return self._assert("not_in_diff", {"match": match.name, "config": dict(match.config)}, shown, decide)
+
+
+def _unlisted(text: str, folders: Sequence[str]) -> MatchResult:
+    """Unavailable: what lies under these folders, which the read could not list, is unknown."""
+    return MatchResult.unavailable(UnavailableReason.DIFF_UNAVAILABLE, f"{text}, but what is under "
+                                   f"{_first([shown_path(f) for f in folders])} is unknown (a folder that could "
+                                   "not be listed)")
 
 
 _UNDECLARED = (

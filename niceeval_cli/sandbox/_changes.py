@@ -15,7 +15,7 @@ from ._workspace import FileState, Snapshot
 
 __all__ = [
     "ADDED", "DELETED", "MODIFIED", "STATUSES", "AddedLine", "Change", "added_lines", "changes", "diff_lines",
-    "diff_text", "is_binary", "shown_path", "trimmed",
+    "diff_text", "hidden", "is_binary", "shown_path", "trimmed",
 ]
 
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
@@ -62,15 +62,32 @@ def _change(path: str, status: str, old: FileState | None, new: FileState | None
     return Change(path, status, any(is_binary(s) for s in sides), node, None if node else unread)
 
 
+def hidden(before: Snapshot, after: Snapshot, under: Sequence[str] = ()) -> list[str]:
+    """The folders either side could not list (`FileState.hides`) that overlap `under`: whether
+    anything under them was added, modified or deleted is unknown."""
+    found = {path for snap in (before, after) for path, state in snap.items() if state.hides}
+    return sorted(path for path in found
+                  if path == "." or _within(path, under) or any(_under(p, path) for p in under if p))
+
+
+def _under(path: str, folder: str) -> bool:
+    """`path` lies in `folder` ("." is the workspace itself, which holds everything)."""
+    return folder == "." or path == folder or path.startswith(f"{folder}/")
+
+
 def changes(before: Snapshot, after: Snapshot, under: Sequence[str] = ()) -> list[Change]:
-    """Paths added, modified or deleted, sorted by path; `under` narrows to those prefixes."""
+    """Paths added, modified or deleted, sorted by path; `under` narrows to those prefixes. A path
+    under a folder that could not be listed is left out (neither there nor gone is known): the
+    folder itself is the change, and `hidden` names it."""
     out = []
+    unlisted = hidden(before, after)
     for path in sorted(set(before) | set(after)):
-        if not _within(path, under):
+        if not _within(path, under) or (unlisted and any(h != path and _under(path, h) for h in unlisted)):
             continue
         old, new = before.get(path), after.get(path)
-        if old is None and new is not None:
-            out.append(_change(path, ADDED, None, new))
+        if old is None and new is not None:  # a folder that held files before and cannot be listed now: modified
+            held = new.hides and any(p != path and _under(p, path) for p in before)
+            out.append(_change(path, MODIFIED if held else ADDED, None, new))
         elif new is None and old is not None:
             out.append(_change(path, DELETED, old, None))
         elif old is not None and new is not None and old.digest != new.digest:

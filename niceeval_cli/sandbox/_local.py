@@ -291,8 +291,7 @@ class LocalWorkspace:
             if isinstance(error, FileNotFoundError):
                 return  # gone (`rm -rf` of the workspace itself): its files were deleted
             rel = os.path.relpath(error.filename, self.path) if isinstance(error.filename, str) else "."
-            states[Path(rel).as_posix()] = FileState.stamped(0, f"unlisted:{error.errno}", "a folder that could "
-                                                             f"not be listed: {error.strerror or error}")
+            states[Path(rel).as_posix()] = FileState.unlisted(error.errno, str(error.strerror or error))
 
         for dirpath, dirnames, filenames in os.walk(self.path, onerror=unlisted):
             if cancel is not None:

@@ -119,6 +119,7 @@ class FileState:
     node: str | None = None  # not a regular file: "symlink", "fifo", "socket", "character device", ...
     unread: str | None = None  # why the content was not read or kept (too large, unreadable): no diff of it
     binary: bool = False  # read, not text (a NUL byte, or not UTF-8): compared by digest, never kept
+    hides: bool = False  # a folder that could not be listed: whatever is under it is unknown
 
     @staticmethod
     def of(data: bytes, budget: TextBudget | None = None) -> FileState:
@@ -156,6 +157,13 @@ class FileState:
     def stamped(size: int, stamp: str, unread: str) -> FileState:
         """A file not read (too large, unreadable): the same file while size and timestamps are."""
         return FileState(f"stat:{size}:{stamp}", None, size, unread=unread)
+
+    @staticmethod
+    def unlisted(errno: int | None, why: str) -> FileState:
+        """A folder the read could not list (the agent's `chmod 000`, a path past PATH_MAX): a change
+        whose content was not read, and nothing under it is known to be there or gone."""
+        return FileState(f"stat:0:unlisted:{errno}", None, 0, unread=f"a folder that could not be listed: {why}",
+                         hides=True)
 
     @staticmethod
     def link(target: bytes) -> FileState:

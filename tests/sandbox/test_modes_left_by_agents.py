@@ -84,3 +84,54 @@ def test_folders_an_agent_closed_are_neither_unchanged_nor_left_behind():
     assert seen["secret"] == "unavailable" and "hide" in seen["why"], seen
     assert seen["nothing"] == "mismatched", seen
     assert seen["left"] is False, seen  # the read-only folders went with the workspace
+
+
+def test_files_in_a_folder_an_agent_closed_are_unknown_never_deleted(tmp_path: Path):
+    """The template's `hide/old.txt` sits in a folder the agent then closed (`chmod 000`). The read
+    could not list it, so whether `old.txt` is still there is unknown: `file_changed(..., "deleted")`
+    matched, and `changed_paths()` said it was deleted."""
+    base = tempfile.mkdtemp(prefix="niceeval-test-modes-", dir="/tmp")
+    os.chmod(base, 0o777)
+    template = Path(base) / "template"
+    (template / "hide").mkdir(parents=True)
+    (template / "hide" / "old.txt").write_text("kept\n")
+    (template / "README.md").write_text("# demo\n")
+    for path in (template, template / "hide"):
+        os.chmod(path, 0o777)
+    for path in (template / "hide" / "old.txt", template / "README.md"):
+        os.chmod(path, 0o666)
+
+    def scenario() -> dict[str, Any]:
+        tempfile.tempdir = base
+
+        async def attempt() -> dict[str, Any]:
+            spec = local_sandbox(template=str(template)).resolved()
+            workspace = await kind_for(spec).create(spec, label=f"closed-{os.getpid()}")
+            h = Harness(workspace)
+            assert (await h.sandbox.run("chmod 000 hide")).exit_code == 0
+            seen: dict[str, Any] = {"paths": h.sandbox.changed_paths()}
+            checks = {"deleted": lambda: h.sandbox.file_changed("hide/old.txt", status="deleted"),
+                      "changed": lambda: h.sandbox.file_changed("hide/old.txt"),
+                      "anything deleted": lambda: h.sandbox.file_changed(".", status="deleted"),
+                      "folder": lambda: h.sandbox.file_changed("hide", status="modified"),
+                      "readme": lambda: h.sandbox.no_changes("README.md")}
+            for name, check in checks.items():
+                check()
+                result, _ = await h.result()
+                seen[name] = (result.state.value, result.explanation)
+            await h.sandbox.run("chmod 700 hide")
+            await workspace.teardown(keep=False)
+            return seen
+
+        return asyncio.run(attempt())
+
+    try:
+        seen = _as_ordinary_user(scenario)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert seen["paths"] == [("hide", "modified")], seen
+    for name in ("deleted", "changed", "anything deleted"):
+        state, why = seen[name]
+        assert state == "unavailable" and "hide" in why and "could not be listed" in why, (name, seen)
+    assert seen["folder"][0] == "matched", seen  # the folder did change: it cannot be listed now
+    assert seen["readme"][0] == "matched", seen  # elsewhere, what is known still decides
