@@ -4,8 +4,10 @@ under test's identity").
 A result may be reused only while the code that produced it is unchanged, so the fingerprint
 holds the digest of every project file the eval module and the system under test are made of:
 the files named, plus every module inside the project root they import, transitively. Imports
-are read statically (`import` and `from … import` statements, and `importlib.import_module` /
-`__import__` calls naming their module as a literal, wherever they stand in the file)
+are read statically (`import` and `from … import` statements, `importlib.import_module` /
+`__import__` calls naming their module as a literal, and modules loaded from a file whose path the
+source writes out — `spec_from_file_location`, `SourceFileLoader`, `runpy.run_path` — wherever
+they stand in the file)
 rather than from what a module happens to hold at run time: `from m import CONSTANT` makes `m`
 part of the identity although no global refers to `m`. Installed packages (anything under
 site-packages / dist-packages) and files outside the project root never enter; an experiment's
@@ -126,6 +128,7 @@ class ProjectSources:
         except (SyntaxError, ValueError):
             return []  # the digest still covers its bytes; the import itself will say what is wrong
         found: list[Path] = []
+        bindings = _path_bindings(tree, path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -150,6 +153,10 @@ class ProjectSources:
                     level = len(named) - len(dotted)
                     found += (self._relative(path, level, dotted or None, []) if level
                               else self._absolute(dotted, search))
+                located = _loaded_by_path(node, path, bindings)
+                if located is not None:  # `spec_from_file_location("agent", HERE / "agent.py")`
+                    found += [p for base in (path.parent, self.root)
+                              if (p := Path(os.path.normpath(base / located))).is_file()]
         return found
 
     def _listed_submodules(self, init: Path) -> list[Path]:
@@ -368,3 +375,74 @@ def _imported_by_call(node: ast.Call) -> str | None:
         except ImportError:  # beyond the top-level package: the import itself will say so
             return None
     return first.value  # relative to the calling module's package (`import_module(".x", __package__)`)
+
+
+#: Calls that load a module from a file, and the position / keyword of that file's path.
+_BY_PATH = {"spec_from_file_location": (1, "location"), "SourceFileLoader": (1, "path"),
+            "run_path": (0, "path_name")}
+
+
+def _loaded_by_path(node: ast.Call, module: Path, bindings: Mapping[str, str]) -> str | None:
+    """The file an `importlib.util.spec_from_file_location(name, PATH)` / `SourceFileLoader(name,
+    PATH)` / `runpy.run_path(PATH)` call loads, when PATH can be read from the source: a literal, or
+    built from `__file__` and literals (`Path(__file__).parent / "agent.py"`, `os.path.join(
+    os.path.dirname(__file__), "agent.py")`, a module-level name bound to such a path). A relative
+    result is looked for beside the module and in the project root (either may be meant)."""
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if called not in _BY_PATH:
+        return None
+    index, keyword = _BY_PATH[called]
+    arg = node.args[index] if len(node.args) > index else \
+        next((k.value for k in node.keywords if k.arg == keyword), None)
+    return _static_path(arg, module, bindings) if arg is not None else None
+
+
+def _path_bindings(tree: ast.Module, module: Path) -> dict[str, str]:
+    """Module-level names bound to a path `_static_path` can read (`HERE = Path(__file__).parent`)."""
+    bound: dict[str, str] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and value is not None:
+            known = _static_path(value, module, bound)
+            if known is not None:
+                bound[target.id] = known
+            else:
+                bound.pop(target.id, None)
+    return bound
+
+
+def _static_path(node: ast.expr, module: Path, bindings: Mapping[str, str]) -> str | None:
+    """A path expression's value when the source fixes it, else None (a path computed at run time
+    is the experiment's `inputs` to declare)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return str(module) if node.id == "__file__" else bindings.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _static_path(node.value, module, bindings)
+        return os.path.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Add)):
+        left, right = _static_path(node.left, module, bindings), _static_path(node.right, module, bindings)
+        if left is None or right is None:
+            return None
+        return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        args = [_static_path(a, module, bindings) for a in node.args]
+        if node.keywords or any(a is None for a in args):
+            return None
+        known = [a for a in args if a is not None]
+        if name in ("resolve", "absolute") and isinstance(func, ast.Attribute) and not known:
+            return _static_path(func.value, module, bindings)
+        if name in ("Path", "PurePath", "PosixPath", "abspath", "realpath", "normpath", "fspath", "str") \
+                and len(known) == 1:
+            return known[0]
+        if name == "dirname" and len(known) == 1:
+            return os.path.dirname(known[0])
+        if name == "join" and known:
+            return os.path.join(*known)
+    return None

@@ -554,3 +554,43 @@ def test_a_relative_import_module_with_its_package_written_out_is_part_of_the_id
     assert_reused(project)
     project.write("app/handlers/refunds.py", 'GREETING = "hello!"\n')
     assert_executes_because(project, ["sut:app/handlers/refunds.py"])
+
+
+@pytest.mark.parametrize("load", [
+    'importlib.util.spec_from_file_location("impl", Path(__file__).parent / "../app/impl.py")',
+    'importlib.util.spec_from_file_location("impl", os.path.join(os.path.dirname(__file__), "..", "app", "impl.py"))',
+    'importlib.util.spec_from_file_location("impl", location=APP / "impl.py")',
+    'importlib.machinery.SourceFileLoader("impl", "app/impl.py")',
+])
+def test_a_module_loaded_from_its_file_path_is_part_of_the_source(project: Project, load: str) -> None:
+    """A module an eval loads by its file's path (`spec_from_file_location`, a `SourceFileLoader`,
+    `runpy.run_path`), a path the source writes out, is as much its code as an import is: editing
+    it left the pass reused."""
+    project.write("niceeval.toml", "[project]\n")
+    project.write("app/impl.py", 'WORD = "hello"\n')
+    project.write("evals/greet.py", f"""
+        import importlib.machinery
+        import importlib.util
+        import os
+        import runpy
+        from pathlib import Path
+
+        from niceeval_cli import define_eval
+        from niceeval_cli.expect import includes
+
+        APP = Path(__file__).resolve().parent.parent / "app"
+        LOADER = {load}
+        WORDS = runpy.run_path(os.path.join(os.path.dirname(__file__), "words.py"))
+
+        @define_eval()
+        def greet(t):
+            t.check(WORDS["GREETING"] + " bob", includes("hello"))
+    """)
+    project.write("evals/words.py", 'GREETING = "hello"\n')
+    passes(project)
+    assert_reused(project)
+    project.write("app/impl.py", 'WORD = "hello"  # same value, other bytes\n')
+    assert_executes_because(project, ["source:app/impl.py"])
+    project.write("evals/words.py", 'GREETING = "hello"  # other bytes\n')
+    assert_executes_because(project, ["source:evals/words.py"])
+    assert_reused(project)
