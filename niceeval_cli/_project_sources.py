@@ -125,7 +125,7 @@ class ProjectSources:
         `__init__.py` on the way to it."""
         try:
             tree = ast.parse(data, filename=str(path))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError):
             return []  # the digest still covers its bytes; the import itself will say what is wrong
         found: list[Path] = []
         bindings = _path_bindings(tree, path)
@@ -166,7 +166,7 @@ class ProjectSources:
             return []
         try:
             tree = ast.parse(init.read_bytes(), filename=str(init))
-        except (OSError, SyntaxError, ValueError):
+        except (OSError, SyntaxError, ValueError, RecursionError):
             return []
         listed: list[str] = []
         for node in tree.body:
@@ -415,6 +415,15 @@ def _path_bindings(tree: ast.Module, module: Path) -> dict[str, str]:
 
 
 def _static_path(node: ast.expr, module: Path, bindings: Mapping[str, str]) -> str | None:
+    """`_evaluated`, or None for an expression too deep to walk (a module-level string of a few
+    thousand `+` terms parses, and must not stop the run)."""
+    try:
+        return _evaluated(node, module, bindings)
+    except RecursionError:
+        return None
+
+
+def _evaluated(node: ast.expr, module: Path, bindings: Mapping[str, str]) -> str | None:
     """A path expression's value when the source fixes it, else None (a path computed at run time
     is the experiment's `inputs` to declare)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -422,22 +431,22 @@ def _static_path(node: ast.expr, module: Path, bindings: Mapping[str, str]) -> s
     if isinstance(node, ast.Name):
         return str(module) if node.id == "__file__" else bindings.get(node.id)
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        inner = _static_path(node.value, module, bindings)
+        inner = _evaluated(node.value, module, bindings)
         return os.path.dirname(inner) if inner is not None else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Add)):
-        left, right = _static_path(node.left, module, bindings), _static_path(node.right, module, bindings)
+        left, right = _evaluated(node.left, module, bindings), _evaluated(node.right, module, bindings)
         if left is None or right is None:
             return None
         return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        args = [_static_path(a, module, bindings) for a in node.args]
+        args = [_evaluated(a, module, bindings) for a in node.args]
         if node.keywords or any(a is None for a in args):
             return None
         known = [a for a in args if a is not None]
         if name in ("resolve", "absolute") and isinstance(func, ast.Attribute) and not known:
-            return _static_path(func.value, module, bindings)
+            return _evaluated(func.value, module, bindings)
         if name in ("Path", "PurePath", "PosixPath", "abspath", "realpath", "normpath", "fspath", "str") \
                 and len(known) == 1:
             return known[0]

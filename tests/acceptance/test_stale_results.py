@@ -594,3 +594,16 @@ def test_a_module_loaded_from_its_file_path_is_part_of_the_source(project: Proje
     project.write("evals/words.py", 'GREETING = "hello"  # other bytes\n')
     assert_executes_because(project, ["source:evals/words.py"])
     assert_reused(project)
+
+
+def test_an_eval_module_with_an_expression_too_deep_to_walk_still_runs(project: Project) -> None:
+    """A module-level string of 1 400 `+` terms compiles (Python folds it) but is too deep for a
+    recursive walk: reading it for paths must not stop the run."""
+    project.write("niceeval.toml", "[project]\n")
+    terms = " + ".join(['"a"'] * 1400)
+    project.write("evals/greet.py", EVAL.replace("@define_eval()", f"LONG = {terms}\n\n@define_eval()")
+                  .replace('t.send("bob")', 't.send("hello bob")'))
+    project.write("niceeval.toml", "[project]\n" + PYTHON_TOML.format(extra=""))
+    project.write("app/__init__.py", "")
+    project.write("app/agent.py", "def reply(message):\n    return message\n")
+    passes(project)
