@@ -393,9 +393,8 @@ class SandboxAPI(SandboxFiles):
             found = changes(baseline, now, (prefix,))
             evidence = self._evidence(baseline, now, found, cancel)
             where = "the workspace" if not prefix else rel
-            unknown = hidden(baseline, now, (prefix,))
             wanted = [c for c in found if status is None or c.status == status]
-            if not wanted and unknown:
+            if not wanted and (unknown := hidden(baseline, now, (prefix,))):
                 return _unlisted(f"expected {where} {status or 'changed'}", unknown).with_evidence(evidence)
             if not found:
                 return MatchResult.mismatched(f"{where} did not change since the start").with_evidence(evidence)
@@ -416,8 +415,7 @@ class SandboxAPI(SandboxFiles):
 
         def decide(baseline: Snapshot, now: Snapshot, cancel: Cancel) -> MatchResult:
             found = changes(baseline, now, prefixes)
-            unknown = hidden(baseline, now, prefixes)
-            if not found and unknown:
+            if not found and (unknown := hidden(baseline, now, prefixes)):
                 return _unlisted("expected nothing changed", unknown).with_evidence("")
             if not found:
                 where = f" under {', '.join(under)}" if under and all(prefixes) else ""
